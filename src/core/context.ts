@@ -1,0 +1,23 @@
+/** What every operation handler receives. */
+import type { Change, Storage } from '../storage/storage.js';
+
+export interface ServiceContext {
+  storage: Storage;
+  /** The user agent of the browser the service runs in. */
+  userAgent: string;
+  maxBodyBytes: number;
+  now(): Date;
+  newId(): string;
+  /** Called after each committed conversation change, in commit order. */
+  notify(change: Change): void;
+}
+
+export interface OperationContext {
+  request: Request;
+  url: URL;
+  /** Path parameters, decoded. */
+  params: Record<string, string>;
+  service: ServiceContext;
+}
+
+export type OperationHandler = (context: OperationContext) => Promise<Response>;

@@ -1,0 +1,146 @@
+/** Handlers of the Applications operations. */
+import type { OperationContext } from '../context.js';
+import { badRequest, json, noContent, notFound, readJson } from '../http.js';
+import { applicationWire, browserApplication, parseApplication } from '../models/application.js';
+import { detectedApplications, relatedApplications } from '../models/external.js';
+import type { ApplicationRecord, EventKind } from '../../storage/schema.js';
+import { integerArray, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
+
+const now = ({ service }: OperationContext) => service.now().toISOString();
+
+/**
+ * The application an event is scoped to: the `X-Application-ID` header when
+ * sent (it must name a registered application, or one the same request registers).
+ */
+async function scope({ request, service }: OperationContext, registering: ApplicationRecord[] = []) {
+  const header = request.headers.get('x-application-id');
+  if (header === null || header === '') return registering[0]?.id;
+  const id = uuid(header, 'The X-Application-ID header');
+  if (registering.some((a) => a.id === id) || (await service.storage.hasApplication(id))) return id;
+  throw notFound(`No application ${id} is registered (X-Application-ID).`);
+}
+
+export async function applicationsSnapshot({ service }: OperationContext) {
+  const applications = await service.storage.listApplications();
+  return json({ iterable: applications.map((a) => applicationWire(a.application, a.engagement)) });
+}
+
+export async function applicationsSpecificApplicationSnapshot({ params, service }: OperationContext) {
+  const id = uuid(params.application, 'The application id');
+  const found = await service.storage.getApplication(id);
+  if (!found) throw notFound(`No application with id ${id}.`);
+  return json(applicationWire(found.application, found.engagement));
+}
+
+export async function applicationsRegister(context: OperationContext) {
+  const { request, service } = context;
+  const body = await readJson(request, service.maxBodyBytes);
+  const application =
+    body === undefined
+      ? browserApplication(await service.storage.ensureMeta('browserApplicationId', service.newId), service.userAgent)
+      : parseApplication(body);
+  await service.storage.putApplication(application);
+  const stored = await service.storage.getApplication(application.id);
+  return json(applicationWire(stored!.application, stored!.engagement));
+}
+
+export async function applicationsExternalSnapshot({ service }: OperationContext) {
+  const reported = await service.storage.listExternalApplications();
+  return json({ iterable: detectedApplications(service.userAgent, reported) });
+}
+
+export async function applicationsExternalRelated({ service }: OperationContext) {
+  const reported = await service.storage.listExternalApplications();
+  return json({ iterable: relatedApplications(detectedApplications(service.userAgent, reported)) });
+}
+
+export async function applicationsSessionOpen(context: OperationContext) {
+  const application = await scope(context);
+  const session = { id: context.service.newId(), opened: { value: now(context) }, ...(application ? { application } : {}) };
+  await context.service.storage.putSession(session);
+  return sessionResponse(context, session.id);
+}
+
+export async function applicationsSessionClose(context: OperationContext) {
+  const { request, service } = context;
+  const body = await readJson(request, service.maxBodyBytes);
+  if (body === undefined) throw badRequest('The request body must be the session id as a JSON string, e.g. "\\"<uuid>\\"".');
+  const id = uuid(body, 'The session id (the JSON string body)');
+  const closed = await service.storage.closeSession(id, { value: now(context) });
+  if (!closed) throw notFound(`No session with id ${id}.`);
+  return sessionResponse(context, id);
+}
+
+export async function applicationsSessionSnapshot(context: OperationContext) {
+  return sessionResponse(context, uuid(context.params.session, 'The session id'));
+}
+
+async function sessionResponse({ service }: OperationContext, id: string) {
+  const found = await service.storage.getSession(id);
+  if (!found) throw notFound(`No session with id ${id}.`);
+  const { application: _application, ...session } = found.session;
+  return json({ ...session, engagement: found.engagement });
+}
+
+/** Reads an event body and stores it; returns the body for the echo. */
+async function recordEvent(
+  context: OperationContext,
+  kind: EventKind,
+  parse: (body: JsonObject, path: string) => ApplicationRecord[],
+) {
+  const { request, service } = context;
+  const path = 'event';
+  const body = object(await readJson(request, service.maxBodyBytes), path);
+  const upsert = parse(body, path);
+  const application = await scope(context, upsert);
+  await service.storage.recordEvent(
+    { id: service.newId(), kind, at: now(context), payload: body, ...(application ? { application } : {}) },
+    upsert,
+  );
+  return body;
+}
+
+function identifierDescriptionPair(body: JsonObject, path: string) {
+  const pair = optional(body, 'identifier_description_pair', path, object);
+  if (pair) optional(pair, 'assets_list_refreshed', `${path}.identifier_description_pair`, string);
+  return pair;
+}
+
+export async function applicationsUsageEngagementInteraction(context: OperationContext) {
+  const body = await recordEvent(context, 'interaction', (b, p) => {
+    required(b, 'description', p, string);
+    optional(b, 'element', p, string);
+    identifierDescriptionPair(b, p);
+    return [];
+  });
+  const { description, element, identifier_description_pair, schema } = body;
+  return json({ schema, description, element, identifier_description_pair });
+}
+
+export async function applicationsUsageEngagementKeyboard(context: OperationContext) {
+  const body = await recordEvent(context, 'keyboard', (b, p) => {
+    required(b, 'description', p, string);
+    required(b, 'shortcut', p, integerArray);
+    identifierDescriptionPair(b, p);
+    return [];
+  });
+  const { description, shortcut, identifier_description_pair, schema } = body;
+  return json({ schema, description, shortcut, identifier_description_pair });
+}
+
+export async function applicationsUsageInstallation(context: OperationContext) {
+  await recordEvent(context, 'installation', (b, p) => {
+    optional(b, 'user', p, object);
+    return [required(b, 'application', p, parseApplication)];
+  });
+  return noContent();
+}
+
+export async function postApplicationsUsageUpdated(context: OperationContext) {
+  await recordEvent(context, 'update', (b, p) => {
+    optional(b, 'user', p, object);
+    optional(b, 'previous', p, parseApplication);
+    return [required(b, 'current', p, parseApplication)];
+  });
+  return noContent();
+}

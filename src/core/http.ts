@@ -1,0 +1,142 @@
+/**
+ * HTTP plumbing shared by every operation: typed errors, response builders and
+ * a body reader that enforces the size limit, the content type and safe JSON.
+ */
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const badRequest = (message: string) => new HttpError(400, message);
+export const notFound = (message: string) => new HttpError(404, message);
+
+/** Default and ceiling for request bodies: 16 MiB. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Nesting deeper than this is refused: no Pieces model comes close. */
+export const MAX_JSON_DEPTH = 64;
+
+const COMMON_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': '*',
+  'Cache-Control': 'no-store',
+};
+
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8', ...headers },
+  });
+}
+
+export function noContent(): Response {
+  return new Response(null, { status: 204, headers: COMMON_HEADERS });
+}
+
+export function text(message: string, status: number, headers: Record<string, string> = {}): Response {
+  return new Response(message, {
+    status,
+    headers: { ...COMMON_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', ...headers },
+  });
+}
+
+export function errorResponse(error: HttpError): Response {
+  return text(error.message, error.status, error.headers);
+}
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+function isJsonContentType(value: string | null): boolean {
+  if (!value) return false;
+  const mime = value.split(';')[0]!.trim().toLowerCase();
+  return mime === 'application/json' || /^application\/[\w.+-]+\+json$/.test(mime);
+}
+
+/** Reads at most `limit` bytes, failing with 413 as soon as the body grows past it. */
+async function readText(request: Request, limit: number): Promise<string> {
+  const tooLarge = () =>
+    new HttpError(413, `The request body is larger than the limit of ${limit} bytes.`);
+  const declared = Number(request.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest('The request body is not valid UTF-8.');
+  }
+}
+
+function checkDepth(value: unknown): void {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > MAX_JSON_DEPTH) {
+      throw badRequest(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+    }
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+}
+
+/**
+ * Parses a JSON body. Returns `undefined` when there is no body (the SDK sends
+ * `Content-Type: application/json` with no body for parameterless calls).
+ * Keys that could reach `Object.prototype` are refused, never copied.
+ */
+export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const raw = await readText(request, limit);
+  if (raw.trim() === '') return undefined;
+  if (!isJsonContentType(request.headers.get('content-type'))) {
+    throw new HttpError(
+      415,
+      `The request body must be JSON (Content-Type: application/json), not ${
+        request.headers.get('content-type') ?? 'an unlabelled body'
+      }.`,
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw, (key, v) => {
+      if (FORBIDDEN_KEYS.has(key)) throw new ForbiddenKey(key);
+      return v;
+    });
+  } catch (error) {
+    if (error instanceof ForbiddenKey) {
+      throw badRequest(`The request body uses the reserved key "${error.key}".`);
+    }
+    throw badRequest(`The request body is not valid JSON: ${(error as Error).message}.`);
+  }
+  checkDepth(value);
+  return value;
+}
+
+class ForbiddenKey extends Error {
+  constructor(readonly key: string) {
+    super(key);
+  }
+}

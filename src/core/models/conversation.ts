@@ -1,0 +1,146 @@
+/**
+ * Conversations and their messages: from a SeededConversation to stored
+ * records, and from records to the wire Conversation.
+ */
+import { ConversationTypeEnum, MessageRoleEnum, MessageSentimentEnum } from '../enums.js';
+import type { ConversationRecord, MessageRecord } from '../../storage/schema.js';
+import {
+  array,
+  boolean,
+  isObject,
+  noServerKeys,
+  object,
+  oneOf,
+  optional,
+  required,
+  string,
+  timestamp,
+  type Json,
+  type JsonObject,
+} from '../validate.js';
+import { parseApplication } from './application.js';
+
+export interface Seeded {
+  conversation: Omit<ConversationRecord, 'seq'>;
+  messages: MessageRecord[];
+}
+
+interface Clock {
+  now: string;
+  id: () => string;
+}
+
+const SERVER_KEYS = ['id', 'created', 'updated'] as const;
+
+/** `{iterable: [...]}` with an array iterable, e.g. FlattenedAssets or FlattenedWebsites. */
+function flattened(value: unknown, path: string): JsonObject {
+  const record = object(value, path);
+  required(record, 'iterable', path, array).forEach((item, i) => object(item, `${path}.iterable[${i}]`));
+  return record;
+}
+
+function parseFragment(value: unknown, path: string): JsonObject {
+  const fragment = object(value, path);
+  const str = optional(fragment, 'string', path, object);
+  if (str) optional(str, 'raw', `${path}.string`, string);
+  return fragment;
+}
+
+/** A seeded item ({type, text} annotation, {type, fullpath} anchor) becomes a referenced record. */
+function referenced(items: Json[], path: string, requiredKeys: string[], clock: Clock, conversationId: string) {
+  const iterable = items.map((item, i) => {
+    const seeded = object(item, `${path}[${i}]`);
+    for (const key of requiredKeys) required(seeded, key, `${path}[${i}]`, string);
+    const id = clock.id();
+    const reference = {
+      ...seeded,
+      id,
+      created: { value: clock.now },
+      updated: { value: clock.now },
+      conversation: { id: conversationId },
+    };
+    return { id, reference };
+  });
+  return { iterable };
+}
+
+/** Validates a SeededConversation (or none) into a conversation and its messages. */
+export function seedConversation(body: unknown, clock: Clock): Seeded {
+  const path = 'conversation';
+  const seeded: JsonObject = body === undefined ? { type: 'COPILOT' } : object(body, path);
+  noServerKeys(seeded, SERVER_KEYS, path);
+  const id = clock.id();
+  const type = required(seeded, 'type', path, (v, p) => oneOf(v, ConversationTypeEnum, p));
+  optional(seeded, 'name', path, string);
+  optional(seeded, 'favorited', path, boolean);
+  optional(seeded, 'demo', path, boolean);
+  optional(seeded, 'schema', path, object);
+  optional(seeded, 'pipeline', path, object);
+  const application = optional(seeded, 'application', path, parseApplication);
+  const model = optional(seeded, 'model', path, object);
+  if (model) required(model, 'id', `${path}.model`, string);
+  const assets = optional(seeded, 'assets', path, flattened);
+  const websites = optional(seeded, 'websites', path, flattened);
+  const annotations = optional(seeded, 'annotations', path, array);
+  const anchors = optional(seeded, 'anchors', path, array);
+  const seededMessages = optional(seeded, 'messages', path, array) ?? [];
+
+  const messages = seededMessages.map((item, i): MessageRecord => {
+    const p = `${path}.messages[${i}]`;
+    const message = object(item, p);
+    noServerKeys(message, ['id', 'updated', 'conversation'], p);
+    const fragment = required(message, 'fragment', p, parseFragment);
+    const role = required(message, 'role', p, (v, q) => oneOf(v, MessageRoleEnum, q));
+    const created = optional(message, 'created', p, timestamp) ?? { value: clock.now };
+    optional(message, 'sentiment', p, (v, q) => oneOf(v, MessageSentimentEnum, q));
+    const messageModel = optional(message, 'model', p, object);
+    const messageId = clock.id();
+    return {
+      id: messageId,
+      conversation: id,
+      message: {
+        ...message,
+        id: messageId,
+        created,
+        updated: created,
+        conversation: { id },
+        role,
+        fragment,
+        ...(messageModel ? { model: modelOf(messageModel) } : {}),
+      },
+    };
+  });
+
+  const { messages: _messages, ...rest } = seeded;
+  const conversation: JsonObject = {
+    ...rest,
+    id,
+    type,
+    created: { value: clock.now },
+    updated: { value: clock.now },
+    ...(application ? { application } : {}),
+    ...(model ? { model: modelOf(model) } : {}),
+    ...(assets ? { assets } : {}),
+    ...(websites ? { websites } : {}),
+    ...(annotations ? { annotations: referenced(annotations, `${path}.annotations`, ['type', 'text'], clock, id) } : {}),
+    ...(anchors ? { anchors: referenced(anchors, `${path}.anchors`, ['type', 'fullpath'], clock, id) } : {}),
+  };
+  return { conversation: { id, conversation, messageIds: messages.map((m) => m.id) }, messages };
+}
+
+/** A ReferencedModel `{id, reference?}` becomes the Model the Conversation carries, keeping the reference's fields. */
+function modelOf(model: JsonObject): JsonObject {
+  const reference = isObject(model.reference) ? model.reference : {};
+  return { ...reference, id: model.id! };
+}
+
+/** The wire Conversation. With `messages`, each message id carries its `reference` (transferables). */
+export function conversationWire(record: ConversationRecord, messages?: Map<string, MessageRecord>): JsonObject {
+  const indices: JsonObject = {};
+  const iterable = record.messageIds.map((id, i): JsonObject => {
+    indices[id] = i;
+    const reference = messages?.get(id)?.message;
+    return reference ? { id, reference } : { id };
+  });
+  return { ...record.conversation, messages: { iterable, indices } };
+}

@@ -1,0 +1,110 @@
+/**
+ * The page API: registers the worker and resolves once it controls the page.
+ *
+ *   import { startPiecesService } from 'pieces-os-worker';
+ *   await startPiecesService();            // then fetch('http://localhost:1000/…')
+ */
+import { DEFAULT_BASES } from '../core/bases.js';
+import type { AssetInput } from '../core/models/asset.js';
+import type { PageReply, PageRequest } from '../stream/protocol.js';
+import { VERSION } from '../version.js';
+
+export interface StartOptions {
+  /** URL of the worker script copied into your public folder; default `/pieces-os-worker.js`. */
+  url?: string;
+  /** Registration scope; default the script's folder. */
+  scope?: string;
+  /** Base URLs to answer; default `http://localhost:1000` and `http://localhost:39300`. */
+  bases?: readonly string[];
+  /** Log start-up messages to the console; default true. */
+  quiet?: boolean;
+}
+
+export interface PiecesService {
+  registration: ServiceWorkerRegistration;
+  bases: readonly string[];
+  /** The page library's version and the worker's; they differ when the worker script is stale. */
+  version: { page: string; worker: string; mismatch: boolean };
+}
+
+export { DEFAULT_BASES, VERSION };
+export type { AssetInput };
+
+const log = (quiet: boolean | undefined, ...args: unknown[]) => {
+  if (!quiet) console.info('%c[pieces-os-worker]', 'color:#6c5ce7;font-weight:bold', ...args);
+};
+
+/** Sends a request to the worker that controls the page and waits for its reply. */
+export async function askWorker(request: PageRequest, worker?: ServiceWorker | null): Promise<PageReply> {
+  const target = worker ?? navigator.serviceWorker.controller ?? (await navigator.serviceWorker.ready).active;
+  if (!target) throw new Error('No pieces-os-worker is active: call startPiecesService() first.');
+  const { port1, port2 } = new MessageChannel();
+  return new Promise<PageReply>((resolve, reject) => {
+    port1.onmessage = (event) => {
+      port1.close();
+      const reply = event.data as PageReply;
+      if (reply.ok) resolve(reply);
+      else reject(new Error(reply.error));
+    };
+    target.postMessage(request, [port2]);
+  });
+}
+
+/** The registration's worker for `scriptURL` once activated (it may still be installing). */
+async function activated(registration: ServiceWorkerRegistration, scriptURL: string): Promise<ServiceWorker> {
+  for (;;) {
+    const active = registration.active;
+    if (active?.scriptURL === scriptURL && active.state === 'activated') return active;
+    const pending = registration.installing ?? registration.waiting ?? active;
+    if (pending?.state === 'redundant') throw new Error(`The worker ${scriptURL} failed to install.`);
+    await new Promise((resolve) => {
+      if (pending && pending.scriptURL === scriptURL) pending.addEventListener('statechange', resolve, { once: true });
+      else registration.addEventListener('updatefound', resolve, { once: true });
+    });
+  }
+}
+
+/**
+ * Registers the worker and resolves when it controls this page, on the very
+ * first load and after a hard reload too (the worker is asked to claim the page).
+ * Requests made before it resolves are not answered by the service.
+ */
+export async function startPiecesService(options: StartOptions = {}): Promise<PiecesService> {
+  if (!('serviceWorker' in navigator)) {
+    throw new Error('Service Workers are unavailable here (they need https:// or http://localhost).');
+  }
+  const bases = options.bases ?? DEFAULT_BASES;
+  const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
+  if (options.bases) url.searchParams.set('bases', bases.join(','));
+  log(options.quiet, 'starting…');
+  const registration = await navigator.serviceWorker.register(url.href, options.scope ? { scope: options.scope } : {});
+  const container = navigator.serviceWorker;
+  const ours = () => container.controller?.scriptURL === url.href;
+  if (!ours()) {
+    // First load, new bases, or a hard reload (the page was loaded past the
+    // worker): once our worker is active, ask it to claim this page.
+    const changed = new Promise((resolve) => container.addEventListener('controllerchange', resolve, { once: true }));
+    const worker = await activated(registration, url.href);
+    await askWorker({ type: 'pieces:claim' }, worker);
+    if (!ours()) await changed;
+  }
+  const hello = (await askWorker({ type: 'pieces:hello', version: VERSION })) as Extract<PageReply, { version: string }>;
+  const mismatch = hello.version !== VERSION;
+  if (mismatch) {
+    console.warn(
+      `[pieces-os-worker] version mismatch: the page library is ${VERSION} but the worker script is ${hello.version}. Copy the worker script again (npx pieces-os-worker init <public dir>).`,
+    );
+  }
+  log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
+  return { registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
+}
+
+/** Adds assets to the store (to start conversations from); an existing id is replaced. */
+export async function addAssets(assets: AssetInput[]): Promise<void> {
+  await askWorker({ type: 'pieces:add-assets', assets });
+}
+
+/** Reports applications present on the machine; they appear in the external applications snapshot. */
+export async function reportExternalApplications(applications: Array<{ name: string; version?: string }>): Promise<void> {
+  await askWorker({ type: 'pieces:report-external-applications', applications });
+}

@@ -1,0 +1,122 @@
+/**
+ * The database: every store, its records and its indexes, and the numbered
+ * upgrade steps that build them. Read this file to know what is stored.
+ */
+import type { DBSchema, IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
+import type { JsonObject } from '../core/validate.js';
+
+export type EventKind = 'interaction' | 'keyboard' | 'installation' | 'update';
+
+/** An Application exactly as registered (wire JSON, keyed by its id). */
+export type ApplicationRecord = JsonObject & { id: string };
+
+export interface SessionRecord {
+  id: string;
+  opened: { value: string; readable?: string };
+  closed?: { value: string; readable?: string };
+  /** The application named by `X-Application-ID` when the session was opened. */
+  application?: string;
+}
+
+export interface EventRecord {
+  id: string;
+  kind: EventKind;
+  /** ISO-8601 time the event was recorded. */
+  at: string;
+  /** The application the event is scoped to, if any. */
+  application?: string;
+  /** The body as received (the Seeded/Tracked form). */
+  payload: JsonObject;
+}
+
+/** A conversation without its messages, plus the ordered ids of its messages. */
+export interface ConversationRecord {
+  id: string;
+  /** Change-sequence number of the conversation's creation: the snapshot order. */
+  seq: number;
+  /** The wire Conversation minus `messages`. */
+  conversation: JsonObject;
+  messageIds: string[];
+}
+
+export interface MessageRecord {
+  id: string;
+  conversation: string;
+  /** The wire FlattenedConversationMessage. */
+  message: JsonObject;
+}
+
+export interface AssetRecord {
+  id: string;
+  name: string;
+  /** File extension of the language, e.g. `ts`, `py`. */
+  language: string;
+  text: string;
+  created: string;
+  description?: string;
+}
+
+export interface ChangeRecord {
+  seq?: number;
+  conversation: string;
+  deleted?: true;
+}
+
+export interface ExternalApplicationRecord {
+  name: string;
+  version?: string;
+}
+
+export interface PiecesDB extends DBSchema {
+  applications: { key: string; value: ApplicationRecord };
+  sessions: { key: string; value: SessionRecord };
+  events: {
+    key: string;
+    value: EventRecord;
+    indexes: {
+      /** Counts by kind for one application. */
+      'by-application-kind': [string, EventKind];
+      /** Last activity of one application. */
+      'by-application-at': [string, string];
+      /** Counts by kind inside a session's time window. */
+      'by-kind-at': [EventKind, string];
+    };
+  };
+  conversations: { key: string; value: ConversationRecord; indexes: { 'by-seq': number } };
+  messages: { key: string; value: MessageRecord; indexes: { 'by-conversation': string } };
+  assets: { key: string; value: AssetRecord };
+  /** The change log the identifier stream is built on (auto-incremented `seq`). */
+  changes: { key: number; value: ChangeRecord };
+  /** Applications a page reported as present on the machine. */
+  external: { key: string; value: ExternalApplicationRecord };
+  /** Small named values (e.g. the id of the browser's own application). */
+  meta: { key: string; value: unknown };
+}
+
+export const DB_NAME = 'pieces-os-worker';
+
+type UpgradeTransaction = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'versionchange'>;
+type UpgradeStep = (db: IDBPDatabase<PiecesDB>, tx: UpgradeTransaction) => void;
+
+/** Step N brings a database from version N-1 to version N. Append, never edit. */
+export const UPGRADES: UpgradeStep[] = [
+  // 1: the initial layout.
+  (db) => {
+    db.createObjectStore('applications', { keyPath: 'id' });
+    db.createObjectStore('sessions', { keyPath: 'id' });
+    const events = db.createObjectStore('events', { keyPath: 'id' });
+    events.createIndex('by-application-kind', ['application', 'kind']);
+    events.createIndex('by-application-at', ['application', 'at']);
+    events.createIndex('by-kind-at', ['kind', 'at']);
+    const conversations = db.createObjectStore('conversations', { keyPath: 'id' });
+    conversations.createIndex('by-seq', 'seq', { unique: true });
+    const messages = db.createObjectStore('messages', { keyPath: 'id' });
+    messages.createIndex('by-conversation', 'conversation');
+    db.createObjectStore('assets', { keyPath: 'id' });
+    db.createObjectStore('changes', { keyPath: 'seq', autoIncrement: true });
+    db.createObjectStore('external', { keyPath: 'name' });
+    db.createObjectStore('meta');
+  },
+];
+
+export const DB_VERSION = UPGRADES.length;

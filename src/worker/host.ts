@@ -1,0 +1,99 @@
+/**
+ * Runs the service in a Service Worker: opens the database, answers fetches
+ * under the bases, broadcasts conversation changes and serves the page API.
+ */
+import type { Router } from 'workbox-routing';
+import { HttpError } from '../core/http.js';
+import { parseAssets } from '../core/models/asset.js';
+import { createService, type Service } from '../core/service.js';
+import { array, object, optional, required, string } from '../core/validate.js';
+import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+import { openStorage } from '../storage/idb-storage.js';
+import { lazyStorage } from '../storage/lazy.js';
+import type { Storage } from '../storage/storage.js';
+import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
+import { VERSION } from '../version.js';
+import type { ServiceWorkerScope } from './sw-types.js';
+
+export interface WorkerOptions {
+  /** Base URLs to answer; default `http://localhost:1000` and `http://localhost:39300`. */
+  bases?: readonly string[];
+  /** IndexedDB database name; default `pieces-os-worker`. */
+  databaseName?: string;
+  /** Store the sample assets on the database's first start; default true. */
+  sampleAssets?: boolean;
+  maxBodyBytes?: number;
+}
+
+function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) {
+  const storage: Storage = lazyStorage(
+    openStorage({ name: options.databaseName, seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS }),
+  );
+  const channel = new BroadcastChannel(CHANGES_CHANNEL);
+  const service = createService({
+    storage,
+    bases: options.bases,
+    maxBodyBytes: options.maxBodyBytes,
+    onChange: (change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage),
+  });
+  scope.addEventListener('message', (event) => {
+    const port = event.ports[0];
+    const reply = (message: PageReply) => port?.postMessage(message);
+    event.waitUntil(
+      answerPage(scope, service, storage, event.data as PageRequest).then(reply, (error: unknown) =>
+        reply({ ok: false, error: error instanceof Error ? error.message : String(error) }),
+      ),
+    );
+  });
+  return service;
+}
+
+async function answerPage(scope: ServiceWorkerScope, service: Service, storage: Storage, request: PageRequest): Promise<PageReply> {
+  switch (request?.type) {
+    case 'pieces:hello':
+      return { ok: true, version: VERSION, bases: service.bases };
+    case 'pieces:claim':
+      await scope.clients.claim();
+      return { ok: true };
+    case 'pieces:add-assets':
+      await storage.putAssets(parseAssets(request.assets, () => crypto.randomUUID(), new Date().toISOString()));
+      return { ok: true };
+    case 'pieces:report-external-applications':
+      await storage.putExternalApplications(
+        array(request.applications, 'applications').map((item, i) => {
+          const application = object(item, `applications[${i}]`);
+          const version = optional(application, 'version', `applications[${i}]`, string);
+          return { name: required(application, 'name', `applications[${i}]`, string), ...(version ? { version } : {}) };
+        }),
+      );
+      return { ok: true };
+    default:
+      throw new HttpError(400, `Unknown page request ${JSON.stringify((request as { type?: unknown })?.type)}.`);
+  }
+}
+
+/**
+ * Starts the service as the whole Service Worker: answers fetches under the
+ * bases (everything else passes through), takes control at once.
+ */
+export function startWorker(scope: ServiceWorkerScope, options: WorkerOptions = {}): Service {
+  const service = createWorkerService(scope, options);
+  scope.addEventListener('install', () => void scope.skipWaiting());
+  scope.addEventListener('activate', (event) => event.waitUntil(scope.clients.claim()));
+  scope.addEventListener('fetch', (event) => {
+    const response = service.respond(event.request, event);
+    if (response) event.respondWith(response);
+  });
+  console.info(`[pieces-os-worker] ${VERSION} answering ${service.bases.join(', ')}`);
+  return service;
+}
+
+/**
+ * For apps that already have a Service Worker built on Workbox: adds the
+ * service's routes to their Router (and its change broadcasts and page API).
+ */
+export function addPiecesRoutes(router: Router, options: WorkerOptions = {}, scope = self as unknown as ServiceWorkerScope): Service {
+  const service = createWorkerService(scope, options);
+  service.addRoutes(router);
+  return service;
+}

@@ -1,0 +1,3 @@
+/** Worker-side entry: run the service in your own Service Worker. */
+export { startWorker, addPiecesRoutes, type WorkerOptions } from './host.js';
+export type { ServiceWorkerScope } from './sw-types.js';

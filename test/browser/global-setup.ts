@@ -1,0 +1,30 @@
+/**
+ * Builds the worker and the demo once, and serves the demo on 127.0.0.1 for
+ * the whole browser suite. Tests read the URL from `inject('demoUrl')`.
+ */
+import { copyFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { build, preview } from 'vite';
+
+const root = resolve(import.meta.dirname, '../..');
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    demoUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const configFile = resolve(root, 'vite.config.ts');
+  await build({ configFile, mode: 'worker', logLevel: 'warn' });
+  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), resolve(root, 'public/pieces-os-worker.js'));
+  await build({ configFile, logLevel: 'warn' });
+  const server = await preview({ configFile, logLevel: 'warn', preview: { port: 0, host: '127.0.0.1' } });
+  const address = server.httpServer.address();
+  if (!address || typeof address === 'string') throw new Error('The demo server has no port.');
+  project.provide('demoUrl', `http://127.0.0.1:${address.port}/`);
+  return async () => {
+    await server.close();
+  };
+}

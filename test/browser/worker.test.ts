@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launch } from './chromium.js';
+
+describe('the worker in Chromium', () => {
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    ({ context } = await launch());
+    page = await context.newPage();
+    await page.goto(inject('demoUrl'));
+    await page.waitForSelector('#status[data-state="ready"]');
+  });
+
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('answers cross-origin fetches to both default bases with nothing listening', async () => {
+    const result = await page.evaluate(async () => {
+      const created = await fetch('http://localhost:1000/conversations/create', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ type: 'COPILOT', name: 'from Chromium' }),
+      });
+      const conversation = await created.json();
+      const ids = await (await fetch('http://localhost:39300/conversations/identifiers')).json();
+      return { status: created.status, id: conversation.id, ids: ids.iterable.map((i: { id: string }) => i.id) };
+    });
+    expect(result.status).toBe(200);
+    expect(result.ids).toContain(result.id);
+  });
+
+  it('leaves other origins and the page origin alone', async () => {
+    const outside = await page.evaluate(async () => {
+      try {
+        await fetch('http://localhost:1001/applications');
+        return 'answered';
+      } catch {
+        return 'network error';
+      }
+    });
+    expect(outside).toBe('network error');
+  });
+});
