@@ -7,6 +7,7 @@
 import { DEFAULT_BASES } from '../core/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
+import { installStreamShim } from '../stream/shim.js';
 import { VERSION } from '../version.js';
 
 export interface StartOptions {
@@ -16,8 +17,10 @@ export interface StartOptions {
   scope?: string;
   /** Base URLs to answer; default `http://localhost:1000` and `http://localhost:39300`. */
   bases?: readonly string[];
-  /** Log start-up messages to the console; default true. */
+  /** Don't log start-up messages to the console; default false. */
   quiet?: boolean;
+  /** Patch `WebSocket` for the conversation identifier stream; default true. */
+  stream?: boolean;
 }
 
 export interface PiecesService {
@@ -27,7 +30,8 @@ export interface PiecesService {
   version: { page: string; worker: string; mismatch: boolean };
 }
 
-export { DEFAULT_BASES, VERSION };
+export { DEFAULT_BASES, VERSION, installStreamShim };
+export type { StreamShimOptions } from '../stream/shim.js';
 export type { AssetInput };
 
 const log = (quiet: boolean | undefined, ...args: unknown[]) => {
@@ -95,6 +99,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
       `[pieces-os-worker] version mismatch: the page library is ${VERSION} but the worker script is ${hello.version}. Copy the worker script again (npx pieces-os-worker init <public dir>).`,
     );
   }
+  if (options.stream !== false) installStreamShim({ bases: hello.bases });
   log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
   return { registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
 }

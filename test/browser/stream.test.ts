@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launch } from './chromium.js';
+
+const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
+
+type Item = { conversation: { id: string }; deleted?: true };
+
+declare global {
+  interface Window {
+    streamMessages: Item[][];
+    streamEvents: string[];
+    streamSocket?: WebSocket;
+  }
+}
+
+async function openTab(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(inject('demoUrl'));
+  await page.waitForSelector('#status[data-state="ready"]');
+  return page;
+}
+
+/** Opens a stream socket in the page that records every message. */
+function openSocket(page: Page) {
+  return page.evaluate((url) => {
+    window.streamSocket?.close();
+    window.streamMessages = [];
+    window.streamEvents = [];
+    const socket = new WebSocket(url);
+    window.streamSocket = socket;
+    socket.onopen = () => window.streamEvents.push('open');
+    socket.onerror = () => window.streamEvents.push('error');
+    socket.onclose = (event) => window.streamEvents.push(`close ${event.code}`);
+    socket.onmessage = (event) => {
+      if (window.streamSocket === socket) window.streamMessages.push(JSON.parse(event.data).iterable);
+    };
+    return socket instanceof WebSocket;
+  }, STREAM);
+}
+
+function create(page: Page, count: number) {
+  return page.evaluate(async (n) => {
+    const ids: string[] = [];
+    await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const response = await fetch('http://localhost:1000/conversations/create', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ type: 'COPILOT', name: `tab B ${i}` }),
+        });
+        ids.push(((await response.json()) as { id: string }).id);
+      }),
+    );
+    return ids;
+  }, count);
+}
+
+/** The ids a socket knows after applying its messages in order. */
+const known = (page: Page) =>
+  page.evaluate(() => {
+    const ids: string[] = [];
+    for (const item of window.streamMessages.flat()) {
+      const at = ids.indexOf(item.conversation.id);
+      if (item.deleted) {
+        if (at >= 0) ids.splice(at, 1);
+      } else if (at < 0) ids.push(item.conversation.id);
+    }
+    return ids;
+  });
+
+const snapshot = (page: Page) =>
+  page.evaluate(async () => {
+    const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
+    return body.iterable.map((i) => i.id);
+  });
+
+describe('the stream across tabs in Chromium', () => {
+  let context: BrowserContext;
+  let a: Page;
+  let b: Page;
+
+  beforeAll(async () => {
+    ({ context } = await launch());
+    a = await openTab(context);
+    b = await openTab(context);
+  });
+
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('delivers writes made in tab B to the socket in tab A, deletes as deleted:true', async () => {
+    expect(await openSocket(a)).toBe(true);
+    await a.waitForFunction(() => window.streamMessages.length === 1);
+    const [id] = await create(b, 1);
+    await a.waitForFunction((wanted) => window.streamMessages.flat().some((i) => i.conversation.id === wanted), id);
+    await b.evaluate((conversation) => fetch(`http://localhost:1000/conversations/${conversation}/delete`, { method: 'POST' }), id!);
+    await a.waitForFunction((wanted) => window.streamMessages.flat().some((i) => i.conversation.id === wanted && i.deleted), id);
+    const messages = await a.evaluate(() => window.streamMessages);
+    expect(messages.slice(1)).toEqual([[{ conversation: { id } }], [{ conversation: { id }, deleted: true }]]);
+  });
+
+  it('a socket opened while another tab writes 20 conversations ends with exactly the snapshot ids', async () => {
+    const writing = create(b, 20);
+    await openSocket(a);
+    const written = await writing;
+    const expected = await snapshot(a);
+    expect(expected).toEqual(expect.arrayContaining(written));
+    await a.waitForFunction((n) => {
+      const ids = new Set<string>();
+      for (const item of window.streamMessages.flat()) ids.add(item.conversation.id);
+      return ids.size >= n;
+    }, expected.length);
+    const ids = await known(a);
+    expect([...ids].sort()).toEqual([...expected].sort());
+    const all = (await a.evaluate(() => window.streamMessages)).flat().map((i) => i.conversation.id);
+    expect(new Set(all).size).toBe(all.length);
+  });
+});
