@@ -27,3 +27,54 @@ export async function setup(options: Partial<ServiceOptions> & { databaseName?: 
     configuration,
   };
 }
+
+/** Every record of every store of a database, as one JSON string (for "nothing changed" checks). */
+export async function dump(databaseName: string): Promise<string> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const request = indexedDB.open(databaseName);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  const names = [...db.objectStoreNames];
+  const tx = db.transaction(names);
+  const result: Record<string, unknown> = {};
+  await Promise.all(
+    names.map(
+      (name) =>
+        new Promise<void>((resolve, reject) => {
+          const request = tx.objectStore(name).openCursor();
+          const rows: unknown[] = [];
+          request.onsuccess = () => {
+            const cursor = request.result;
+            if (!cursor) {
+              result[name] = rows;
+              resolve();
+              return;
+            }
+            rows.push([cursor.key, cursor.value]);
+            cursor.continue();
+          };
+          request.onerror = () => reject(request.error);
+        }),
+    ),
+  );
+  db.close();
+  return JSON.stringify(result);
+}
+
+export const jsonPost = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json', ...headers },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+
+/** A valid Application body. */
+export const application = (overrides: Record<string, unknown> = {}) => ({
+  id: crypto.randomUUID(),
+  name: 'VS_CODE',
+  version: '1.2.3',
+  platform: 'LINUX',
+  onboarded: true,
+  privacy: 'OPEN',
+  ...overrides,
+});

@@ -20,7 +20,7 @@ const DECLARATIONS: Array<[string[], RegExp]> = [
   ],
   [['py'], /^(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)/],
   [['go'], /^(func|type|var|const)\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)/],
-  [['rs'], /^(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(fn|struct|enum|trait|mod|type|const|static|impl)\s+([A-Za-z_][\w:<>]*)/],
+  [['rs'], /^(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(fn|struct|enum|trait|mod|type|const|static|impl)\s+([A-Za-z_]\w*)/],
   [
     ['java', 'kt', 'cs', 'swift', 'dart'],
     /^(?:(?:public|private|protected|internal|abstract|final|sealed|static|open|data)\s+)*(class|interface|enum|record|struct|object|fun|func|protocol)\s+([A-Za-z_]\w*)/,
@@ -52,7 +52,7 @@ const EXCERPT_LINES = 12;
 const MAX_DECLARATIONS = 20;
 
 export function summarizeAsset(asset: AssetRecord): string {
-  const lines = asset.text.split('\n');
+  const lines = asset.text.replace(/\n$/, '').split('\n');
   const bytes = new TextEncoder().encode(asset.text).byteLength;
   const declarations = topLevelDeclarations(asset.text, asset.language);
   const shown = declarations.slice(0, MAX_DECLARATIONS);

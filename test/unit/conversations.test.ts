@@ -1,0 +1,320 @@
+import { describe, expect, it, vi } from 'vitest';
+import {
+  ConversationFromJSON,
+  ConversationsCreateFromAssetOutputFromJSON,
+  ConversationsFromJSON,
+  FlattenedConversationsFromJSON,
+  instanceOfConversation,
+  instanceOfConversations,
+  instanceOfConversationsCreateFromAssetOutput,
+  instanceOfFlattenedConversations,
+  ConversationTypeEnum,
+  QGPTConversationMessageRoleEnum,
+  type SeededConversation,
+} from '@pieces.app/pieces-os-client';
+import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
+import { BASE, dump, jsonPost, setup } from './harness.js';
+
+type Harness = Awaited<ReturnType<typeof setup>>;
+
+const seeded = (name: string, texts: string[] = []): SeededConversation => ({
+  type: ConversationTypeEnum.Copilot,
+  name,
+  messages: texts.map((raw, i) => ({
+    role: i % 2 ? QGPTConversationMessageRoleEnum.Assistant : QGPTConversationMessageRoleEnum.User,
+    fragment: { string: { raw } },
+  })),
+});
+
+const getJson = async (t: Harness, path: string) => {
+  const response = await t.fetch(`${BASE}${path}`);
+  expect(response.status).toBe(200);
+  return response.json();
+};
+
+describe('conversationsCreateSpecificConversation', () => {
+  it('stores seeded messages and references them by id, with their text (transferables default true)', async () => {
+    const t = await setup();
+    const created = await t.conversations.conversationsCreateSpecificConversation({
+      seededConversation: seeded('pair', ['hello', 'hi there']),
+    });
+    expect(instanceOfConversation(created)).toBe(true);
+    expect(created.type).toBe('COPILOT');
+    const messages = created.messages.iterable;
+    expect(messages).toHaveLength(2);
+    expect(messages.map((m) => m.reference?.fragment?.string?.raw)).toEqual(['hello', 'hi there']);
+    expect(messages.map((m) => m.reference?.role)).toEqual(['USER', 'ASSISTANT']);
+    for (const m of messages) {
+      expect(m.reference?.id).toBe(m.id);
+      expect(m.reference?.conversation.id).toBe(created.id);
+    }
+    expect(created.messages.indices).toEqual({ [messages[0]!.id]: 0, [messages[1]!.id]: 1 });
+  });
+
+  it('with no body (the SDK sends Content-Type and nothing) creates a COPILOT conversation', async () => {
+    const t = await setup();
+    const created = await t.conversations.conversationsCreateSpecificConversation({});
+    expect(created.type).toBe('COPILOT');
+    expect(created.messages.iterable).toEqual([]);
+    expect(created.created.value).toBeInstanceOf(Date);
+  });
+
+  it('drops nothing the client sent: every seeded field comes back', async () => {
+    const t = await setup();
+    const assetId = crypto.randomUUID();
+    const body = {
+      type: 'COPILOT',
+      name: 'full',
+      favorited: true,
+      demo: false,
+      pipeline: { conversation: { contextualized_code_dialog: {} } },
+      model: { id: 'model-1', reference: { name: 'GPT', foundation: 'GPT_4' } },
+      assets: { iterable: [{ id: assetId }] },
+      websites: { iterable: [{ id: 'w1' }] },
+      annotations: [{ type: 'DESCRIPTION', text: 'about it' }],
+      anchors: [{ type: 'FILE', fullpath: '/src/a.ts', name: 'a.ts' }],
+      custom: { kept: [1, 2, 3] },
+      messages: [
+        {
+          role: 'USER',
+          fragment: { string: { raw: 'q' } },
+          created: { value: '2026-01-02T03:04:05.000Z' },
+          sentiment: 'LIKE',
+          model: { id: 'model-1' },
+          tags: { iterable: [] },
+        },
+      ],
+    };
+    const raw = await (await t.fetch(`${BASE}/conversations/create`, jsonPost(body))).json();
+    expect(instanceOfConversation(ConversationFromJSON(raw))).toBe(true);
+    expect(raw).toMatchObject({
+      name: 'full',
+      favorited: true,
+      demo: false,
+      pipeline: body.pipeline,
+      model: { id: 'model-1', name: 'GPT', foundation: 'GPT_4' },
+      assets: body.assets,
+      websites: body.websites,
+      custom: body.custom,
+    });
+    expect(raw.annotations.iterable[0].reference).toMatchObject({ type: 'DESCRIPTION', text: 'about it', conversation: { id: raw.id } });
+    expect(raw.anchors.iterable[0].reference).toMatchObject({ type: 'FILE', fullpath: '/src/a.ts', name: 'a.ts' });
+    const message = raw.messages.iterable[0].reference;
+    expect(message).toMatchObject({
+      role: 'USER',
+      sentiment: 'LIKE',
+      created: { value: '2026-01-02T03:04:05.000Z' },
+      model: { id: 'model-1' },
+      tags: { iterable: [] },
+    });
+    // And the same when read back.
+    const listed = (await getJson(t, '/conversations')).iterable[0];
+    expect(listed).toEqual(raw);
+  });
+
+  it('with transferables=false answers message ids only', async () => {
+    const t = await setup();
+    const created = await t.conversations.conversationsCreateSpecificConversation({
+      transferables: false,
+      seededConversation: seeded('ids only', ['a', 'b']),
+    });
+    expect(created.messages.iterable).toHaveLength(2);
+    expect(created.messages.iterable.every((m) => m.id && m.reference === undefined)).toBe(true);
+    const raw = await (await t.fetch(`${BASE}/conversations/create?transferables=false`, jsonPost(seeded('raw', ['a'])))).json();
+    expect(raw.messages.iterable.map((m: object) => Object.keys(m))).toEqual([['id']]);
+  });
+
+  it.each([
+    ['a missing type', { name: 'x' }, 'conversation.type is required'],
+    ['a bad type', { type: 'CHAT' }, 'conversation.type must be one of UNKNOWN, COPILOT'],
+    ['a bad role', { type: 'COPILOT', messages: [{ role: 'BOT', fragment: {} }] }, 'conversation.messages[0].role must be one of UNKNOWN, USER, SYSTEM, ASSISTANT'],
+    ['a message without fragment', { type: 'COPILOT', messages: [{ role: 'USER' }] }, 'conversation.messages[0].fragment is required'],
+    ['a non-string name', { type: 'COPILOT', name: 5 }, 'conversation.name must be a string'],
+    ['an id the service assigns', { type: 'COPILOT', id: crypto.randomUUID() }, 'conversation.id is assigned by the service'],
+    ['a bad created time', { type: 'COPILOT', messages: [{ role: 'USER', fragment: {}, created: { value: 'yesterday' } }] }, 'ISO-8601'],
+    ['an annotation without text', { type: 'COPILOT', annotations: [{ type: 'DESCRIPTION' }] }, 'conversation.annotations[0].text is required'],
+    ['a non-array body', [1], 'conversation must be a JSON object'],
+  ])('refuses %s with 400 and stores nothing', async (_what, body, message) => {
+    const t = await setup();
+    const before = await dump(t.databaseName);
+    const response = await t.fetch(`${BASE}/conversations/create`, jsonPost(body));
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain(message);
+    expect(await dump(t.databaseName)).toBe(before);
+    expect(t.changes).toEqual([]);
+  });
+});
+
+describe('conversationsSnapshot and conversationsIdentifiersSnapshot', () => {
+  it('list every conversation in creation order, oldest first, in both snapshots', async () => {
+    const t = await setup();
+    const ids: string[] = [];
+    for (const name of ['one', 'two', 'three']) {
+      ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(name, [name]) })).id);
+    }
+    const raw = await getJson(t, '/conversations');
+    expect(instanceOfConversations(ConversationsFromJSON(raw))).toBe(true);
+    expect(raw.iterable.map((c: { id: string }) => c.id)).toEqual(ids);
+    const identifiers = await getJson(t, '/conversations/identifiers');
+    expect(instanceOfFlattenedConversations(FlattenedConversationsFromJSON(identifiers))).toBe(true);
+    expect(identifiers.iterable).toEqual(ids.map((id) => ({ id })));
+    const sdk = await t.conversations.conversationsIdentifiersSnapshot();
+    expect(sdk.iterable.map((c) => c.id)).toEqual(ids);
+  });
+
+  it('transferables: true returns references, false only ids — same records, same order, fewer bytes', async () => {
+    const t = await setup();
+    for (let i = 0; i < 5; i++) {
+      await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, ['a long message '.repeat(20), 'b']) });
+    }
+    const withText = await (await t.fetch(`${BASE}/conversations?transferables=true`)).text();
+    const idsOnly = await (await t.fetch(`${BASE}/conversations?transferables=false`)).text();
+    const absent = await (await t.fetch(`${BASE}/conversations`)).text();
+    expect(absent).toBe(withText);
+    const full = JSON.parse(withText);
+    const light = JSON.parse(idsOnly);
+    expect(light.iterable.map((c: { id: string }) => c.id)).toEqual(full.iterable.map((c: { id: string }) => c.id));
+    for (const [i, conversation] of light.iterable.entries()) {
+      const { messages, ...rest } = conversation;
+      const { messages: fullMessages, ...fullRest } = full.iterable[i];
+      expect(rest).toEqual(fullRest);
+      expect(messages.iterable).toEqual(fullMessages.iterable.map((m: { id: string }) => ({ id: m.id })));
+    }
+    expect(idsOnly.length).toBeLessThan(withText.length / 2);
+    const sdk = await t.conversations.conversationsSnapshot({ transferables: false });
+    expect(sdk.iterable[0]!.messages.iterable[0]!.reference).toBeUndefined();
+  });
+
+  it.each(['yes', '1', 'TRUE', ''])('refuses transferables=%s with 400', async (value) => {
+    const t = await setup();
+    const response = await t.fetch(`${BASE}/conversations?transferables=${value}`);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('transferables');
+    const create = await t.fetch(`${BASE}/conversations/create?transferables=${value}`, jsonPost({ type: 'COPILOT' }));
+    expect(create.status).toBe(400);
+    expect((await t.conversations.conversationsIdentifiersSnapshot()).iterable).toEqual([]);
+  });
+
+  it('reads a snapshot of many conversations in a constant number of transactions (no N+1)', async () => {
+    const t = await setup();
+    const count = 500;
+    await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        t.fetch(`${BASE}/conversations/create`, jsonPost(seeded(`c${i}`, ['1', '2', '3', '4', '5']))),
+      ),
+    );
+    const spy = vi.spyOn(IDBDatabase.prototype, 'transaction');
+    try {
+      const full = await getJson(t, '/conversations');
+      const light = await getJson(t, '/conversations?transferables=false');
+      const ids = await getJson(t, '/conversations/identifiers');
+      expect(full.iterable).toHaveLength(count);
+      expect(full.iterable.every((c: { messages: { iterable: unknown[] } }) => c.messages.iterable.length === 5)).toBe(true);
+      expect(light.iterable).toHaveLength(count);
+      expect(ids.iterable).toHaveLength(count);
+      expect(spy).toHaveBeenCalledTimes(3);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('conversationsCreateFromAsset and assetsIdentifiersSnapshot', () => {
+  it('lists the sample assets stored on first start', async () => {
+    const t = await setup();
+    const raw = await getJson(t, '/assets/identifiers');
+    expect(raw.iterable.map((a: { id: string }) => a.id).sort()).toEqual(SAMPLE_ASSETS.map((a) => a.id).sort());
+  });
+
+  it('creates a conversation named after the asset, referencing it, opened by a SYSTEM summary', async () => {
+    const t = await setup();
+    const asset = SAMPLE_ASSETS[0]!;
+    const output = await t.conversations.conversationsCreateFromAsset({ asset: asset.id });
+    expect(instanceOfConversationsCreateFromAssetOutput(output)).toBe(true);
+    const conversation = output.conversation.reference!;
+    expect(output.conversation.id).toBe(conversation.id);
+    expect(conversation.name).toBe('debounce.ts');
+    expect(conversation.assets?.iterable?.map((a) => a.id)).toEqual([asset.id]);
+    const [message] = conversation.messages.iterable;
+    expect(message!.reference!.role).toBe('SYSTEM');
+    const summary = message!.reference!.fragment!.string!.raw!;
+    expect(summary).toContain('Asset: debounce.ts');
+    expect(summary).toContain('Language: TypeScript');
+    expect(summary).toContain(`Size: 17 lines, ${new TextEncoder().encode(asset.text).byteLength} bytes`);
+    expect(summary).toContain('type Procedure');
+    expect(summary).toContain('interface DebounceOptions');
+    expect(summary).toContain('function debounce');
+    expect(summary).toContain('export type Procedure = (...args: never[]) => void;');
+    // It is stored like any conversation.
+    const ids = await t.conversations.conversationsIdentifiersSnapshot();
+    expect(ids.iterable.map((c) => c.id)).toEqual([conversation.id]);
+  });
+
+  it('summarises deterministically, with the declarations of each language', async () => {
+    const a = await setup();
+    const b = await setup();
+    for (const asset of SAMPLE_ASSETS) {
+      const one = await (await a.fetch(`${BASE}/conversations/create/from_asset/${asset.id}`, { method: 'POST' })).json();
+      const two = await (await b.fetch(`${BASE}/conversations/create/from_asset/${asset.id}`, { method: 'POST' })).json();
+      expect(instanceOfConversationsCreateFromAssetOutput(ConversationsCreateFromAssetOutputFromJSON(one))).toBe(true);
+      const text = (output: typeof one) => output.conversation.reference.messages.iterable[0].reference.fragment.string.raw;
+      expect(text(one)).toBe(text(two));
+    }
+    const text = async (id: string) =>
+      (await (await a.fetch(`${BASE}/conversations/create/from_asset/${id}`, { method: 'POST' })).json()).conversation.reference.messages
+        .iterable[0].reference.fragment.string.raw as string;
+    expect(await text(SAMPLE_ASSETS[1]!.id)).toContain('class RetryError, def retry');
+    expect(await text(SAMPLE_ASSETS[2]!.id)).toContain('type entry, type Cache, func New, func Get, func Put');
+    expect(await text(SAMPLE_ASSETS[3]!.id)).toContain('const SEPARATOR, fn slugify, mod tests');
+  });
+
+  it('answers 404 for an unknown asset and 400 for a non-UUID, storing nothing', async () => {
+    const t = await setup();
+    const before = await dump(t.databaseName);
+    const unknown = crypto.randomUUID();
+    const missing = await t.fetch(`${BASE}/conversations/create/from_asset/${unknown}`, { method: 'POST' });
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toContain(unknown);
+    expect((await t.fetch(`${BASE}/conversations/create/from_asset/abc`, { method: 'POST' })).status).toBe(400);
+    expect(await dump(t.databaseName)).toBe(before);
+  });
+});
+
+describe('conversationsDeleteSpecificConversation', () => {
+  it('removes the conversation and all its messages, answering 204', async () => {
+    const t = await setup();
+    const keep = await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('keep', ['k']) });
+    const gone = await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('gone', ['1', '2', '3']) });
+    const response = await t.fetch(`${BASE}/conversations/${gone.id}/delete`, { method: 'POST' });
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe('');
+    const after = JSON.parse(await dump(t.databaseName));
+    expect(after.conversations.map(([id]: [string]) => id)).toEqual([keep.id]);
+    expect(after.messages.map(([, m]: [string, { conversation: string }]) => m.conversation)).toEqual([keep.id]);
+    expect(t.changes.at(-1)).toMatchObject({ conversation: gone.id, deleted: true });
+  });
+
+  it('answers 404 for an unknown id and changes nothing; 400 for a non-UUID', async () => {
+    const t = await setup();
+    await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('x', ['1']) });
+    const before = await dump(t.databaseName);
+    await expect(
+      t.conversations.conversationsDeleteSpecificConversation({ conversation: crypto.randomUUID() }),
+    ).rejects.toMatchObject({ response: { status: 404 } });
+    expect((await t.fetch(`${BASE}/conversations/zzz/delete`, { method: 'POST' })).status).toBe(400);
+    expect(await dump(t.databaseName)).toBe(before);
+  });
+
+  it('records every create and delete in the change log, in order', async () => {
+    const t = await setup();
+    const a = await t.conversations.conversationsCreateSpecificConversation({});
+    const b = await t.conversations.conversationsCreateSpecificConversation({});
+    await t.conversations.conversationsDeleteSpecificConversation({ conversation: a.id });
+    expect(t.changes).toEqual([
+      { seq: 1, conversation: a.id },
+      { seq: 2, conversation: b.id },
+      { seq: 3, conversation: a.id, deleted: true },
+    ]);
+    expect(await t.storage.changesSince(1)).toEqual({ changes: t.changes.slice(1), complete: true });
+  });
+});
