@@ -1,0 +1,77 @@
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launch, stopAllWorkers } from './chromium.js';
+
+const contexts: BrowserContext[] = [];
+afterEach(async () => {
+  while (contexts.length) await contexts.pop()!.close();
+});
+
+async function start(profile?: string) {
+  const launched = await launch(profile);
+  contexts.push(launched.context);
+  const page = launched.context.pages()[0] ?? (await launched.context.newPage());
+  await page.goto(inject('demoUrl'));
+  await page.waitForSelector('#status[data-state="ready"]');
+  return { ...launched, page };
+}
+
+const createConversation = (page: Page, name: string) =>
+  page.evaluate(async (n) => {
+    const response = await fetch('http://localhost:1000/conversations/create', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'COPILOT', name: n, messages: [{ role: 'USER', fragment: { string: { raw: `${n} text` } } }] }),
+    });
+    return ((await response.json()) as { id: string }).id;
+  }, name);
+
+const conversations = (page: Page) =>
+  page.evaluate(async () => {
+    const response = await fetch('http://localhost:1000/conversations');
+    const body = (await response.json()) as {
+      iterable: Array<{ id: string; name: string; messages: { iterable: Array<{ reference: { fragment: { string: { raw: string } } } }> } }>;
+    };
+    return body.iterable.map((c) => ({ id: c.id, name: c.name, text: c.messages.iterable[0]?.reference.fragment.string.raw }));
+  });
+
+describe('persistence and control in Chromium', () => {
+  it('answers the first requests of the very first load, once startPiecesService resolves', async () => {
+    const { page } = await start();
+    const controlled = await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL ?? null);
+    expect(controlled).toMatch(/\/pieces-os-worker\.js$/);
+    const first = await page.evaluate(async () => (await fetch('http://localhost:39300/applications')).status);
+    expect(first).toBe(200);
+  });
+
+  it('keeps data across a reload, a worker stop and a browser restart on the same profile', async () => {
+    const { context, page, profile } = await start();
+    const id = await createConversation(page, 'durable');
+
+    await page.reload();
+    await page.waitForSelector('#status[data-state="ready"]');
+    expect(await conversations(page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
+
+    await stopAllWorkers(context);
+    // The next fetch wakes the worker, which reopens the database.
+    expect(await conversations(page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
+
+    await context.close();
+    contexts.pop();
+    const restarted = await start(profile);
+    expect(await conversations(restarted.page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
+  });
+
+  it('takes control again after a hard reload, which loads the page past the worker', async () => {
+    const { context, page } = await start();
+    const id = await createConversation(page, 'before hard reload');
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setBypassServiceWorker', { bypass: true });
+    await page.reload();
+    await cdp.send('Network.setBypassServiceWorker', { bypass: false });
+    await page.waitForSelector('#status[data-state="ready"]');
+    expect(await page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+    expect((await conversations(page)).map((c) => c.id)).toEqual([id]);
+  });
+});
