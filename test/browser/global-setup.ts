@@ -2,7 +2,7 @@
  * Builds the worker and the demo once, and serves the demo on 127.0.0.1 for
  * the whole browser suite. Tests read the URL from `inject('demoUrl')`.
  */
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { build, preview } from 'vite';
@@ -18,6 +18,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const configFile = resolve(root, 'vite.config.ts');
   await build({ configFile, mode: 'worker', logLevel: 'warn' });
+  mkdirSync(resolve(root, 'public'), { recursive: true });
   copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), resolve(root, 'public/pieces-os-worker.js'));
   await build({ configFile, logLevel: 'warn' });
   const server = await preview({ configFile, logLevel: 'warn', preview: { port: 0, host: '127.0.0.1' } });

@@ -1,0 +1,222 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launch } from './chromium.js';
+
+const ARTIFACTS = resolve(import.meta.dirname, '../../test-results');
+
+/** Opens the demo, recording CSP violations and page errors. */
+async function openDemo(context: BrowserContext) {
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`);
+    });
+  });
+  await page.goto(inject('demoUrl'));
+  await page.waitForSelector('#status[data-state="ready"]');
+  await page.waitForSelector('#stream-state[data-state="open"]');
+  return { page, problems };
+}
+
+const storeIds = (page: Page) =>
+  page.evaluate(async () => {
+    const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
+    return body.iterable.map((i) => i.id);
+  });
+
+const listIds = (page: Page) => page.$$eval('#conversation-list li', (items) => items.map((li) => (li as HTMLElement).dataset.id!));
+
+/** Waits until the demo's list shows exactly the store's conversations. */
+async function listMatchesStore(page: Page) {
+  await expect.poll(async () => JSON.stringify(await listIds(page)), { timeout: 10_000 }).toBe(JSON.stringify(await storeIds(page)));
+}
+
+describe('the demo page', () => {
+  let context: BrowserContext;
+  let page: Page;
+  let problems: string[];
+
+  beforeAll(async () => {
+    ({ context } = await launch());
+    ({ page, problems } = await openDemo(context));
+  });
+
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('creates a conversation with a seed message; the name renders as text, never HTML', async () => {
+    const name = 'Ideas <img src=x onerror="window.pwned=1">';
+    await page.fill('#create-name', name);
+    await page.fill('#create-message', 'How do I debounce a function?');
+    await page.click('#create-conversation');
+    await page.waitForSelector('#conversation-list li');
+    await listMatchesStore(page);
+    expect(await page.textContent('#conversation-list li .name')).toBe(name);
+    expect(await page.$('#conversation-list img')).toBeNull();
+    expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
+    await page.click('#conversation-list li .link');
+    expect(await page.textContent('#conversation-detail')).toContain('[USER] How do I debounce a function?');
+  });
+
+  it('creates a conversation from a sample asset and shows its summary message', async () => {
+    await page.selectOption('#asset-select', { label: 'retry.py' });
+    await page.click('#create-from-asset');
+    await expect.poll(() => page.textContent('#conversation-detail')).toContain('[SYSTEM] Asset: retry.py');
+    expect(await page.textContent('#conversation-detail')).toContain('Top-level declarations: class RetryError, def retry');
+    await listMatchesStore(page);
+    expect(await page.$$eval('#conversation-list li .name', (names) => names.map((n) => n.textContent))).toContain('retry.py');
+  });
+
+  it('shows the bytes transferables=false saves', async () => {
+    await page.click('#transferables');
+    await expect.poll(() => page.textContent('#transfer-size')).toMatch(/transferables=false saves .+ \(\d+%\)/);
+    await page.click('#transferables');
+  });
+
+  it('deletes a conversation from the list and the store', async () => {
+    const before = await storeIds(page);
+    await page.click(`#conversation-list li[data-id="${before[0]}"] .danger`);
+    await expect.poll(() => storeIds(page)).toEqual(before.slice(1));
+    await listMatchesStore(page);
+  });
+
+  it('registers applications and sends events, with the engagement figures changing', async () => {
+    await page.selectOption('#register-name', 'OBSIDIAN');
+    await page.fill('#register-version', '1.5.0');
+    await page.click('#register');
+    await expect.poll(() => page.textContent('#application-list')).toContain('OBSIDIAN 1.5.0');
+    const id = await page.inputValue('#event-application');
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    for (const event of ['interaction', 'keyboard', 'installation', 'update']) {
+      await page.click(`[data-event="${event}"]`);
+    }
+    await expect
+      .poll(() => page.textContent(`#application-list li[data-id="${id}"] .engagement`))
+      .toMatch(/^1 interactions · 1 keyboard · 1 installs · 1 updates/);
+    expect(await page.textContent('#application-list')).toContain('OBSIDIAN 1.5.1');
+    const stored = await page.evaluate(async (app) => (await (await fetch(`http://localhost:1000/applications/${app}`)).json()).engagement, id);
+    expect(stored).toMatchObject({ interactions: 1, keyboard: 1, installations: 1, updates: 1 });
+    await page.click('#register-browser');
+    await expect.poll(() => page.textContent('#application-list')).toMatch(/WEB/);
+  });
+
+  it('opens, inspects and closes sessions', async () => {
+    await page.click('#open-session');
+    await page.waitForSelector('#session-list li[data-state="open"]');
+    await page.click('#session-list li .link');
+    expect(await page.textContent('#session-list li .detail')).toContain('"opened"');
+    await page.click('#session-list li .small');
+    await page.waitForSelector('#session-list li[data-state="closed"]');
+  });
+
+  it('lists detected and related external applications', async () => {
+    expect(await page.textContent('#detected-list')).toMatch(/Chromium|Chrome/);
+    expect(await page.textContent('#related-list')).toContain('Visual Studio Code');
+  });
+
+  it('shows the service message of a failed request, and logs every call with its operation', async () => {
+    await page.selectOption('#event-application', '');
+    await page.click('[data-event="update"]');
+    await expect.poll(() => page.textContent('#error')).toContain('Choose an application');
+    const operations = await page.$$eval('#request-log li', (items) => items.map((li) => (li as HTMLElement).dataset.operation));
+    for (const name of ['conversationsCreateSpecificConversation', 'conversationsCreateFromAsset', 'conversationsDeleteSpecificConversation', 'applicationsRegister', 'applicationsSessionOpen', 'assetsIdentifiersSnapshot']) {
+      expect(operations).toContain(name);
+    }
+    expect(await page.textContent('#request-log li .ms')).toMatch(/^\d+\.\d ms$/);
+  });
+
+  it('runs under its strict CSP with no violation and no error, and leaves a screenshot', async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: resolve(ARTIFACTS, 'demo.png'), fullPage: true });
+    const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+    expect(csp).toContain("script-src 'self'");
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('the demo in two tabs', () => {
+  it('keeps both lists identical to the store while both tabs write', async () => {
+    const { context } = await launch();
+    try {
+      const a = await openDemo(context);
+      const b = await openDemo(context);
+      for (let i = 0; i < 3; i++) {
+        await a.page.fill('#create-name', `from A ${i}`);
+        await a.page.click('#create-conversation');
+        await b.page.fill('#create-name', `from B ${i}`);
+        await b.page.click('#create-conversation');
+      }
+      await expect.poll(async () => (await storeIds(a.page)).length).toBe(6);
+      await listMatchesStore(a.page);
+      await listMatchesStore(b.page);
+      const victim = (await storeIds(a.page))[0];
+      await b.page.click(`#conversation-list li[data-id="${victim}"] .danger`);
+      await expect.poll(() => listIds(a.page)).not.toContain(victim);
+      await listMatchesStore(a.page);
+      expect(await listIds(b.page)).toEqual(await listIds(a.page));
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('the demo offline', () => {
+  it('answers every operation with the browser offline', async () => {
+    const { context } = await launch();
+    try {
+      const { page } = await openDemo(context);
+      await context.setOffline(true);
+      const statuses = await page.evaluate(async () => {
+        const base = 'http://localhost:1000';
+        const json = { 'Content-Type': 'application/json' };
+        const app = { id: crypto.randomUUID(), name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+        const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = json) =>
+          (await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })).status;
+        const created = (await (await fetch(`${base}/conversations/create`, { method: 'POST', headers: json, body: '{"type":"COPILOT"}' })).json()) as { id: string };
+        const session = (await (await fetch(`${base}/applications/session/open`, { method: 'POST' })).json()) as { id: string };
+        const asset = ((await (await fetch(`${base}/assets/identifiers`)).json()) as { iterable: { id: string }[] }).iterable[0]!.id;
+        return {
+          applicationsRegister: await call('POST', '/applications/register', app),
+          applicationsSnapshot: await call('GET', '/applications'),
+          applicationsSpecificApplicationSnapshot: await call('GET', `/applications/${app.id}`),
+          applicationsExternalSnapshot: await call('GET', '/applications/external'),
+          applicationsExternalRelated: await call('GET', '/applications/external/related'),
+          applicationsSessionSnapshot: await call('GET', `/applications/sessions/${session.id}`),
+          applicationsSessionClose: await call('POST', '/applications/session/close', session.id),
+          applicationsUsageEngagementInteraction: await call('POST', '/applications/usage/engagement/interaction', { description: 'x' }),
+          applicationsUsageEngagementKeyboard: await call('POST', '/applications/usage/engagement/keyboard', { description: 'x', shortcut: [1] }),
+          applicationsUsageInstallation: await call('POST', '/applications/usage/installation', { application: app }),
+          postApplicationsUsageUpdated: await call('POST', '/applications/usage/updated', { current: app }),
+          conversationsSnapshot: await call('GET', '/conversations?transferables=false'),
+          conversationsIdentifiersSnapshot: await call('GET', '/conversations/identifiers'),
+          conversationsCreateFromAsset: await call('POST', `/conversations/create/from_asset/${asset}`),
+          conversationsDeleteSpecificConversation: await call('POST', `/conversations/${created.id}/delete`),
+          assetsIdentifiersSnapshot: await call('GET', '/assets/identifiers'),
+        };
+      });
+      for (const [operation, status] of Object.entries(statuses)) {
+        expect([operation, status]).toEqual([operation, /Installation|Updated|Delete/.test(operation) ? 204 : 200]);
+      }
+      // The stream too: a new socket opens and gets the snapshot.
+      const first = await page.evaluate(
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const socket = new WebSocket('ws://localhost:1000/conversations/stream/identifiers');
+            socket.onmessage = (event) => resolve(event.data as string);
+            socket.onerror = () => reject(new Error('stream failed offline'));
+          }),
+      );
+      expect(JSON.parse(first)).toHaveProperty('iterable');
+    } finally {
+      await context.close();
+    }
+  });
+});
