@@ -2,8 +2,9 @@
  * Builds the worker and the demo once, and serves the demo on 127.0.0.1 for
  * the whole browser suite. Tests read the URL from `inject('demoUrl')`.
  */
-import { copyFileSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { build, preview } from 'vite';
 
@@ -20,8 +21,10 @@ export default async function setup(project: TestProject) {
   await build({ configFile, mode: 'worker', logLevel: 'warn' });
   mkdirSync(resolve(root, 'public'), { recursive: true });
   copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), resolve(root, 'public/pieces-os-worker.js'));
-  await build({ configFile, logLevel: 'warn' });
-  const server = await preview({ configFile, logLevel: 'warn', preview: { port: 0, host: '127.0.0.1' } });
+  // The demo is built outside dist/, which the package test rebuilds.
+  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-demo-')), 'demo');
+  await build({ configFile, logLevel: 'warn', build: { outDir } });
+  const server = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
   const address = server.httpServer.address();
   if (!address || typeof address === 'string') throw new Error('The demo server has no port.');
   project.provide('demoUrl', `http://127.0.0.1:${address.port}/`);
