@@ -83,6 +83,17 @@ export default defineConfig(({ mode }) => {
             fileParallelism: false,
           },
         },
+        {
+          // npm run bench (BENCH=smoke for the short version); not part of npm test.
+          extends: true,
+          test: {
+            name: 'bench',
+            environment: 'node',
+            include: ['test/bench/**/*.bench.ts'],
+            testTimeout: 30 * 60_000,
+            fileParallelism: false,
+          },
+        },
       ],
     },
   };

@@ -60,11 +60,33 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
 }
 
 /**
- * Waits for a write transaction's requests and its commit together, so that a
- * failed request surfaces once, as the transaction's error, never unhandled.
+ * Issues a write transaction's requests and waits for them and the commit
+ * together. Any request that fails, at once or later, aborts the whole
+ * transaction, so a multi-record write never commits in part; a failure surfaces once,
+ * as the transaction's error, never unhandled.
  */
-async function commit(tx: { done: Promise<void> }, requests: Array<Promise<unknown>>): Promise<void> {
-  await Promise.all([...requests, tx.done]);
+async function commit(
+  tx: { done: Promise<void>; abort(): void },
+  issue: () => Iterable<Promise<unknown>>,
+): Promise<void> {
+  const requests: Array<Promise<unknown>> = [];
+  try {
+    for (const request of issue()) requests.push(request);
+  } catch (error) {
+    for (const request of [...requests, tx.done]) request.catch(() => {});
+    tx.abort();
+    throw error;
+  }
+  try {
+    await Promise.all([...requests, tx.done]);
+  } catch (error) {
+    try {
+      tx.abort();
+    } catch {
+      // Already finished: it aborted on its own.
+    }
+    throw error;
+  }
 }
 
 /** Drops changes older than the log keeps. */
@@ -85,10 +107,11 @@ class IdbStorage implements Storage {
   async seed(assets: AssetRecord[]) {
     const tx = this.db.transaction(['assets', 'meta'], 'readwrite');
     const seeded = await tx.objectStore('meta').get('seeded');
-    await commit(
-      tx,
-      seeded ? [] : [...assets.map((asset) => tx.objectStore('assets').put(asset)), tx.objectStore('meta').put(true, 'seeded')],
-    );
+    await commit(tx, function* () {
+      if (seeded) return;
+      for (const asset of assets) yield tx.objectStore('assets').put(asset);
+      yield tx.objectStore('meta').put(true, 'seeded');
+    });
   }
 
   private async engagement(tx: AnyTx, range: { application: string } | { from: string; to: string }): Promise<Engagement> {
@@ -143,10 +166,10 @@ class IdbStorage implements Storage {
 
   async recordEvent(event: PiecesDB['events']['value'], upsert: PiecesDB['applications']['value'][] = []) {
     const tx = this.db.transaction(['events', 'applications'], 'readwrite');
-    await commit(tx, [
-      ...upsert.map((application) => tx.objectStore('applications').put(application)),
-      tx.objectStore('events').add(event),
-    ]);
+    await commit(tx, function* () {
+      for (const application of upsert) yield tx.objectStore('applications').put(application);
+      yield tx.objectStore('events').add(event);
+    });
   }
 
   async putSession(session: PiecesDB['sessions']['value']) {
@@ -180,13 +203,15 @@ class IdbStorage implements Storage {
   ): Promise<Change> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
     const changes = tx.objectStore('changes');
-    const seq = await changes.add({ conversation: conversation.id });
     const store = tx.objectStore('messages');
-    await commit(tx, [
-      tx.objectStore('conversations').add({ ...conversation, seq }),
-      ...messages.map((message) => store.add(message)),
-      prune(changes, seq),
-    ]);
+    let seq = 0;
+    await commit(tx, function* () {
+      yield changes.add({ conversation: conversation.id }).then((key) => {
+        seq = key;
+        return Promise.all([tx.objectStore('conversations').add({ ...conversation, seq }), prune(changes, seq)]);
+      });
+      for (const message of messages) yield store.add(message);
+    });
     return { seq, conversation: conversation.id };
   }
 
@@ -199,12 +224,12 @@ class IdbStorage implements Storage {
     }
     const messages = tx.objectStore('messages');
     const changes = tx.objectStore('changes');
-    const [owned, seq] = await Promise.all([
-      messages.index('by-conversation').getAllKeys(id),
-      changes.add({ conversation: id, deleted: true }),
-      tx.objectStore('conversations').delete(id),
-    ]);
-    await commit(tx, [...owned.map((key) => messages.delete(key)), prune(changes, seq)]);
+    let seq = 0;
+    await commit(tx, function* () {
+      yield messages.index('by-conversation').getAllKeys(id).then((owned) => Promise.all(owned.map((key) => messages.delete(key))));
+      yield changes.add({ conversation: id, deleted: true }).then((key) => prune(changes, (seq = key)));
+      yield tx.objectStore('conversations').delete(id);
+    });
     return { seq, conversation: id, deleted: true };
   }
 
@@ -245,12 +270,14 @@ class IdbStorage implements Storage {
   }
 
   async listAssetIds() {
-    return this.db.getAllKeys('assets');
+    return this.db.getAllKeysFromIndex('assets', 'by-name');
   }
 
   async putAssets(assets: AssetRecord[]) {
     const tx = this.db.transaction('assets', 'readwrite');
-    await commit(tx, assets.map((asset) => tx.store.put(asset)));
+    await commit(tx, function* () {
+      for (const asset of assets) yield tx.store.put(asset);
+    });
   }
 
   async listExternalApplications() {
@@ -259,7 +286,9 @@ class IdbStorage implements Storage {
 
   async putExternalApplications(applications: PiecesDB['external']['value'][]) {
     const tx = this.db.transaction('external', 'readwrite');
-    await commit(tx, applications.map((application) => tx.store.put(application)));
+    await commit(tx, function* () {
+      for (const application of applications) yield tx.store.put(application);
+    });
   }
 
   async getMeta<T>(key: string) {

@@ -84,7 +84,8 @@ export interface PiecesDB extends DBSchema {
   };
   conversations: { key: string; value: ConversationRecord; indexes: { 'by-seq': number } };
   messages: { key: string; value: MessageRecord; indexes: { 'by-conversation': string } };
-  assets: { key: string; value: AssetRecord };
+  /** Assets to start conversations from (the sample assets and those a page adds). */
+  assets: { key: string; value: AssetRecord; indexes: { 'by-name': string } };
   /** The change log the identifier stream is built on (auto-incremented `seq`). */
   changes: { key: number; value: ChangeRecord };
   /** Applications a page reported as present on the machine. */
@@ -116,6 +117,10 @@ export const UPGRADES: UpgradeStep[] = [
     db.createObjectStore('changes', { keyPath: 'seq', autoIncrement: true });
     db.createObjectStore('external', { keyPath: 'name' });
     db.createObjectStore('meta');
+  },
+  // 2: assets listed by name (assetsIdentifiersSnapshot's order).
+  (_db, tx) => {
+    tx.objectStore('assets').createIndex('by-name', 'name');
   },
 ];
 

@@ -10,6 +10,7 @@ import { array, object, optional, required, string } from '../core/validate.js';
 import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
 import { openStorage } from '../storage/idb-storage.js';
 import { lazyStorage } from '../storage/lazy.js';
+import { cacheReads } from '../storage/read-cache.js';
 import type { Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
@@ -27,7 +28,7 @@ export interface WorkerOptions {
 
 function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) {
   const storage: Storage = lazyStorage(
-    openStorage({ name: options.databaseName, seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS }),
+    openStorage({ name: options.databaseName, seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS }).then((s) => cacheReads(s)),
   );
   const channel = new BroadcastChannel(CHANGES_CHANNEL);
   const service = createService({

@@ -1,0 +1,358 @@
+/**
+ * `npm run bench`: this project against an empty service worker (the floor)
+ * and MSW in headless Chromium, in one run, interleaved; then scale, stream
+ * latency, cold start and size. Prints a markdown table; writes the raw
+ * figures and a chart to .bench/. `BENCH=smoke` runs a short version.
+ *
+ * Targets are reported as met or missed; they are never test assertions.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { expect, it } from 'vitest';
+import { build, preview, type PreviewServer } from 'vite';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launch, stopAllWorkers } from '../browser/chromium.js';
+import { barChart, median, ms, p95, table } from './stats.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const smoke = process.env.BENCH === 'smoke';
+const plan = smoke
+  ? { rounds: 4, batch: 25, sizes: [100], snapshotRepeats: 3, streamWrites: 20, coldRepeats: 3 }
+  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, streamWrites: 200, coldRepeats: 10 };
+
+const BASE = 'http://localhost:1000';
+const SMALL_READS = ['/applications', '/conversations/identifiers'];
+
+async function buildPages(): Promise<string> {
+  const configFile = resolve(root, 'vite.config.ts');
+  await build({ configFile, mode: 'worker', logLevel: 'warn' });
+  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-bench-')), 'site');
+  const pages = resolve(import.meta.dirname, 'pages');
+  await build({
+    configFile: false,
+    root: pages,
+    logLevel: 'warn',
+    define: { __PIECES_VERSION__: JSON.stringify('bench') },
+    build: {
+      outDir,
+      target: 'es2022',
+      rollupOptions: { input: Object.fromEntries(['floor', 'ours', 'msw'].map((n) => [n, join(pages, `${n}.html`)])) },
+    },
+  });
+  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
+  copyFileSync(resolve(root, 'node_modules/msw/lib/mockServiceWorker.js'), join(outDir, 'mockServiceWorker.js'));
+  copyFileSync(resolve(import.meta.dirname, 'floor-sw.js'), join(outDir, 'floor-sw.js'));
+  return outDir;
+}
+
+async function serve(outDir: string): Promise<{ server: PreviewServer; origin: string }> {
+  const server = await preview({ configFile: false, root: outDir, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
+  const address = server.httpServer.address();
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return { server, origin: `http://127.0.0.1:${address.port}` };
+}
+
+async function open(context: BrowserContext, url: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
+  return page;
+}
+
+/** Times `count` sequential GETs of `url` inside the page; returns each duration in ms. */
+const timeReads = (page: Page, url: string, count: number) =>
+  page.evaluate(
+    async ({ url, count }) => {
+      const times: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const start = performance.now();
+        const response = await fetch(url);
+        await response.text();
+        times.push(performance.now() - start);
+      }
+      return times;
+    },
+    { url, count },
+  );
+
+/** Creates `count` conversations with 5 messages each, 16 in flight; returns the wall time in ms. */
+const createMany = (page: Page, count: number) =>
+  page.evaluate(async (count) => {
+    const body = (i: number) =>
+      JSON.stringify({
+        type: 'COPILOT',
+        name: `bench ${i}`,
+        messages: Array.from({ length: 5 }, (_, m) => ({
+          role: m % 2 ? 'ASSISTANT' : 'USER',
+          fragment: { string: { raw: `message ${m} of conversation ${i}: ${'lorem ipsum '.repeat(8)}` } },
+        })),
+      });
+    let next = 0;
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < count) {
+          const i = next++;
+          const response = await fetch('http://localhost:1000/conversations/create?transferables=false', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: body(i),
+          });
+          if (!response.ok) throw new Error(`create answered ${response.status}`);
+          await response.arrayBuffer();
+        }
+      }),
+    );
+    return performance.now() - start;
+  }, count);
+
+function gzipSize(path: string) {
+  return gzipSync(readFileSync(path), { level: 9 }).byteLength;
+}
+
+it('benchmarks', { timeout: 30 * 60_000 }, async () => {
+  const outDir = await buildPages();
+  const servers = await Promise.all([serve(outDir), serve(outDir), serve(outDir)]);
+  const [oursSite, floorSite, mswSite] = servers.map((s) => s.origin) as [string, string, string];
+  const { context } = await launch();
+  const chromium = context.browser()?.version() ?? (await (await context.newCDPSession(await context.newPage())).send('Browser.getVersion')).product;
+  const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium } };
+  try {
+    // Ours first, seeded with a little data; its answers become the floor's and MSW's bodies.
+    const ours = await open(context, `${oursSite}/ours.html`);
+    await ours.evaluate(async () => {
+      await fetch('http://localhost:1000/applications/register', { method: 'POST', headers: { 'Content-Type': 'application/json' } });
+      for (let i = 0; i < 5; i++) {
+        await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
+      }
+    });
+    const bodies: Record<string, string> = {};
+    for (const path of SMALL_READS) bodies[BASE + path] = await ours.evaluate(async (url) => (await fetch(url)).text(), BASE + path);
+    const hash = `#${encodeURIComponent(JSON.stringify(bodies))}`;
+    const floor = await open(context, `${floorSite}/floor.html${hash}`);
+    const msw = await open(context, `${mswSite}/msw.html${hash}`);
+    const variants = { floor, ours, msw } as const;
+
+    // 1. Small reads, interleaved: each round runs a batch per variant, in rotating order.
+    const small: Record<string, Record<string, number[]>> = {};
+    for (const path of SMALL_READS) {
+      small[path] = { floor: [], ours: [], msw: [] };
+      for (const [name, page] of Object.entries(variants)) await timeReads(page, BASE + path, 10); // warm-up
+      for (let round = 0; round < plan.rounds; round++) {
+        const order = Object.entries(variants);
+        for (let k = 0; k < round % 3; k++) order.push(order.shift()!);
+        for (const [name, page] of order) small[path]![name]!.push(...(await timeReads(page, BASE + path, plan.batch)));
+      }
+    }
+    results.small = Object.fromEntries(
+      Object.entries(small).map(([path, byVariant]) => [
+        path,
+        Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { median: median(times), p95: p95(times), n: times.length }])),
+      ]),
+    );
+
+    // 2. Scale.
+    const scale: Array<Record<string, number>> = [];
+    let existing = await ours.evaluate(async () => ((await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: unknown[] }).iterable.length);
+    for (const size of plan.sizes) {
+      const toCreate = size - existing;
+      const createMs = await createMany(ours, toCreate);
+      existing = size;
+      // The first read after the writes comes from IndexedDB; the repeats from the worker's read cache.
+      const measure = async (url: string) => {
+        const [first, ...repeats] = await timeReads(ours, url, plan.snapshotRepeats + 1);
+        return { first: first!, repeat: median(repeats) };
+      };
+      const withRefs = await measure(`${BASE}/conversations?transferables=true`);
+      const idsOnly = await measure(`${BASE}/conversations?transferables=false`);
+      const identifiers = await measure(`${BASE}/conversations/identifiers`);
+      scale.push({
+        size,
+        created: toCreate,
+        createPerSecond: (toCreate / createMs) * 1000,
+        snapshotTrueFirst: withRefs.first,
+        snapshotFalseFirst: idsOnly.first,
+        identifiersFirst: identifiers.first,
+        ...{ snapshotTrue: withRefs.repeat, snapshotFalse: idsOnly.repeat, identifiers: identifiers.repeat },
+        trueUsPerConversation: (withRefs.first / size) * 1000,
+        falseUsPerConversation: (idsOnly.first / size) * 1000,
+        identifiersUsPerConversation: (identifiers.first / size) * 1000,
+      });
+    }
+    results.scale = scale;
+
+    // 3. Stream latency: tab B writes, tab A's socket receives; minus the write's own latency.
+    const a = ours;
+    const b = await open(context, `${oursSite}/ours.html`);
+    await a.evaluate(async () => {
+      const w = window as unknown as { arrivals: Map<string, number>; socket: WebSocket };
+      w.arrivals = new Map();
+      w.socket = new WebSocket('ws://localhost:1000/conversations/stream/identifiers');
+      let first = true;
+      await new Promise<void>((resolve) => {
+        w.socket.onmessage = (event) => {
+          const now = performance.timeOrigin + performance.now();
+          if (first) {
+            first = false;
+            resolve();
+            return;
+          }
+          for (const item of JSON.parse(event.data).iterable) w.arrivals.set(item.conversation.id, now);
+        };
+      });
+    });
+    const writes = await b.evaluate(async (count) => {
+      const done: Array<{ id: string; start: number; end: number }> = [];
+      for (let i = 0; i < count; i++) {
+        const start = performance.timeOrigin + performance.now();
+        const response = await fetch('http://localhost:1000/conversations/create?transferables=false', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"type":"COPILOT","name":"stream"}',
+        });
+        const { id } = (await response.json()) as { id: string };
+        done.push({ id, start, end: performance.timeOrigin + performance.now() });
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return done;
+    }, plan.streamWrites);
+    await a.waitForFunction((n) => (window as unknown as { arrivals: Map<string, number> }).arrivals.size >= n, writes.length, { timeout: 60_000 });
+    const arrivals = new Map(await a.evaluate(() => [...(window as unknown as { arrivals: Map<string, number> }).arrivals]));
+    const beyond = writes.map((w) => arrivals.get(w.id)! - w.end);
+    const endToEnd = writes.map((w) => arrivals.get(w.id)! - w.start);
+    results.stream = {
+      beyondWrite: { median: median(beyond), p95: p95(beyond) },
+      endToEnd: { median: median(endToEnd), p95: p95(endToEnd) },
+      write: { median: median(writes.map((w) => w.end - w.start)) },
+      n: writes.length,
+    };
+    await b.close();
+
+    // 4. Cold start: the first response after the worker is stopped, against a warm one.
+    const warm: number[] = [];
+    const cold: number[] = [];
+    for (let i = 0; i < plan.coldRepeats; i++) {
+      warm.push(...(await timeReads(ours, `${BASE}/applications`, 3)).slice(-1));
+      await stopAllWorkers(context);
+      await new Promise((r) => setTimeout(r, 200));
+      cold.push(...(await timeReads(ours, `${BASE}/applications`, 1)));
+    }
+    results.cold = { warm: median(warm), cold: median(cold), beyondWarm: median(cold) - median(warm), n: cold.length };
+  } finally {
+    await context.close();
+    await Promise.all(servers.map((s) => s.server.close()));
+  }
+
+  // 5. Size: the worker script, and the page library with the chunks it imports.
+  await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'lib', logLevel: 'warn' });
+  const dist = resolve(root, 'dist');
+  const library = ['index.js', ...readdirSync(dist).filter((f) => readFileSync(join(dist, 'index.js'), 'utf8').includes(f) && f.endsWith('.js'))];
+  results.size = {
+    workerGzip: gzipSize(join(dist, 'pieces-os-worker.js')),
+    libraryGzip: library.reduce((sum, f) => sum + gzipSize(join(dist, f)), 0),
+    libraryFiles: library,
+  };
+
+  report(results);
+  expect(results.size).toBeDefined();
+});
+
+type Figures = { median: number; p95: number; n: number };
+
+function report(results: Record<string, any>) {
+  const small = results.small as Record<string, Record<'floor' | 'ours' | 'msw', Figures>>;
+  const scale = results.scale as Array<Record<string, number>>;
+  const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
+  const lines: string[] = [];
+  const m = results.machine;
+  lines.push(`Machine: ${m.cores} cores (${m.cpu}), Node ${m.node}, Chromium ${m.chromium}${smoke ? ' — smoke run' : ''}`, '');
+  lines.push('Small reads (median / p95 per request)', '');
+  lines.push(
+    table(
+      ['request', 'floor', 'ours', 'MSW', 'ours/floor', 'ours/MSW', 'floor/MSW', 'n'],
+      Object.entries(small).map(([path, v]) => [
+        `GET ${path}`,
+        `${ms(v.floor.median)} / ${ms(v.floor.p95)}`,
+        `${ms(v.ours.median)} / ${ms(v.ours.p95)}`,
+        `${ms(v.msw.median)} / ${ms(v.msw.p95)}`,
+        (v.ours.median / v.floor.median).toFixed(2),
+        (v.ours.median / v.msw.median).toFixed(2),
+        (v.floor.median / v.msw.median).toFixed(2),
+        v.ours.n,
+      ]),
+    ),
+    '',
+  );
+  lines.push(
+    'Scale (conversations with 5 messages each). Snapshots: first read after the writes (from IndexedDB) / median of repeated reads (from the read cache); µs per conversation of the first read.',
+    '',
+  );
+  lines.push(
+    table(
+      ['conversations', 'creates/s', 'snapshot true', 'snapshot false', 'identifiers', 'µs/conv true', 'µs/conv false', 'µs/conv ids', 'true/false'],
+      scale.map((s) => [
+        s.size!,
+        s.createPerSecond!.toFixed(0),
+        `${ms(s.snapshotTrueFirst!)} / ${ms(s.snapshotTrue!)}`,
+        `${ms(s.snapshotFalseFirst!)} / ${ms(s.snapshotFalse!)}`,
+        `${ms(s.identifiersFirst!)} / ${ms(s.identifiers!)}`,
+        s.trueUsPerConversation!.toFixed(1),
+        s.falseUsPerConversation!.toFixed(1),
+        s.identifiersUsPerConversation!.toFixed(1),
+        (s.snapshotTrueFirst! / s.snapshotFalseFirst!).toFixed(1),
+      ]),
+    ),
+    '',
+  );
+  const stream = results.stream;
+  const cold = results.cold;
+  const size = results.size;
+  lines.push(
+    table(
+      ['measure', 'value'],
+      [
+        ['stream: write in tab B → message in tab A, beyond the write (median / p95)', `${ms(stream.beyondWrite.median)} / ${ms(stream.beyondWrite.p95)}`],
+        ['stream: end to end (median / p95)', `${ms(stream.endToEnd.median)} / ${ms(stream.endToEnd.p95)}`],
+        ['cold start: first response after the worker stopped / warm', `${ms(cold.cold)} / ${ms(cold.warm)}`],
+        ['worker script, gzipped', `${(size.workerGzip / 1024).toFixed(1)} KB`],
+        ['page library, gzipped', `${(size.libraryGzip / 1024).toFixed(1)} KB`],
+      ],
+    ),
+    '',
+  );
+  const last = scale.at(-1)!;
+  const reads = Object.values(small);
+  const targets: Array<[string, boolean]> = [
+    ['small reads: ours/floor ≤ 1.3', reads.every((v) => v.ours.median / v.floor.median <= 1.3)],
+    ['small reads: ours/MSW ≤ 0.6', reads.every((v) => v.ours.median / v.msw.median <= 0.6)],
+    [`${last.size} conversations: transferables=false snapshot ≤ 150 ms (first read)`, last.snapshotFalseFirst! <= 150],
+    [`${last.size} conversations: transferables=false ≥ 3× faster than true (first read)`, last.snapshotTrueFirst! / last.snapshotFalseFirst! >= 3],
+    ['stream latency median ≤ 5 ms beyond the write', stream.beyondWrite.median <= 5],
+    ['cold start ≤ 50 ms beyond warm', cold.beyondWarm <= 50],
+    ['worker script ≤ 20 KB gzipped', size.workerGzip <= 20 * 1024],
+  ];
+  lines.push(table(['target', 'result'], targets.map(([name, ok]) => [name, verdict(ok)])));
+  results.targets = Object.fromEntries(targets);
+  const markdown = lines.join('\n');
+  console.log(`\n${markdown}\n`);
+
+  const out = resolve(root, '.bench');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'results.json'), JSON.stringify(results, null, 2));
+  writeFileSync(join(out, 'results.md'), markdown + '\n');
+  writeFileSync(
+    join(out, 'chart.svg'),
+    barChart('Median time per request (lower is better)', [
+      ...Object.entries(small).flatMap(([path, v]) =>
+        (['floor', 'ours', 'msw'] as const).map((name) => ({ label: `GET ${path} · ${name}`, value: v[name].median, unit: 'ms' })),
+      ),
+      ...scale.flatMap((s) => [
+        { label: `snapshot ${s.size} · transferables=true`, value: s.snapshotTrueFirst!, unit: 'ms' },
+        { label: `snapshot ${s.size} · transferables=false`, value: s.snapshotFalseFirst!, unit: 'ms' },
+      ]),
+    ]),
+  );
+  console.log(`Raw figures: .bench/results.json · chart: .bench/chart.svg`);
+}
