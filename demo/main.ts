@@ -102,7 +102,12 @@ const when = (timestamp?: { value: string }) => (timestamp ? new Date(timestamp.
 
 async function main() {
   setStatus('starting', 'Worker starting…');
-  const service = await startPiecesService();
+  // ?bases=<comma-separated URLs> and ?worker=<script URL> explore other set-ups.
+  const params = new URLSearchParams(location.search);
+  const service = await startPiecesService({
+    ...(params.get('bases') ? { bases: params.get('bases')!.split(',') } : {}),
+    ...(params.get('worker') ? { url: params.get('worker')! } : {}),
+  });
   const base = service.bases[0]!;
   $('#bases').textContent = service.bases.join(', ');
   const api = createApi(base, logCall);

@@ -28,10 +28,15 @@ const COMMON_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
-export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+export function json(body: unknown, status = 200): Response {
+  return jsonText(JSON.stringify(body), status);
+}
+
+/** A JSON response from text that is already JSON. */
+export function jsonText(body: string, status = 200): Response {
+  return new Response(body, {
     status,
-    headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8', ...headers },
+    headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' },
   });
 }
 

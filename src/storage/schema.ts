@@ -5,6 +5,7 @@
 import type { DBSchema, IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type { JsonObject } from '../core/validate.js';
 
+
 export type EventKind = 'interaction' | 'keyboard' | 'installation' | 'update';
 
 /** An Application exactly as registered (wire JSON, keyed by its id). */
@@ -29,21 +30,25 @@ export interface EventRecord {
   payload: JsonObject;
 }
 
-/** A conversation without its messages, plus the ordered ids of its messages. */
+/**
+ * A conversation without its messages, plus the ordered ids of its messages.
+ * Kept as its wire JSON text: snapshots are composed from stored text, with
+ * no object graph to rebuild or re-encode.
+ */
 export interface ConversationRecord {
   id: string;
   /** Change-sequence number of the conversation's creation: the snapshot order. */
   seq: number;
-  /** The wire Conversation minus `messages`. */
-  conversation: JsonObject;
+  /** The wire Conversation minus `messages`, as JSON text. */
+  json: string;
   messageIds: string[];
 }
 
 export interface MessageRecord {
   id: string;
   conversation: string;
-  /** The wire FlattenedConversationMessage. */
-  message: JsonObject;
+  /** The wire FlattenedConversationMessage, as JSON text. */
+  json: string;
 }
 
 export interface AssetRecord {
@@ -121,6 +126,19 @@ export const UPGRADES: UpgradeStep[] = [
   // 2: assets listed by name (assetsIdentifiersSnapshot's order).
   (_db, tx) => {
     tx.objectStore('assets').createIndex('by-name', 'name');
+  },
+  // 3: conversations and messages kept as their wire JSON text (was: objects).
+  (_db, tx) => {
+    const rewrite = async (name: 'conversations' | 'messages', from: string) => {
+      let cursor = await tx.objectStore(name).openCursor();
+      while (cursor) {
+        const { [from]: value, ...rest } = cursor.value as unknown as Record<string, unknown>;
+        if (value !== undefined) await cursor.update({ ...rest, json: JSON.stringify(value) } as never);
+        cursor = await cursor.continue();
+      }
+    };
+    // A failed rewrite aborts the upgrade: the database stays at version 2, unharmed.
+    Promise.all([rewrite('conversations', 'conversation'), rewrite('messages', 'message')]).catch(() => tx.abort());
   },
 ];
 

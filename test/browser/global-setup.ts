@@ -18,8 +18,11 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject) {
   const configFile = resolve(root, 'vite.config.ts');
-  await build({ configFile, mode: 'worker', logLevel: 'warn' });
   mkdirSync(resolve(root, 'public'), { recursive: true });
+  // A worker that reports another version, for the version-mismatch test.
+  await build({ configFile, mode: 'worker', logLevel: 'warn', define: { __PIECES_VERSION__: JSON.stringify('0.0.0-stale') } });
+  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), resolve(root, 'public/pieces-os-worker-stale.js'));
+  await build({ configFile, mode: 'worker', logLevel: 'warn' });
   copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), resolve(root, 'public/pieces-os-worker.js'));
   // The demo is built outside dist/, which the package test rebuilds.
   const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-demo-')), 'demo');

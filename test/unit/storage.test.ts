@@ -8,30 +8,36 @@ import { createService } from '../../src/core/service.js';
 import { BASE, dump, jsonPost, setup } from './harness.js';
 
 let counter = 0;
+const CONVERSATION = '11111111-1111-4111-8111-111111111111';
+const MESSAGE = '22222222-2222-4222-8222-222222222222';
 const freshName = () => `storage-${Date.now()}-${counter++}`;
 
 describe('upgrades', () => {
-  it('opens a database written by schema version 1 with nothing lost, and adds the assets-by-name index', async () => {
+  it('opens a database written by schema version 1 with nothing lost: assets indexed by name, conversations as JSON', async () => {
     const name = freshName();
     // A version-1 database, written by the version-1 upgrade step and filled with data.
     const v1 = await openDB<PiecesDB>(name, 1, { upgrade: (db, _old, _new, tx) => UPGRADES[0]!(db, tx as never) });
     await v1.put('assets', { id: '00000000-0000-4000-8000-000000000002', name: 'zeta.ts', language: 'ts', text: 'z', created: '2026-01-01T00:00:00.000Z' });
     await v1.put('assets', { id: '00000000-0000-4000-8000-000000000001', name: 'alpha.py', language: 'py', text: 'a', created: '2026-01-01T00:00:00.000Z' });
     await v1.add('changes', { conversation: '11111111-1111-4111-8111-111111111111' });
-    await v1.put('conversations', {
-      id: '11111111-1111-4111-8111-111111111111',
-      seq: 1,
-      conversation: { id: '11111111-1111-4111-8111-111111111111', type: 'COPILOT', created: { value: '2026-01-01T00:00:00.000Z' }, updated: { value: '2026-01-01T00:00:00.000Z' } },
-      messageIds: [],
-    });
+    // Version 1 kept conversations and messages as objects.
+    const conversation = { id: CONVERSATION, type: 'COPILOT', name: 'old', created: { value: '2026-01-01T00:00:00.000Z' }, updated: { value: '2026-01-01T00:00:00.000Z' } };
+    const message = { id: MESSAGE, role: 'USER', fragment: { string: { raw: 'kept' } }, conversation: { id: CONVERSATION }, created: conversation.created, updated: conversation.created };
+    await v1.put('conversations', { id: CONVERSATION, seq: 1, conversation, messageIds: [MESSAGE] } as never);
+    await v1.put('messages', { id: MESSAGE, conversation: CONVERSATION, message } as never);
     await v1.put('meta', true, 'seeded');
     v1.close();
     const before = JSON.parse(await dump(name));
 
     const storage = await openStorage({ name });
-    expect(JSON.parse(await dump(name))).toEqual(before);
+    const after = JSON.parse(await dump(name));
+    for (const store of ['assets', 'changes', 'meta', 'applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
     expect(await storage.listAssetIds()).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
-    expect((await storage.listConversationIds()).ids).toEqual(['11111111-1111-4111-8111-111111111111']);
+    expect((await storage.listConversationIds()).ids).toEqual([CONVERSATION]);
+    // Conversations and messages now hold their wire JSON; the API answers exactly what version 1 stored.
+    const service = createService({ storage });
+    const listed = await (await service.handle(new Request(`${BASE}/conversations`))).json();
+    expect(listed).toEqual({ iterable: [{ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }] } }] });
     storage.close();
     const reopened = await openDB(name);
     expect(reopened.version).toBe(DB_VERSION);
@@ -94,18 +100,45 @@ describe('the read cache', () => {
       expect((await storage.listConversationIds()).ids).toEqual([]);
       expect(spy).toHaveBeenCalledTimes(1);
       const id = crypto.randomUUID();
-      await storage.createConversation({ id, conversation: { id }, messageIds: [] }, []);
+      await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
       expect((await storage.listConversationIds()).ids).toEqual([id]);
     } finally {
       spy.mockRestore();
     }
   });
 
+  it('applies conversation creates and deletes to the cached lists, which stay equal to the database', async () => {
+    const name = freshName();
+    const raw = await openStorage({ name });
+    const storage = cacheReads(raw, null);
+    const all = async (s: typeof storage) =>
+      JSON.stringify([await s.listConversations({ messages: true }), await s.listConversations({ messages: false }), await s.listConversationIds()], (_k, v) =>
+        v instanceof Map ? [...v].sort() : v,
+      );
+    await all(storage);
+    const spy = vi.spyOn(IDBDatabase.prototype, 'transaction');
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = crypto.randomUUID();
+      const message = { id: crypto.randomUUID(), conversation: id, json: '{"m":1}' };
+      await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [message.id] }, [message]);
+      made.push(id);
+    }
+    await storage.deleteConversation(made[1]!);
+    const writes = spy.mock.calls.length;
+    const cached = await all(storage);
+    expect(spy.mock.calls.length).toBe(writes);
+    spy.mockRestore();
+    expect(cached).toBe(await all(raw));
+    expect((await storage.listConversationIds()).ids).toEqual([made[0], made[2]]);
+    expect((await storage.listConversationIds()).seq).toBe(4);
+  });
+
   it('does not keep a read that overlapped a write', async () => {
     const storage = cacheReads(await openStorage({ name: freshName() }), null);
     const id = crypto.randomUUID();
     const [, read] = await Promise.all([
-      storage.createConversation({ id, conversation: { id }, messageIds: [] }, []),
+      storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []),
       storage.listConversationIds(),
     ]);
     // Whatever the overlapping read saw, the next read sees the write.
@@ -120,7 +153,7 @@ describe('the read cache', () => {
     const two = cacheReads(await openStorage({ name }), channel);
     expect((await one.listConversationIds()).ids).toEqual([]);
     const id = crypto.randomUUID();
-    await two.createConversation({ id, conversation: { id }, messageIds: [] }, []);
+    await two.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
     await vi.waitFor(async () => expect((await one.listConversationIds()).ids).toEqual([id]));
     one.close();
     two.close();

@@ -1,8 +1,9 @@
 /** Handlers of the Conversations operations and of the asset identifiers. */
 import type { OperationContext } from '../context.js';
-import { badRequest, HttpError, json, noContent, notFound, readJson } from '../http.js';
+import { badRequest, HttpError, json, jsonText, noContent, notFound, readJson } from '../http.js';
 import { summarizeAsset } from '../models/asset-summary.js';
-import { conversationWire, seedConversation, type Seeded } from '../models/conversation.js';
+import { conversationsJson, seedConversation, type Seeded } from '../models/conversation.js';
+import type { JsonObject } from '../validate.js';
 import { uuid } from '../validate.js';
 
 /** `transferables`: absent means true; only "true" and "false" are accepted. */
@@ -18,12 +19,9 @@ function clock({ service }: OperationContext) {
 }
 
 async function store(context: OperationContext, seeded: Seeded) {
-  const change = await context.service.storage.createConversation(seeded.conversation, seeded.messages);
+  const change = await context.service.storage.createConversation(seeded.record, seeded.messages);
   context.service.notify(change);
-  return conversationWire(
-    { ...seeded.conversation, seq: change.seq },
-    new Map(seeded.messages.map((m) => [m.id, m])),
-  );
+  return seeded.wire;
 }
 
 export async function conversationsCreateSpecificConversation(context: OperationContext) {
@@ -33,9 +31,9 @@ export async function conversationsCreateSpecificConversation(context: Operation
   return json(withReferences ? conversation : stripReferences(conversation));
 }
 
-function stripReferences(conversation: ReturnType<typeof conversationWire>) {
-  const messages = conversation.messages as { iterable: Array<{ id: string }>; indices: unknown };
-  return { ...conversation, messages: { ...messages, iterable: messages.iterable.map(({ id }) => ({ id })) } };
+function stripReferences(conversation: JsonObject) {
+  const messages = conversation.messages as { iterable: Array<{ id: string }> };
+  return { ...conversation, messages: { iterable: messages.iterable.map(({ id }) => ({ id })) } };
 }
 
 export async function conversationsCreateFromAsset(context: OperationContext) {
@@ -52,7 +50,7 @@ export async function conversationsCreateFromAsset(context: OperationContext) {
     clock(context),
   );
   const conversation = await store(context, seeded);
-  return json({ conversation: { id: conversation.id, reference: conversation } });
+  return json({ conversation: { id: conversation.id!, reference: conversation } });
 }
 
 export async function conversationsDeleteSpecificConversation(context: OperationContext) {
@@ -66,7 +64,7 @@ export async function conversationsDeleteSpecificConversation(context: Operation
 export async function conversationsSnapshot(context: OperationContext) {
   const withReferences = transferables(context.url);
   const { conversations, messages } = await context.service.storage.listConversations({ messages: withReferences });
-  return json({ iterable: conversations.map((c) => conversationWire(c, messages)) });
+  return jsonText(conversationsJson(conversations, messages));
 }
 
 export async function conversationsIdentifiersSnapshot({ service }: OperationContext) {

@@ -21,8 +21,10 @@ import {
 import { parseApplication } from './application.js';
 
 export interface Seeded {
-  conversation: Omit<ConversationRecord, 'seq'>;
+  record: Omit<ConversationRecord, 'seq'>;
   messages: MessageRecord[];
+  /** The wire Conversation, every message with its reference. */
+  wire: JsonObject;
 }
 
 interface Clock {
@@ -85,7 +87,7 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
   const anchors = optional(seeded, 'anchors', path, array);
   const seededMessages = optional(seeded, 'messages', path, array) ?? [];
 
-  const messages = seededMessages.map((item, i): MessageRecord => {
+  const messages = seededMessages.map((item, i): JsonObject => {
     const p = `${path}.messages[${i}]`;
     const message = object(item, p);
     noServerKeys(message, ['id', 'updated', 'conversation'], p);
@@ -94,20 +96,15 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
     const created = optional(message, 'created', p, timestamp) ?? { value: clock.now };
     optional(message, 'sentiment', p, (v, q) => oneOf(v, MessageSentimentEnum, q));
     const messageModel = optional(message, 'model', p, object);
-    const messageId = clock.id();
     return {
-      id: messageId,
-      conversation: id,
-      message: {
-        ...message,
-        id: messageId,
-        created,
-        updated: created,
-        conversation: { id },
-        role,
-        fragment,
-        ...(messageModel ? { model: modelOf(messageModel) } : {}),
-      },
+      ...message,
+      id: clock.id(),
+      created,
+      updated: created,
+      conversation: { id },
+      role,
+      fragment,
+      ...(messageModel ? { model: modelOf(messageModel) } : {}),
     };
   });
 
@@ -125,7 +122,12 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
     ...(annotations ? { annotations: referenced(annotations, `${path}.annotations`, ['type', 'text'], clock, id) } : {}),
     ...(anchors ? { anchors: referenced(anchors, `${path}.anchors`, ['type', 'fullpath'], clock, id) } : {}),
   };
-  return { conversation: { id, conversation, messageIds: messages.map((m) => m.id) }, messages };
+  const messageIds = messages.map((m) => m.id as string);
+  return {
+    record: { id, json: JSON.stringify(conversation), messageIds },
+    messages: messages.map((message, i) => ({ id: messageIds[i]!, conversation: id, json: JSON.stringify(message) })),
+    wire: { ...conversation, messages: { iterable: messages.map((reference, i) => ({ id: messageIds[i]!, reference })) } },
+  };
 }
 
 /** A ReferencedModel `{id, reference?}` becomes the Model the Conversation carries, keeping the reference's fields. */
@@ -134,13 +136,22 @@ function modelOf(model: JsonObject): JsonObject {
   return { ...reference, id: model.id! };
 }
 
-/** The wire Conversation. With `messages`, each message id carries its `reference` (transferables). */
-export function conversationWire(record: ConversationRecord, messages?: Map<string, MessageRecord>): JsonObject {
-  const indices: JsonObject = {};
-  const iterable = record.messageIds.map((id, i): JsonObject => {
-    indices[id] = i;
-    const reference = messages?.get(id)?.message;
-    return reference ? { id, reference } : { id };
-  });
-  return { ...record.conversation, messages: { iterable, indices } };
+/**
+ * The wire Conversation as JSON text, composed from the stored text. With
+ * `messages`, each message id carries its `reference` (transferables).
+ * Ids are service-generated UUIDs: they need no escaping.
+ */
+export function conversationJson(record: ConversationRecord, messages?: Map<string, MessageRecord>): string {
+  const iterable = record.messageIds
+    .map((id) => {
+      const reference = messages?.get(id)?.json;
+      return reference ? `{"id":"${id}","reference":${reference}}` : `{"id":"${id}"}`;
+    })
+    .join(',');
+  return `${record.json.slice(0, -1)},"messages":{"iterable":[${iterable}]}}`;
+}
+
+/** A Conversations body from stored conversations, in their order. */
+export function conversationsJson(records: ConversationRecord[], messages?: Map<string, MessageRecord>): string {
+  return `{"iterable":[${records.map((record) => conversationJson(record, messages)).join(',')}]}`;
 }

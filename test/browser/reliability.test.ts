@@ -1,0 +1,254 @@
+/**
+ * Faults and load in Chromium: the worker killed in the middle of writes,
+ * four tabs writing at once, the boundaries of what is intercepted, a stale
+ * worker script, and forged change announcements.
+ */
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launch, stopAllWorkers } from './chromium.js';
+
+const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
+const contexts: BrowserContext[] = [];
+afterEach(async () => {
+  while (contexts.length) await contexts.pop()!.close();
+});
+
+async function newContext() {
+  const { context } = await launch();
+  contexts.push(context);
+  return context;
+}
+
+async function openDemo(context: BrowserContext, query = '') {
+  const page = await context.newPage();
+  await page.goto(inject('demoUrl') + query);
+  await page.waitForSelector('#status[data-state="ready"]');
+  return page;
+}
+
+type Item = { conversation: { id: string }; deleted?: true };
+declare global {
+  interface Window {
+    received: Item[][];
+    acknowledged: number;
+  }
+}
+
+/** Opens a stream socket that records every message; resolves once the first arrived. */
+const listen = (page: Page) =>
+  page.evaluate(
+    (url) =>
+      new Promise<Item[]>((resolve, reject) => {
+        window.received = [];
+        const socket = new WebSocket(url);
+        socket.onmessage = (event) => {
+          window.received.push(JSON.parse(event.data).iterable);
+          if (window.received.length === 1) resolve(window.received[0]!);
+        };
+        socket.onerror = () => reject(new Error('the stream failed'));
+      }),
+    STREAM,
+  );
+
+/** The ids a recording socket knows, applying its messages in order. */
+const socketIds = (page: Page) =>
+  page.evaluate(() => {
+    const ids: string[] = [];
+    for (const item of window.received.flat()) {
+      const at = ids.indexOf(item.conversation.id);
+      if (item.deleted) {
+        if (at >= 0) ids.splice(at, 1);
+      } else if (at < 0) ids.push(item.conversation.id);
+    }
+    return ids;
+  });
+
+const storeIds = (page: Page) =>
+  page.evaluate(async () => {
+    const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
+    return body.iterable.map((i) => i.id);
+  });
+
+describe('the worker killed in the middle of writes', () => {
+  it('keeps every acknowledged create with all its messages, and no conversation without them', async () => {
+    const context = await newContext();
+    const page = await openDemo(context);
+    const writing = page.evaluate(async () => {
+      window.acknowledged = 0;
+      const results = await Promise.all(
+        Array.from({ length: 200 }, async (_, i) => {
+          try {
+            const response = await fetch('http://localhost:1000/conversations/create', {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json' },
+              body: JSON.stringify({
+                type: 'COPILOT',
+                name: `write ${i}`,
+                messages: [0, 1, 2].map((m) => ({ role: 'USER', fragment: { string: { raw: `write ${i} message ${m}` } } })),
+              }),
+            });
+            if (!response.ok) return { i, status: response.status };
+            const { id } = (await response.json()) as { id: string };
+            window.acknowledged++;
+            return { i, id };
+          } catch {
+            return { i, failed: true };
+          }
+        }),
+      );
+      return results;
+    });
+    // Once writes are being acknowledged, stop the worker again and again until every create has an outcome.
+    await page.waitForFunction(() => window.acknowledged >= 10);
+    let finished = false;
+    void writing.finally(() => (finished = true));
+    let stops = 0;
+    while (!finished) {
+      await stopAllWorkers(context);
+      stops++;
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    const results = await writing;
+    const acknowledged = results.filter((r): r is { i: number; id: string } => 'id' in r);
+    const failed = results.length - acknowledged.length;
+    console.info(`worker stopped ${stops} times mid-write: ${results.length} creates sent, ${acknowledged.length} acknowledged, ${failed} failed`);
+    expect(stops).toBeGreaterThan(0);
+    expect(acknowledged.length).toBeLessThan(results.length);
+
+    // The next request starts the worker again.
+    const stored = await page.evaluate(async () => {
+      const body = (await (await fetch('http://localhost:1000/conversations')).json()) as {
+        iterable: Array<{ id: string; name: string; messages: { iterable: Array<{ reference?: { fragment: { string: { raw: string } } } }> } }>;
+      };
+      return body.iterable.map((c) => ({ id: c.id, name: c.name, texts: c.messages.iterable.map((m) => m.reference?.fragment.string.raw) }));
+    });
+    const byId = new Map(stored.map((c) => [c.id, c]));
+    for (const { i, id } of acknowledged) {
+      expect(byId.get(id)?.texts).toEqual([0, 1, 2].map((m) => `write ${i} message ${m}`));
+    }
+    for (const conversation of stored) {
+      const i = Number(conversation.name.split(' ')[1]);
+      expect(conversation.texts).toEqual([0, 1, 2].map((m) => `write ${i} message ${m}`));
+    }
+    console.info(`after restart: ${stored.length} conversations found, each with its 3 messages`);
+
+    // A new stream socket's first message is exactly the identifier snapshot.
+    const first = await listen(page);
+    expect(first.map((item) => item.conversation.id)).toEqual(await storeIds(page));
+  });
+});
+
+describe('four tabs writing at once', () => {
+  it('stores exactly what was acknowledged, and every socket ends with exactly the store', async () => {
+    const context = await newContext();
+    const tabs = await Promise.all([0, 1, 2, 3].map(() => openDemo(context)));
+    await Promise.all(tabs.map(listen));
+    const outcomes = await Promise.all(
+      tabs.map((tab, t) =>
+        tab.evaluate(async (t) => {
+          const create = async (name: string) => {
+            const response = await fetch('http://localhost:1000/conversations/create?transferables=false', {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json' },
+              body: JSON.stringify({ type: 'COPILOT', name, messages: [{ role: 'USER', fragment: { string: { raw: name } } }] }),
+            });
+            return response.ok ? ((await response.json()) as { id: string }).id : null;
+          };
+          // 50 to delete later, then 250 at once: 200 creates and the 50 deletes.
+          const early = await Promise.all(Array.from({ length: 50 }, (_, i) => create(`tab ${t} early ${i}`)));
+          const ops = [
+            ...Array.from({ length: 200 }, (_, i) => create(`tab ${t} ${i}`).then((id) => ({ created: id }))),
+            ...early.map((id) =>
+              fetch(`http://localhost:1000/conversations/${id}/delete`, { method: 'POST' }).then((r) => ({ deleted: r.status === 204 ? id : null })),
+            ),
+          ];
+          const done = await Promise.all(ops);
+          return {
+            created: [...early, ...done.map((d) => ('created' in d ? d.created : null))].filter(Boolean) as string[],
+            deleted: done.map((d) => ('deleted' in d ? d.deleted : null)).filter(Boolean) as string[],
+          };
+        }, t),
+      ),
+    );
+    const created = outcomes.flatMap((o) => o.created);
+    const deleted = new Set(outcomes.flatMap((o) => o.deleted));
+    const expected = created.filter((id) => !deleted.has(id)).sort();
+    const store = await storeIds(tabs[0]!);
+    console.info(`4 tabs: ${created.length} creates and ${deleted.size} deletes acknowledged; store holds ${store.length}`);
+    expect(created).toHaveLength(4 * 250);
+    expect(deleted.size).toBe(4 * 50);
+    expect([...store].sort()).toEqual(expected);
+    for (const tab of tabs) {
+      await expect.poll(async () => (await socketIds(tab)).length, { timeout: 20_000 }).toBe(store.length);
+      expect(await socketIds(tab)).toEqual(store);
+    }
+  });
+});
+
+describe('boundaries', () => {
+  it('leaves same-origin requests to the server that serves the app', async () => {
+    const context = await newContext();
+    const page = await openDemo(context);
+    const sameOrigin = await page.evaluate(async () => {
+      const response = await fetch(`${location.origin}/applications`);
+      return { type: response.headers.get('content-type'), text: await response.text() };
+    });
+    expect(sameOrigin.type).not.toContain('application/json');
+    expect(sameOrigin.text).not.toContain('"iterable"');
+  });
+
+  it('answers a configured base, and no longer the defaults', async () => {
+    const context = await newContext();
+    const page = await openDemo(context, '?bases=http://localhost:4321');
+    const result = await page.evaluate(async () => {
+      const custom = await fetch('http://localhost:4321/applications');
+      let fallback = 'answered';
+      try {
+        await fetch('http://localhost:1000/applications');
+      } catch {
+        fallback = 'network error';
+      }
+      return { custom: custom.status, fallback, bases: document.querySelector('#bases')!.textContent };
+    });
+    expect(result).toEqual({ custom: 200, fallback: 'network error', bases: 'http://localhost:4321' });
+  });
+
+  it('says so when the worker script is another version than the page library', async () => {
+    const context = await newContext();
+    const page = await context.newPage();
+    const warnings: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'warning') warnings.push(message.text());
+    });
+    await page.goto(`${inject('demoUrl')}?worker=/pieces-os-worker-stale.js`);
+    await page.waitForSelector('#status[data-state="ready"]');
+    expect(await page.textContent('#status')).toMatch(/worker 0\.0\.0-stale ≠ page \d+\.\d+\.\d+/);
+    expect(warnings.join('\n')).toMatch(/version mismatch: the page library is \d+\.\d+\.\d+ but the worker script is 0\.0\.0-stale/);
+  });
+});
+
+describe('forged change announcements', () => {
+  it('never crash the shim nor reach sockets', async () => {
+    const context = await newContext();
+    const page = await openDemo(context);
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await listen(page);
+    await page.evaluate(() => {
+      const forger = new BroadcastChannel('pieces-os-worker:changes');
+      for (const junk of [null, 'x', 1, [], {}, { type: 'change' }, { type: 'change', change: { seq: 'x' } }, { type: 'change', change: { seq: 1e9, conversation: 'forged' } }, { type: 'change', change: { seq: 2, conversation: 'forged', deleted: false } }]) {
+        forger.postMessage(junk);
+      }
+      forger.close();
+    });
+    await page.waitForTimeout(300);
+    expect(await page.evaluate(() => window.received.length)).toBe(1);
+    const id = await page.evaluate(async () => {
+      const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
+      return ((await response.json()) as { id: string }).id;
+    });
+    await page.waitForFunction(() => window.received.length === 2);
+    expect(await page.evaluate(() => window.received[1])).toEqual([{ conversation: { id } }]);
+    expect(errors).toEqual([]);
+  });
+});
