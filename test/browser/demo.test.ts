@@ -112,7 +112,7 @@ describe('the demo page', () => {
     await page.click('#open-session');
     await page.waitForSelector('#session-list li[data-state="open"]');
     await page.click('#session-list li .link');
-    expect(await page.textContent('#session-list li .detail')).toContain('"opened"');
+    await expect.poll(() => page.textContent('#session-list li .detail')).toContain('"opened"');
     await page.click('#session-list li .small');
     await page.waitForSelector('#session-list li[data-state="closed"]');
   });

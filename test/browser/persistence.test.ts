@@ -65,11 +65,13 @@ describe('persistence and control in Chromium', () => {
   it('takes control again after a hard reload, which loads the page past the worker', async () => {
     const { context, page } = await start();
     const id = await createConversation(page, 'before hard reload');
+    // Page.reload with ignoreCache is Shift+Reload: the navigation skips the worker.
     const cdp = await context.newCDPSession(page);
-    await cdp.send('Network.enable');
-    await cdp.send('Network.setBypassServiceWorker', { bypass: true });
-    await page.reload();
-    await cdp.send('Network.setBypassServiceWorker', { bypass: false });
+    const loaded = page.waitForEvent('load');
+    await cdp.send('Page.reload', { ignoreCache: true });
+    await loaded;
+    const navigation = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).workerStart);
+    expect(navigation).toBe(0);
     await page.waitForSelector('#status[data-state="ready"]');
     expect(await page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
     expect((await conversations(page)).map((c) => c.id)).toEqual([id]);
