@@ -7,49 +7,43 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { BuildEnvironmentOptions, UserConfig } from 'vite';
 import { defineConfig } from 'vitest/config';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 const define = { __PIECES_VERSION__: JSON.stringify(version) };
 
+/** The production builds of the package: workbox-routing's asserts and logs compiled out. */
+const packageBuild = (build: BuildEnvironmentOptions): UserConfig => ({
+  define: { ...define, 'process.env.NODE_ENV': JSON.stringify('production') },
+  publicDir: false,
+  build: { outDir: 'dist', emptyOutDir: false, target: 'es2022', ...build },
+});
+
 export default defineConfig(({ mode }) => {
   if (mode === 'worker') {
-    return {
-      define: { ...define, 'process.env.NODE_ENV': JSON.stringify('production') },
-      publicDir: false,
-      build: {
-        outDir: 'dist',
-        emptyOutDir: false,
-        target: 'es2022',
-        minify: true,
-        lib: {
-          entry: resolve(import.meta.dirname, 'src/worker/sw.ts'),
-          formats: ['iife'],
-          name: 'PiecesOsWorker',
-          fileName: () => 'pieces-os-worker.js',
-        },
+    return packageBuild({
+      minify: true,
+      lib: {
+        entry: resolve(import.meta.dirname, 'src/worker/sw.ts'),
+        formats: ['iife'],
+        name: 'PiecesOsWorker',
+        fileName: () => 'pieces-os-worker.js',
       },
-    };
+    });
   }
   if (mode === 'lib') {
-    return {
-      define: { ...define, 'process.env.NODE_ENV': JSON.stringify('production') },
-      publicDir: false,
-      build: {
-        outDir: 'dist',
-        emptyOutDir: false,
-        target: 'es2022',
-        lib: {
-          entry: {
-            index: resolve(import.meta.dirname, 'src/page/index.ts'),
-            worker: resolve(import.meta.dirname, 'src/worker/index.ts'),
-            core: resolve(import.meta.dirname, 'src/core/index.ts'),
-          },
-          formats: ['es'],
+    return packageBuild({
+      lib: {
+        entry: {
+          index: resolve(import.meta.dirname, 'src/page/index.ts'),
+          worker: resolve(import.meta.dirname, 'src/worker/index.ts'),
+          core: resolve(import.meta.dirname, 'src/core/index.ts'),
         },
-        rollupOptions: { external: ['workbox-routing', 'idb', 'mock-socket'] },
+        formats: ['es'],
       },
-    };
+      rollupOptions: { external: ['workbox-routing', 'idb', 'mock-socket'] },
+    });
   }
   return {
     root: resolve(import.meta.dirname, 'demo'),

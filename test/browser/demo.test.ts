@@ -3,11 +3,12 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launch } from './chromium.js';
+import { storeIds } from './pages.js';
 
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-results');
 
 /** Opens the demo, recording CSP violations and page errors. */
-async function openDemo(context: BrowserContext) {
+async function openWatchedDemo(context: BrowserContext) {
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
@@ -25,12 +26,6 @@ async function openDemo(context: BrowserContext) {
   return { page, problems };
 }
 
-const storeIds = (page: Page) =>
-  page.evaluate(async () => {
-    const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
-    return body.iterable.map((i) => i.id);
-  });
-
 const listIds = (page: Page) => page.$$eval('#conversation-list li', (items) => items.map((li) => (li as HTMLElement).dataset.id!));
 
 /** Waits until the demo's list shows exactly the store's conversations. */
@@ -45,7 +40,7 @@ describe('the demo page', () => {
 
   beforeAll(async () => {
     ({ context } = await launch());
-    ({ page, problems } = await openDemo(context));
+    ({ page, problems } = await openWatchedDemo(context));
   });
 
   afterAll(async () => {
@@ -146,8 +141,8 @@ describe('the demo in two tabs', () => {
   it('keeps both lists identical to the store while both tabs write', async () => {
     const { context } = await launch();
     try {
-      const a = await openDemo(context);
-      const b = await openDemo(context);
+      const a = await openWatchedDemo(context);
+      const b = await openWatchedDemo(context);
       for (let i = 0; i < 3; i++) {
         await a.page.fill('#create-name', `from A ${i}`);
         await a.page.click('#create-conversation');
@@ -172,7 +167,7 @@ describe('the demo offline', () => {
   it('answers every operation with the browser offline', async () => {
     const { context } = await launch();
     try {
-      const { page } = await openDemo(context);
+      const { page } = await openWatchedDemo(context);
       await context.setOffline(true);
       const statuses = await page.evaluate(async () => {
         const base = 'http://localhost:1000';

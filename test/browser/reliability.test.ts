@@ -6,8 +6,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launch, stopAllWorkers } from './chromium.js';
-
-const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
+import { openDemo, socketIds, storeIds, STREAM, type StreamItem } from './pages.js';
 const contexts: BrowserContext[] = [];
 afterEach(async () => {
   while (contexts.length) await contexts.pop()!.close();
@@ -19,17 +18,8 @@ async function newContext() {
   return context;
 }
 
-async function openDemo(context: BrowserContext, query = '') {
-  const page = await context.newPage();
-  await page.goto(inject('demoUrl') + query);
-  await page.waitForSelector('#status[data-state="ready"]');
-  return page;
-}
-
-type Item = { conversation: { id: string }; deleted?: true };
 declare global {
   interface Window {
-    received: Item[][];
     acknowledged: number;
   }
 }
@@ -38,36 +28,17 @@ declare global {
 const listen = (page: Page) =>
   page.evaluate(
     (url) =>
-      new Promise<Item[]>((resolve, reject) => {
-        window.received = [];
+      new Promise<StreamItem[]>((resolve, reject) => {
+        window.streamMessages = [];
         const socket = new WebSocket(url);
         socket.onmessage = (event) => {
-          window.received.push(JSON.parse(event.data).iterable);
-          if (window.received.length === 1) resolve(window.received[0]!);
+          window.streamMessages.push(JSON.parse(event.data).iterable);
+          if (window.streamMessages.length === 1) resolve(window.streamMessages[0]!);
         };
         socket.onerror = () => reject(new Error('the stream failed'));
       }),
     STREAM,
   );
-
-/** The ids a recording socket knows, applying its messages in order. */
-const socketIds = (page: Page) =>
-  page.evaluate(() => {
-    const ids: string[] = [];
-    for (const item of window.received.flat()) {
-      const at = ids.indexOf(item.conversation.id);
-      if (item.deleted) {
-        if (at >= 0) ids.splice(at, 1);
-      } else if (at < 0) ids.push(item.conversation.id);
-    }
-    return ids;
-  });
-
-const storeIds = (page: Page) =>
-  page.evaluate(async () => {
-    const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
-    return body.iterable.map((i) => i.id);
-  });
 
 describe('the worker killed in the middle of writes', () => {
   it('keeps every acknowledged create with all its messages, and no conversation without them', async () => {
@@ -242,13 +213,13 @@ describe('forged change announcements', () => {
       forger.close();
     });
     await page.waitForTimeout(300);
-    expect(await page.evaluate(() => window.received.length)).toBe(1);
+    expect(await page.evaluate(() => window.streamMessages.length)).toBe(1);
     const id = await page.evaluate(async () => {
       const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
       return ((await response.json()) as { id: string }).id;
     });
-    await page.waitForFunction(() => window.received.length === 2);
-    expect(await page.evaluate(() => window.received[1])).toEqual([{ conversation: { id } }]);
+    await page.waitForFunction(() => window.streamMessages.length === 2);
+    expect(await page.evaluate(() => window.streamMessages[1])).toEqual([{ conversation: { id } }]);
     expect(errors).toEqual([]);
   });
 });

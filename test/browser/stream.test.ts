@@ -1,24 +1,13 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launch } from './chromium.js';
-
-const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
-
-type Item = { conversation: { id: string }; deleted?: true };
+import { openDemo, socketIds, storeIds, STREAM } from './pages.js';
 
 declare global {
   interface Window {
-    streamMessages: Item[][];
     streamEvents: string[];
     streamSocket?: WebSocket;
   }
-}
-
-async function openTab(context: BrowserContext): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(inject('demoUrl'));
-  await page.waitForSelector('#status[data-state="ready"]');
-  return page;
 }
 
 /** Opens a stream socket in the page that records every message. */
@@ -56,25 +45,6 @@ function create(page: Page, count: number) {
   }, count);
 }
 
-/** The ids a socket knows after applying its messages in order. */
-const known = (page: Page) =>
-  page.evaluate(() => {
-    const ids: string[] = [];
-    for (const item of window.streamMessages.flat()) {
-      const at = ids.indexOf(item.conversation.id);
-      if (item.deleted) {
-        if (at >= 0) ids.splice(at, 1);
-      } else if (at < 0) ids.push(item.conversation.id);
-    }
-    return ids;
-  });
-
-const snapshot = (page: Page) =>
-  page.evaluate(async () => {
-    const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
-    return body.iterable.map((i) => i.id);
-  });
-
 describe('the stream across tabs in Chromium', () => {
   let context: BrowserContext;
   let a: Page;
@@ -82,8 +52,8 @@ describe('the stream across tabs in Chromium', () => {
 
   beforeAll(async () => {
     ({ context } = await launch());
-    a = await openTab(context);
-    b = await openTab(context);
+    a = await openDemo(context);
+    b = await openDemo(context);
   });
 
   afterAll(async () => {
@@ -105,14 +75,14 @@ describe('the stream across tabs in Chromium', () => {
     const writing = create(b, 20);
     await openSocket(a);
     const written = await writing;
-    const expected = await snapshot(a);
+    const expected = await storeIds(a);
     expect(expected).toEqual(expect.arrayContaining(written));
     await a.waitForFunction((n) => {
       const ids = new Set<string>();
       for (const item of window.streamMessages.flat()) ids.add(item.conversation.id);
       return ids.size >= n;
     }, expected.length);
-    const ids = await known(a);
+    const ids = await socketIds(a);
     expect([...ids].sort()).toEqual([...expected].sort());
     const all = (await a.evaluate(() => window.streamMessages)).flat().map((i) => i.conversation.id);
     expect(new Set(all).size).toBe(all.length);

@@ -1,0 +1,42 @@
+/** What the Chromium tests do in a demo tab: open it, record a stream socket, read ids. */
+import { inject } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+
+export const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
+
+export type StreamItem = { conversation: { id: string }; deleted?: true };
+
+declare global {
+  interface Window {
+    /** Each message's `iterable`, in arrival order, of the socket a test opened. */
+    streamMessages: StreamItem[][];
+  }
+}
+
+/** Opens the demo (with `query`, e.g. `?bases=…`) in a new tab, once the worker controls it. */
+export async function openDemo(context: BrowserContext, query = ''): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(inject('demoUrl') + query);
+  await page.waitForSelector('#status[data-state="ready"]');
+  return page;
+}
+
+/** The ids a recording socket knows after applying its messages in order. */
+export const socketIds = (page: Page) =>
+  page.evaluate(() => {
+    const ids: string[] = [];
+    for (const item of window.streamMessages.flat()) {
+      const at = ids.indexOf(item.conversation.id);
+      if (item.deleted) {
+        if (at >= 0) ids.splice(at, 1);
+      } else if (at < 0) ids.push(item.conversation.id);
+    }
+    return ids;
+  });
+
+/** The store's conversation ids, from the identifier snapshot. */
+export const storeIds = (page: Page) =>
+  page.evaluate(async () => {
+    const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
+    return body.iterable.map((i) => i.id);
+  });
