@@ -1,0 +1,105 @@
+/** The worker host: its fetch and message wiring, and the routes added to an app's own Router. */
+import { describe, expect, it } from 'vitest';
+import { Route, Router } from 'workbox-routing';
+import { addPiecesRoutes, startWorker } from '../../src/worker/index.js';
+import type { ExtendableMessageEventLike, FetchEventLike, ServiceWorkerScope } from '../../src/worker/sw-types.js';
+import type { PageReply } from '../../src/stream/protocol.js';
+import { VERSION } from '../../src/version.js';
+
+let counter = 0;
+const databaseName = () => `host-${Date.now()}-${counter++}`;
+
+/** A scope that records its listeners, so that a test can dispatch events to them. */
+function fakeScope() {
+  const listeners = new Map<string, Array<(event: never) => void>>();
+  let claims = 0;
+  const scope = {
+    location: { href: 'http://127.0.0.1/pieces-os-worker.js' },
+    clients: { claim: async () => void claims++ },
+    skipWaiting: async () => {},
+    addEventListener: (type: string, listener: (event: never) => void) => listeners.set(type, [...(listeners.get(type) ?? []), listener]),
+  } as unknown as ServiceWorkerScope;
+  const dispatch = (type: string, event: object) => listeners.get(type)?.forEach((listener) => listener(event as never));
+  /** Dispatches a fetch event; resolves with the response, or undefined when the worker let it pass. */
+  const fetch = (request: Request) => {
+    let answered: Promise<Response> | Response | undefined;
+    dispatch('fetch', { request, respondWith: (r: Promise<Response> | Response) => (answered = r), waitUntil: () => {} } satisfies Partial<FetchEventLike>);
+    return answered === undefined ? undefined : Promise.resolve(answered);
+  };
+  /** Posts a page request; resolves with the worker's reply on the message port. */
+  const message = (data: unknown) =>
+    new Promise<PageReply>((resolve) => {
+      const { port1, port2 } = new MessageChannel();
+      port1.onmessage = (event) => {
+        port1.close();
+        resolve(event.data as PageReply);
+      };
+      dispatch('message', { data, ports: [port2], waitUntil: () => {} } satisfies Partial<ExtendableMessageEventLike>);
+    });
+  return { scope, dispatch, fetch, message, claims: () => claims };
+}
+
+describe('startWorker', () => {
+  it('answers fetches under the bases and lets every other request pass to the network', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), bases: ['http://localhost:4321/api'] });
+    const answered = await host.fetch(new Request('http://localhost:4321/api/applications'));
+    expect(answered?.status).toBe(200);
+    expect(await answered?.json()).toEqual({ iterable: [] });
+    expect(host.fetch(new Request('http://localhost:1000/applications'))).toBeUndefined();
+    expect(host.fetch(new Request('http://127.0.0.1/index.html'))).toBeUndefined();
+  });
+
+  it('takes control on activation and when a page asks, and answers the page API', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
+    host.dispatch('activate', { waitUntil: () => {} });
+    expect(await host.message({ type: 'pieces:claim' })).toEqual({ ok: true });
+    expect(host.claims()).toBe(2);
+    expect(await host.message({ type: 'pieces:hello', version: VERSION })).toEqual({
+      ok: true,
+      version: VERSION,
+      bases: ['http://localhost:1000', 'http://localhost:39300'],
+    });
+    expect(await host.message({ type: 'pieces:report-external-applications', applications: [{ name: 'Obsidian', version: '1.5.1' }] })).toEqual({ ok: true });
+    const external = await (await host.fetch(new Request('http://localhost:1000/applications/external')))!.json();
+    expect(JSON.stringify(external)).toContain('Obsidian');
+  });
+
+  it('refuses malformed page requests with a message, storing nothing', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
+    expect(await host.message({ type: 'pieces:nope' })).toEqual({ ok: false, error: 'Unknown page request "pieces:nope".' });
+    expect(await host.message(null)).toMatchObject({ ok: false });
+    const reply = await host.message({ type: 'pieces:add-assets', assets: [{ name: 7 }] });
+    expect(reply.ok).toBe(false);
+    const assets = await (await host.fetch(new Request('http://localhost:1000/assets/identifiers')))!.json();
+    expect(assets).toEqual({ iterable: [] });
+  });
+});
+
+describe('addPiecesRoutes', () => {
+  it("adds the service to an app's existing Router, next to the app's own routes", async () => {
+    const host = fakeScope();
+    const router = new Router();
+    router.registerRoute(new Route(({ url }) => url.pathname === '/app/hello', { handle: async () => new Response('from the app') }));
+    addPiecesRoutes(router, { databaseName: databaseName(), sampleAssets: false }, host.scope);
+    const handle = (url: string, init?: RequestInit) => router.handleRequest({ request: new Request(url, init), event: {} as never });
+
+    expect(await (await handle('http://127.0.0.1/app/hello'))!.text()).toBe('from the app');
+    const created = await handle('http://localhost:1000/conversations/create', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"type":"COPILOT","name":"from the app\'s worker"}',
+    });
+    expect(created!.status).toBe(200);
+    const { id } = (await created!.json()) as { id: string };
+    const identifiers = await (await handle('http://localhost:39300/conversations/identifiers'))!.json();
+    expect(identifiers).toEqual({ iterable: [{ id }] });
+    expect((await handle('http://localhost:1000/nowhere'))!.status).toBe(404);
+    expect((await handle('http://localhost:1000/applications', { method: 'DELETE' }))!.status).toBe(405);
+    expect(handle('http://127.0.0.1/other')).toBeUndefined();
+    // The page API is served too.
+    expect(await host.message({ type: 'pieces:hello', version: VERSION })).toMatchObject({ ok: true, version: VERSION });
+  });
+});
