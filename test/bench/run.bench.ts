@@ -49,9 +49,14 @@ async function buildPages(): Promise<string> {
 }
 
 async function serve(outDir: string): Promise<{ server: PreviewServer; origin: string }> {
-  const server = await preview({ configFile: false, root: dirname(outDir), logLevel: 'warn', build: { outDir: basename(outDir) },
-    // Cross-origin isolation gives the pages 5 µs timers instead of 100 µs.
-    preview: { port: 0, host: '127.0.0.1', headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } },
+  // Cross-origin isolation gives the pages 5 µs timers instead of 100 µs.
+  const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+  const server = await preview({
+    configFile: false,
+    root: dirname(outDir),
+    logLevel: 'warn',
+    build: { outDir: basename(outDir) },
+    preview: { port: 0, host: '127.0.0.1', headers: isolation },
   });
   const address = server.httpServer.address();
   if (!address || typeof address === 'string') throw new Error('no port');

@@ -2,7 +2,7 @@
 import { inject } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 
-export const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
+const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
 
 export type StreamItem = { conversation: { id: string }; deleted?: true };
 
@@ -10,6 +10,8 @@ declare global {
   interface Window {
     /** Each message's `iterable`, in arrival order, of the socket a test opened. */
     streamMessages: StreamItem[][];
+    /** That socket; opening another closes it. */
+    streamSocket?: WebSocket;
   }
 }
 
@@ -20,6 +22,28 @@ export async function openDemo(context: BrowserContext, query = ''): Promise<Pag
   await page.waitForSelector('#status[data-state="ready"]');
   return page;
 }
+
+/**
+ * Opens a stream socket in the page that records every message (closing the one
+ * opened before); resolves with the first message, the snapshot.
+ */
+export const listen = (page: Page) =>
+  page.evaluate(
+    (url) =>
+      new Promise<StreamItem[]>((resolve, reject) => {
+        window.streamSocket?.close();
+        window.streamMessages = [];
+        const socket = new WebSocket(url);
+        window.streamSocket = socket;
+        socket.onmessage = (event) => {
+          if (window.streamSocket !== socket) return;
+          window.streamMessages.push(JSON.parse(event.data).iterable);
+          if (window.streamMessages.length === 1) resolve(window.streamMessages[0]!);
+        };
+        socket.onerror = () => reject(new Error('the stream failed'));
+      }),
+    STREAM,
+  );
 
 /** The ids a recording socket knows after applying its messages in order. */
 export const socketIds = (page: Page) =>

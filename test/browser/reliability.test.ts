@@ -4,9 +4,10 @@
  * worker script, and forged change announcements.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { launch, stopAllWorkers } from './chromium.js';
-import { openDemo, socketIds, storeIds, STREAM, type StreamItem } from './pages.js';
+import { listen, openDemo, socketIds, storeIds } from './pages.js';
+
 const contexts: BrowserContext[] = [];
 afterEach(async () => {
   while (contexts.length) await contexts.pop()!.close();
@@ -23,22 +24,6 @@ declare global {
     acknowledged: number;
   }
 }
-
-/** Opens a stream socket that records every message; resolves once the first arrived. */
-const listen = (page: Page) =>
-  page.evaluate(
-    (url) =>
-      new Promise<StreamItem[]>((resolve, reject) => {
-        window.streamMessages = [];
-        const socket = new WebSocket(url);
-        socket.onmessage = (event) => {
-          window.streamMessages.push(JSON.parse(event.data).iterable);
-          if (window.streamMessages.length === 1) resolve(window.streamMessages[0]!);
-        };
-        socket.onerror = () => reject(new Error('the stream failed'));
-      }),
-    STREAM,
-  );
 
 describe('the worker killed in the middle of writes', () => {
   it('keeps every acknowledged create with all its messages, and no conversation without them', async () => {

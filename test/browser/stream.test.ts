@@ -1,32 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launch } from './chromium.js';
-import { openDemo, socketIds, storeIds, STREAM } from './pages.js';
-
-declare global {
-  interface Window {
-    streamEvents: string[];
-    streamSocket?: WebSocket;
-  }
-}
-
-/** Opens a stream socket in the page that records every message. */
-function openSocket(page: Page) {
-  return page.evaluate((url) => {
-    window.streamSocket?.close();
-    window.streamMessages = [];
-    window.streamEvents = [];
-    const socket = new WebSocket(url);
-    window.streamSocket = socket;
-    socket.onopen = () => window.streamEvents.push('open');
-    socket.onerror = () => window.streamEvents.push('error');
-    socket.onclose = (event) => window.streamEvents.push(`close ${event.code}`);
-    socket.onmessage = (event) => {
-      if (window.streamSocket === socket) window.streamMessages.push(JSON.parse(event.data).iterable);
-    };
-    return socket instanceof WebSocket;
-  }, STREAM);
-}
+import { listen, openDemo, socketIds, storeIds } from './pages.js';
 
 function create(page: Page, count: number) {
   return page.evaluate(async (n) => {
@@ -61,7 +36,8 @@ describe('the stream across tabs in Chromium', () => {
   });
 
   it('delivers writes made in tab B to the socket in tab A, deletes as deleted:true', async () => {
-    expect(await openSocket(a)).toBe(true);
+    await listen(a);
+    expect(await a.evaluate(() => window.streamSocket instanceof WebSocket)).toBe(true);
     await a.waitForFunction(() => window.streamMessages.length === 1);
     const [id] = await create(b, 1);
     await a.waitForFunction((wanted) => window.streamMessages.flat().some((i) => i.conversation.id === wanted), id);
@@ -73,7 +49,7 @@ describe('the stream across tabs in Chromium', () => {
 
   it('a socket opened while another tab writes 20 conversations ends with exactly the snapshot ids', async () => {
     const writing = create(b, 20);
-    await openSocket(a);
+    await listen(a);
     const written = await writing;
     const expected = await storeIds(a);
     expect(expected).toEqual(expect.arrayContaining(written));
