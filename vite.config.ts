@@ -42,7 +42,7 @@ export default defineConfig(({ mode }) => {
         },
         formats: ['es'],
       },
-      rollupOptions: { external: ['workbox-routing', 'idb', 'mock-socket'] },
+      rollupOptions: { external: [/^workbox-routing/, 'idb', 'mock-socket', /^@mswjs\/interceptors/, 'fake-indexeddb'] },
     });
   }
   return {
@@ -51,7 +51,8 @@ export default defineConfig(({ mode }) => {
     define,
     build: { outDir: resolve(import.meta.dirname, 'dist/demo'), emptyOutDir: true, target: 'es2022' },
     server: { host: '127.0.0.1' },
-    preview: { host: '127.0.0.1' },
+    // Any host name: the insecure-origin tests reach the demo under another name.
+    preview: { host: '127.0.0.1', allowedHosts: true },
     test: {
       root: import.meta.dirname,
       projects: [

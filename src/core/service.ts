@@ -9,6 +9,7 @@ import { errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
 import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { DEFAULT_BASES, parseBase } from './bases.js';
+import { randomUUID } from './uuid.js';
 
 export { DEFAULT_BASES };
 
@@ -28,6 +29,15 @@ export interface ServiceOptions {
 /** Methods for which a catch-all route answers 404/405 under a base (the ones Workbox routes). */
 const FALLBACK_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/**
+ * What routes are added to: a workbox-routing `Router` (an app's own, or the
+ * one behind Workbox's `registerRoute`). Typed structurally so that the public
+ * types need no Service Worker lib.
+ */
+export interface RouteRegistry {
+  registerRoute(route: never): unknown;
+}
+
 export interface Service {
   readonly bases: readonly string[];
   /** Answers a request under a base; anything else passes to `fetch` untouched. */
@@ -35,7 +45,7 @@ export interface Service {
   /** The response for a request under a base, or undefined when the request is not the service's. */
   respond(request: Request, event?: unknown): Promise<Response> | undefined;
   /** Adds the service's routes to a workbox-routing Router (e.g. an app's existing one). */
-  addRoutes(router: Router): void;
+  addRoutes(router: RouteRegistry): void;
   /** The path under a base, or null when the URL is outside every base. */
   pathUnderBase(url: URL): string | null;
 }
@@ -48,7 +58,7 @@ export function createService(options: ServiceOptions): Service {
     userAgent: options.userAgent ?? globalThis.navigator?.userAgent ?? 'unknown',
     maxBodyBytes,
     now: options.now ?? (() => new Date()),
-    newId: options.newId ?? (() => crypto.randomUUID()),
+    newId: options.newId ?? randomUUID,
     notify: options.onChange ?? (() => {}),
   };
   const compiled = OPERATIONS.map((operation) => ({ operation, match: compilePath(operation.path) }));
@@ -89,7 +99,8 @@ export function createService(options: ServiceOptions): Service {
     );
   }
 
-  function addRoutes(router: Router) {
+  function addRoutes(registry: RouteRegistry) {
+    const router = registry as unknown as Pick<Router, 'registerRoute'>;
     for (const { operation, match } of compiled) {
       const route = new Route(
         ({ url }) => {

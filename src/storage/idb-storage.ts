@@ -1,5 +1,5 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
-import { openDB, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { openDB, wrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import {
   DB_NAME,
   DB_VERSION,
@@ -25,6 +25,8 @@ export interface OpenStorageOptions {
   name?: string;
   /** Assets stored on first start (the database's first open). */
   seedAssets?: AssetRecord[];
+  /** The IndexedDB to open it in; default the global `indexedDB` (e.g. fake-indexeddb's for memory). */
+  indexedDB?: IDBFactory;
 }
 
 export class DatabaseVersionError extends Error {
@@ -41,7 +43,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const name = options.name ?? DB_NAME;
   let db: IDBPDatabase<PiecesDB>;
   try {
-    db = await openDB<PiecesDB>(name, DB_VERSION, {
+    const upgrade: Parameters<typeof openDB<PiecesDB>>[2] = {
       upgrade(database, oldVersion, _newVersion, tx) {
         for (let step = oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
       },
@@ -49,7 +51,8 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
         // A newer version wants to upgrade: let it, this connection is done.
         db.close();
       },
-    });
+    };
+    db = options.indexedDB ? await openIn(options.indexedDB, name, upgrade) : await openDB<PiecesDB>(name, DB_VERSION, upgrade);
   } catch (error) {
     if ((error as DOMException)?.name === 'VersionError') throw new DatabaseVersionError(name, error);
     throw error;
@@ -57,6 +60,22 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const storage = new IdbStorage(db);
   if (options.seedAssets?.length) await storage.seed(options.seedAssets);
   return storage;
+}
+
+/** idb's openDB on another IDBFactory than the global one. */
+async function openIn(
+  factory: IDBFactory,
+  name: string,
+  { upgrade, blocking }: NonNullable<Parameters<typeof openDB<PiecesDB>>[2]>,
+): Promise<IDBPDatabase<PiecesDB>> {
+  const request = factory.open(name, DB_VERSION);
+  request.addEventListener('upgradeneeded', (event) => {
+    const tx = wrap(request.transaction!) as unknown as IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'versionchange'>;
+    upgrade?.(wrap(request.result) as unknown as IDBPDatabase<PiecesDB>, event.oldVersion, event.newVersion, tx, event);
+  });
+  const db = (await wrap(request)) as unknown as IDBPDatabase<PiecesDB>;
+  db.addEventListener('versionchange', (event) => blocking?.(event.oldVersion, event.newVersion, event));
+  return db;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** Launches Debian's Chromium (or CHROME_PATH) headless with playwright-core. */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
@@ -22,15 +22,32 @@ export function chromiumPath(): string {
   return path;
 }
 
+export interface LaunchOptions {
+  /** More Chromium switches. */
+  args?: string[];
+  /** Playwright's switch that makes service worker registration a no-op. */
+  serviceWorkers?: 'allow' | 'block';
+  /** Chromium profile preferences written before launch (e.g. content settings). */
+  preferences?: Record<string, unknown>;
+}
+
 /**
  * A persistent context (a real profile folder), so that tests can close the
  * browser and start it again on the same profile.
  */
-export async function launch(profile = mkdtempSync(join(tmpdir(), 'pieces-profile-'))): Promise<{ context: BrowserContext; profile: string }> {
+export async function launch(
+  profile = mkdtempSync(join(tmpdir(), 'pieces-profile-')),
+  options: LaunchOptions = {},
+): Promise<{ context: BrowserContext; profile: string }> {
+  if (options.preferences) {
+    mkdirSync(join(profile, 'Default'), { recursive: true });
+    writeFileSync(join(profile, 'Default', 'Preferences'), JSON.stringify(options.preferences));
+  }
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...(options.args ?? [])],
+    ...(options.serviceWorkers ? { serviceWorkers: options.serviceWorkers } : {}),
   });
   return { context, profile };
 }

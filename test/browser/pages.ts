@@ -64,3 +64,63 @@ export const storeIds = (page: Page) =>
     const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
     return body.iterable.map((i) => i.id);
   });
+
+/**
+ * Calls every operation of the route table from the page (GETs through
+ * XMLHttpRequest, POSTs through fetch) and returns each one's status by name.
+ */
+export const callEveryOperation = (page: Page) =>
+  page.evaluate(async () => {
+    const base = 'http://localhost:1000';
+    const statuses: Record<string, number> = {};
+    const xhr = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const request = new XMLHttpRequest();
+        request.open('GET', base + path);
+        for (const [name, value] of Object.entries(headers)) request.setRequestHeader(name, value);
+        request.onload = () => resolve({ status: request.status, body: request.responseText ? JSON.parse(request.responseText) : null });
+        request.onerror = () => reject(new Error(`XHR ${path} failed`));
+        request.send();
+      });
+    const get = async (name: string, path: string, headers?: Record<string, string>) => {
+      const { status, body } = await xhr(path, headers);
+      statuses[name] = status;
+      return body as Record<string, any>;
+    };
+    const post = async (name: string, path: string, body?: unknown) => {
+      const response = await fetch(base + path, {
+        method: 'POST',
+        ...(body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+      statuses[name] = response.status;
+      const text = await response.text();
+      return (text ? JSON.parse(text) : {}) as Record<string, any>;
+    };
+    const application = await post('applicationsRegister', '/applications/register');
+    await get('applicationsSnapshot', '/applications');
+    await get('applicationsSpecificApplicationSnapshot', `/applications/${application.id}`);
+    await get('applicationsExternalSnapshot', '/applications/external');
+    await get('applicationsExternalRelated', '/applications/external/related');
+    const session = await post('applicationsSessionOpen', '/applications/session/open');
+    await get('applicationsSessionSnapshot', `/applications/sessions/${session.id}`);
+    await post('applicationsSessionClose', '/applications/session/close', session.id);
+    await post('applicationsUsageEngagementInteraction', '/applications/usage/engagement/interaction', { description: 'clicked' });
+    await post('applicationsUsageEngagementKeyboard', '/applications/usage/engagement/keyboard', { description: 'typed', shortcut: [17, 67] });
+    await post('applicationsUsageInstallation', '/applications/usage/installation', { application });
+    await post('postApplicationsUsageUpdated', '/applications/usage/updated', { current: application });
+    const conversation = await post('conversationsCreateSpecificConversation', '/conversations/create', { type: 'COPILOT', name: 'every operation' });
+    const assets = await get('assetsIdentifiersSnapshot', '/assets/identifiers');
+    const fromAsset = await post('conversationsCreateFromAsset', `/conversations/create/from_asset/${assets.iterable[0].id}`);
+    await get('conversationsSnapshot', '/conversations');
+    const ids = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');
+    await get('conversationsStreamIdentifiers', '/conversations/stream/identifiers', { 'X-Pieces-Stream': 'handshake' });
+    await post('conversationsDeleteSpecificConversation', `/conversations/${fromAsset.conversation.id}/delete`);
+    const after = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');
+    return {
+      statuses,
+      created: conversation.id as string,
+      listed: (ids.iterable as { id: string }[]).map((i) => i.id),
+      deleted: fromAsset.conversation.id as string,
+      remaining: (after.iterable as { id: string }[]).map((i) => i.id),
+    };
+  });
