@@ -42,7 +42,7 @@ export default defineConfig(({ mode }) => {
         },
         formats: ['es'],
       },
-      rollupOptions: { external: [/^workbox-routing/, 'idb', 'mock-socket', /^@mswjs\/interceptors/, 'fake-indexeddb'] },
+      rollupOptions: { external: [/^workbox-routing/, 'idb', 'mock-socket', /^@mswjs\/interceptors/, /^fake-indexeddb/] },
     });
   }
   return {

@@ -3,7 +3,7 @@
  * `fetch` and `XMLHttpRequest` for the bases are answered in the page
  * (@mswjs/interceptors; every other request goes out untouched), the stream
  * shim is fed by this core, and the data lives in IndexedDB, shared by every
- * tab of the origin (memory when IndexedDB is unavailable). Tabs announce
+ * tab of the origin (an in-memory IndexedDB when the browser's is unavailable). Tabs announce
  * their commits on one BroadcastChannel: it clears the other tabs' read
  * caches and wakes their stream sockets.
  *
@@ -40,11 +40,13 @@ async function openShared(): Promise<{ storage: Storage; kind: InPageHost['stora
     if (typeof indexedDB === 'undefined') throw new Error('no indexedDB');
     return { storage: await openStorage({ seedAssets: SAMPLE_ASSETS }), kind: 'indexeddb' };
   } catch (error) {
-    const { IDBFactory } = await import('fake-indexeddb');
+    // This page cannot use the browser's IndexedDB at all: give it an
+    // in-memory one (fake-indexeddb, installed as the page's IndexedDB).
+    await import('fake-indexeddb/auto');
     warn(
-      `IndexedDB is unavailable here (${(error as Error)?.message ?? error}): the data is kept in memory, for this tab only, and is lost when it closes.`,
+      `IndexedDB is unavailable here (${(error as Error)?.name ?? error}): this page now has an in-memory IndexedDB; the data is this tab's only and is lost when it closes.`,
     );
-    return { storage: await openStorage({ seedAssets: SAMPLE_ASSETS, indexedDB: new IDBFactory() }), kind: 'memory' };
+    return { storage: await openStorage({ seedAssets: SAMPLE_ASSETS }), kind: 'memory' };
   }
 }
 

@@ -64,6 +64,15 @@ async function activated(registration: ServiceWorkerRegistration, scriptURL: str
   }
 }
 
+/** A worker that does not answer the page API: not the service's. */
+function notOurs(attached: boolean, script: string | undefined): PiecesServiceError {
+  return new PiecesServiceError(
+    attached
+      ? `the service worker controlling this page (${script}) does not answer the service: add \`addPiecesRoutes()\` from 'pieces-os-worker/worker' to it.`
+      : `the script ${script} is not the pieces-os-worker script (it does not answer the service). ${INIT_HINT}`,
+  );
+}
+
 /** Makes `registration`'s worker control the page (asking it to claim a page loaded past it). */
 async function control(registration: ServiceWorkerRegistration, scriptURL: string | null): Promise<void> {
   const container = navigator.serviceWorker;
@@ -71,7 +80,12 @@ async function control(registration: ServiceWorkerRegistration, scriptURL: strin
   if (ours()) return;
   const changed = new Promise((resolve) => container.addEventListener('controllerchange', resolve, { once: true }));
   const worker = await activated(registration, scriptURL);
-  await askWorker({ type: 'pieces:claim' }, worker);
+  if (ours()) return;
+  try {
+    await Promise.race([askWorker({ type: 'pieces:claim' }, worker, HELLO_TIMEOUT_MS), changed]);
+  } catch (error) {
+    throw error instanceof TimeoutError ? notOurs(scriptURL === null, worker.scriptURL) : error;
+  }
   if (!ours()) await changed;
 }
 
@@ -79,13 +93,7 @@ async function hello(attached: boolean): Promise<Hello> {
   try {
     return (await askWorker({ type: 'pieces:hello', version: VERSION }, undefined, HELLO_TIMEOUT_MS)) as Hello;
   } catch (error) {
-    if (!(error instanceof TimeoutError)) throw error;
-    const script = navigator.serviceWorker.controller?.scriptURL;
-    throw new PiecesServiceError(
-      attached
-        ? `the service worker controlling this page (${script}) does not answer the service: add \`addPiecesRoutes()\` from 'pieces-os-worker/worker' to it.`
-        : `the script ${script} is not the pieces-os-worker script (it does not answer the service). ${INIT_HINT}`,
-    );
+    throw error instanceof TimeoutError ? notOurs(attached, navigator.serviceWorker.controller?.scriptURL) : error;
   }
 }
 
