@@ -39,10 +39,11 @@ export default defineConfig(({ mode }) => {
           index: resolve(import.meta.dirname, 'src/page/index.ts'),
           worker: resolve(import.meta.dirname, 'src/worker/index.ts'),
           core: resolve(import.meta.dirname, 'src/core/index.ts'),
+          vite: resolve(import.meta.dirname, 'src/vite/index.ts'),
         },
         formats: ['es'],
       },
-      rollupOptions: { external: [/^workbox-routing/, 'idb', 'mock-socket', /^@mswjs\/interceptors/, /^fake-indexeddb/] },
+      rollupOptions: { external: [/^node:/, 'vite', /^workbox-routing/, 'idb', 'mock-socket', /^@mswjs\/interceptors/, /^fake-indexeddb/] },
     });
   }
   return {
