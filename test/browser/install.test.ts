@@ -11,8 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, createServer, preview, type PreviewServer, type ViteDevServer } from 'vite';
-import type { BrowserContext } from 'playwright-core';
-import { launch } from './chromium.js';
+import { launch, type BrowserContext } from './engine.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const tsc = join(root, 'node_modules/.bin/tsc');

@@ -4,9 +4,9 @@
  * page, with tabs of one origin sharing one store.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
 import { OPERATIONS } from '../../src/core/routes.js';
-import { launch } from './chromium.js';
+import { engine, launch, type BrowserContext, type Page } from './engine.js';
+import type { Capability } from './driver.js';
 import { callEveryOperation, listen, socketIds, storeIds } from './pages.js';
 
 async function openPageMode(context: BrowserContext, url: string): Promise<Page> {
@@ -18,8 +18,8 @@ async function openPageMode(context: BrowserContext, url: string): Promise<Page>
 
 const SUCCESS = new Set([200, 204]);
 
-function suite(name: string, setup: () => Promise<{ context: BrowserContext; url: string }>, reason: RegExp) {
-  describe(name, () => {
+function suite(name: string, capability: Capability, setup: () => Promise<{ context: BrowserContext; url: string }>, reason: RegExp) {
+  describe.skipIf(engine.lacks(capability))(name, () => {
     let context: BrowserContext;
     let url: string;
     let a: Page;
@@ -85,9 +85,10 @@ function suite(name: string, setup: () => Promise<{ context: BrowserContext; url
 
 suite(
   'an insecure origin (a LAN-like host name on http://)',
+  'loopbackHosts',
   async () => {
     const demo = new URL(inject('demoUrl'));
-    const { context } = await launch(undefined, { args: ['--host-resolver-rules=MAP pieces-lan.test 127.0.0.1'] });
+    const { context } = await launch(undefined, { loopbackHosts: ['pieces-lan.test'] });
     return { context, url: `http://pieces-lan.test:${demo.port}/` };
   },
   /not a secure context/,
@@ -95,8 +96,9 @@ suite(
 
 suite(
   "Playwright's serviceWorkers: 'block'",
+  'blockServiceWorkers',
   async () => {
-    const { context } = await launch(undefined, { serviceWorkers: 'block' });
+    const { context } = await launch(undefined, { blockServiceWorkers: true });
     return { context, url: inject('demoUrl') };
   },
   /registration is blocked/,

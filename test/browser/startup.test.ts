@@ -6,9 +6,8 @@
  * the page library starts with `[pieces-os-worker]`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
 import type { StartOptions } from '../../src/page/index.js';
-import { launch, type LaunchOptions } from './chromium.js';
+import { engine, launch, type BrowserContext, type LaunchOptions, type Page } from './engine.js';
 import type { LabResult } from './lab/lab.js';
 import { startLab, type Lab } from './lab-server.js';
 
@@ -152,8 +151,8 @@ describe("the app's own service worker", () => {
 });
 
 describe('where the browser refuses service workers', () => {
-  it('blocked site data: says so (not "the user denied permission") and keeps the data in memory', async () => {
-    const { context, page } = await openLab({ preferences: { profile: { default_content_setting_values: { cookies: 2 } } } });
+  it.skipIf(engine.lacks('siteData'))('blocked site data: says so (not "the user denied permission") and keeps the data in memory', async () => {
+    const { context, page } = await openLab({ siteData: 'blocked' });
     try {
       const result = await start(page);
       prefixed(result);
@@ -169,8 +168,8 @@ describe('where the browser refuses service workers', () => {
     }
   });
 
-  it('a third-party iframe (third-party cookies blocked): says so, and runs in the page', async () => {
-    const { context, page } = await openLab({ preferences: { profile: { cookie_controls_mode: 1, block_third_party_cookies: true } } });
+  it.skipIf(engine.lacks('siteData'))('a third-party iframe (third-party cookies blocked): says so, and runs in the page', async () => {
+    const { context, page } = await openLab({ siteData: 'third-party-blocked' });
     try {
       const result = await page.evaluate((url) => window.lab.startInFrame(url), `http://localhost:${lab.port}/framed/`);
       prefixed(result);
@@ -182,8 +181,8 @@ describe('where the browser refuses service workers', () => {
     }
   });
 
-  it('fallback: false rejects with the reason instead of running in the page', async () => {
-    const { context, page } = await openLab({ serviceWorkers: 'block' });
+  it.skipIf(engine.lacks('blockServiceWorkers'))('fallback: false rejects with the reason instead of running in the page', async () => {
+    const { context, page } = await openLab({ blockServiceWorkers: true });
     try {
       const result = await start(page, { fallback: false });
       prefixed(result);
