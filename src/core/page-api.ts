@@ -8,13 +8,14 @@ import { parseAssets } from './models/asset.js';
 import type { Service } from './service.js';
 import { randomUUID } from './uuid.js';
 import { array, object, optional, required, string } from './validate.js';
-import type { Storage } from '../storage/storage.js';
+import type { Change, Storage } from '../storage/storage.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 
 export async function answerPageRequest(
   service: Service,
   storage: Storage,
+  announce: (change: Change) => void,
   request: PageRequest,
   claim: () => Promise<void>,
 ): Promise<PageReply> {
@@ -25,7 +26,7 @@ export async function answerPageRequest(
       await claim();
       return { ok: true };
     case 'pieces:add-assets':
-      await storage.putAssets(parseAssets(request.assets, randomUUID, new Date().toISOString()));
+      for (const change of await storage.putAssets(parseAssets(request.assets, randomUUID, new Date().toISOString()))) announce(change);
       return { ok: true };
     case 'pieces:report-external-applications':
       await storage.putExternalApplications(

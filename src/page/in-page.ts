@@ -17,10 +17,12 @@ import { createService } from '../core/service.js';
 import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
 import { openStorage } from '../storage/idb-storage.js';
 import { cacheReads } from '../storage/read-cache.js';
-import type { Storage } from '../storage/storage.js';
+import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
 import { warn } from './messages.js';
+import { installSyncProbes } from './sync-probe.js';
+import { keepSyncXhrNative } from './sync-xhr.js';
 
 export interface InPageOptions {
   bases?: readonly string[];
@@ -57,12 +59,14 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
   // reaches this tab's stream sockets too (they listen on their own object).
   const channel = new BroadcastChannel(CHANGES_CHANNEL);
   const storage = cacheReads(opened, channel);
+  const announce = (change: Change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage);
   const service = createService({
     storage,
     bases: options.bases,
-    onChange: (change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage),
+    onChange: announce,
   });
 
+  const NativeXhr = globalThis.XMLHttpRequest;
   const interceptor = new BatchInterceptor({
     name: 'pieces-os-worker',
     interceptors: [new FetchInterceptor(), new XMLHttpRequestInterceptor()],
@@ -81,12 +85,22 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
       })
     : () => {};
 
+  // Synchronous XHR is beyond the interceptor: it stays native, and its
+  // discovery probes under the bases are answered as in worker mode.
+  const uninstallProbes = NativeXhr
+    ? ((restore: () => void, unprobe: () => void) => () => (restore(), unprobe()))(
+        keepSyncXhrNative(globalThis, NativeXhr),
+        installSyncProbes({ bases: service.bases, isServiceAvailable: () => true }),
+      )
+    : () => {};
+
   return {
     bases: service.bases,
     storage: kind,
-    ask: (request) => answerPageRequest(service, storage, request, async () => {}),
+    ask: (request) => answerPageRequest(service, storage, announce, request, async () => {}),
     stop() {
       uninstall();
+      uninstallProbes();
       interceptor.dispose();
       storage.close();
     },

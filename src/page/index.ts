@@ -11,6 +11,7 @@ import { DEFAULT_BASES } from '../core/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
+import { installSyncProbes } from './sync-probe.js';
 import { VERSION } from '../version.js';
 import { NoWorkerReason } from './diagnose.js';
 import { info, INIT_HINT, PiecesServiceError, warn } from './messages.js';
@@ -28,7 +29,10 @@ export interface StartOptions {
    * calls `addPiecesRoutes()`), instead of registering the pieces-os-worker script.
    */
   register?: boolean;
-  /** Base URLs to answer; default `http://localhost:1000` and `http://localhost:39300`. */
+  /**
+   * Base URLs to answer; default `DEFAULT_BASES` (localhost and 127.0.0.1 on 1000, 5323 and
+   * 39300–39333). A port range may be written compactly: `http://localhost:39300-39333`.
+   */
   bases?: readonly string[];
   /**
    * Where no service worker can run (insecure origin, third-party iframe,
@@ -38,8 +42,10 @@ export interface StartOptions {
   fallback?: boolean;
   /** Don't log start-up messages to the console (warnings still show); default false. */
   quiet?: boolean;
-  /** Patch `WebSocket` for the conversation identifier stream; default true. */
+  /** Patch `WebSocket` for the socket paths (identifier streams, health, user); default true. */
   stream?: boolean;
+  /** Answer synchronous XHR health/version probes in the page (Chromium does not send them to the worker); default true. */
+  syncProbes?: boolean;
 }
 
 export interface PiecesService {
@@ -56,8 +62,9 @@ export interface PiecesService {
   version: { page: string; worker: string; mismatch: boolean };
 }
 
-export { DEFAULT_BASES, VERSION, installStreamShim, PiecesServiceError };
+export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes, PiecesServiceError };
 export type { StreamShimOptions } from '../stream/shim.js';
+export type { SyncProbeOptions } from './sync-probe.js';
 export type { AssetInput };
 
 /** Answers the page API's requests: the worker, or the in-page host. */

@@ -69,6 +69,24 @@ function suite(name: string, capability: Capability, setup: () => Promise<{ cont
       expect(await storeIds(a)).toEqual(await storeIds(b));
     });
 
+    it('answers synchronous XMLHttpRequest discovery probes', async () => {
+      const probe = await a.evaluate(() => {
+        const request = new XMLHttpRequest();
+        request.open('GET', 'http://localhost:39310/.well-known/health', false);
+        request.send();
+        return { status: request.status, text: request.responseText };
+      });
+      expect(probe).toEqual({ status: 200, text: 'ok' });
+      // A synchronous request outside the bases still goes to the network.
+      const own = await a.evaluate(() => {
+        const request = new XMLHttpRequest();
+        request.open('GET', location.href, false);
+        request.send();
+        return { status: request.status, html: request.responseText.includes('<html') };
+      });
+      expect(own).toEqual({ status: 200, html: true });
+    });
+
     it('leaves requests outside the bases to the network', async () => {
       const outside = await a.evaluate(async () => {
         try {
