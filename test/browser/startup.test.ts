@@ -148,6 +148,18 @@ describe("the app's own service worker", () => {
       await context.close();
     }
   });
+  it("register: false with an app worker that lacks the service says to add addPiecesRoutes()", async () => {
+    const { context, page } = await openLab();
+    try {
+      await page.evaluate(() => navigator.serviceWorker.register('/other-sw.js'));
+      const result = await start(page, { register: false });
+      prefixed(result);
+      expect(result.error).toContain(`the service worker controlling this page (${lab.origin}/other-sw.js) does not answer the service`);
+      expect(result.error).toContain("add `addPiecesRoutes()` from 'pieces-os-worker/worker' to it.");
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
 });
 
 describe('where the browser refuses service workers', () => {
