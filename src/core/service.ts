@@ -9,6 +9,9 @@ import { errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
 import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { DEFAULT_BASES, parseBase } from './bases.js';
+import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
+import { loggerFor, type Logger } from './log.js';
+import { Overrides, type Override } from './overrides.js';
 
 export { DEFAULT_BASES };
 
@@ -21,8 +24,14 @@ export interface ServiceOptions {
   /** Called after every committed conversation change, in commit order. */
   onChange?: (change: Change) => void;
   userAgent?: string;
+  /** The clock for every time the service records (`created`, `updated`, events); default `new Date()`. */
   now?: () => Date;
+  /** The id generator for every record the service creates; default `crypto.randomUUID()`. */
   newId?: () => string;
+  /** What `reset()` restores (the data format of `seed`); default an empty store. */
+  initialData?: PiecesSeed;
+  /** Print each request and its answer (`true`), or give each log entry to a function. */
+  log?: boolean | Logger;
 }
 
 /** Methods for which a catch-all route answers 404/405 under a base (the ones Workbox routes). */
@@ -38,6 +47,18 @@ export interface Service {
   addRoutes(router: Router): void;
   /** The path under a base, or null when the URL is outside every base. */
   pathUnderBase(url: URL): string | null;
+  /** Replaces the whole store with the initial data. */
+  reset(): Promise<void>;
+  /** Adds records (the data format); a record with an existing id replaces it. Invalid data changes nothing. */
+  seed(data: PiecesSeed): Promise<void>;
+  /** The whole store in the data format. */
+  exportData(): Promise<PiecesData>;
+  /** Adds runtime overrides, tried before those already in force. */
+  use(...overrides: Override[]): void;
+  /** Removes every runtime override. */
+  resetOverrides(): void;
+  /** The runtime overrides in force, newest first. */
+  listOverrides(): Override[];
 }
 
 export function createService(options: ServiceOptions): Service {
@@ -115,14 +136,62 @@ export function createService(options: ServiceOptions): Service {
   const router = new Router();
   addRoutes(router);
 
-  function respond(request: Request, event?: unknown): Promise<Response> | undefined {
-    const handled = router.handleRequest({ request, event: event as never });
-    if (handled) return handled;
+  /** The service's answer, from the route table (no override applied). */
+  function answer(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
+    // The Router's own handleRequest reads the page's `location`; matching needs no origin.
+    const { route, params } = router.findMatchingRoute({ url, sameOrigin: false, request, event: event as never });
+    if (route) {
+      try {
+        return Promise.resolve(route.handler.handle({ url, request, event: event as never, params }));
+      } catch (error) {
+        return Promise.resolve(failure(error));
+      }
+    }
     // Methods the Router has no routes for (PROPFIND, …) still get an answer under a base.
-    const url = new URL(request.url);
-    const path = pathUnderBase(url);
-    return path === null ? undefined : fallback(request, url, path);
+    return fallback(request, url, path);
   }
+
+  const operationOf = (method: string, path: string) =>
+    compiled.find(({ operation, match }) => (operation.method === method || (method === 'HEAD' && operation.method === 'GET')) && match(path))
+      ?.operation.name;
+
+  const overrides = new Overrides();
+  const logger = loggerFor(options.log);
+
+  async function answerWithOverrides(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
+    const started = performance.now();
+    const operation = overrides.size || logger ? operationOf(request.method, path) : undefined;
+    const outcome = overrides.size ? overrides.take(request.method, path, operation) : undefined;
+    if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
+    const response = outcome?.response ? outcome.response() : await answer(request, url, path, event);
+    logger?.({
+      operation,
+      method: request.method,
+      url: request.url,
+      path,
+      status: response.type === 'error' ? 0 : response.status,
+      ms: performance.now() - started,
+      overridden: !!outcome,
+    });
+    return response;
+  }
+
+  function respond(request: Request, event?: unknown): Promise<Response> | undefined {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return undefined;
+    }
+    const path = pathUnderBase(url);
+    return path === null ? undefined : answerWithOverrides(request, url, path, event);
+  }
+
+  const clock = { now: () => context.now().toISOString(), newId: () => context.newId() };
+  const load = async (data: PiecesSeed, replace: boolean) => {
+    const changes = await context.storage.loadData(parseData(data, clock), { replace });
+    for (const change of changes) context.notify(change);
+  };
 
   return {
     bases: bases.map((b) => b.origin + b.path),
@@ -130,6 +199,12 @@ export function createService(options: ServiceOptions): Service {
     handle: (request) => respond(request) ?? fetch(request),
     addRoutes,
     pathUnderBase,
+    reset: () => load(options.initialData ?? {}, true),
+    seed: (data) => load(data, false),
+    exportData: async () => toData(await context.storage.dumpData()),
+    use: (...list) => overrides.use(list),
+    resetOverrides: () => overrides.reset(),
+    listOverrides: () => overrides.list(),
   };
 }
 

@@ -1,5 +1,5 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
-import { openDB, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { wrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import {
   DB_NAME,
   DB_VERSION,
@@ -8,7 +8,7 @@ import {
   type EventKind,
   type PiecesDB,
 } from './schema.js';
-import type { Change, Engagement, Storage } from './storage.js';
+import type { Change, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
 export const CHANGE_LOG_LIMIT = 10_000;
@@ -25,6 +25,8 @@ export interface OpenStorageOptions {
   name?: string;
   /** Assets stored on first start (the database's first open). */
   seedAssets?: AssetRecord[];
+  /** The IndexedDB to open it in; default the global `indexedDB`. */
+  factory?: IDBFactory;
 }
 
 export class DatabaseVersionError extends Error {
@@ -41,15 +43,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const name = options.name ?? DB_NAME;
   let db: IDBPDatabase<PiecesDB>;
   try {
-    db = await openDB<PiecesDB>(name, DB_VERSION, {
-      upgrade(database, oldVersion, _newVersion, tx) {
-        for (let step = oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
-      },
-      blocking() {
-        // A newer version wants to upgrade: let it, this connection is done.
-        db.close();
-      },
-    });
+    db = await open(options.factory ?? indexedDB, name);
   } catch (error) {
     if ((error as DOMException)?.name === 'VersionError') throw new DatabaseVersionError(name, error);
     throw error;
@@ -57,6 +51,21 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const storage = new IdbStorage(db);
   if (options.seedAssets?.length) await storage.seed(options.seedAssets);
   return storage;
+}
+
+/** Opens (creating or upgrading) the database in `factory`. */
+function open(factory: IDBFactory, name: string): Promise<IDBPDatabase<PiecesDB>> {
+  const request = factory.open(name, DB_VERSION);
+  request.addEventListener('upgradeneeded', (event) => {
+    const database = wrap(request.result) as unknown as IDBPDatabase<PiecesDB>;
+    const tx = wrap(request.transaction!) as unknown as Parameters<(typeof UPGRADES)[number]>[1];
+    for (let step = event.oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
+  });
+  return (wrap(request) as unknown as Promise<IDBPDatabase<PiecesDB>>).then((db) => {
+    // A newer version wants to upgrade: let it, this connection is done.
+    db.addEventListener('versionchange', () => db.close());
+    return db;
+  });
 }
 
 /**
@@ -289,6 +298,76 @@ class IdbStorage implements Storage {
     await commit(tx, function* () {
       for (const application of applications) yield tx.store.put(application);
     });
+  }
+
+  async dumpData(): Promise<StoredData> {
+    const tx = this.db.transaction(['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external']);
+    const [applications, sessions, events, conversations, messages, assets, external] = await Promise.all([
+      tx.objectStore('applications').getAll(),
+      tx.objectStore('sessions').getAll(),
+      tx.objectStore('events').getAll(),
+      tx.objectStore('conversations').index('by-seq').getAll(),
+      tx.objectStore('messages').getAll(),
+      tx.objectStore('assets').index('by-name').getAll(),
+      tx.objectStore('external').getAll(),
+    ]);
+    await tx.done;
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    return {
+      applications,
+      sessions,
+      events,
+      conversations: conversations.map(({ seq: _seq, ...conversation }) => ({
+        conversation,
+        messages: conversation.messageIds.map((id) => byId.get(id)).filter((m): m is NonNullable<typeof m> => !!m),
+      })),
+      assets,
+      external,
+    };
+  }
+
+  async loadData(data: StoredData, { replace }: { replace: boolean }): Promise<Change[]> {
+    const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta'] as const;
+    const tx = this.db.transaction([...names], 'readwrite');
+    const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
+    const existing = new Map((await store('conversations').getAll()).map((c) => [c.id, c]));
+    const incoming = new Set(data.conversations.map(({ conversation }) => conversation.id));
+    const result: Change[] = [];
+    await commit(tx, function* () {
+      const gone = replace ? [...existing.keys()].filter((id) => !incoming.has(id)) : [];
+      if (replace) {
+        for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external'] as const) {
+          yield store(name).clear();
+        }
+        existing.clear();
+      }
+      for (const application of data.applications) yield store('applications').put(application);
+      for (const session of data.sessions) yield store('sessions').put(session);
+      for (const event of data.events) yield store('events').put(event);
+      for (const asset of data.assets) yield store('assets').put(asset);
+      for (const application of data.external) yield store('external').put(application);
+      // The change log records every conversation removed and written, so open streams follow.
+      const log = (change: Omit<Change, 'seq'>) =>
+        store('changes')
+          .add(change)
+          .then((seq) => {
+            result.push({ ...change, seq });
+            return seq;
+          });
+      for (const id of gone) yield log({ conversation: id, deleted: true });
+      for (const { conversation, messages } of data.conversations) {
+        const before = existing.get(conversation.id);
+        for (const id of before?.messageIds ?? []) yield store('messages').delete(id);
+        for (const message of messages) yield store('messages').put(message);
+        yield log({ conversation: conversation.id }).then((seq) =>
+          store('conversations').put({ ...conversation, seq: before?.seq ?? seq }),
+        );
+      }
+      yield store('meta').put(true, 'seeded');
+    });
+    const last = result.at(-1);
+    if (last) await prune(this.db.transaction('changes', 'readwrite').store, last.seq);
+    return result.sort((a, b) => a.seq - b.seq);
   }
 
   async getMeta<T>(key: string) {

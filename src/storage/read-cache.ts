@@ -38,6 +38,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   ensureMeta: [],
   createConversation: [],
   deleteConversation: [],
+  loadData: CACHED,
 };
 
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';
