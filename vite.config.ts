@@ -1,7 +1,8 @@
 /**
- * One config, three builds, chosen by mode:
+ * One config, four builds, chosen by mode:
  *   vite build --mode worker  → dist/pieces-os-worker.js (self-contained classic script)
- *   vite build --mode lib     → dist/index.js (ESM page library)
+ *   vite build --mode lib     → dist/index.js (ESM page library), dist/worker.js, dist/core.js
+ *   vite build --mode node    → dist/node.js and dist/core.node.js (Node: no browser globals read)
  *   vite [serve|build]        → the demo (root demo/, static files from public/)
  * Vitest reads the `test` block.
  */
@@ -20,6 +21,39 @@ const packageBuild = (build: BuildEnvironmentOptions): UserConfig => ({
   build: { outDir: 'dist', emptyOutDir: false, target: 'es2022', ...build },
 });
 
+/**
+ * The Node entries. workbox-routing is bundled with its development code
+ * compiled out (it reads `self` at import otherwise), and idb's IndexedDB
+ * globals are bound to fake-indexeddb's classes: storage runs in memory, and
+ * no global is read or patched.
+ */
+export const nodeBuild = (outDir: string): UserConfig => {
+  const fake = (name: string): [string, string] => ['fake-indexeddb', name];
+  const idbGlobals = ['IDBCursor', 'IDBDatabase', 'IDBIndex', 'IDBKeyRange', 'IDBObjectStore', 'IDBRequest', 'IDBTransaction', 'indexedDB'];
+  return {
+    define: { ...define, 'process.env.NODE_ENV': JSON.stringify('production') },
+    publicDir: false,
+    build: {
+      outDir,
+      emptyOutDir: false,
+      target: 'node20',
+      ssr: true,
+      lib: {
+        entry: {
+          node: resolve(import.meta.dirname, 'src/node/index.ts'),
+          'core.node': resolve(import.meta.dirname, 'src/core/index.ts'),
+        },
+        formats: ['es'],
+      },
+      rolldownOptions: {
+        external: [/^node:/, 'ws', 'fake-indexeddb', /^@mswjs\/interceptors/, 'mock-socket'],
+        transform: { inject: Object.fromEntries(idbGlobals.map((name) => [name, fake(name)])) },
+      },
+    },
+    ssr: { noExternal: ['idb', /^workbox-/] },
+  };
+};
+
 export default defineConfig(({ mode }) => {
   if (mode === 'worker') {
     return packageBuild({
@@ -32,6 +66,7 @@ export default defineConfig(({ mode }) => {
       },
     });
   }
+  if (mode === 'node') return nodeBuild('dist');
   if (mode === 'lib') {
     return packageBuild({
       lib: {

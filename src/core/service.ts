@@ -164,7 +164,9 @@ export function createService(options: ServiceOptions): Service {
     const outcome = overrides.size ? overrides.take(request.method, path, operation) : undefined;
     if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
     const response = outcome?.response ? outcome.response() : await answer(request, url, path, event);
-    logger?.({
+    // A stream socket's catch-up requests are part of its connection, not requests of their own.
+    const catchUp = url.searchParams.has('after') && request.headers.has('x-pieces-stream');
+    if (!catchUp) logger?.({
       operation,
       method: request.method,
       url: request.url,

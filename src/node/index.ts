@@ -80,3 +80,4 @@ export { memoryStorage } from '../storage/memory.js';
 export { formatEntry, type LogEntry, type Logger } from '../core/log.js';
 export type { Override } from '../core/overrides.js';
 export type { PiecesData, PiecesSeed } from '../core/data.js';
+export { startLoopbackServer, type LoopbackOptions, type LoopbackServer } from './serve.js';

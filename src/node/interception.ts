@@ -6,6 +6,7 @@
  * that server (the latest to listen first); every other request goes out untouched.
  * The globals are patched while at least one server listens, and restored after.
  */
+import { syncBuiltinESMExports } from 'node:module';
 import { BatchInterceptor } from '@mswjs/interceptors';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
@@ -63,10 +64,13 @@ function start() {
   });
   http.apply();
   sockets.apply();
+  // `import { request } from 'node:http'` binds the module's own exports: bring them in line with the patch.
+  syncBuiltinESMExports();
   return {
     dispose() {
       http.dispose();
       sockets.dispose();
+      syncBuiltinESMExports();
     },
   };
 }
