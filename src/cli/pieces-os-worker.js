@@ -84,8 +84,8 @@ async function serve(args) {
   try {
     server = await startLoopbackServer({ port, host: values.host, data, log: values.log, sampleAssets: !values['no-sample-assets'] });
   } catch (error) {
-    const reason = error.code === 'EADDRINUSE' ? `port ${port} is in use on ${values.host}` : error.message;
-    console.error(`pieces-os-worker: cannot serve: ${reason}.`);
+    const reason = error.code === 'EADDRINUSE' ? `port ${port} is in use on ${values.host}.` : error.message;
+    console.error(`pieces-os-worker: cannot serve: ${reason}`);
     process.exit(1);
   }
   console.log(`pieces-os-worker: answering ${server.url} (HTTP and WebSocket)${values.data ? `, data in ${values.data}` : ''}; Ctrl+C to stop.`);

@@ -39,10 +39,12 @@ export interface NodeService {
 
 const NOT_SERVED = Symbol('not a stream of this service');
 
-/** The initial data: the sample assets (unless disabled) and the given data. */
+/** The initial data: the sample assets (unless disabled, or given again in the data) and the given data. */
 function initialData(options: NodeServiceOptions): PiecesSeed {
-  const samples = options.sampleAssets === false ? [] : SAMPLE_ASSETS;
-  const given = (options.data?.assets as unknown[] | undefined) ?? [];
+  const given = options.data?.assets ?? [];
+  if (!Array.isArray(given)) return { ...options.data }; // refused by parseData, with its message
+  const ids = new Set(given.map((asset: { id?: unknown } | null) => asset?.id));
+  const samples = options.sampleAssets === false ? [] : SAMPLE_ASSETS.filter((asset) => !ids.has(asset.id));
   return { ...options.data, assets: [...samples, ...given] };
 }
 
