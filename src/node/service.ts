@@ -51,9 +51,11 @@ function initialData(options: NodeServiceOptions): PiecesSeed {
 export function createNodeService(options: NodeServiceOptions = {}): NodeService {
   const now = options.now ?? (() => new Date());
   const newId = options.newId ?? (() => crypto.randomUUID());
+  const clock = { now: () => now().toISOString(), newId };
+  // Invalid data fails here, at once, with a message naming the problem in the data as given.
+  parseData(options.data ?? {}, clock);
   const initial = initialData(options);
-  // Invalid data fails here, at once, with the message naming the problem.
-  const records = parseData(initial, { now: () => now().toISOString(), newId });
+  const records = parseData(initial, clock);
   const storage = lazyStorage(
     memoryStorage().then(async (opened) => {
       await opened.loadData(records, { replace: true });
