@@ -4,11 +4,12 @@
  *
  *   {
  *     "version": 1,
- *     "conversations": [ Conversation minus `messages`, plus "messages": [FlattenedConversationMessage, …] ],
+ *     "conversations": [ Conversation minus `messages`, plus "messages": [FlattenedConversationMessage, …]
+ *                        and "deletedMessages": [id, …] (ids listed as -1 in `indices`) ],
  *     "applications": [ Application ],
  *     "sessions": [ { id, opened, closed?, application? } ],
  *     "events": [ { id, kind, at, application?, payload } ],
- *     "assets": [ { id, name, language, text, created, description? } ],
+ *     "assets": [ { id, name, language, text, created, description?, formatId } ],
  *     "externalApplications": [ { name, version? } ]
  *   }
  *
@@ -24,7 +25,7 @@ import { array, object, oneOf, optional, required, string, uuid, type JsonObject
 export const DATA_VERSION = 1;
 
 /** A conversation with its messages inline. */
-export type ConversationData = JsonObject & { id: string; messages: JsonObject[] };
+export type ConversationData = JsonObject & { id: string; messages: JsonObject[]; deletedMessages?: string[] };
 
 export interface PiecesData {
   version: typeof DATA_VERSION;
@@ -68,7 +69,7 @@ function list(data: JsonObject, key: string): unknown[] {
 
 function conversation(value: unknown, path: string, clock: Clock): StoredData['conversations'][number] {
   const input = object(value, path);
-  const { messages: messageList, ...rest } = input;
+  const { messages: messageList, deletedMessages: deletedList, ...rest } = input;
   const id = optional(input, 'id', path, uuid) ?? clock.newId();
   const created = optional(input, 'created', path, grouped) ?? { value: clock.now() };
   const updated = optional(input, 'updated', path, grouped) ?? created;
@@ -97,8 +98,15 @@ function conversation(value: unknown, path: string, clock: Clock): StoredData['c
     if (seen.has(message.id)) throw badRequest(`${path} lists the message ${message.id} twice.`);
     seen.add(message.id);
   }
+  const deletedMessageIds =
+    deletedList === undefined || deletedList === null
+      ? undefined
+      : array(deletedList, `${path}.deletedMessages`).map((item, i) => uuid(item, `${path}.deletedMessages[${i}]`));
   const record = { ...rest, id, type, created, updated };
-  return { conversation: { id, json: JSON.stringify(record), messageIds: messages.map((m) => m.id) }, messages };
+  return {
+    conversation: { id, json: JSON.stringify(record), messageIds: messages.map((m) => m.id), ...(deletedMessageIds ? { deletedMessageIds } : {}) },
+    messages,
+  };
 }
 
 function session(value: unknown, path: string, clock: Clock): SessionRecord {
@@ -135,6 +143,7 @@ function asset(value: unknown, path: string, clock: Clock): AssetRecord {
     language: optional(input, 'language', path, string) ?? /\.([A-Za-z0-9+#]+)$/.exec(name)?.[1]?.toLowerCase() ?? 'txt',
     text: required(input, 'text', path, string),
     created: optional(input, 'created', path, iso) ?? clock.now(),
+    formatId: optional(input, 'formatId', path, uuid) ?? clock.newId(),
   } as AssetRecord;
 }
 
@@ -183,6 +192,7 @@ export function toData(stored: StoredData): PiecesData {
     conversations: stored.conversations.map(({ conversation, messages }) => ({
       ...(JSON.parse(conversation.json) as JsonObject & { id: string }),
       messages: messages.map((m) => JSON.parse(m.json) as JsonObject),
+      ...(conversation.deletedMessageIds?.length ? { deletedMessages: conversation.deletedMessageIds } : {}),
     })),
     applications: stored.applications,
     sessions: stored.sessions,
