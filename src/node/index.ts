@@ -81,3 +81,5 @@ export { formatEntry, type LogEntry, type Logger } from '../core/log.js';
 export type { Override } from '../core/overrides.js';
 export type { PiecesData, PiecesSeed } from '../core/data.js';
 export { startLoopbackServer, type LoopbackOptions, type LoopbackServer } from './serve.js';
+export { piecesControls, type EvaluatingPage } from './page-controls.js';
+export type { PiecesControls } from '../page/controls.js';

@@ -9,6 +9,7 @@ import type { AssetInput } from '../core/models/asset.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
 import { VERSION } from '../version.js';
+import { controlsOver, type PiecesControls } from './controls.js';
 
 export interface StartOptions {
   /** URL of the worker script copied into your public folder; default `/pieces-os-worker.js`. */
@@ -24,9 +25,11 @@ export interface StartOptions {
   quiet?: boolean;
   /** Patch `WebSocket` for the socket paths (identifier streams, health, user); default true. */
   stream?: boolean;
+  /** Print each request and its answer in the worker's console (as MSW does); default false. */
+  log?: boolean;
 }
 
-export interface PiecesService {
+export interface PiecesService extends PiecesControls {
   registration: ServiceWorkerRegistration;
   bases: readonly string[];
   /** The page library's version and the worker's; they differ when the worker script is stale. */
@@ -35,7 +38,9 @@ export interface PiecesService {
 
 export { DEFAULT_BASES, VERSION, installStreamShim };
 export type { StreamShimOptions } from '../stream/shim.js';
-export type { AssetInput };
+export type { AssetInput, PiecesControls };
+export type { PiecesData, PiecesSeed } from '../core/data.js';
+export type { Override } from '../core/overrides.js';
 
 const log = (quiet: boolean | undefined, ...args: unknown[]) => {
   if (!quiet) console.info('%c[pieces-os-worker]', 'color:#6c5ce7;font-weight:bold', ...args);
@@ -83,6 +88,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
   const bases = options.bases ?? DEFAULT_BASES;
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', bases.join(','));
+  if (options.log) url.searchParams.set('log', '1');
   log(options.quiet, 'starting…');
   const registration = await navigator.serviceWorker.register(url.href, options.scope ? { scope: options.scope } : {});
   const container = navigator.serviceWorker;
@@ -104,7 +110,12 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
   }
   if (options.stream !== false) installStreamShim({ bases: hello.bases });
   log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
-  return { registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
+  return {
+    registration,
+    bases: hello.bases,
+    version: { page: VERSION, worker: hello.version, mismatch },
+    ...controlsOver((request) => askWorker(request)),
+  };
 }
 
 /** Adds assets to the store (to start conversations from); an existing id is replaced. */

@@ -104,3 +104,42 @@ describe('addPiecesRoutes', () => {
     expect(await host.message({ type: 'pieces:hello', version: VERSION })).toMatchObject({ ok: true, version: VERSION });
   });
 });
+
+describe('the test controls through page messages', () => {
+  it('reset, seed, export, use and resetOverrides reach the worker service', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName() });
+    const get = async (path: string) => (await host.fetch(new Request(`http://localhost:1000${path}`)))!;
+    const conversation = { id: '33333333-3333-4333-8333-333333333333', type: 'COPILOT', name: 'seeded' };
+    expect(await host.message({ type: 'pieces:seed', data: { conversations: [conversation] } })).toEqual({ ok: true });
+    expect(await (await get('/conversations/identifiers')).json()).toEqual({ iterable: [{ id: conversation.id }] });
+    const exported = (await host.message({ type: 'pieces:export' })) as { ok: true; data: { conversations: Array<{ id: string }>; assets: unknown[] } };
+    expect(exported.data.conversations.map((c) => c.id)).toEqual([conversation.id]);
+    expect(exported.data.assets).toHaveLength(4);
+
+    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'conversationsSnapshot', status: 503, body: 'down', once: true }] })).toEqual({ ok: true });
+    const overridden = await get('/conversations');
+    expect([overridden.status, await overridden.text()]).toEqual([503, 'down']);
+    expect((await get('/conversations')).status).toBe(200);
+    await host.message({ type: 'pieces:use', overrides: [{ path: '/applications', networkError: true }] });
+    expect((await get('/applications')).type).toBe('error');
+    expect(await host.message({ type: 'pieces:reset-overrides' })).toEqual({ ok: true });
+    expect((await get('/applications')).status).toBe(200);
+
+    // Back to the initial data: the sample assets, no conversation.
+    expect(await host.message({ type: 'pieces:reset' })).toEqual({ ok: true });
+    expect(await (await get('/conversations/identifiers')).json()).toEqual({ iterable: [] });
+    expect(((await (await get('/assets/identifiers')).json()) as { iterable: unknown[] }).iterable).toHaveLength(4);
+  });
+
+  it('refuses bad seeds and overrides with their message', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
+    expect(await host.message({ type: 'pieces:seed', data: { conversations: [{ type: 'CHAT' }] } })).toEqual({
+      ok: false,
+      error: 'data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".',
+    });
+    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'nope', status: 500 }] })).toMatchObject({ ok: false, error: expect.stringContaining('must name an operation') });
+    expect(await host.message({ type: 'pieces:use', overrides: 'all' })).toEqual({ ok: false, error: 'overrides must be an array, not a string.' });
+  });
+});
