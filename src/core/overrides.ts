@@ -95,6 +95,18 @@ export class Overrides {
     this.#active = [];
   }
 
+  /** Puts back overrides kept from before a restart, behind those in force; malformed ones are dropped. */
+  restore(kept: readonly unknown[]): void {
+    for (const override of kept) {
+      try {
+        const parsed = parseOverride(override);
+        this.#active.push({ override: parsed, matchPath: parsed.path ? compilePath(parsed.path) : null });
+      } catch {
+        // Not an override (written by another version): nothing to restore.
+      }
+    }
+  }
+
   /** The overrides in force, newest first. */
   list(): Override[] {
     return this.#active.map(({ override }) => override);

@@ -41,6 +41,8 @@ export interface ServiceOptions {
   initialData?: PiecesSeed;
   /** Print each request and its answer (`true`), or give each log entry to a function. */
   log?: boolean | Logger;
+  /** Keeps the runtime overrides across restarts: loaded before the first request, saved on each change. */
+  keepOverrides?: { load(): Promise<unknown>; save(overrides: Override[]): Promise<void> };
 }
 
 /** Methods for which a catch-all route answers 404/405 under a base (the ones Workbox routes). */
@@ -62,10 +64,10 @@ export interface Service {
   seed(data: PiecesSeed): Promise<void>;
   /** The whole store in the data format. */
   exportData(): Promise<PiecesData>;
-  /** Adds runtime overrides, tried before those already in force. */
-  use(...overrides: Override[]): void;
-  /** Removes every runtime override. */
-  resetOverrides(): void;
+  /** Adds runtime overrides, tried before those already in force; in force at once, the promise says when kept. */
+  use(...overrides: Override[]): Promise<void>;
+  /** Removes every runtime override; at once, the promise says when kept. */
+  resetOverrides(): Promise<void>;
   /** The runtime overrides in force, newest first. */
   listOverrides(): Override[];
 }
@@ -175,11 +177,32 @@ export function createService(options: ServiceOptions): Service {
 
   const overrides = new Overrides();
   const logger = loggerFor(options.log);
+  const kept = options.keepOverrides;
+  // Saves follow one another, so the last one written is the list in force.
+  let saving = Promise.resolve();
+  const save = () => {
+    if (kept) saving = saving.then(() => kept.save(overrides.list())).catch(() => {});
+    return saving;
+  };
+  let loading: Promise<void> | null = kept
+    ? kept
+        .load()
+        .then((list) => {
+          // Overrides given since the start stay in front of the ones kept.
+          if (Array.isArray(list) && list.length) overrides.restore(list);
+        })
+        .catch(() => {})
+        .finally(() => (loading = null))
+    : null;
 
   async function answerWithOverrides(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
     const started = performance.now();
+    if (loading) await loading;
     const operation = overrides.size || logger ? operationOf(request.method, path) : undefined;
+    const before = overrides.size;
     const outcome = overrides.size ? overrides.take(request.method, path, operation) : undefined;
+    // A used-up `once` is written away before the answer, so that a restart cannot revive it.
+    if (overrides.size !== before) await save();
     if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
     const response = outcome?.response ? outcome.response() : await answer(request, url, path, event);
     // A stream socket's catch-up requests are part of its connection, not requests of their own.
@@ -222,8 +245,14 @@ export function createService(options: ServiceOptions): Service {
     reset: () => load(options.initialData ?? {}, true),
     seed: (data) => load(data, false),
     exportData: async () => toData(await context.storage.dumpData()),
-    use: (...list) => overrides.use(list),
-    resetOverrides: () => overrides.reset(),
+    use: (...list) => {
+      overrides.use(list);
+      return save();
+    },
+    resetOverrides: () => {
+      overrides.reset();
+      return save();
+    },
     listOverrides: () => overrides.list(),
   };
 }

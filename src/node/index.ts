@@ -55,8 +55,8 @@ export function setupPiecesServer(options: PiecesServerOptions = {}): PiecesServ
     reset: service.reset,
     seed: service.seed,
     exportData: service.exportData,
-    use: service.use,
-    resetOverrides: service.resetOverrides,
+    use: (...overrides) => void service.use(...overrides),
+    resetOverrides: () => void service.resetOverrides(),
   };
 }
 

@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import type { Override } from '../core/overrides.js';
 import { bridgeStream, createNodeService, type NodeService, type NodeServiceOptions } from './service.js';
 
 export interface LoopbackOptions extends Omit<NodeServiceOptions, 'bases'> {
@@ -15,7 +16,11 @@ export interface LoopbackOptions extends Omit<NodeServiceOptions, 'bases'> {
   host?: string;
 }
 
-export interface LoopbackServer extends Pick<NodeService['service'], 'reset' | 'seed' | 'exportData' | 'use' | 'resetOverrides'> {
+export interface LoopbackServer extends Pick<NodeService['service'], 'reset' | 'seed' | 'exportData'> {
+  /** Adds runtime overrides (status and body, delay, network error), tried before earlier ones. */
+  use(...overrides: Override[]): void;
+  /** Removes every runtime override. */
+  resetOverrides(): void;
   /** `http://<host>:<port>`: the base every request is answered under. */
   readonly url: string;
   readonly port: number;
@@ -87,8 +92,8 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
     reset: service.reset,
     seed: service.seed,
     exportData: service.exportData,
-    use: service.use,
-    resetOverrides: service.resetOverrides,
+    use: (...overrides) => void service.use(...overrides),
+    resetOverrides: () => void service.resetOverrides(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const client of sockets.clients) client.terminate();

@@ -517,6 +517,10 @@ class IdbStorage implements Storage {
     return (await this.db.get('meta', key)) as T | undefined;
   }
 
+  async putMeta(key: string, value: unknown) {
+    await this.db.put('meta', value, key);
+  }
+
   async ensureMeta<T>(key: string, create: () => T) {
     const tx = this.db.transaction('meta', 'readwrite');
     let value = (await tx.store.get(key)) as T | undefined;

@@ -44,6 +44,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putAssets: ['getAsset', 'listAssets'],
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
+  putMeta: [],
   createConversation: [],
   deleteConversation: [],
   editConversation: [],

@@ -124,6 +124,8 @@ export interface Storage {
   getMeta<T>(key: string): Promise<T | undefined>;
   /** Returns the value stored under `key`, storing `create()` first if there is none. */
   ensureMeta<T>(key: string, create: () => T): Promise<T>;
+  /** Stores a small named value (replacing any). */
+  putMeta(key: string, value: unknown): Promise<void>;
 
   close(): void;
 }

@@ -20,10 +20,10 @@ export async function answerControl(service: Service, request: ControlRequest): 
     case 'pieces:export':
       return { ok: true, data: await service.exportData() };
     case 'pieces:use':
-      service.use(...(array(request.overrides, 'overrides') as Override[]));
+      await service.use(...(array(request.overrides, 'overrides') as Override[]));
       return { ok: true };
     case 'pieces:reset-overrides':
-      service.resetOverrides();
+      await service.resetOverrides();
       return { ok: true };
   }
 }

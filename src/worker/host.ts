@@ -46,6 +46,8 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
     onChange: announce,
     log: options.log,
     initialData: { assets: options.sampleAssets === false ? [] : SAMPLE_ASSETS },
+    // Overrides set by a test hold for every tab until reset, across worker restarts.
+    keepOverrides: { load: () => storage.getMeta('overrides'), save: (list) => storage.putMeta('overrides', list) },
   });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];

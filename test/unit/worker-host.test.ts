@@ -143,3 +143,27 @@ describe('the test controls through page messages', () => {
     expect(await host.message({ type: 'pieces:use', overrides: 'all' })).toEqual({ ok: false, error: 'overrides must be an array, not a string.' });
   });
 });
+
+describe('overrides across worker restarts', () => {
+  it('hold until reset, with a used-up once override staying used up', async () => {
+    const name = databaseName();
+    const first = fakeScope();
+    startWorker(first.scope, { databaseName: name, sampleAssets: false });
+    await first.message({
+      type: 'pieces:use',
+      overrides: [{ operation: 'applicationsSnapshot', status: 500, once: true }, { operation: 'conversationsSnapshot', status: 503 }],
+    });
+    expect((await first.fetch(new Request('http://localhost:1000/applications')))!.status).toBe(500);
+
+    // The browser stops the worker; a new one starts on the same database.
+    const second = fakeScope();
+    startWorker(second.scope, { databaseName: name, sampleAssets: false });
+    expect((await second.fetch(new Request('http://localhost:1000/conversations')))!.status).toBe(503);
+    expect((await second.fetch(new Request('http://localhost:1000/applications')))!.status).toBe(200);
+    await second.message({ type: 'pieces:reset-overrides' });
+
+    const third = fakeScope();
+    startWorker(third.scope, { databaseName: name, sampleAssets: false });
+    expect((await third.fetch(new Request('http://localhost:1000/conversations')))!.status).toBe(200);
+  });
+});
