@@ -9,7 +9,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { BuildEnvironmentOptions, UserConfig } from 'vite';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+
+/** Where the examples' package build goes (not dist/, which the package test rebuilds meanwhile). */
+export const EXAMPLES_BUILD = resolve(import.meta.dirname, 'node_modules/.cache/pieces-os-worker-examples');
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 const define = { __PIECES_VERSION__: JSON.stringify(version) };
@@ -53,6 +56,14 @@ export const nodeBuild = (outDir: string): UserConfig => {
     ssr: { noExternal: ['idb', /^workbox-/] },
   };
 };
+
+function examplesProject(name: string, test: TestProjectInlineConfiguration['test']): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    resolve: { alias: [{ find: /^pieces-os-worker\/node$/, replacement: resolve(EXAMPLES_BUILD, name, 'node.js') }] },
+    test: { name, globalSetup: ['examples/global-setup.ts'], ...test },
+  };
+}
 
 export default defineConfig(({ mode }) => {
   if (mode === 'worker') {
@@ -99,6 +110,19 @@ export default defineConfig(({ mode }) => {
             setupFiles: ['test/unit/setup.ts'],
           },
         },
+        // The examples of the README, as a user runs them: `pieces-os-worker/node` is the
+        // package's build, made by examples/global-setup.ts into a folder of each project.
+        ...(['node', 'jsdom', 'happy-dom'] as const).map((environment) =>
+          examplesProject(`examples-${environment}`, { environment, include: ['examples/vitest/**/*.test.ts'] }),
+        ),
+        // The Playwright and loopback-server examples: real Chromium, the real CLI.
+        examplesProject('examples-e2e', {
+          environment: 'node',
+          include: ['examples/playwright/**/*.test.ts', 'examples/serve/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        }),
         {
           // Real Chromium (Debian's, or CHROME_PATH) driven by playwright-core.
           extends: true,
