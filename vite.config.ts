@@ -60,7 +60,7 @@ export const nodeBuild = (outDir: string): UserConfig => {
 function examplesProject(name: string, test: TestProjectInlineConfiguration['test']): TestProjectInlineConfiguration {
   return {
     extends: true,
-    resolve: { alias: [{ find: /^pieces-os-worker\/node$/, replacement: resolve(EXAMPLES_BUILD, name, 'node.js') }] },
+    resolve: { alias: [{ find: /^pieces-os-worker\/node$/, replacement: resolve(EXAMPLES_BUILD, name, 'dist/node.js') }] },
     test: { name, globalSetup: ['examples/global-setup.ts'], ...test },
   };
 }
