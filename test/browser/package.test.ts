@@ -90,14 +90,17 @@ out.textContent = 'done';
       const server = setupPiecesServer();
       server.listen();
       const ids = await (await fetch('http://localhost:1000/assets/identifiers')).json();
+      const { request } = await import('node:http');
+      const viaHttp = await new Promise((resolve, reject) =>
+        request('http://localhost:39300/.well-known/health', (res) => res.on('data', (chunk) => resolve(String(chunk)))).on('error', reject).end());
       server.close();
       const core = createService({ storage: await openStorage() });
       const health = await core.handle(new Request('http://localhost:1000/.well-known/health'));
-      process.stdout.write(JSON.stringify({ added, assets: ids.iterable.length, health: await health.text() }));
+      process.stdout.write(JSON.stringify({ added, assets: ids.iterable.length, viaHttp, health: await health.text() }));
     `;
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: '' } });
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ added: [], assets: 4, health: 'ok' });
+    expect(JSON.parse(run.stdout)).toEqual({ added: [], assets: 4, viaHttp: 'ok', health: 'ok' });
   });
 
   it('serves on loopback from the installed command', async () => {
