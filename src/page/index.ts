@@ -91,6 +91,10 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
   if (options.log) url.searchParams.set('log', '1');
   log(options.quiet, 'starting…');
   const registration = await navigator.serviceWorker.register(url.href, options.scope ? { scope: options.scope } : {});
+  if (!registration) {
+    // e.g. Playwright's `serviceWorkers: 'block'`, which makes register() resolve to nothing.
+    throw new Error('Service worker registration is blocked in this browser context; pieces-os-worker needs it (in Playwright, leave serviceWorkers at "allow").');
+  }
   const container = navigator.serviceWorker;
   const ours = () => container.controller?.scriptURL === url.href;
   if (!ours()) {

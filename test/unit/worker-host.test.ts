@@ -167,3 +167,24 @@ describe('overrides across worker restarts', () => {
     expect((await third.fetch(new Request('http://localhost:1000/conversations')))!.status).toBe(200);
   });
 });
+
+describe('log', () => {
+  it('prints one line per request in the worker console when asked, nothing otherwise', async () => {
+    const lines: string[] = [];
+    const original = console.log;
+    console.log = (...args: unknown[]) => void lines.push(args.join(' '));
+    try {
+      const quiet = fakeScope();
+      startWorker(quiet.scope, { databaseName: databaseName(), sampleAssets: false });
+      await quiet.fetch(new Request('http://localhost:1000/applications'));
+      expect(lines).toEqual([]);
+      const loud = fakeScope();
+      startWorker(loud.scope, { databaseName: databaseName(), sampleAssets: false, log: true });
+      await loud.fetch(new Request('http://localhost:1000/applications'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^\[pieces-os-worker\] \d\d:\d\d:\d\d applicationsSnapshot GET \/applications 200 OK \(\d+ ms\)$/);
+    } finally {
+      console.log = original;
+    }
+  });
+});
