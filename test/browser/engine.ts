@@ -10,6 +10,7 @@ export type { BrowserContext, ConsoleEntry, Page } from './driver.js';
 
 const engines: Partial<Record<EngineName, () => Promise<{ engine: Engine }>>> = {
   chromium: () => import('./chromium.js'),
+  firefox: () => import('./firefox.js'),
 };
 
 const name = (process.env.PIECES_BROWSER ?? 'chromium') as EngineName;
