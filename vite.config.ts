@@ -88,6 +88,11 @@ export default defineConfig(({ mode }) => {
           test: { ...browserProject, name: 'browser-firefox', env: { PIECES_BROWSER: 'firefox' }, sequence: { groupOrder: 2 } },
         },
         {
+          // WebKitGTK's MiniBrowser (Debian's webkit2gtk-driver) under Xvfb, driven by selenium-webdriver.
+          extends: true,
+          test: { ...browserProject, name: 'browser-webkit', env: { PIECES_BROWSER: 'webkit' }, sequence: { groupOrder: 3 } },
+        },
+        {
           // npm run bench (BENCH=smoke for the short version); not part of npm test.
           extends: true,
           test: {
