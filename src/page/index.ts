@@ -8,6 +8,7 @@ import { DEFAULT_BASES } from '../core/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
+import { installSyncProbes } from './sync-probe.js';
 import { VERSION } from '../version.js';
 import { controlsOver, type PiecesControls } from './controls.js';
 
@@ -25,6 +26,8 @@ export interface StartOptions {
   quiet?: boolean;
   /** Patch `WebSocket` for the socket paths (identifier streams, health, user); default true. */
   stream?: boolean;
+  /** Answer synchronous XHR health/version probes in the page (Chromium does not send them to the worker); default true. */
+  syncProbes?: boolean;
   /** Print each request and its answer in the worker's console (as MSW does); default false. */
   log?: boolean;
 }
@@ -36,8 +39,9 @@ export interface PiecesService extends PiecesControls {
   version: { page: string; worker: string; mismatch: boolean };
 }
 
-export { DEFAULT_BASES, VERSION, installStreamShim };
+export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes };
 export type { StreamShimOptions } from '../stream/shim.js';
+export type { SyncProbeOptions } from './sync-probe.js';
 export type { AssetInput, PiecesControls };
 export type { PiecesData, PiecesSeed } from '../core/data.js';
 export type { Override } from '../core/overrides.js';
@@ -113,6 +117,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
     );
   }
   if (options.stream !== false) installStreamShim({ bases: hello.bases });
+  if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
   log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
   return {
     registration,

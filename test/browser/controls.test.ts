@@ -1,8 +1,9 @@
-/** The test controls in Chromium: from one tab, for every tab of the origin, across worker restarts. */
+/** The test controls in a browser: from one tab, for every tab of the origin, across worker restarts. */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
 import { piecesControls } from '../../src/node/page-controls.js';
-import { CHROMIUM_ARGS, chromiumPath, launch, stopAllWorkers } from './chromium.js';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium.js';
+import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 import { openDemo, storeIds } from './pages.js';
 
 const status = (page: Page, path: string) => page.evaluate((url) => fetch(url).then((r) => r.status, () => 'network error'), `http://localhost:1000${path}`);
@@ -30,12 +31,13 @@ describe('controls', () => {
     await expect(pieces.seed({ conversations: [{ type: 'CHAT' }] })).rejects.toThrow('data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".');
   });
 
-  it('overrides set from one tab hold in every tab, across a worker restart, until reset', async () => {
+  it('overrides set from one tab hold in every tab, across a worker restart, until reset', async (test) => {
+    need(test, 'stopWorkers');
     const pieces = piecesControls(a);
     await pieces.use({ operation: 'conversationsSnapshot', status: 500, body: 'forced' }, { path: '/applications', networkError: true });
     expect(await status(b, '/conversations')).toBe(500);
     expect(await status(b, '/applications')).toBe('network error');
-    await stopAllWorkers(context);
+    await context.stopWorkers();
     expect(await status(b, '/conversations')).toBe(500);
     await pieces.resetOverrides();
     expect(await status(b, '/conversations')).toBe(200);
@@ -44,7 +46,8 @@ describe('controls', () => {
 });
 
 describe("Playwright's serviceWorkers: 'block'", () => {
-  it('fails start-up with a message saying why', async () => {
+  it('fails start-up with a message saying why', async (test) => {
+    if (engine.name !== 'chromium') test.skip('a Playwright option: tested in Chromium');
     const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
     try {
       const context = await browser.newContext({ serviceWorkers: 'block' });
