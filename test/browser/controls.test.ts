@@ -31,17 +31,24 @@ describe('controls', () => {
     await expect(pieces.seed({ conversations: [{ type: 'CHAT' }] })).rejects.toThrow('data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".');
   });
 
-  it('overrides set from one tab hold in every tab, across a worker restart, until reset', async (test) => {
-    need(test, 'stopWorkers');
+  it('overrides set from one tab hold in every tab until reset', async () => {
     const pieces = piecesControls(a);
     await pieces.use({ operation: 'conversationsSnapshot', status: 500, body: 'forced' }, { path: '/applications', networkError: true });
     expect(await status(b, '/conversations')).toBe(500);
     expect(await status(b, '/applications')).toBe('network error');
-    await context.stopWorkers();
-    expect(await status(b, '/conversations')).toBe(500);
     await pieces.resetOverrides();
     expect(await status(b, '/conversations')).toBe(200);
     expect(await status(a, '/applications')).toBe(200);
+  });
+
+  it('overrides hold across a worker restart', async (test) => {
+    need(test, 'stopWorkers');
+    const pieces = piecesControls(a);
+    await pieces.use({ operation: 'conversationsSnapshot', status: 503 });
+    await context.stopWorkers();
+    expect(await status(b, '/conversations')).toBe(503);
+    await pieces.resetOverrides();
+    expect(await status(b, '/conversations')).toBe(200);
   });
 });
 
