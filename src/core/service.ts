@@ -45,6 +45,9 @@ export interface ServiceOptions {
   keepOverrides?: { load(): Promise<unknown>; save(overrides: Override[]): Promise<void> };
 }
 
+/** Operations answered at once, even while the database opens (a client's 100 ms health probe on a cold worker). */
+const ANSWERED_WITHOUT_DATABASE = new Set(['getWellKnownHealth', 'getWellKnownVersion']);
+
 /** Methods for which a catch-all route answers 404/405 under a base (the ones Workbox routes). */
 const FALLBACK_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -197,8 +200,9 @@ export function createService(options: ServiceOptions): Service {
 
   async function answerWithOverrides(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
     const started = performance.now();
-    if (loading) await loading;
-    const operation = overrides.size || logger ? operationOf(request.method, path) : undefined;
+    const operation = overrides.size || logger || loading ? operationOf(request.method, path) : undefined;
+    // Kept overrides are in force before the first answer, except discovery's, which never waits for the database.
+    if (loading && !ANSWERED_WITHOUT_DATABASE.has(operation!)) await loading;
     const before = overrides.size;
     const outcome = overrides.size ? overrides.take(request.method, path, operation) : undefined;
     // A used-up `once` is written away before the answer, so that a restart cannot revive it.

@@ -380,3 +380,26 @@ describe('now, newId and log', () => {
     }
   });
 });
+
+describe('kept overrides (the worker keeps them in its database)', () => {
+  it('are in force before the first answer; discovery answers without waiting for them', async () => {
+    const { createService } = await import('../../src/core/service.js');
+    const { memoryStorage } = await import('../../src/storage/memory.js');
+    let release!: (list: unknown) => void;
+    const saved: unknown[] = [];
+    const service = createService({
+      storage: await memoryStorage(),
+      keepOverrides: { load: () => new Promise((resolve) => (release = resolve)), save: async (list) => void saved.push(list) },
+    });
+    expect(await (await service.handle(new Request(`${BASE}/.well-known/health`))).text()).toBe('ok');
+    let settled = false;
+    const pending = service.handle(new Request(`${BASE}/conversations`)).then((response) => ((settled = true), response));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(settled).toBe(false);
+    release([{ operation: 'conversationsSnapshot', status: 503, once: true }, { nonsense: true }]);
+    expect((await pending).status).toBe(503);
+    // The used-up override was written away; the malformed one was dropped.
+    expect(saved.at(-1)).toEqual([]);
+    expect((await service.handle(new Request(`${BASE}/conversations`))).status).toBe(200);
+  });
+});
