@@ -1,5 +1,6 @@
 /** What every operation handler receives. */
 import type { Change, Storage } from '../storage/storage.js';
+import type { Copilot } from './copilot/copilot.js';
 
 export interface ServiceContext {
   storage: Storage;
@@ -10,6 +11,8 @@ export interface ServiceContext {
   newId(): string;
   /** Called after each committed conversation change, in commit order. */
   notify(change: Change): void;
+  /** The copilot: relevance corpus, model adapter, answers in progress. */
+  copilot: Copilot;
 }
 
 export interface OperationContext {

@@ -6,6 +6,8 @@
 import type { OperationHandler } from './context.js';
 import * as applications from './handlers/applications.js';
 import * as conversations from './handlers/conversations.js';
+import * as qgpt from './handlers/qgpt.js';
+import { qgptStream } from './handlers/qgpt-stream.js';
 
 export interface Operation {
   name: string;
@@ -14,6 +16,12 @@ export interface Operation {
   path: string;
   handler: OperationHandler;
   deprecated?: true;
+  /**
+   * For a WebSocket operation whose client frames the page's socket shim
+   * carries as requests: their method (not listed in `Allow`; without the
+   * shim's marker header it is refused like a plain GET).
+   */
+  streamMethod?: 'POST';
 }
 
 export const OPERATIONS: readonly Operation[] = [
@@ -31,6 +39,9 @@ export const OPERATIONS: readonly Operation[] = [
   { name: 'conversationsIdentifiersSnapshot', method: 'GET', path: '/conversations/identifiers', handler: conversations.conversationsIdentifiersSnapshot },
   { name: 'conversationsCreateSpecificConversation', method: 'POST', path: '/conversations/create', handler: conversations.conversationsCreateSpecificConversation },
   { name: 'conversationsStreamIdentifiers', method: 'GET', path: '/conversations/stream/identifiers', handler: conversations.conversationsStreamIdentifiers },
+  { name: 'relevance', method: 'POST', path: '/qgpt/relevance', handler: qgpt.relevance },
+  { name: 'question', method: 'POST', path: '/qgpt/question', handler: qgpt.question },
+  { name: 'qgptStream', method: 'GET', path: '/qgpt/stream', handler: qgptStream, streamMethod: 'POST' },
   { name: 'assetsIdentifiersSnapshot', method: 'GET', path: '/assets/identifiers', handler: conversations.assetsIdentifiersSnapshot },
   // Parameterised paths last.
   { name: 'applicationsSpecificApplicationSnapshot', method: 'GET', path: '/applications/{application}', handler: applications.applicationsSpecificApplicationSnapshot },

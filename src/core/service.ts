@@ -9,6 +9,9 @@ import { errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
 import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { DEFAULT_BASES, parseBase } from './bases.js';
+import { Copilot } from './copilot/copilot.js';
+import type { ModelAdapter, ModelConfig } from './copilot/model.js';
+import { parseAssets } from './models/asset.js';
 
 export { DEFAULT_BASES };
 
@@ -20,6 +23,8 @@ export interface ServiceOptions {
   maxBodyBytes?: number;
   /** Called after every committed conversation change, in commit order. */
   onChange?: (change: Change) => void;
+  /** The copilot's model: an adapter or a configuration; default the extractive answers (no model). */
+  model?: ModelAdapter | ModelConfig;
   userAgent?: string;
   now?: () => Date;
   newId?: () => string;
@@ -38,18 +43,30 @@ export interface Service {
   addRoutes(router: Router): void;
   /** The path under a base, or null when the URL is outside every base. */
   pathUnderBase(url: URL): string | null;
+  /** Stores assets (AssetInput objects, validated) and makes them findable by relevance at once. */
+  addAssets(assets: unknown): Promise<void>;
+  /** The copilot's model adapter. */
+  readonly model: ModelAdapter;
+  /** Switches the copilot's model (none: the default, extractive answers); a bad configuration throws a 400 HttpError. */
+  setModel(model?: ModelAdapter | ModelConfig): ModelAdapter;
 }
 
 export function createService(options: ServiceOptions): Service {
   const bases = (options.bases ?? DEFAULT_BASES).map(parseBase);
   const maxBodyBytes = Math.min(options.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES);
+  const copilot = new Copilot(options.storage, options.model);
+  const onChange = options.onChange ?? (() => {});
   const context: ServiceContext = {
     storage: options.storage,
     userAgent: options.userAgent ?? globalThis.navigator?.userAgent ?? 'unknown',
     maxBodyBytes,
     now: options.now ?? (() => new Date()),
     newId: options.newId ?? (() => crypto.randomUUID()),
-    notify: options.onChange ?? (() => {}),
+    notify: (change) => {
+      copilot.corpus.conversationChanged(change.conversation);
+      onChange(change);
+    },
+    copilot,
   };
   const compiled = OPERATIONS.map((operation) => ({ operation, match: compilePath(operation.path) }));
 
@@ -91,15 +108,17 @@ export function createService(options: ServiceOptions): Service {
 
   function addRoutes(router: Router) {
     for (const { operation, match } of compiled) {
-      const route = new Route(
-        ({ url }) => {
-          const path = pathUnderBase(url);
-          return path === null ? false : match(path) ?? false;
-        },
-        { handle: ({ request, url, params }) => run(operation, request, url, (params ?? {}) as Record<string, string>) },
-        operation.method,
-      );
-      router.registerRoute(route);
+      for (const method of [operation.method, ...(operation.streamMethod ? [operation.streamMethod] : [])]) {
+        const route = new Route(
+          ({ url }) => {
+            const path = pathUnderBase(url);
+            return path === null ? false : match(path) ?? false;
+          },
+          { handle: ({ request, url, params }) => run(operation, request, url, (params ?? {}) as Record<string, string>) },
+          method,
+        );
+        router.registerRoute(route);
+      }
     }
     for (const method of FALLBACK_METHODS) {
       router.registerRoute(
@@ -130,6 +149,15 @@ export function createService(options: ServiceOptions): Service {
     handle: (request) => respond(request) ?? fetch(request),
     addRoutes,
     pathUnderBase,
+    async addAssets(assets) {
+      const records = parseAssets(assets, context.newId, context.now().toISOString());
+      await context.storage.putAssets(records);
+      copilot.corpus.assetsWritten(records);
+    },
+    get model() {
+      return copilot.model;
+    },
+    setModel: (model) => copilot.setModel(model),
   };
 }
 

@@ -215,6 +215,29 @@ class IdbStorage implements Storage {
     return { seq, conversation: conversation.id };
   }
 
+  async appendMessages(id: string, messages: PiecesDB['messages']['value'][], updated: string): Promise<Change | undefined> {
+    const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+    const conversation = await tx.objectStore('conversations').get(id);
+    if (!conversation) {
+      await tx.done;
+      return undefined;
+    }
+    const json = JSON.parse(conversation.json) as { updated?: { value: string } };
+    json.updated = { value: updated };
+    const changes = tx.objectStore('changes');
+    let seq = 0;
+    await commit(tx, function* () {
+      for (const message of messages) yield tx.objectStore('messages').add(message);
+      yield tx.objectStore('conversations').put({
+        ...conversation,
+        json: JSON.stringify(json),
+        messageIds: [...conversation.messageIds, ...messages.map((m) => m.id)],
+      });
+      yield changes.add({ conversation: id }).then((key) => prune(changes, (seq = key)));
+    });
+    return { seq, conversation: id };
+  }
+
   async deleteConversation(id: string): Promise<Change | undefined> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
     const conversation = await tx.objectStore('conversations').get(id);
@@ -267,6 +290,10 @@ class IdbStorage implements Storage {
 
   async getAsset(id: string) {
     return this.db.get('assets', id);
+  }
+
+  async listAssets() {
+    return this.db.getAllFromIndex('assets', 'by-name');
   }
 
   async listAssetIds() {

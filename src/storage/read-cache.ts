@@ -37,6 +37,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
   createConversation: [],
+  appendMessages: ['listConversations'],
   deleteConversation: [],
 };
 

@@ -51,6 +51,8 @@ export interface Storage {
   closeSession(id: string, closed: { value: string }): Promise<SessionRecord | undefined>;
 
   createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[]): Promise<Change>;
+  /** Appends messages to a conversation and sets its `updated`; undefined when there is no such conversation. */
+  appendMessages(conversation: string, messages: MessageRecord[], updated: string): Promise<Change | undefined>;
   /** Deletes a conversation and its messages; undefined when there is no such conversation. */
   deleteConversation(id: string): Promise<Change | undefined>;
   listConversations(options: { messages: boolean }): Promise<ConversationList>;
@@ -61,6 +63,8 @@ export interface Storage {
 
   getAsset(id: string): Promise<AssetRecord | undefined>;
   listAssetIds(): Promise<string[]>;
+  /** Every asset, by name. */
+  listAssets(): Promise<AssetRecord[]>;
   putAssets(assets: AssetRecord[]): Promise<void>;
 
   listExternalApplications(): Promise<ExternalApplicationRecord[]>;

@@ -17,6 +17,7 @@ import { Server, WebSocket as MockWebSocket } from 'mock-socket';
 import { DEFAULT_BASES, parseBase, webSocketBase, type Base } from '../core/bases.js';
 import type { Change } from '../storage/storage.js';
 import { CHANGES_CHANNEL } from './protocol.js';
+import { CopilotSocket, copilotSocket, QGPT_STREAM_PATH } from './qgpt.js';
 
 export const STREAM_PATH = '/conversations/stream/identifiers';
 
@@ -279,11 +280,11 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     options.isServiceAvailable ?? (() => typeof navigator !== 'undefined' && !!navigator.serviceWorker?.controller);
   const announcements = new Announcements();
 
-  /** The base whose WebSocket form serves `url` as the stream, or null. */
-  function streamBase(url: URL): Base | null {
+  /** The base whose WebSocket form serves `url` as the stream at `path`, or null. */
+  function streamBase(url: URL, path = STREAM_PATH): Base | null {
     for (const base of bases) {
       const ws = webSocketBase(base);
-      if (url.origin === ws.origin && url.pathname === ws.path + STREAM_PATH) return base;
+      if (url.origin === ws.origin && url.pathname === ws.path + path) return base;
     }
     return null;
   }
@@ -295,6 +296,10 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
       parsed = new URL(String(url));
     } catch {
       // Let the native constructor throw its own SyntaxError.
+    }
+    const copilot = parsed && streamBase(parsed, QGPT_STREAM_PATH);
+    if (copilot) {
+      return copilotSocket(parsed!.href, protocols, { httpUrl: copilot.origin + copilot.path + QGPT_STREAM_PATH, fetch: doFetch, available });
     }
     const base = parsed && streamBase(parsed);
     if (!parsed || !base) return new Native(url, protocols);
@@ -312,7 +317,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     Object.defineProperty(PiecesWebSocket, name, { value, enumerable: true });
   }
   Object.defineProperty(PiecesWebSocket, Symbol.hasInstance, {
-    value: (value: unknown) => value instanceof Native || value instanceof StreamSocket,
+    value: (value: unknown) => value instanceof Native || value instanceof StreamSocket || value instanceof CopilotSocket,
   });
   target.WebSocket = PiecesWebSocket as unknown as typeof WebSocket;
 

@@ -4,7 +4,6 @@
  */
 import type { Router } from 'workbox-routing';
 import { HttpError } from '../core/http.js';
-import { parseAssets } from '../core/models/asset.js';
 import { createService, type Service } from '../core/service.js';
 import { array, object, optional, required, string } from '../core/validate.js';
 import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
@@ -57,7 +56,7 @@ async function answerPage(scope: ServiceWorkerScope, service: Service, storage: 
       await scope.clients.claim();
       return { ok: true };
     case 'pieces:add-assets':
-      await storage.putAssets(parseAssets(request.assets, () => crypto.randomUUID(), new Date().toISOString()));
+      await service.addAssets(request.assets);
       return { ok: true };
     case 'pieces:report-external-applications':
       await storage.putExternalApplications(

@@ -11,7 +11,7 @@ const expectText = async (response: Response, status: number, pattern: RegExp) =
 };
 
 describe('the route table', () => {
-  it('names the 18 operations of the API plus assetsIdentifiersSnapshot, each once', () => {
+  it('names the 18 operations of the API, assetsIdentifiersSnapshot and the copilot operations, each once', () => {
     const names = OPERATIONS.map((o) => o.name);
     expect(new Set(names).size).toBe(names.length);
     expect(names.sort()).toEqual(
@@ -22,7 +22,7 @@ describe('the route table', () => {
         'applicationsUsageEngagementKeyboard', 'applicationsUsageInstallation', 'postApplicationsUsageUpdated',
         'conversationsCreateFromAsset', 'conversationsCreateSpecificConversation',
         'conversationsDeleteSpecificConversation', 'conversationsIdentifiersSnapshot', 'conversationsSnapshot',
-        'conversationsStreamIdentifiers', 'assetsIdentifiersSnapshot',
+        'conversationsStreamIdentifiers', 'assetsIdentifiersSnapshot', 'relevance', 'question', 'qgptStream',
       ].sort(),
     );
   });
