@@ -66,6 +66,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     const words = `Answer to: ${question}`.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`));
     for (const [i, word] of words.entries()) {
       if (body.model === 'cut' && i === 3) {
+        await sleep(20);
         res.destroy();
         return;
       }

@@ -46,9 +46,12 @@ export interface Service {
   /** Stores assets (AssetInput objects, validated) and makes them findable by relevance at once. */
   addAssets(assets: unknown): Promise<void>;
   /** The copilot's model adapter. */
-  readonly model: ModelAdapter;
-  /** Switches the copilot's model (none: the default, extractive answers); a bad configuration throws a 400 HttpError. */
-  setModel(model?: ModelAdapter | ModelConfig): ModelAdapter;
+  model(): Promise<ModelAdapter>;
+  /**
+   * Switches the copilot's model (none: back to the host's); a configuration is kept in the
+   * database and survives restarts. A bad configuration rejects with a 400 HttpError.
+   */
+  setModel(model?: ModelAdapter | ModelConfig): Promise<ModelAdapter>;
 }
 
 export function createService(options: ServiceOptions): Service {
@@ -154,9 +157,7 @@ export function createService(options: ServiceOptions): Service {
       await context.storage.putAssets(records);
       copilot.corpus.assetsWritten(records);
     },
-    get model() {
-      return copilot.model;
-    },
+    model: () => copilot.model(),
     setModel: (model) => copilot.setModel(model),
   };
 }

@@ -322,6 +322,11 @@ class IdbStorage implements Storage {
     return (await this.db.get('meta', key)) as T | undefined;
   }
 
+  async setMeta(key: string, value: unknown) {
+    if (value === undefined) await this.db.delete('meta', key);
+    else await this.db.put('meta', value as never, key);
+  }
+
   async ensureMeta<T>(key: string, create: () => T) {
     const tx = this.db.transaction('meta', 'readwrite');
     let value = (await tx.store.get(key)) as T | undefined;

@@ -36,6 +36,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putAssets: ['listAssetIds'],
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
+  setMeta: [],
   createConversation: [],
   appendMessages: ['listConversations'],
   deleteConversation: [],

@@ -71,6 +71,8 @@ export interface Storage {
   putExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
 
   getMeta<T>(key: string): Promise<T | undefined>;
+  /** Stores a value under `key` (undefined deletes it). */
+  setMeta(key: string, value: unknown): Promise<void>;
   /** Returns the value stored under `key`, storing `create()` first if there is none. */
   ensureMeta<T>(key: string, create: () => T): Promise<T>;
 

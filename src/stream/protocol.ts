@@ -13,9 +13,14 @@ export type PageRequest =
   | { type: 'pieces:hello'; version: string }
   | { type: 'pieces:claim' }
   | { type: 'pieces:add-assets'; assets: unknown }
-  | { type: 'pieces:report-external-applications'; applications: unknown };
+  | { type: 'pieces:report-external-applications'; applications: unknown }
+  /** Switches the copilot's model: a ModelConfig, or none for the host's default. */
+  | { type: 'pieces:set-model'; model?: unknown }
+  | { type: 'pieces:get-model' };
 
 export type PageReply =
   | { ok: true; version: string; bases: readonly string[] }
   | { ok: true }
+  /** The copilot's model, described. */
+  | { ok: true; model: string }
   | { ok: false; error: string };

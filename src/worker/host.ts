@@ -4,6 +4,7 @@
  */
 import type { Router } from 'workbox-routing';
 import { HttpError } from '../core/http.js';
+import { parseModelConfig, type ModelAdapter, type ModelConfig } from '../core/copilot/model.js';
 import { createService, type Service } from '../core/service.js';
 import { array, object, optional, required, string } from '../core/validate.js';
 import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
@@ -23,6 +24,11 @@ export interface WorkerOptions {
   /** Store the sample assets on the database's first start; default true. */
   sampleAssets?: boolean;
   maxBodyBytes?: number;
+  /**
+   * The copilot's model: an adapter or a configuration; default the extractive answers
+   * (no model). A page may switch it at run time (`setModel` of the page API).
+   */
+  model?: ModelAdapter | ModelConfig;
 }
 
 function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) {
@@ -34,6 +40,7 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
     storage,
     bases: options.bases,
     maxBodyBytes: options.maxBodyBytes,
+    model: options.model,
     onChange: (change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage),
   });
   scope.addEventListener('message', (event) => {
@@ -67,6 +74,10 @@ async function answerPage(scope: ServiceWorkerScope, service: Service, storage: 
         }),
       );
       return { ok: true };
+    case 'pieces:set-model':
+      return { ok: true, model: (await service.setModel(request.model === undefined || request.model === null ? undefined : parseModelConfig(request.model))).description };
+    case 'pieces:get-model':
+      return { ok: true, model: (await service.model()).description };
     default:
       throw new HttpError(400, `Unknown page request ${JSON.stringify((request as { type?: unknown })?.type)}.`);
   }

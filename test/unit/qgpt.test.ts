@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   ApplicationNameEnum,
   ConversationTypeEnum,
@@ -15,6 +15,7 @@ import {
 import type { ModelAdapter } from '../../src/core/copilot/model.js';
 import { ModelError } from '../../src/core/copilot/model.js';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
+import { startFakeOpenAi } from '../fake-openai.js';
 import { BASE, dump, jsonPost, setup } from './harness.js';
 
 const RETRY = SAMPLE_ASSETS.find((a) => a.name === 'retry.py')!;
@@ -191,11 +192,17 @@ describe('question', () => {
 
   it('switches the model at run time, and back to the default', async () => {
     const t = await setup();
-    t.service.setModel(echoModel);
+    await t.service.setModel(echoModel);
     expect((await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [] } })).body.answers.iterable[0].text).toBe('Q=q;R=;M=');
-    t.service.setModel();
+    await t.service.setModel();
     expect((await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [] } })).body.answers.iterable[0].text).toMatch(/^No model/);
-    expect(() => t.service.setModel({ type: 'openai', baseUrl: 'ftp://x', model: 'm' } as never)).toThrow('model.baseUrl must be an http(s) URL');
+    await expect(t.service.setModel({ type: 'openai', baseUrl: 'ftp://x', model: 'm' } as never)).rejects.toThrow('model.baseUrl must be an http(s) URL');
+    // A configuration outlives the service: a new one over the same database uses it.
+    await t.service.setModel({ type: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2' });
+    const again = await setup({ databaseName: t.databaseName });
+    expect((await again.service.model()).description).toBe('llama3.2 at http://127.0.0.1:11434/v1');
+    await again.service.setModel();
+    expect((await again.service.model()).description).toBe('no model (extractive answers)');
   });
 
   it('refuses bad input with a 400', async () => {
@@ -204,5 +211,23 @@ describe('question', () => {
     expect(await post(t, '/qgpt/question', { relevant: { iterable: [] } })).toMatchObject({ status: 400, body: 'question.query is required.' });
     expect(await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [{}] } })).toMatchObject({ status: 400 });
     expect(await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [{ asset: { id: crypto.randomUUID() } }] } })).toMatchObject({ status: 404 });
+  });
+});
+
+describe('the service with an OpenAI-compatible endpoint', () => {
+  it('answers /qgpt/question from the endpoint, and 502 with its message when it fails, storing nothing', async () => {
+    const fake = await startFakeOpenAi();
+    onTestFinished(() => fake.close());
+    const t = await setup({ model: { type: 'openai', baseUrl: fake.baseUrl, model: 'llama3.2' } });
+    const body = { query: 'what is a debounce?', relevant: { iterable: [] } };
+    const ok = await t.fetch(`${BASE}/qgpt/question`, jsonPost(body));
+    expect(((await ok.json()) as { answers: { iterable: Array<{ text: string }> } }).answers.iterable[0]!.text).toBe('Answer to: what is a debounce?');
+
+    await t.service.setModel({ type: 'openai', baseUrl: fake.baseUrl, model: 'missing' });
+    const before = await dump(t.databaseName);
+    const failed = await t.fetch(`${BASE}/qgpt/question`, jsonPost(body));
+    expect(failed.status).toBe(502);
+    expect(await failed.text()).toBe(`The model endpoint ${fake.baseUrl}/chat/completions answered 404: model "missing" not found, try pulling it first`);
+    expect(await dump(t.databaseName)).toBe(before);
   });
 });

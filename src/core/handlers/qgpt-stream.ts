@@ -147,7 +147,7 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
       relevant = [...relevant, ...(await questionMaterial(service, input.question.relevant))];
       history.push(...(await questionHistory(service, input.question.messages)));
     }
-    for await (const chunk of copilot.model.answer({ query, relevant, messages: history, signal: controller.signal })) {
+    for await (const chunk of (await copilot.model()).answer({ query, relevant, messages: history, signal: controller.signal })) {
       if (controller.signal.aborted) break;
       text += chunk;
       send(frame(request, conversation, 'IN-PROGRESS', { question: questionOutput(chunk) }));

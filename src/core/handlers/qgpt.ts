@@ -96,7 +96,7 @@ export async function questionHistory(service: ServiceContext, messages: Questio
 export async function completeAnswer(service: ServiceContext, query: string, relevant: RelevantMaterial[], messages: ChatMessage[]) {
   let answer = '';
   const signal = new AbortController().signal;
-  for await (const chunk of service.copilot.model.answer({ query, relevant, messages, signal })) answer += chunk;
+  for await (const chunk of (await service.copilot.model()).answer({ query, relevant, messages, signal })) answer += chunk;
   return answer;
 }
 
