@@ -10,7 +10,6 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { Server, WebSocket as MockWebSocket } from 'mock-socket';
 
-export const QGPT_STREAM_PATH = '/qgpt/stream';
 
 interface Client {
   target: unknown;

@@ -98,7 +98,8 @@ describe('/qgpt/stream', () => {
     expect(answer).toMatch(/^No model is configured/);
     expect(await w.messages(id)).toEqual([['USER', 'retry with backoff'], ['ASSISTANT', answer]]);
     // The conversations stream hears of it.
-    expect(w.t.changes.map((c) => c.conversation)).toEqual([id]);
+    expect(w.t.changes.filter((c) => c.collection === 'conversation').map((c) => c.id)).toEqual([id]);
+    expect(w.t.changes.filter((c) => c.collection === 'conversationMessage')).toHaveLength(2);
   });
 
   it('answers relevance inputs with options.question: relevance in INITIALIZED, and a new conversation when none is named', async () => {

@@ -141,9 +141,11 @@ export class Corpus {
     const changed = [...this.#dirty];
     this.#dirty.clear();
     try {
-      const { conversations, messages } = await this.#storage.listConversations({ messages: true });
-      const current = new Map(conversations.map((c) => [c.id, c.messageIds]));
-      for (const id of changed) this.#setConversation(id, current.get(id) ?? [], messages!);
+      const states = await Promise.all(changed.map((id) => this.#storage.getConversation(id)));
+      changed.forEach((id, i) => {
+        const state = states[i];
+        this.#setConversation(id, state?.record.messageIds ?? [], new Map(state?.messages.map((m) => [m.id, m])));
+      });
     } catch (error) {
       for (const id of changed) this.#dirty.add(id);
       throw error;

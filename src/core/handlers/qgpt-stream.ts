@@ -18,7 +18,8 @@ import type { OperationContext, ServiceContext } from '../context.js';
 import { ModelError, type ChatMessage, type RelevantMaterial } from '../copilot/model.js';
 import { messageMaterial } from '../copilot/corpus.js';
 import { HttpError, readJson } from '../http.js';
-import { seedConversation } from '../models/conversation.js';
+import { derivedName, messageRecord, seedConversation, seedMessage, touched } from '../models/conversation.js';
+import type { Change } from '../../storage/storage.js';
 import { parseStreamInput, questionOutput, type StreamInput } from '../models/qgpt.js';
 import { isObject, type JsonObject } from '../validate.js';
 import { asMaterial, findRelevant, questionHistory, questionMaterial, relevantSeeds } from './qgpt.js';
@@ -58,38 +59,41 @@ function frame(request: string, conversation: string, status: Status, extra: Jso
   return { request, conversation, status, ...extra };
 }
 
-/** A new conversation's name: the question's first line, at most 60 characters. */
-function nameOf(query: string): string {
-  const line = query.trim().split('\n')[0]!.trim();
-  return line.length > 60 ? `${line.slice(0, 59).trimEnd()}…` : line || 'New conversation';
-}
-
 /** A stored conversation's messages as history, oldest first; undefined when there is no such conversation. */
 async function storedHistory(service: ServiceContext, id: string): Promise<ChatMessage[] | undefined> {
-  const { conversations, messages } = await service.storage.listConversations({ messages: true });
-  const conversation = conversations.find((c) => c.id === id);
-  if (!conversation) return undefined;
-  return conversation.messageIds.flatMap((messageId) => {
-    const record = messages!.get(messageId);
-    const material = record && messageMaterial(record);
+  const state = await service.storage.getConversation(id);
+  return state?.messages.flatMap((record) => {
+    const material = messageMaterial(record);
     return material ? [{ role: material.role as ChatMessage['role'], text: material.text }] : [];
   });
 }
 
-/** Stores the question and its answer in the conversation, creating it when `create`. */
+/**
+ * Stores the question and its answer (when there is one) as messages of the
+ * conversation, in one transaction; `create`: a new conversation with that id,
+ * named after the question.
+ */
 async function storeExchange(service: ServiceContext, conversation: string, create: boolean, query: string, answer: string) {
-  const now = service.now().toISOString();
+  const clock = { now: service.now().toISOString(), id: () => service.newId() };
   const seeded = [
     { role: 'USER', fragment: { string: { raw: query } } },
     ...(answer ? [{ role: 'ASSISTANT', fragment: { string: { raw: answer } } }] : []),
   ];
-  const clock = { now, id: () => service.newId() };
-  const built = seedConversation({ type: 'COPILOT', name: nameOf(query), messages: seeded }, clock, conversation);
-  const change = create
-    ? await service.storage.createConversation(built.record, built.messages)
-    : await service.storage.appendMessages(conversation, built.messages, now);
-  if (!change) throw new HttpError(404, `No conversation with id ${conversation}: it was deleted while the answer was written.`);
-  service.notify(change);
+  let changes: Change[];
+  if (create) {
+    const built = seedConversation({ type: 'COPILOT', messages: seeded }, clock, conversation);
+    const name = derivedName(built.messages) ?? 'New conversation';
+    changes = await service.storage.createConversation({ ...built.record, json: touched(built.record, clock, (c) => (c.name = name)) }, built.messages);
+  } else {
+    const records = seeded.map((message) => messageRecord(seedMessage(message, 'message', clock, conversation)));
+    const result = await service.storage.editConversation({ conversation }, (current) => ({
+      record: { ...current.record, json: touched(current.record, clock), messageIds: [...current.record.messageIds, ...records.map((r) => r.id)] },
+      putMessages: records,
+    }));
+    if (!result) throw new HttpError(404, `No conversation with id ${conversation}: it was deleted while the answer was written.`);
+    changes = result.changes;
+  }
+  for (const change of changes) service.notify(change);
 }
 
 async function answer(service: ServiceContext, body: unknown, send: (frame: JsonObject) => void, disconnected: AbortSignal) {
