@@ -139,8 +139,12 @@ describe('question', () => {
       qGPTQuestionInput: { query: 'How do I retry with exponential backoff?', pipeline: { conversation: { generalizedCodeDialog: {} } }, relevant: { iterable: [] } },
     });
     const text = output.answers.iterable[0]!.text;
+    // No seeds sent: the best-matching stored asset is quoted.
     expect(text).toMatch(/^No model is configured/);
-    expect(text).toContain('Nothing stored matches');
+    expect(text).toContain('Best match: **retry.py** (py):');
+    expect(text).toContain('def retry');
+    const nothing = await qgpt.question({ qGPTQuestionInput: { query: 'zzyzx quux', relevant: { iterable: [] } } });
+    expect(nothing.answers.iterable[0]!.text).toContain('Nothing stored matches “zzyzx quux”.');
   });
 
   it('quotes the best-matching seed, the way promptConversation sends messages as seeds', async () => {
@@ -194,6 +198,7 @@ describe('question', () => {
     const t = await setup();
     await t.service.setModel(echoModel);
     expect((await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [] } })).body.answers.iterable[0].text).toBe('Q=q;R=;M=');
+    expect((await post(t, '/qgpt/question', { query: 'backoff', relevant: { iterable: [] } })).body.answers.iterable[0].text).toBe('Q=backoff;R=retry.py;M=');
     await t.service.setModel();
     expect((await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [] } })).body.answers.iterable[0].text).toMatch(/^No model/);
     await expect(t.service.setModel({ type: 'openai', baseUrl: 'ftp://x', model: 'm' } as never)).rejects.toThrow('model.baseUrl must be an http(s) URL');

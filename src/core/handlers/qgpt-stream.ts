@@ -22,7 +22,7 @@ import { derivedName, messageRecord, seedConversation, seedMessage, touched } fr
 import type { Change } from '../../storage/storage.js';
 import { parseStreamInput, questionOutput, type StreamInput } from '../models/qgpt.js';
 import { isObject, type JsonObject } from '../validate.js';
-import { asMaterial, findRelevant, questionHistory, questionMaterial, relevantSeeds } from './qgpt.js';
+import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMaterialOrStore, relevantSeeds } from './qgpt.js';
 
 /** The marker header the socket shim sends with each client frame. */
 export const QGPT_STREAM_MARKER = 'qgpt';
@@ -148,7 +148,9 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
       return;
     }
     if (input.question) {
-      relevant = [...relevant, ...(await questionMaterial(service, input.question.relevant))];
+      relevant = input.relevance
+        ? [...relevant, ...(await questionMaterial(service, input.question.relevant))]
+        : await questionMaterialOrStore(service, query, input.question.relevant);
       history.push(...(await questionHistory(service, input.question.messages)));
     }
     for await (const chunk of (await copilot.model()).answer({ query, relevant, messages: history, signal: controller.signal })) {

@@ -119,9 +119,18 @@ export async function relevance({ request, service }: OperationContext) {
   }
 }
 
+/**
+ * The material of a question: its relevant seeds; when it sends none, the
+ * stored assets that best match the query.
+ */
+export async function questionMaterialOrStore(service: ServiceContext, query: string, relevant: QuestionQuery['relevant']) {
+  if (relevant.length) return questionMaterial(service, relevant);
+  return (await service.copilot.corpus.search(query, { assets: true, limit: RELEVANT_LIMIT })).map(asMaterial);
+}
+
 export async function question({ request, service }: OperationContext) {
   const input = parseQuestionInput(await readJsonBody(request, service));
-  const relevant = await questionMaterial(service, input.relevant);
+  const relevant = await questionMaterialOrStore(service, input.query, input.relevant);
   const messages = await questionHistory(service, input.messages);
   try {
     return json(questionOutput(await completeAnswer(service, input.query, relevant, messages)));
