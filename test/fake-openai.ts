@@ -6,7 +6,7 @@
  *   - `cut`: three chunks, then the connection is destroyed;
  *   - `error-event`: two chunks, then an error event `{"error":{"message":"model overloaded"}}`;
  *   - `missing`: 404 `{"error":{"message":"model \"missing\" not found, try pulling it first"}}`;
- *   - `count`: `max_tokens` chunks of `max_tokens` long ("x"), for throughput.
+ *   - `count`: `max_tokens` chunks of `max_tokens` characters ("x"), each its own write, for throughput.
  * CORS is open, so a page on another origin can call it directly.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -58,7 +58,11 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     if (body.model === 'count') {
       const n = body.max_tokens ?? 100;
       const piece = 'x'.repeat(n);
-      for (let i = 0; i < n; i++) res.write(chunk(piece));
+      // One network write per chunk, as a model streams them.
+      for (let i = 0; i < n; i++) {
+        res.write(chunk(piece));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       res.end(chunk('', 'stop') + 'data: [DONE]\n\n');
       return;
     }
