@@ -75,16 +75,20 @@ function stem(word: string): string {
  * stop words dropped, plurals folded.
  */
 export function tokenize(text: string): string[] {
+  // ASCII text (most code) takes cheaper expressions than the Unicode classes.
+  const ascii = /^[\x00-\x7f]*$/.test(text);
+  const words = ascii ? /[A-Za-z0-9_]+/g : /[\p{L}\p{N}_]+/gu;
+  const compound = ascii ? /[A-Z_]/ : /[\p{Lu}_]/u;
   const terms: string[] = [];
-  for (const match of text.matchAll(/[\p{L}\p{N}_]+/gu)) {
+  for (const match of text.matchAll(words)) {
     const word = match[0];
-    if (!/[\p{Lu}_]/u.test(word)) {
+    if (!compound.test(word)) {
       if (!STOP_WORDS.has(word)) terms.push(stem(word));
       continue;
     }
     const parts = word
-      .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
-      .replace(/(\p{Lu})(\p{Lu}\p{Ll}{2,})/gu, '$1 $2')
+      .replace(ascii ? /([a-z0-9])([A-Z])/g : /([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
+      .replace(ascii ? /([A-Z])([A-Z][a-z]{2,})/g : /(\p{Lu})(\p{Lu}\p{Ll}{2,})/gu, '$1 $2')
       .split(/[\s_]+/)
       .filter(Boolean)
       .map((part) => part.toLowerCase());
@@ -110,10 +114,9 @@ interface Entry {
   terms: string[];
 }
 
-/** Field counts packed into one number, 12 bits each (a count above 4095 counts as 4095). */
-const BITS = 4096;
-const MAX_COUNT = BITS - 1;
-const unpack = (packed: number, f: number) => Math.floor(packed / BITS ** f) % BITS;
+/** Field counts packed into one 32-bit integer, 8 bits each (a count above 255 counts as 255). */
+const MAX_COUNT = 255;
+const unpack = (packed: number, f: number) => (packed >>> (8 * f)) & MAX_COUNT;
 
 /** Best first; equal scores by id. */
 export const byScore = (a: Hit, b: Hit): number => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -144,10 +147,10 @@ export class RelevanceIndex {
       const raw = document.fields[field];
       if (!raw) return 0;
       const tokens = tokenize(field === 'language' ? languageText(raw) : raw);
-      const unit = BITS ** f;
+      const unit = 1 << (8 * f);
       for (const term of tokens) {
         const packed = counts.get(term) ?? 0;
-        if (unpack(packed, f) < MAX_COUNT) counts.set(term, packed + unit);
+        if (unpack(packed, f) < MAX_COUNT) counts.set(term, (packed + unit) >>> 0);
       }
       return tokens.length;
     });
@@ -192,8 +195,12 @@ export class RelevanceIndex {
     const n = this.#slots.size;
     if (n === 0) return [];
     const kinds = options.kinds ? new Set(options.kinds) : null;
-    const averages = this.#totalLengths.map((total) => total / n || 1);
-    const scores = new Map<number, number>();
+    // Per field: its weight, and the two terms of its length normalisation.
+    const weights = FIELDS.map((field) => WEIGHTS[field]);
+    const fixed = FIELDS.map((field) => 1 - B[field]);
+    const perLength = FIELDS.map((field, f) => B[field] / (this.#totalLengths[f]! / n || 1));
+    const scores = new Float64Array(this.#entries.length);
+    const touched: number[] = [];
     for (const term of new Set(tokenize(query))) {
       const posting = this.#postings.get(term);
       if (!posting) continue;
@@ -203,20 +210,18 @@ export class RelevanceIndex {
         if (kinds && !kinds.has(entry.kind)) continue;
         if (options.ids && !options.ids.has(entry.id)) continue;
         let tf = 0;
-        for (let f = 0; f < FIELDS.length; f++) {
-          const count = unpack(packed, f);
-          if (count === 0) continue;
-          const field = FIELDS[f]!;
-          tf += (WEIGHTS[field] * count) / (1 - B[field] + (B[field] * entry.lengths[f]!) / averages[f]!);
+        for (let f = 0; f < 4; f++) {
+          const count = (packed >>> (8 * f)) & MAX_COUNT;
+          if (count !== 0) tf += (weights[f]! * count) / (fixed[f]! + perLength[f]! * entry.lengths[f]!);
         }
-        scores.set(slot, (scores.get(slot) ?? 0) + (idf * tf) / (K1 + tf));
+        if (scores[slot] === 0) touched.push(slot);
+        scores[slot]! += (idf * tf) / (K1 + tf);
       }
     }
-    const hits: Hit[] = [];
-    for (const [slot, score] of scores) {
+    const hits: Hit[] = touched.map((slot) => {
       const entry = this.#entries[slot]!;
-      hits.push({ id: entry.id, kind: entry.kind, score });
-    }
+      return { id: entry.id, kind: entry.kind, score: scores[slot]! };
+    });
     hits.sort(byScore);
     return options.limit === undefined ? hits : hits.slice(0, options.limit);
   }
