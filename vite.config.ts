@@ -20,6 +20,19 @@ const packageBuild = (build: BuildEnvironmentOptions): UserConfig => ({
   build: { outDir: 'dist', emptyOutDir: false, target: 'es2022', ...build },
 });
 
+/**
+ * The browser suite, once per engine: the same test files over the driver of
+ * the engine PIECES_BROWSER names. One engine at a time (groupOrder), one file at a time.
+ */
+const browserProject = {
+  environment: 'node',
+  include: ['test/browser/**/*.test.ts'],
+  globalSetup: ['test/browser/global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  fileParallelism: false,
+};
+
 export default defineConfig(({ mode }) => {
   if (mode === 'worker') {
     return packageBuild({
@@ -65,18 +78,19 @@ export default defineConfig(({ mode }) => {
           },
         },
         {
-          // Real Chromium (Debian's, or CHROME_PATH) driven by playwright-core: see test/browser/engine.ts.
+          // Chromium (Debian's, or CHROME_PATH) driven by playwright-core: see test/browser/engine.ts.
           extends: true,
-          test: {
-            name: 'browser',
-            env: { PIECES_BROWSER: 'chromium' },
-            environment: 'node',
-            include: ['test/browser/**/*.test.ts'],
-            globalSetup: ['test/browser/global-setup.ts'],
-            testTimeout: 60_000,
-            hookTimeout: 120_000,
-            fileParallelism: false,
-          },
+          test: { ...browserProject, name: 'browser', env: { PIECES_BROWSER: 'chromium' }, sequence: { groupOrder: 1 } },
+        },
+        {
+          // Firefox ESR (Debian's, or FIREFOX_PATH) driven by puppeteer-core over WebDriver BiDi.
+          extends: true,
+          test: { ...browserProject, name: 'browser-firefox', env: { PIECES_BROWSER: 'firefox' }, sequence: { groupOrder: 2 } },
+        },
+        {
+          // WebKitGTK's MiniBrowser (Debian's webkit2gtk-driver) under Xvfb, driven by selenium-webdriver.
+          extends: true,
+          test: { ...browserProject, name: 'browser-webkit', env: { PIECES_BROWSER: 'webkit' }, sequence: { groupOrder: 3 } },
         },
         {
           // npm run bench (BENCH=smoke for the short version); not part of npm test.

@@ -9,6 +9,7 @@ import type { AssetInput } from '../core/models/asset.js';
 import type { ModelConfig, OpenAiModelConfig } from '../core/copilot/model.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
+import { installSyncProbes } from './sync-probe.js';
 import { VERSION } from '../version.js';
 
 export interface StartOptions {
@@ -25,6 +26,8 @@ export interface StartOptions {
   quiet?: boolean;
   /** Patch `WebSocket` for the socket paths (identifier streams, health, user); default true. */
   stream?: boolean;
+  /** Answer synchronous XHR health/version probes in the page (Chromium does not send them to the worker); default true. */
+  syncProbes?: boolean;
 }
 
 export interface PiecesService {
@@ -34,8 +37,9 @@ export interface PiecesService {
   version: { page: string; worker: string; mismatch: boolean };
 }
 
-export { DEFAULT_BASES, VERSION, installStreamShim };
+export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes };
 export type { StreamShimOptions } from '../stream/shim.js';
+export type { SyncProbeOptions } from './sync-probe.js';
 export type { AssetInput, ModelConfig, OpenAiModelConfig };
 
 const log = (quiet: boolean | undefined, ...args: unknown[]) => {
@@ -104,6 +108,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
     );
   }
   if (options.stream !== false) installStreamShim({ bases: hello.bases });
+  if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
   log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
   return { registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
 }
