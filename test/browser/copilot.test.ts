@@ -223,4 +223,35 @@ describe(`the copilot in ${engine.name}`, () => {
     ]);
     await setModel(page, null);
   });
+
+  it("the demo's chat pane: ask, watch the answer stream in, switch the model, stop an answer", async () => {
+    await page.reload();
+    await page.waitForSelector('#status[data-state="ready"]');
+    await setModel(page, null);
+    await page.reload();
+    await page.waitForSelector('#status[data-state="ready"]');
+    await page.waitForFunction(() => document.querySelector('#model-current')?.textContent === 'no model (extractive answers)');
+
+    await page.fill('#chat-question', 'How do I retry with exponential backoff?');
+    await page.click('#chat-ask');
+    await page.waitForSelector('#chat-state[data-state="done"]');
+    expect(await page.textContent('#chat-log .bubble.user p')).toBe('How do I retry with exponential backoff?');
+    expect(await page.textContent('#chat-log .bubble.assistant p')).toMatch(/^No model is configured[^]*retry\.py/);
+
+    await page.selectOption('#model-kind', 'openai');
+    await page.fill('#model-base-url', fake.baseUrl);
+    await page.fill('#model-name', 'slow');
+    await page.click('#model-save');
+    await page.waitForFunction((text) => document.querySelector('#model-current')?.textContent === text, `slow at ${fake.baseUrl}`);
+
+    await page.fill('#chat-question', 'one two three four five six seven eight nine ten');
+    await page.click('#chat-ask');
+    await page.waitForFunction(() => (document.querySelectorAll('#chat-log .bubble.assistant p')[1]?.textContent ?? '').includes(' to:'));
+    await page.click('#chat-stop');
+    await page.waitForSelector('#chat-state[data-state="stopped"]');
+    const partial = await page.evaluate(() => document.querySelectorAll('#chat-log .bubble.assistant p')[1]!.textContent);
+    expect('Answer to: one two three four five six seven eight nine ten'.startsWith(partial!)).toBe(true);
+    expect(partial!.length).toBeLessThan('Answer to: one two three four five six seven eight nine ten'.length);
+    await setModel(page, null);
+  });
 });
