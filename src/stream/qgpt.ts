@@ -110,6 +110,8 @@ export class CopilotSocket extends MockWebSocket {
         .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
         .pipeThrough(new EventSourceParserStream())
         .getReader();
+      // Abandoning the answer cancels its response, which tells the worker to drop it.
+      controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => {}), { once: true });
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;

@@ -143,6 +143,34 @@ describe('/qgpt/stream', () => {
     expect(statuses(s.of('again'))).toEqual(['RESET']);
   });
 
+  it('abandons the answers in flight when the socket closes, storing nothing of them', async () => {
+    let abortedWith: unknown;
+    let release = () => {};
+    const gated: ModelAdapter = {
+      description: 'gated',
+      async *answer({ signal }) {
+        yield 'partial ';
+        await new Promise<void>((resolve, reject) => {
+          release = resolve;
+          signal.addEventListener('abort', () => reject((abortedWith = signal.reason)), { once: true });
+        });
+        yield 'rest';
+      },
+    };
+    const w = await world({ model: gated });
+    const id = await w.conversation();
+    const before = await dump(w.t.databaseName);
+    const s = await w.open();
+    s.ask({ request: 'gone', conversation: id, question: { query: 'never mind', relevant: { iterable: [] } } });
+    await s.until((frames) => frames.some((f) => f.status === 'IN-PROGRESS'));
+    s.socket.close();
+    await s.until(() => abortedWith !== undefined);
+    expect(abortedWith).toBe('DISCONNECTED');
+    release();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await dump(w.t.databaseName)).toBe(before);
+  });
+
   it('fails with the model’s message and stores nothing', async () => {
     const w = await world({ model: failingModel });
     const id = await w.conversation();
