@@ -183,6 +183,20 @@ describe('/qgpt/stream', () => {
     expect(await dump(w.t.databaseName)).toBe(before);
   });
 
+  it('fails with 507 when the storage is full, storing nothing', async () => {
+    const w = await world();
+    const id = await w.conversation();
+    const before = await dump(w.t.databaseName);
+    w.t.storage.editConversation = async () => {
+      throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+    };
+    const s = await w.open();
+    s.ask({ request: 'full', conversation: id, question: { query: 'q', relevant: { iterable: [] } } });
+    await s.until(s.ended('full'));
+    expect(s.of('full').at(-1)).toMatchObject({ status: 'FAILED', statusCode: 507 });
+    expect(await dump(w.t.databaseName)).toBe(before);
+  });
+
   it('fails bad inputs with a FAILED frame and keeps the socket open', async () => {
     const w = await world();
     const s = await w.open();

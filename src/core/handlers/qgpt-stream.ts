@@ -181,6 +181,9 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
 function failure(error: unknown): JsonObject {
   if (error instanceof HttpError) return { statusCode: error.status, errorMessage: error.message };
   if (error instanceof ModelError) return { statusCode: 502, errorMessage: error.message };
+  if ((error as { name?: string })?.name === 'QuotaExceededError') {
+    return { statusCode: 507, errorMessage: 'The browser storage is full: the answer was not stored. Free some space and try again.' };
+  }
   console.error('[pieces-os-worker] copilot stream error', error);
   return { statusCode: 500, errorMessage: `Internal error: ${(error as Error)?.message ?? String(error)}.` };
 }
