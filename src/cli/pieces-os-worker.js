@@ -1,55 +1,126 @@
 #!/usr/bin/env node
 // pieces-os-worker init <public dir> [--save]: copies the worker script into the folder an app serves statically.
+// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log]: the service on a loopback port.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const SCRIPT = 'pieces-os-worker.js';
-const source = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist', SCRIPT);
-const args = process.argv.slice(2);
-const save = args.includes('--save');
-const [command, folder] = args.filter((arg) => arg !== '--save');
+const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist');
+const [command, ...rest] = process.argv.slice(2);
 
-if (command !== 'init' || !folder) {
-  console.error(`Usage: pieces-os-worker init <public dir> [--save]
+const USAGE = `Usage:
+  pieces-os-worker init <public dir> [--save]
+      Copies ${SCRIPT} into <public dir>, the folder your app serves at its root
+      (public/ for Vite, Next.js and Create React App), so that
+      startPiecesService() can register it at /${SCRIPT}.
+      --save remembers the folder in package.json ("pieces-os-worker": {"workerDirectory": [...]}),
+      so that every npm install of pieces-os-worker copies the script there again.
+      With Vite, the plugin needs no copy: import { piecesOsWorker } from 'pieces-os-worker/vite'.
 
-Copies ${SCRIPT} into <public dir>, the folder your app serves at its root
-(public/ for Vite, Next.js and Create React App), so that
-startPiecesService() can register it at /${SCRIPT}.
+  pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
+      Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
+      --data loads that file (the exportData() format) at start, if it exists,
+      and writes the store back to it on exit (Ctrl+C, SIGTERM).`;
 
---save  remembers the folder in package.json ("pieces-os-worker": {"workerDirectory": [...]})
-        so that every npm install of pieces-os-worker copies the script there again.
-
-With Vite, the plugin needs no copy at all:
-  import { piecesOsWorker } from 'pieces-os-worker/vite';   // plugins: [piecesOsWorker()]`);
-  process.exit(command === '--help' || command === '-h' ? 0 : 1);
-}
-if (!existsSync(source)) {
-  console.error(`[pieces-os-worker] ${source} is missing; build the package first (npm run build).`);
+function fail(message) {
+  console.error(`pieces-os-worker: ${message}\n\n${USAGE}`);
   process.exit(1);
 }
-const target = resolve(folder);
-mkdirSync(target, { recursive: true });
-copyFileSync(source, join(target, SCRIPT));
-console.log(`[pieces-os-worker] copied ${SCRIPT} to ${relative(process.cwd(), join(target, SCRIPT)) || SCRIPT}`);
 
-if (save) {
-  const manifest = resolve('package.json');
-  if (!existsSync(manifest)) {
-    console.error('[pieces-os-worker] --save: no package.json in this folder; run init from your app\'s root.');
+if (command === '--help' || command === '-h' || command === 'help') {
+  console.log(USAGE);
+} else if (command === 'init') {
+  init(rest.filter((arg) => arg !== '--save')[0], rest.includes('--save'));
+} else if (command === 'serve') {
+  await serve(rest);
+} else {
+  fail(command ? `unknown command "${command}".` : 'a command is needed.');
+}
+
+function init(folder, save) {
+  if (!folder) fail('init needs the folder your app serves statically.');
+  const source = join(dist, SCRIPT);
+  if (!existsSync(source)) {
+    console.error(`pieces-os-worker: ${source} is missing; build the package first (npm run build).`);
     process.exit(1);
   }
+  const target = resolve(folder);
+  mkdirSync(target, { recursive: true });
+  copyFileSync(source, join(target, SCRIPT));
+  console.log(`pieces-os-worker: copied ${SCRIPT} to ${relative(process.cwd(), join(target, SCRIPT)) || SCRIPT}`);
+  if (save) saveFolder(target);
+  console.log(`Register it in your app:
+
+  import { startPiecesService } from 'pieces-os-worker';
+  await startPiecesService();`);
+}
+
+/** Remembers `target` in the app's package.json; the package's postinstall refreshes the copy there. */
+function saveFolder(target) {
+  const manifest = resolve('package.json');
+  if (!existsSync(manifest)) fail("--save: no package.json in this folder; run init from your app's root.");
   const text = readFileSync(manifest, 'utf8');
   const json = JSON.parse(text);
   const entry = relative(process.cwd(), target).split('\\').join('/') || '.';
   const config = (json['pieces-os-worker'] ??= {});
-  const folders = new Set([...(config.workerDirectory ?? []), entry]);
-  config.workerDirectory = [...folders];
+  config.workerDirectory = [...new Set([...(config.workerDirectory ?? []), entry])];
   const indent = text.match(/^(\s+)"/m)?.[1] ?? '  ';
   writeFileSync(manifest, JSON.stringify(json, null, indent) + (text.endsWith('\n') ? '\n' : ''));
   console.log(`[pieces-os-worker] saved "${entry}" in package.json: every install of pieces-os-worker refreshes the copy.`);
 }
-console.log(`Register it in your app:
 
-  import { startPiecesService } from 'pieces-os-worker';
-  await startPiecesService();`);
+async function serve(args) {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        port: { type: 'string', default: '39300' },
+        host: { type: 'string', default: '127.0.0.1' },
+        data: { type: 'string' },
+        log: { type: 'boolean', default: false },
+        'no-sample-assets': { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    fail(error.message);
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not ${values.port}.`);
+  let data;
+  if (values.data && existsSync(values.data)) {
+    try {
+      data = JSON.parse(readFileSync(values.data, 'utf8'));
+    } catch (error) {
+      fail(`${values.data} is not JSON: ${error.message}`);
+    }
+  }
+  const { startLoopbackServer } = await import(join(dist, 'node.js'));
+  let server;
+  try {
+    server = await startLoopbackServer({ port, host: values.host, data, log: values.log, sampleAssets: !values['no-sample-assets'] });
+  } catch (error) {
+    const reason = error.code === 'EADDRINUSE' ? `port ${port} is in use on ${values.host}.` : error.message;
+    console.error(`pieces-os-worker: cannot serve: ${reason}`);
+    process.exit(1);
+  }
+  console.log(`pieces-os-worker: answering ${server.url} (HTTP and WebSocket)${values.data ? `, data in ${values.data}` : ''}; Ctrl+C to stop.`);
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    try {
+      if (values.data) {
+        writeFileSync(values.data, JSON.stringify(await server.exportData(), null, 2) + '\n');
+        console.log(`pieces-os-worker: wrote the store to ${values.data}.`);
+      }
+    } finally {
+      await server.close();
+      process.exit(0);
+    }
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}

@@ -13,10 +13,10 @@ import { BatchInterceptor } from '@mswjs/interceptors';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
 import { XMLHttpRequestInterceptor } from '@mswjs/interceptors/XMLHttpRequest';
 import { answerPageRequest } from '../core/page-api.js';
-import { createService } from '../core/service.js';
-import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+import { createHostedService, initialAssets, type HostedOptions } from '../core/hosted.js';
 import { openStorage } from '../storage/idb-storage.js';
 import { cacheReads } from '../storage/read-cache.js';
+import type { AssetRecord } from '../storage/schema.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
@@ -24,9 +24,12 @@ import { warn } from './messages.js';
 import { installSyncProbes } from './sync-probe.js';
 import { keepSyncXhrNative } from './sync-xhr.js';
 
-export interface InPageOptions {
-  bases?: readonly string[];
+/** The global under which a page in page mode offers its page API to test drivers. */
+export const PAGE_HOST = Symbol.for('pieces-os-worker.page-host');
+
+export interface InPageOptions extends HostedOptions {
   stream: boolean;
+  syncProbes: boolean;
 }
 
 export interface InPageHost {
@@ -37,10 +40,10 @@ export interface InPageHost {
   stop(): void;
 }
 
-async function openShared(): Promise<{ storage: Storage; kind: InPageHost['storage'] }> {
+async function openShared(seedAssets: AssetRecord[]): Promise<{ storage: Storage; kind: InPageHost['storage'] }> {
   try {
     if (typeof indexedDB === 'undefined') throw new Error('no indexedDB');
-    return { storage: await openStorage({ seedAssets: SAMPLE_ASSETS }), kind: 'indexeddb' };
+    return { storage: await openStorage({ seedAssets }), kind: 'indexeddb' };
   } catch (error) {
     // This page cannot use the browser's IndexedDB at all: give it an
     // in-memory one (fake-indexeddb, installed as the page's IndexedDB).
@@ -48,23 +51,19 @@ async function openShared(): Promise<{ storage: Storage; kind: InPageHost['stora
     warn(
       `IndexedDB is unavailable here (${(error as Error)?.name ?? error}): this page now has an in-memory IndexedDB; the data is this tab's only and is lost when it closes.`,
     );
-    return { storage: await openStorage({ seedAssets: SAMPLE_ASSETS }), kind: 'memory' };
+    return { storage: await openStorage({ seedAssets }), kind: 'memory' };
   }
 }
 
 export async function startInPage(options: InPageOptions): Promise<InPageHost> {
-  const { storage: opened, kind } = await openShared();
+  const { storage: opened, kind } = await openShared(initialAssets(options));
   // One channel object both clears the other tabs' caches and announces
   // changes, so a clear always arrives before the change that follows it. It
   // reaches this tab's stream sockets too (they listen on their own object).
   const channel = new BroadcastChannel(CHANGES_CHANNEL);
   const storage = cacheReads(opened, channel);
   const announce = (change: Change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage);
-  const service = createService({
-    storage,
-    bases: options.bases,
-    onChange: announce,
-  });
+  const service = createHostedService(storage, announce, options);
 
   const NativeXhr = globalThis.XMLHttpRequest;
   const interceptor = new BatchInterceptor({
@@ -87,22 +86,28 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
 
   // Synchronous XHR is beyond the interceptor: it stays native, and its
   // discovery probes under the bases are answered as in worker mode.
-  const uninstallProbes = NativeXhr
+  const uninstallProbes =
+    NativeXhr && options.syncProbes
     ? ((restore: () => void, unprobe: () => void) => () => (restore(), unprobe()))(
         keepSyncXhrNative(globalThis, NativeXhr),
         installSyncProbes({ bases: service.bases, isServiceAvailable: () => true }),
       )
     : () => {};
 
+  const ask = (request: PageRequest) => answerPageRequest(service, storage, request, async () => {});
+  // Where Node-side test drivers (piecesControls(page)) find the service of a page in page mode.
+  Object.defineProperty(globalThis, PAGE_HOST, { value: { ask }, configurable: true });
+
   return {
     bases: service.bases,
     storage: kind,
-    ask: (request) => answerPageRequest(service, storage, announce, request, async () => {}),
+    ask,
     stop() {
       uninstall();
       uninstallProbes();
       interceptor.dispose();
       storage.close();
+      delete (globalThis as Record<symbol, unknown>)[PAGE_HOST];
     },
   };
 }

@@ -9,10 +9,12 @@
  */
 import { DEFAULT_BASES } from '../core/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
+import type { ModelConfig, OpenAiModelConfig } from '../core/copilot/model.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
 import { installSyncProbes } from './sync-probe.js';
 import { VERSION } from '../version.js';
+import { controlsOver, type PiecesControls } from './controls.js';
 import { NoWorkerReason } from './diagnose.js';
 import { info, INIT_HINT, PiecesServiceError, warn } from './messages.js';
 import { askWorker, startWorkerMode } from './worker-mode.js';
@@ -46,9 +48,11 @@ export interface StartOptions {
   stream?: boolean;
   /** Answer synchronous XHR health/version probes in the page (Chromium does not send them to the worker); default true. */
   syncProbes?: boolean;
+  /** Print each request and its answer in the worker's console (as MSW does); default false. */
+  log?: boolean;
 }
 
-export interface PiecesService {
+export interface PiecesService extends PiecesControls {
   /** `'worker'`: a service worker answers; `'page'`: this page answers its own requests. */
   mode: 'worker' | 'page';
   /** Why the service runs in the page (undefined in worker mode). */
@@ -65,7 +69,10 @@ export interface PiecesService {
 export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes, PiecesServiceError };
 export type { StreamShimOptions } from '../stream/shim.js';
 export type { SyncProbeOptions } from './sync-probe.js';
-export type { AssetInput };
+export type { PiecesControls };
+export type { PiecesData, PiecesSeed } from '../core/data.js';
+export type { Override } from '../core/overrides.js';
+export type { AssetInput, ModelConfig, OpenAiModelConfig };
 
 /** Answers the page API's requests: the worker, or the in-page host. */
 let ask: (request: PageRequest) => Promise<PageReply> = (request) => askWorker(request);
@@ -86,14 +93,27 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
       warn(`version mismatch: the page library is ${VERSION} but the worker script is ${hello.version}. ${INIT_HINT}`);
     }
     if (options.stream !== false) installStreamShim({ bases: hello.bases });
+    if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
     ask = (request) => askWorker(request);
     info(options.quiet, `ready: a service worker answers ${hello.bases.join(', ')}`);
-    return { mode: 'worker', storage: 'indexeddb', registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
+    return {
+      mode: 'worker',
+      storage: 'indexeddb',
+      registration,
+      bases: hello.bases,
+      version: { page: VERSION, worker: hello.version, mismatch },
+      ...controlsOver((request) => askWorker(request)),
+    };
   } catch (error) {
     if (!(error instanceof NoWorkerReason)) throw error;
     if (options.fallback === false) throw new PiecesServiceError(`no service worker can run: ${error.reason}`);
     const { startInPage } = await import('./in-page.js');
-    const host = await startInPage({ bases: options.bases, stream: options.stream !== false });
+    const host = await startInPage({
+      bases: options.bases,
+      stream: options.stream !== false,
+      syncProbes: options.syncProbes !== false,
+      log: options.log,
+    });
     ask = host.ask;
     // Said once, even with `quiet`: the app runs differently than it may expect.
     warn(
@@ -105,6 +125,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
       storage: host.storage,
       bases: host.bases,
       version: { page: VERSION, worker: VERSION, mismatch: false },
+      ...controlsOver(host.ask),
     };
   }
 }
@@ -112,6 +133,21 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
 /** Adds assets to the store (to start conversations from); an existing id is replaced. */
 export async function addAssets(assets: AssetInput[]): Promise<void> {
   await ask({ type: 'pieces:add-assets', assets });
+}
+
+/**
+ * Switches the copilot's model for every page of the app: an OpenAI-compatible endpoint
+ * (`{ type: 'openai', baseUrl, model, apiKey? }`), `{ type: 'extractive' }`, or nothing for
+ * the worker's default. The choice is kept in the database. Resolves with its description.
+ */
+export async function setModel(model?: ModelConfig): Promise<string> {
+  const reply = await ask({ type: 'pieces:set-model', ...(model ? { model } : {}) });
+  return (reply as Extract<PageReply, { model: string }>).model;
+}
+
+/** The copilot's current model, described (e.g. `llama3.2 at http://127.0.0.1:11434/v1`). */
+export async function getModel(): Promise<string> {
+  return ((await ask({ type: 'pieces:get-model' })) as Extract<PageReply, { model: string }>).model;
 }
 
 /** Reports applications present on the machine; they appear in the external applications snapshot. */

@@ -15,6 +15,7 @@ export interface WorkerModeOptions {
   type?: WorkerType;
   bases?: readonly string[];
   register?: boolean;
+  log?: boolean;
 }
 
 /** How long a worker gets to answer the page API's hello before it is judged not to be ours. */
@@ -40,10 +41,11 @@ export async function askWorker(request: PageRequest, worker?: ServiceWorker | n
 
 class TimeoutError extends Error {}
 
-/** The worker script URL: the given one with its own query kept, plus `bases` when given. */
+/** The worker script URL: the given one with its own query kept, plus `bases` and `log` when given. */
 export function workerURL(options: WorkerModeOptions): URL {
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', options.bases.join(','));
+  if (options.log) url.searchParams.set('log', '1');
   return url;
 }
 

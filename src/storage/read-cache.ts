@@ -47,9 +47,11 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putAssets: ['getAsset', 'listAssets'],
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
+  setMeta: [],
   createConversation: [],
   deleteConversation: [],
   editConversation: [],
+  loadData: CACHED,
 };
 
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';

@@ -3,28 +3,20 @@
  * under the bases, broadcasts conversation changes and serves the page API.
  */
 import { registerRoute } from 'workbox-routing';
+import { createHostedService, initialAssets, type HostedOptions } from '../core/hosted.js';
 import { answerPageRequest } from '../core/page-api.js';
-import { createService, type RouteRegistry, type Service } from '../core/service.js';
-import type { UserConfig } from '../core/models/user.js';
-import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+import type { RouteRegistry, Service } from '../core/service.js';
 import { openStorage } from '../storage/idb-storage.js';
 import { lazyStorage } from '../storage/lazy.js';
 import { cacheReads } from '../storage/read-cache.js';
-import type { Change, Storage } from '../storage/storage.js';
+import type { Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 import type { ServiceWorkerScope } from './sw-types.js';
 
-export interface WorkerOptions {
-  /** Base URLs to answer (a port range may be written `http://localhost:39300-39333`); default `DEFAULT_BASES`. */
-  bases?: readonly string[];
-  /** The local user profile; null for none. */
-  user?: UserConfig | null;
+export interface WorkerOptions extends HostedOptions {
   /** IndexedDB database name; default `pieces-os-worker`. */
   databaseName?: string;
-  /** Store the sample assets on the database's first start; default true. */
-  sampleAssets?: boolean;
-  maxBodyBytes?: number;
 }
 
 /**
@@ -35,22 +27,15 @@ export interface WorkerOptions {
  */
 export function createPiecesWorker(options: WorkerOptions = {}, scope = self as unknown as ServiceWorkerScope): Service {
   const storage: Storage = lazyStorage(
-    openStorage({ name: options.databaseName, seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS }).then((s) => cacheReads(s)),
+    openStorage({ name: options.databaseName, seedAssets: initialAssets(options) }).then((s) => cacheReads(s)),
   );
   const channel = new BroadcastChannel(CHANGES_CHANNEL);
-  const announce = (change: Change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage);
-  const service = createService({
-    storage,
-    bases: options.bases,
-    user: options.user,
-    maxBodyBytes: options.maxBodyBytes,
-    onChange: announce,
-  });
+  const service = createHostedService(storage, (change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage), options);
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     const reply = (message: PageReply) => port?.postMessage(message);
     event.waitUntil(
-      answerPageRequest(service, storage, announce, event.data as PageRequest, () => scope.clients.claim()).then(reply, (error: unknown) =>
+      answerPageRequest(service, storage, event.data as PageRequest, () => scope.clients.claim()).then(reply, (error: unknown) =>
         reply({ ok: false, error: error instanceof Error ? error.message : String(error) }),
       ),
     );

@@ -2,3 +2,4 @@
 export { startWorker, addPiecesRoutes, createPiecesWorker, type WorkerOptions } from './host.js';
 export type { RouteRegistry, Service } from '../core/service.js';
 export type { ServiceWorkerScope, FetchEventLike, ExtendableEventLike, ExtendableMessageEventLike } from './sw-types.js';
+export type { ModelAdapter, ModelConfig, OpenAiModelConfig, AnswerRequest } from '../core/copilot/model.js';
