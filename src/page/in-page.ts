@@ -19,6 +19,7 @@ import { cacheReads } from '../storage/read-cache.js';
 import type { AssetRecord } from '../storage/schema.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
+import { LocalAnnouncements } from '../stream/local.js';
 import { installStreamShim } from '../stream/shim.js';
 import { warn } from './messages.js';
 import { installSyncProbes } from './sync-probe.js';
@@ -60,9 +61,19 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
   // One channel object both clears the other tabs' caches and announces
   // changes, so a clear always arrives before the change that follows it. It
   // reaches this tab's stream sockets too (they listen on their own object).
-  const channel = new BroadcastChannel(CHANGES_CHANNEL);
+  // Where the browser refuses BroadcastChannel (Firefox with site data
+  // blocked, where the store is this tab's memory anyway), changes reach this
+  // tab's sockets in-process.
+  let channel: BroadcastChannel | null = null;
+  try {
+    channel = new BroadcastChannel(CHANGES_CHANNEL);
+  } catch {
+    channel = null;
+  }
+  const local = channel ? null : new LocalAnnouncements();
   const storage = cacheReads(opened, channel);
-  const announce = (change: Change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage);
+  const announce = (change: Change) =>
+    channel ? channel.postMessage({ type: 'change', change } satisfies ChangeMessage) : local!.announce(change);
   const service = createHostedService(storage, announce, options);
 
   const NativeXhr = globalThis.XMLHttpRequest;
@@ -81,6 +92,7 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
         bases: service.bases,
         fetch: (input, init) => service.handle(new Request(input, init)),
         isServiceAvailable: () => true,
+        ...(local ? { announcements: local.open } : {}),
       })
     : () => {};
 
