@@ -48,6 +48,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   createConversation: [],
   deleteConversation: [],
   editConversation: [],
+  loadData: CACHED,
 };
 
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';

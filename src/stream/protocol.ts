@@ -32,12 +32,22 @@ export type PageRequest =
   | { type: 'pieces:claim' }
   | { type: 'pieces:add-assets'; assets: unknown }
   | { type: 'pieces:report-external-applications'; applications: unknown }
+  | ControlRequest
   /** Switches the copilot's model: a ModelConfig, or none for the host's default. */
   | { type: 'pieces:set-model'; model?: unknown }
   | { type: 'pieces:get-model' };
 
+/** The test controls (`reset`, `seed`, …), sent by a page to its worker. */
+export type ControlRequest =
+  | { type: 'pieces:reset' }
+  | { type: 'pieces:seed'; data: unknown }
+  | { type: 'pieces:export' }
+  | { type: 'pieces:use'; overrides: unknown }
+  | { type: 'pieces:reset-overrides' };
+
 export type PageReply =
   | { ok: true; version: string; bases: readonly string[] }
+  | { ok: true; data: unknown }
   | { ok: true }
   /** The copilot's model, described. */
   | { ok: true; model: string }

@@ -71,6 +71,22 @@ describe('relevance', () => {
     expect((await post(t, '/qgpt/relevance', { query: 'zebra stripes' })).body.relevant.iterable).toEqual([]);
   });
 
+  it('forgets what reset and seed replaced: a deleted asset or message is never found', async () => {
+    const t = await setup();
+    const id = crypto.randomUUID();
+    await t.service.seed({ assets: [{ id, name: 'zebra.go', text: 'func stripes() { /* zebra zebra */ }' }] });
+    await t.conversations.conversationsCreateSpecificConversation({
+      seededConversation: { type: ConversationTypeEnum.Copilot, messages: [{ role: 'USER', fragment: { string: { raw: 'zebra crossing' } } }] },
+    });
+    const ask = async () =>
+      (await post(t, '/qgpt/relevance', { query: 'zebra', options: { database: true, messages: true } })).body.relevant.iterable.length;
+    expect(await ask()).toBeGreaterThan(0);
+    await t.service.reset();
+    expect(await ask()).toBe(0);
+    await t.service.seed({ assets: [{ id, name: 'zebra.go', text: 'zebra' }] });
+    expect(await ask()).toBe(1);
+  });
+
   it('ranks the seeds, assets and messages it is given; named ones that do not match follow with score 0', async () => {
     const t = await setup();
     const conversation = await t.conversations.conversationsCreateSpecificConversation({

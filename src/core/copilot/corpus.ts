@@ -76,6 +76,8 @@ export class Corpus {
   /** Conversations changed since their messages were last read. */
   readonly #dirty = new Set<string>();
   readonly #byConversation = new Map<string, string[]>();
+  /** Bumped when the whole store is replaced: loads begun before are dropped. */
+  #generation = 0;
 
   constructor(storage: Storage) {
     this.#storage = storage;
@@ -94,8 +96,10 @@ export class Corpus {
   }
 
   #loadAssets(): Promise<void> {
+    const generation = this.#generation;
     this.#assets ??= this.#storage.listAssets().then(
       (assets) => {
+        if (generation !== this.#generation) return;
         for (const asset of [...assets, ...this.#written]) this.#add(assetMaterial(asset));
         this.#written = [];
       },
@@ -108,8 +112,10 @@ export class Corpus {
   }
 
   #loadMessages(): Promise<void> {
+    const generation = this.#generation;
     this.#messages ??= this.#storage.listConversations({ messages: true }).then(
       ({ conversations, messages }) => {
+        if (generation !== this.#generation) return;
         for (const conversation of conversations) this.#setConversation(conversation.id, conversation.messageIds, messages!);
       },
       (error: unknown) => {
@@ -165,6 +171,19 @@ export class Corpus {
   /** A conversation or one of its messages was written or deleted. */
   conversationChanged(id: string): void {
     if (this.#messages) this.#dirty.add(id);
+  }
+
+  /** The whole store was replaced (reset, seed, a wiped database): forget everything, read afresh on next use. */
+  reset(): void {
+    this.#generation++;
+    this.#assets = null;
+    this.#messages = null;
+    this.#written = [];
+    this.#dirty.clear();
+    this.#byConversation.clear();
+    this.#materials.clear();
+    this.#indexes.asset = new RelevanceIndex();
+    this.#indexes.message = new RelevanceIndex();
   }
 
   /** Stored material by id (after a search loaded it). */
