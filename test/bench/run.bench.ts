@@ -323,7 +323,9 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
   // 5. Size: the worker script, and the page library with the chunks it imports.
   await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'lib', logLevel: 'warn' });
   const dist = resolve(root, 'dist');
-  const library = ['index.js', ...readdirSync(dist).filter((f) => readFileSync(join(dist, 'index.js'), 'utf8').includes(f) && f.endsWith('.js'))];
+  // The chunks index.js imports (not the worker script, whose default URL it names).
+  const imports = [...readFileSync(join(dist, 'index.js'), 'utf8').matchAll(/from "\.\/([^"]+\.js)"/g)].map((m) => m[1]!);
+  const library = ['index.js', ...readdirSync(dist).filter((f) => imports.includes(f))];
   results.size = {
     workerGzip: gzipSize(join(dist, 'pieces-os-worker.js')),
     libraryGzip: library.reduce((sum, f) => sum + gzipSize(join(dist, f)), 0),
