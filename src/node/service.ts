@@ -3,6 +3,7 @@
  * loopback server): the core over storage in memory, its identifier streams fed
  * in-process, and the controls.
  */
+import type { ModelAdapter, ModelConfig } from '../core/copilot/model.js';
 import { createService, type Service } from '../core/service.js';
 import { parseData, type PiecesSeed } from '../core/data.js';
 import type { Logger } from '../core/log.js';
@@ -27,6 +28,8 @@ export interface NodeServiceOptions {
   log?: boolean | Logger;
   /** Largest accepted request body, in bytes; default and ceiling 16 MiB. */
   maxBodyBytes?: number;
+  /** The copilot's model: an adapter or a configuration; default the extractive answers (no model). */
+  model?: ModelAdapter | ModelConfig;
 }
 
 export interface NodeService {
@@ -67,6 +70,7 @@ export function createNodeService(options: NodeServiceOptions = {}): NodeService
     storage,
     bases: options.bases,
     maxBodyBytes: options.maxBodyBytes,
+    model: options.model,
     now,
     newId,
     log: options.log,
@@ -109,17 +113,22 @@ export interface StreamPeer {
   /** The stream could not start: fail as a refused connection. */
   refuse(): void;
   onClose(listener: () => void): void;
+  /** Frames the far end sends (the copilot stream answers them; identifier streams ignore them). */
+  onMessage(listener: (data: string) => void): void;
 }
 
 /**
- * Carries a stream socket's messages to a peer and closes each side with the
- * other. Resolves true once the stream is open (its first message follows), false if refused.
+ * Carries a stream socket's messages to a peer, and the peer's to the socket,
+ * and closes each side with the other. Resolves true once the stream is open (its first message follows), false if refused.
  */
 export function bridgeStream(feed: WebSocket, peer: StreamPeer): Promise<boolean> {
   return new Promise((resolve) => {
     let open = false;
+    /** Frames the peer sent before the stream opened (a loopback client opens first). */
+    const early: string[] = [];
     feed.onopen = () => {
       open = true;
+      for (const data of early.splice(0)) feed.send(data);
       resolve(true);
     };
     feed.onmessage = (event) => peer.send(String(event.data));
@@ -130,6 +139,10 @@ export function bridgeStream(feed: WebSocket, peer: StreamPeer): Promise<boolean
     };
     peer.onClose(() => {
       if (feed.readyState <= 1) feed.close(); // CONNECTING or OPEN
+    });
+    peer.onMessage((data) => {
+      if (feed.readyState === 1) feed.send(data);
+      else if (feed.readyState === 0) early.push(data);
     });
   });
 }
