@@ -122,7 +122,16 @@ class WebKitPage extends ScriptedPage {
   }
 
   async screenshot(path: string) {
-    writeFileSync(path, Buffer.from(await this.on((driver) => driver.takeScreenshot()), 'base64'));
+    // WebKitWebDriver's snapshot now and then fails with an empty "unknown error" on a busy machine: try again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        writeFileSync(path, Buffer.from(await this.on((driver) => driver.takeScreenshot()), 'base64'));
+        return;
+      } catch (error) {
+        if (attempt === 3) throw error;
+        await sleep(500);
+      }
+    }
   }
 
   async close() {
