@@ -5,26 +5,33 @@
  * and its bases. A browser enforces every policy of a page, so the narrower
  * one decides.
  */
-import { parseBase, webSocketBase } from '../src/core/bases.js';
+import { expandBase, webSocketBase, type Base } from '../src/core/bases.js';
 
-/** `connect-src 'self'` plus each base (a path as a prefix) in its http(s) and ws(s) forms. */
+/**
+ * `connect-src 'self'` plus each base (a path as a prefix) in its http(s) and
+ * ws(s) forms; a port range is listed port by port, as CSP has no ranges.
+ */
 export function connectSources(bases: readonly string[]): string {
   const sources = ["'self'"];
   for (const raw of bases) {
-    let base;
+    let expanded: Base[];
     try {
-      base = parseBase(raw);
+      expanded = expandBase(raw);
     } catch {
       continue; // startPiecesService reports a base that is not an http(s) URL.
     }
-    // A path is a prefix when it ends with '/'; ';' and ',' would end the source list.
-    const path = base.path ? `${base.path.replace(/;/g, '%3B').replace(/,/g, '%2C')}/` : '';
-    for (const { origin } of [base, webSocketBase(base)]) {
-      const source = origin + path;
-      if (!sources.includes(source)) sources.push(source);
-    }
+    for (const base of expanded) addBase(sources, base);
   }
   return `connect-src ${sources.join(' ')}`;
+}
+
+function addBase(sources: string[], base: Base) {
+  // A path is a prefix when it ends with '/'; ';' and ',' would end the source list.
+  const path = base.path ? `${base.path.replace(/;/g, '%3B').replace(/,/g, '%2C')}/` : '';
+  for (const { origin } of [base, webSocketBase(base)]) {
+    const source = origin + path;
+    if (!sources.includes(source)) sources.push(source);
+  }
 }
 
 /** Adds the policy for `bases` to the page: call it before the first request. */

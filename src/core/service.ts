@@ -8,22 +8,45 @@ import type { OperationContext, ServiceContext } from './context.js';
 import { errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
 import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
-import { DEFAULT_BASES, parseBase } from './bases.js';
+import { baseMatcher, DEFAULT_BASES } from './bases.js';
+import { knownOperation } from './catalogue.js';
+import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
+import { loggerFor, type Logger } from './log.js';
+import type { UserConfig } from './models/user.js';
+import { Overrides, type Override } from './overrides.js';
 
 export { DEFAULT_BASES };
 
 export interface ServiceOptions {
   storage: Storage;
-  /** Base URLs answered by the service; default `http://localhost:1000` and `http://localhost:39300`. */
+  /**
+   * Base URLs answered by the service (a port range may be written compactly:
+   * `http://localhost:39300-39333`); default `DEFAULT_BASES`.
+   */
   bases?: readonly string[];
+  /** The local user profile (GET /user, connect); null for none. Default: a local profile. */
+  user?: UserConfig | null;
+  /** Where unserved Pieces OS paths are reported, once per path; default `console.warn`. */
+  warn?: (message: string) => void;
   /** Largest accepted request body, in bytes; default and ceiling 16 MiB. */
   maxBodyBytes?: number;
-  /** Called after every committed conversation change, in commit order. */
+  /** Called after every committed change, in commit order. */
   onChange?: (change: Change) => void;
   userAgent?: string;
+  /** The clock for every time the service records (`created`, `updated`, events); default `new Date()`. */
   now?: () => Date;
+  /** The id generator for every record the service creates; default `crypto.randomUUID()`. */
   newId?: () => string;
+  /** What `reset()` restores (the data format of `seed`); default an empty store. */
+  initialData?: PiecesSeed;
+  /** Print each request and its answer (`true`), or give each log entry to a function. */
+  log?: boolean | Logger;
+  /** Keeps the runtime overrides across restarts: loaded before the first request, saved on each change. */
+  keepOverrides?: { load(): Promise<unknown>; save(overrides: Override[]): Promise<void> };
 }
+
+/** Operations answered at once, even while the database opens (a client's 100 ms health probe on a cold worker). */
+const ANSWERED_WITHOUT_DATABASE = new Set(['getWellKnownHealth', 'getWellKnownVersion']);
 
 /** Methods for which a catch-all route answers 404/405 under a base (the ones Workbox routes). */
 const FALLBACK_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -38,10 +61,24 @@ export interface Service {
   addRoutes(router: Router): void;
   /** The path under a base, or null when the URL is outside every base. */
   pathUnderBase(url: URL): string | null;
+  /** Replaces the whole store with the initial data. */
+  reset(): Promise<void>;
+  /** Adds records (the data format); a record with an existing id replaces it. Invalid data changes nothing. */
+  seed(data: PiecesSeed): Promise<void>;
+  /** The whole store in the data format. */
+  exportData(): Promise<PiecesData>;
+  /** Adds runtime overrides, tried before those already in force; in force at once, the promise says when kept. */
+  use(...overrides: Override[]): Promise<void>;
+  /** Removes every runtime override; at once, the promise says when kept. */
+  resetOverrides(): Promise<void>;
+  /** The runtime overrides in force, newest first. */
+  listOverrides(): Override[];
 }
 
 export function createService(options: ServiceOptions): Service {
-  const bases = (options.bases ?? DEFAULT_BASES).map(parseBase);
+  const matcher = baseMatcher(options.bases ?? DEFAULT_BASES);
+  const warn = options.warn ?? ((message: string) => console.warn(`[pieces-os-worker] ${message}`));
+  const warned = new Set<string>();
   const maxBodyBytes = Math.min(options.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES);
   const context: ServiceContext = {
     storage: options.storage,
@@ -50,17 +87,12 @@ export function createService(options: ServiceOptions): Service {
     now: options.now ?? (() => new Date()),
     newId: options.newId ?? (() => crypto.randomUUID()),
     notify: options.onChange ?? (() => {}),
+    user: options.user === undefined ? {} : options.user,
   };
   const compiled = OPERATIONS.map((operation) => ({ operation, match: compilePath(operation.path) }));
 
   function pathUnderBase(url: URL): string | null {
-    for (const base of bases) {
-      if (url.origin !== base.origin) continue;
-      if (base.path === '') return url.pathname;
-      if (url.pathname === base.path) return '';
-      if (url.pathname.startsWith(base.path + '/')) return url.pathname.slice(base.path.length);
-    }
-    return null;
+    return matcher.match(url)?.path ?? null;
   }
 
   async function run(operation: Operation, request: Request, url: URL, params: Record<string, string>) {
@@ -75,7 +107,7 @@ export function createService(options: ServiceOptions): Service {
   /** 404 for an unknown path, 405 (with Allow) for a known path and another method. */
   async function fallback(request: Request, url: URL, path: string): Promise<Response> {
     const matching = compiled.filter(({ match }) => match(path));
-    if (matching.length === 0) return errorResponse(new HttpError(404, `No operation at ${path || '/'}.`));
+    if (matching.length === 0) return unserved(request.method, path || '/');
     const methods = matching.map(({ operation }) => operation.method);
     const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
     if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Origin': '*' } });
@@ -87,6 +119,18 @@ export function createService(options: ServiceOptions): Service {
     return errorResponse(
       new HttpError(405, `${request.method} is not allowed on ${path}; use ${allow}.`, { Allow: allow }),
     );
+  }
+
+  /** 404; for a Pieces OS path this service does not serve, the message names the operation (warned once per operation). */
+  function unserved(method: string, path: string): Response {
+    const known = knownOperation(method, path);
+    if (!known) return errorResponse(new HttpError(404, `No operation at ${path}.`));
+    const message = `${method} ${path} is the Pieces OS operation ${known}, which this service does not serve.`;
+    if (!warned.has(known)) {
+      warned.add(known);
+      warn(message);
+    }
+    return errorResponse(new HttpError(404, message));
   }
 
   function addRoutes(router: Router) {
@@ -115,21 +159,105 @@ export function createService(options: ServiceOptions): Service {
   const router = new Router();
   addRoutes(router);
 
-  function respond(request: Request, event?: unknown): Promise<Response> | undefined {
-    const handled = router.handleRequest({ request, event: event as never });
-    if (handled) return handled;
+  /** The service's answer, from the route table (no override applied). */
+  function answer(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
+    // The Router's own handleRequest reads the page's `location`; matching needs no origin.
+    const { route, params } = router.findMatchingRoute({ url, sameOrigin: false, request, event: event as never });
+    if (route) {
+      try {
+        return Promise.resolve(route.handler.handle({ url, request, event: event as never, params }));
+      } catch (error) {
+        return Promise.resolve(failure(error));
+      }
+    }
     // Methods the Router has no routes for (PROPFIND, …) still get an answer under a base.
-    const url = new URL(request.url);
-    const path = pathUnderBase(url);
-    return path === null ? undefined : fallback(request, url, path);
+    return fallback(request, url, path);
   }
 
+  const operationOf = (method: string, path: string) =>
+    compiled.find(({ operation, match }) => (operation.method === method || (method === 'HEAD' && operation.method === 'GET')) && match(path))
+      ?.operation.name;
+
+  const overrides = new Overrides();
+  const logger = loggerFor(options.log);
+  const kept = options.keepOverrides;
+  // Saves follow one another, so the last one written is the list in force.
+  let saving = Promise.resolve();
+  const save = () => {
+    if (kept) saving = saving.then(() => kept.save(overrides.list())).catch(() => {});
+    return saving;
+  };
+  let loading: Promise<void> | null = kept
+    ? kept
+        .load()
+        .then((list) => {
+          // Overrides given since the start stay in front of the ones kept.
+          if (Array.isArray(list) && list.length) overrides.restore(list);
+        })
+        .catch(() => {})
+        .finally(() => (loading = null))
+    : null;
+
+  async function answerWithOverrides(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
+    const started = performance.now();
+    const operation = overrides.size || logger || loading ? operationOf(request.method, path) : undefined;
+    // Kept overrides are in force before the first answer, except discovery's, which never waits for the database.
+    if (loading && !ANSWERED_WITHOUT_DATABASE.has(operation!)) await loading;
+    const before = overrides.size;
+    const outcome = overrides.size ? overrides.take(request.method, path, operation) : undefined;
+    // A used-up `once` is written away before the answer, so that a restart cannot revive it.
+    if (overrides.size !== before) await save();
+    if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
+    const response = outcome?.response ? outcome.response() : await answer(request, url, path, event);
+    // A stream socket's catch-up requests are part of its connection, not requests of their own.
+    const catchUp = url.searchParams.has('after') && request.headers.has('x-pieces-stream');
+    if (!catchUp) logger?.({
+      operation,
+      method: request.method,
+      url: request.url,
+      path,
+      status: response.type === 'error' ? 0 : response.status,
+      ms: performance.now() - started,
+      overridden: !!outcome,
+    });
+    return response;
+  }
+
+  function respond(request: Request, event?: unknown): Promise<Response> | undefined {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return undefined;
+    }
+    const path = pathUnderBase(url);
+    return path === null ? undefined : answerWithOverrides(request, url, path, event);
+  }
+
+  const clock = { now: () => context.now().toISOString(), newId: () => context.newId() };
+  const load = async (data: PiecesSeed, replace: boolean) => {
+    const changes = await context.storage.loadData(parseData(data, clock), { replace });
+    for (const change of changes) context.notify(change);
+  };
+
   return {
-    bases: bases.map((b) => b.origin + b.path),
+    bases: matcher.list,
     respond,
     handle: (request) => respond(request) ?? fetch(request),
     addRoutes,
     pathUnderBase,
+    reset: () => load(options.initialData ?? {}, true),
+    seed: (data) => load(data, false),
+    exportData: async () => toData(await context.storage.dumpData()),
+    use: (...list) => {
+      overrides.use(list);
+      return save();
+    },
+    resetOverrides: () => {
+      overrides.reset();
+      return save();
+    },
+    listOverrides: () => overrides.list(),
   };
 }
 

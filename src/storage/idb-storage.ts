@@ -1,14 +1,15 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
-import { openDB, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { wrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import {
   DB_NAME,
   DB_VERSION,
   UPGRADES,
   type AssetRecord,
+  type Collection,
   type EventKind,
   type PiecesDB,
 } from './schema.js';
-import type { Change, Engagement, Storage } from './storage.js';
+import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
 export const CHANGE_LOG_LIMIT = 10_000;
@@ -25,6 +26,8 @@ export interface OpenStorageOptions {
   name?: string;
   /** Assets stored on first start (the database's first open). */
   seedAssets?: AssetRecord[];
+  /** The IndexedDB to open it in; default the global `indexedDB`. */
+  factory?: IDBFactory;
 }
 
 export class DatabaseVersionError extends Error {
@@ -41,15 +44,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const name = options.name ?? DB_NAME;
   let db: IDBPDatabase<PiecesDB>;
   try {
-    db = await openDB<PiecesDB>(name, DB_VERSION, {
-      upgrade(database, oldVersion, _newVersion, tx) {
-        for (let step = oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
-      },
-      blocking() {
-        // A newer version wants to upgrade: let it, this connection is done.
-        db.close();
-      },
-    });
+    db = await open(options.factory ?? indexedDB, name);
   } catch (error) {
     if ((error as DOMException)?.name === 'VersionError') throw new DatabaseVersionError(name, error);
     throw error;
@@ -57,6 +52,21 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const storage = new IdbStorage(db);
   if (options.seedAssets?.length) await storage.seed(options.seedAssets);
   return storage;
+}
+
+/** Opens (creating or upgrading) the database in `factory`. */
+function open(factory: IDBFactory, name: string): Promise<IDBPDatabase<PiecesDB>> {
+  const request = factory.open(name, DB_VERSION);
+  request.addEventListener('upgradeneeded', (event) => {
+    const database = wrap(request.result) as unknown as IDBPDatabase<PiecesDB>;
+    const tx = wrap(request.transaction!) as unknown as Parameters<(typeof UPGRADES)[number]>[1];
+    for (let step = event.oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
+  });
+  return (wrap(request) as unknown as Promise<IDBPDatabase<PiecesDB>>).then((db) => {
+    // A newer version wants to upgrade: let it, this connection is done.
+    db.addEventListener('versionchange', () => db.close());
+    return db;
+  });
 }
 
 /**
@@ -89,10 +99,31 @@ async function commit(
   }
 }
 
-/** Drops changes older than the log keeps. */
-function prune(changes: { delete(range: IDBKeyRange): Promise<void> }, seq: number): Promise<void> {
-  return seq > CHANGE_LOG_LIMIT ? changes.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT)) : Promise.resolve();
+type ChangeStore = {
+  add(value: PiecesDB['changes']['value']): Promise<number>;
+  delete(range: IDBKeyRange): Promise<void>;
+};
+
+/**
+ * Appends changes to the log inside a write transaction (so they commit with
+ * the write or not at all), then drops what is older than the log keeps.
+ * Fills `into` with the numbered changes, in order.
+ */
+async function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
+  let seq = 0;
+  for (const item of items) {
+    seq = await changes.add({ ...item });
+    into.push({ ...item, seq });
+  }
+  if (seq > CHANGE_LOG_LIMIT) await changes.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));
 }
+
+const STORE_OF: Record<Collection, 'conversations' | 'messages' | 'assets' | 'applications'> = {
+  conversation: 'conversations',
+  conversationMessage: 'messages',
+  asset: 'assets',
+  application: 'applications',
+};
 
 type AnyTx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'readonly' | 'readwrite'>;
 
@@ -161,15 +192,25 @@ class IdbStorage implements Storage {
   }
 
   async putApplication(application: PiecesDB['applications']['value']) {
-    await this.db.put('applications', application);
+    const tx = this.db.transaction(['applications', 'changes'], 'readwrite');
+    const changes: Change[] = [];
+    await commit(tx, function* () {
+      yield tx.objectStore('applications').put(application);
+      yield log(tx.objectStore('changes'), [{ collection: 'application', id: application.id }], changes);
+    });
+    return changes;
   }
 
   async recordEvent(event: PiecesDB['events']['value'], upsert: PiecesDB['applications']['value'][] = []) {
-    const tx = this.db.transaction(['events', 'applications'], 'readwrite');
+    const tx = this.db.transaction(['events', 'applications', 'changes'], 'readwrite');
+    const changes: Change[] = [];
     await commit(tx, function* () {
       for (const application of upsert) yield tx.objectStore('applications').put(application);
       yield tx.objectStore('events').add(event);
+      const upserted = upsert.map(({ id }) => ({ collection: 'application' as const, id }));
+      if (upserted.length) yield log(tx.objectStore('changes'), upserted, changes);
     });
+    return changes;
   }
 
   async putSession(session: PiecesDB['sessions']['value']) {
@@ -200,22 +241,25 @@ class IdbStorage implements Storage {
   async createConversation(
     conversation: Omit<PiecesDB['conversations']['value'], 'seq'>,
     messages: PiecesDB['messages']['value'][],
-  ): Promise<Change> {
+  ): Promise<Change[]> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
-    const changes = tx.objectStore('changes');
     const store = tx.objectStore('messages');
-    let seq = 0;
+    const changes: Change[] = [];
     await commit(tx, function* () {
-      yield changes.add({ conversation: conversation.id }).then((key) => {
-        seq = key;
-        return Promise.all([tx.objectStore('conversations').add({ ...conversation, seq }), prune(changes, seq)]);
-      });
+      const items = [
+        { collection: 'conversation' as const, id: conversation.id },
+        ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+      ];
+      // The conversation's snapshot order is the sequence number of its creation.
+      yield log(tx.objectStore('changes'), items, changes).then(() =>
+        tx.objectStore('conversations').add({ ...conversation, seq: changes[0]!.seq }),
+      );
       for (const message of messages) yield store.add(message);
     });
-    return { seq, conversation: conversation.id };
+    return changes;
   }
 
-  async deleteConversation(id: string): Promise<Change | undefined> {
+  async deleteConversation(id: string): Promise<Change[] | undefined> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
     const conversation = await tx.objectStore('conversations').get(id);
     if (!conversation) {
@@ -223,14 +267,86 @@ class IdbStorage implements Storage {
       return undefined;
     }
     const messages = tx.objectStore('messages');
-    const changes = tx.objectStore('changes');
-    let seq = 0;
+    const changes: Change[] = [];
     await commit(tx, function* () {
-      yield messages.index('by-conversation').getAllKeys(id).then((owned) => Promise.all(owned.map((key) => messages.delete(key))));
-      yield changes.add({ conversation: id, deleted: true }).then((key) => prune(changes, (seq = key)));
+      yield messages
+        .index('by-conversation')
+        .getAllKeys(id)
+        .then((owned) =>
+          Promise.all([
+            ...owned.map((key) => messages.delete(key)),
+            log(
+              tx.objectStore('changes'),
+              [
+                { collection: 'conversation', id, deleted: true },
+                ...owned.map((key) => ({ collection: 'conversationMessage' as const, id: key, deleted: true as const })),
+              ],
+              changes,
+            ),
+          ]),
+        );
       yield tx.objectStore('conversations').delete(id);
     });
-    return { seq, conversation: id, deleted: true };
+    return changes;
+  }
+
+  async editConversation(target: ConversationTarget, edit: (current: ConversationState) => ConversationEdit) {
+    const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+    const messages = tx.objectStore('messages');
+    const conversationId =
+      'conversation' in target ? target.conversation : (await messages.get(target.message))?.conversation;
+    const record = conversationId === undefined ? undefined : await tx.objectStore('conversations').get(conversationId);
+    if (!record) {
+      await tx.done;
+      return undefined;
+    }
+    const current = { record, messages: await this.messagesOf(messages, record.messageIds) };
+    let result: ConversationEdit;
+    try {
+      result = edit(current);
+    } catch (error) {
+      tx.abort();
+      await tx.done.catch(() => {});
+      throw error;
+    }
+    const next = { ...result.record, seq: record.seq };
+    const put = result.putMessages ?? [];
+    const removed = result.deleteMessages ?? [];
+    const changes: Change[] = [];
+    await commit(tx, function* () {
+      yield tx.objectStore('conversations').put(next);
+      for (const message of put) yield messages.put(message);
+      for (const id of removed) yield messages.delete(id);
+      yield log(
+        tx.objectStore('changes'),
+        [
+          ...put.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+          ...removed.map((id) => ({ collection: 'conversationMessage' as const, id, deleted: true as const })),
+          { collection: 'conversation', id: record.id },
+        ],
+        changes,
+      );
+    });
+    const byId = new Map([...current.messages, ...put].map((m) => [m.id, m]));
+    const state = { record: next, messages: next.messageIds.map((id) => byId.get(id)!).filter(Boolean) };
+    return { state, changes };
+  }
+
+  private async messagesOf(store: { get(id: string): Promise<PiecesDB['messages']['value'] | undefined> }, ids: string[]) {
+    const found = await Promise.all(ids.map((id) => store.get(id)));
+    return found.filter((m): m is PiecesDB['messages']['value'] => !!m);
+  }
+
+  async getConversation(id: string) {
+    const tx = this.db.transaction(['conversations', 'messages']);
+    const record = await tx.objectStore('conversations').get(id);
+    const messages = record && (await this.messagesOf(tx.objectStore('messages'), record.messageIds));
+    await tx.done;
+    return record && { record, messages: messages! };
+  }
+
+  async getMessage(id: string) {
+    return this.db.get('messages', id);
   }
 
   async listConversations({ messages }: { messages: boolean }) {
@@ -243,41 +359,51 @@ class IdbStorage implements Storage {
     return { conversations, messages: all && new Map(all.map((m) => [m.id, m])) };
   }
 
-  async listConversationIds() {
-    const tx = this.db.transaction(['conversations', 'changes']);
+  async listIds(collection: Collection) {
+    const name = STORE_OF[collection];
+    const tx = this.db.transaction([name, 'changes']);
     const [ids, last] = await Promise.all([
-      tx.objectStore('conversations').index('by-seq').getAllKeys(),
+      name === 'conversations'
+        ? tx.objectStore('conversations').index('by-seq').getAllKeys()
+        : name === 'assets'
+          ? tx.objectStore('assets').index('by-name').getAllKeys()
+          : tx.objectStore(name).getAllKeys(),
       tx.objectStore('changes').openCursor(null, 'prev'),
     ]);
     await tx.done;
     return { ids, seq: last?.key ?? 0 };
   }
 
-  async changesSince(seq: number) {
+  async changesSince(seq: number, collection?: Collection) {
     const tx = this.db.transaction('changes');
-    const [changes, first] = await Promise.all([
+    const [all, first, last] = await Promise.all([
       tx.store.getAll(IDBKeyRange.lowerBound(seq, true)),
       tx.store.openCursor(),
+      tx.store.openCursor(null, 'prev'),
     ]);
     await tx.done;
     // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
     const complete = !first || first.key <= seq + 1;
-    return { changes: changes as Change[], complete };
+    const changes = (collection ? all.filter((c) => c.collection === collection) : all) as Change[];
+    return { changes, complete, seq: Math.max(seq, last?.key ?? 0) };
   }
 
   async getAsset(id: string) {
     return this.db.get('assets', id);
   }
 
-  async listAssetIds() {
-    return this.db.getAllKeysFromIndex('assets', 'by-name');
+  async listAssets() {
+    return this.db.getAllFromIndex('assets', 'by-name');
   }
 
   async putAssets(assets: AssetRecord[]) {
-    const tx = this.db.transaction('assets', 'readwrite');
+    const tx = this.db.transaction(['assets', 'changes'], 'readwrite');
+    const changes: Change[] = [];
     await commit(tx, function* () {
-      for (const asset of assets) yield tx.store.put(asset);
+      for (const asset of assets) yield tx.objectStore('assets').put(asset);
+      yield log(tx.objectStore('changes'), assets.map(({ id }) => ({ collection: 'asset' as const, id })), changes);
     });
+    return changes;
   }
 
   async listExternalApplications() {
@@ -291,8 +417,108 @@ class IdbStorage implements Storage {
     });
   }
 
+  async dumpData(): Promise<StoredData> {
+    const tx = this.db.transaction(['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external']);
+    const [applications, sessions, events, conversations, messages, assets, external] = await Promise.all([
+      tx.objectStore('applications').getAll(),
+      tx.objectStore('sessions').getAll(),
+      tx.objectStore('events').getAll(),
+      tx.objectStore('conversations').index('by-seq').getAll(),
+      tx.objectStore('messages').getAll(),
+      tx.objectStore('assets').index('by-name').getAll(),
+      tx.objectStore('external').getAll(),
+    ]);
+    await tx.done;
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    return {
+      applications,
+      sessions,
+      events,
+      conversations: conversations.map(({ seq: _seq, ...conversation }) => ({
+        conversation,
+        messages: conversation.messageIds.map((id) => byId.get(id)).filter((m): m is NonNullable<typeof m> => !!m),
+      })),
+      assets,
+      external,
+    };
+  }
+
+  async loadData(data: StoredData, { replace }: { replace: boolean }): Promise<Change[]> {
+    const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta'] as const;
+    const tx = this.db.transaction([...names], 'readwrite');
+    const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
+    const [conversations, messageIds, assetIds, applicationIds] = await Promise.all([
+      store('conversations').getAll(),
+      store('messages').getAllKeys(),
+      store('assets').getAllKeys(),
+      store('applications').getAllKeys(),
+    ]);
+    const existing = new Map(conversations.map((c) => [c.id, c]));
+    const incoming = {
+      conversation: new Set(data.conversations.map(({ conversation }) => conversation.id)),
+      conversationMessage: new Set(data.conversations.flatMap(({ messages }) => messages.map((m) => m.id))),
+      asset: new Set(data.assets.map((a) => a.id)),
+      application: new Set(data.applications.map((a) => a.id)),
+    };
+    // What goes: with `replace`, every record not given again; else the messages an updated conversation no longer has.
+    const removed = (collection: Collection, ids: string[]) =>
+      ids.filter((id) => !incoming[collection].has(id)).map((id) => ({ collection, id, deleted: true as const }));
+    const gone = replace
+      ? [
+          ...removed('conversation', [...existing.keys()]),
+          ...removed('conversationMessage', messageIds),
+          ...removed('asset', assetIds),
+          ...removed('application', applicationIds),
+        ]
+      : removed(
+          'conversationMessage',
+          data.conversations.flatMap(({ conversation }) => existing.get(conversation.id)?.messageIds ?? []),
+        );
+    // What is written: each conversation's change first, then its messages' (as a create logs them).
+    const written: Array<Omit<Change, 'seq'>> = [
+      ...data.conversations.flatMap(({ conversation, messages }) => [
+        { collection: 'conversation' as const, id: conversation.id },
+        ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+      ]),
+      ...data.assets.map(({ id }) => ({ collection: 'asset' as const, id })),
+      ...data.applications.map(({ id }) => ({ collection: 'application' as const, id })),
+    ];
+    const changes: Change[] = [];
+    await commit(tx, function* () {
+      if (replace) {
+        for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external'] as const) {
+          yield store(name).clear();
+        }
+      } else {
+        for (const { id } of gone) yield store('messages').delete(id);
+      }
+      for (const application of data.applications) yield store('applications').put(application);
+      for (const session of data.sessions) yield store('sessions').put(session);
+      for (const event of data.events) yield store('events').put(event);
+      for (const asset of data.assets) yield store('assets').put(asset);
+      for (const application of data.external) yield store('external').put(application);
+      for (const { messages } of data.conversations) for (const message of messages) yield store('messages').put(message);
+      // A new conversation's snapshot order is the sequence number of its change; an updated one keeps its place.
+      yield log(store('changes'), [...gone, ...written], changes).then(() =>
+        Promise.all(
+          data.conversations.map(({ conversation }) => {
+            const kept = replace ? undefined : existing.get(conversation.id)?.seq;
+            const seq = kept ?? changes.find((c) => c.collection === 'conversation' && c.id === conversation.id && !c.deleted)!.seq;
+            return store('conversations').put({ ...conversation, seq });
+          }),
+        ),
+      );
+      yield store('meta').put(true, 'seeded');
+    });
+    return changes;
+  }
+
   async getMeta<T>(key: string) {
     return (await this.db.get('meta', key)) as T | undefined;
+  }
+
+  async putMeta(key: string, value: unknown) {
+    await this.db.put('meta', value, key);
   }
 
   async ensureMeta<T>(key: string, create: () => T) {

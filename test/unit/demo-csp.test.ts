@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { connectSources } from '../../demo/csp.js';
-import { DEFAULT_BASES } from '../../src/core/bases.js';
+import { DEFAULT_BASES, expandBase, webSocketBase } from '../../src/core/bases.js';
 
 describe("the demo's connect-src", () => {
-  it('allows the default bases, over HTTP and WebSocket', () => {
-    expect(connectSources(DEFAULT_BASES)).toBe(
-      "connect-src 'self' http://localhost:1000 ws://localhost:1000 http://localhost:39300 ws://localhost:39300",
+  it('allows the default bases, over HTTP and WebSocket, a port range port by port', () => {
+    expect(connectSources(['http://localhost:1000', 'http://127.0.0.1:39300-39302'])).toBe(
+      "connect-src 'self' http://localhost:1000 ws://localhost:1000 " +
+        'http://127.0.0.1:39300 ws://127.0.0.1:39300 http://127.0.0.1:39301 ws://127.0.0.1:39301 http://127.0.0.1:39302 ws://127.0.0.1:39302',
     );
+    const sources = connectSources(DEFAULT_BASES).split(' ').slice(1);
+    const expected = DEFAULT_BASES.flatMap((base) => expandBase(base)).flatMap((base) => [base.origin, webSocketBase(base).origin]);
+    expect(sources).toEqual(["'self'", ...expected]);
   });
 
   it('allows a base with a path as a prefix, over https and wss', () => {
