@@ -5,3 +5,6 @@ export { MAX_BODY_BYTES } from './http.js';
 export { openStorage, DatabaseVersionError, type OpenStorageOptions } from '../storage/idb-storage.js';
 export type { Storage, Change, Engagement } from '../storage/storage.js';
 export { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+export type { PiecesData, PiecesSeed } from './data.js';
+export type { Override } from './overrides.js';
+export { formatEntry, type LogEntry, type Logger } from './log.js';
