@@ -85,6 +85,7 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
         close: (code, reason) => connection.close(code, reason),
         refuse: () => connection.terminate(),
         onClose: (listener) => connection.on('close', listener),
+        onMessage: (listener) => connection.on('message', (data) => listener(String(data))),
       });
     });
   });

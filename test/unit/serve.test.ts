@@ -62,6 +62,19 @@ describe('startLoopbackServer', () => {
     socket.close();
   });
 
+  it('carries the copilot socket both ways', async () => {
+    const socket = new WebSocket(`${server.url.replace('http', 'ws')}/qgpt/stream`);
+    const frames: Array<{ request?: string; status: string }> = [];
+    socket.on('message', (data) => frames.push(JSON.parse(String(data))));
+    await new Promise((open) => socket.once('open', open));
+    const completed = new Promise<void>((done) => socket.on('message', () => frames.some((f) => f.status === 'COMPLETED') && done()));
+    socket.send(JSON.stringify({ request: 'q1', question: { query: 'retry with backoff', relevant: { iterable: [] } } }));
+    await completed;
+    expect(frames.map((f) => f.status)[0]).toBe('INITIALIZED');
+    expect(frames.every((f) => f.request === 'q1')).toBe(true);
+    socket.close();
+  });
+
   it('refuses a WebSocket on another path with 404', async () => {
     const socket = new WebSocket(`${server.url.replace('http', 'ws')}/applications`);
     const status = await new Promise((resolve) => socket.on('unexpected-response', (_request, response) => resolve(response.statusCode)));
