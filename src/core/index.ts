@@ -8,6 +8,9 @@ export type { UserConfig } from './models/user.js';
 export { openStorage, DatabaseVersionError, type OpenStorageOptions } from '../storage/idb-storage.js';
 export type { Storage, Change, Collection, Engagement } from '../storage/storage.js';
 export { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+export type { PiecesData, PiecesSeed } from './data.js';
+export type { Override } from './overrides.js';
+export { formatEntry, type LogEntry, type Logger } from './log.js';
 export {
   createModel,
   extractiveModel,

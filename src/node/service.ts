@@ -113,22 +113,23 @@ export interface StreamPeer {
   /** The stream could not start: fail as a refused connection. */
   refuse(): void;
   onClose(listener: () => void): void;
-  /** Frames the far end sends (the copilot stream answers them; identifier streams ignore them). */
+  /** Frames the client sends (the copilot socket's questions; identifier streams ignore them). */
   onMessage(listener: (data: string) => void): void;
 }
 
 /**
- * Carries a stream socket's messages to a peer, and the peer's to the socket,
- * and closes each side with the other. Resolves true once the stream is open (its first message follows), false if refused.
+ * Carries a socket's messages between the service's socket and a peer, and
+ * closes each side with the other. Resolves true once the socket is open (its
+ * first message follows), false if refused.
  */
 export function bridgeStream(feed: WebSocket, peer: StreamPeer): Promise<boolean> {
   return new Promise((resolve) => {
     let open = false;
-    /** Frames the peer sent before the stream opened (a loopback client opens first). */
-    const early: string[] = [];
+    // What the client sends before the service's socket is open waits for it (a loopback client opens first).
+    const waiting: string[] = [];
     feed.onopen = () => {
       open = true;
-      for (const data of early.splice(0)) feed.send(data);
+      for (const data of waiting.splice(0)) feed.send(data);
       resolve(true);
     };
     feed.onmessage = (event) => peer.send(String(event.data));
@@ -142,7 +143,7 @@ export function bridgeStream(feed: WebSocket, peer: StreamPeer): Promise<boolean
     });
     peer.onMessage((data) => {
       if (feed.readyState === 1) feed.send(data);
-      else if (feed.readyState === 0) early.push(data);
+      else if (feed.readyState === 0) waiting.push(data);
     });
   });
 }
