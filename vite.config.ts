@@ -102,7 +102,7 @@ export default defineConfig(({ mode }) => {
         },
         formats: ['es'],
       },
-      rollupOptions: { external: ['workbox-routing', 'idb', 'mock-socket'] },
+      rollupOptions: { external: ['workbox-routing', 'idb', 'mock-socket', /^eventsource-parser/] },
     });
   }
   return {

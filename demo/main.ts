@@ -6,6 +6,7 @@ import { startPiecesService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
+import { startChat } from './chat.js';
 import { $, formatBytes, h } from './dom.js';
 
 interface Message {
@@ -111,6 +112,8 @@ async function main() {
   const base = service.bases[0]!;
   $('#bases').textContent = service.bases.join(', ');
   const api = createApi(base, logCall);
+  // The copilot pane; an answer changes its conversation, so the list refreshes after each.
+  const chat = startChat(base, showError, () => scheduleRefresh());
   setStatus('ready', service.version.mismatch ? `Offline-ready (worker ${service.version.worker} ≠ page ${service.version.page})` : 'Offline-ready');
 
   // Conversations ----------------------------------------------------------
@@ -156,6 +159,7 @@ async function main() {
     if (conversation.messages.iterable.length === 0) lines.push('(no messages)');
     detail.textContent = lines.join('\n');
     detail.hidden = false;
+    void chat.then((c) => c.open(conversation.id, title)).catch(showError);
   }
 
   function renderConversations(conversations: Conversation[]) {
