@@ -125,7 +125,7 @@ describe('interception', () => {
     s.close();
     expect({ fetch: globalThis.fetch, XMLHttpRequest: globalThis.XMLHttpRequest, WebSocket: globalThis.WebSocket, request: http.request, get: http.get }).toEqual(before);
     // Nothing listens on the base: the request goes to the network and fails there.
-    await expect(fetch(`${BASE}/applications`)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(get(`${BASE}/applications`)).rejects.toThrow(/ECONNREFUSED/);
     s.listen();
     expect((await fetch(`${BASE}/applications`)).status).toBe(200);
   });
@@ -155,7 +155,10 @@ describe('interception', () => {
     const stream = listen(ExportedWebSocket);
     await stream.first;
     expect(stream.messages[0]).toEqual([]);
+    expect(stream.socket).toBeInstanceOf(ExportedWebSocket);
+    expect(stream.socket.readyState).toBe(ExportedWebSocket.OPEN);
     stream.socket.close();
+    expect({}).not.toBeInstanceOf(ExportedWebSocket);
   });
 });
 
