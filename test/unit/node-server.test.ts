@@ -420,3 +420,15 @@ describe('the copilot socket', () => {
     socket.close();
   });
 });
+
+describe('servers on the same bases', () => {
+  it('the most recent listen() answers; closing it hands back to the other', async () => {
+    const first = server({ data: { conversations: [{ type: 'COPILOT', name: 'first' }] } });
+    const second = server({ data: { conversations: [{ type: 'COPILOT', name: 'second' }] } });
+    const names = async () => ((await (await fetch(`${BASE}/conversations`)).json()) as { iterable: Array<{ name: string }> }).iterable.map((c) => c.name);
+    expect(await names()).toEqual(['second']);
+    second.close();
+    expect(await names()).toEqual(['first']);
+    first.close();
+  });
+});
