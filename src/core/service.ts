@@ -133,13 +133,18 @@ export function createService(options: ServiceOptions): Service {
   };
 }
 
-/** Maps an unexpected error to a response: storage full is 507, everything else a 500 naming the fault. */
+/**
+ * Maps an unexpected error to a response: storage full is 507, storage
+ * unavailable for now (wiped under the worker, an upgrade blocked) 503 with
+ * the reason, everything else a 500 naming the fault.
+ */
 export function failure(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error);
   const name = (error as { name?: string })?.name;
   if (name === 'QuotaExceededError') {
     return text('The browser storage is full: the write was not made. Free some space and try again.', 507);
   }
+  if (name === 'StorageUnavailableError') return text((error as Error).message, 503, { 'Retry-After': '1' });
   console.error('[pieces-os-worker] internal error', error);
   return text(`Internal error: ${(error as Error)?.message ?? String(error)}.`, 500);
 }

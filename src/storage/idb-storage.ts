@@ -1,9 +1,10 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
-import { openDB, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { deleteDB, openDB, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import {
   DB_NAME,
   DB_VERSION,
-  UPGRADES,
+  missingStores,
+  upgrade,
   type AssetRecord,
   type EventKind,
   type PiecesDB,
@@ -25,6 +26,14 @@ export interface OpenStorageOptions {
   name?: string;
   /** Assets stored on first start (the database's first open). */
   seedAssets?: AssetRecord[];
+  /**
+   * Called once when the connection goes away: the browser closed it (site
+   * data cleared) or another connection asked it to close (a deletion, or a
+   * newer version's upgrade). The storage is unusable from then on.
+   */
+  onLost?: (reason: string) => void;
+  /** Called when the open waits for other connections to an older version to close. */
+  onBlocked?: (message: string) => void;
 }
 
 export class DatabaseVersionError extends Error {
@@ -39,24 +48,50 @@ export class DatabaseVersionError extends Error {
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
   const name = options.name ?? DB_NAME;
-  let db: IDBPDatabase<PiecesDB>;
+  let db = await connect(name, options);
+  const missing = missingStores(db);
+  if (missing.length) {
+    // A database of our name and version without our stores was not written by us: start it afresh.
+    db.close();
+    await deleteDB(name);
+    db = await connect(name, options);
+  }
+  const storage = new IdbStorage(db);
+  await storage.start(options.seedAssets ?? []);
+  return storage;
+}
+
+async function connect(name: string, options: OpenStorageOptions): Promise<IDBPDatabase<PiecesDB>> {
+  let lost = false;
+  const lose = (reason: string) => {
+    if (lost) return;
+    lost = true;
+    options.onLost?.(reason);
+  };
   try {
-    db = await openDB<PiecesDB>(name, DB_VERSION, {
+    const db: IDBPDatabase<PiecesDB> = await openDB<PiecesDB>(name, DB_VERSION, {
       upgrade(database, oldVersion, _newVersion, tx) {
-        for (let step = oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
+        upgrade(database, oldVersion, tx);
       },
-      blocking() {
-        // A newer version wants to upgrade: let it, this connection is done.
+      blocked(currentVersion) {
+        options.onBlocked?.(
+          `The database "${name}" cannot be upgraded from version ${currentVersion} to ${DB_VERSION}: another connection to it is still open (another tab of this site, or an older worker). The upgrade proceeds as soon as it closes; close or reload the other tabs.`,
+        );
+      },
+      blocking(_currentVersion, blockedVersion) {
+        // Another connection wants to delete or upgrade the database: let it, this connection is done.
         db.close();
+        lose(blockedVersion === null ? 'the database is being deleted' : `another connection is upgrading the database to version ${blockedVersion}`);
+      },
+      terminated() {
+        lose('the browser closed the database connection (site data cleared)');
       },
     });
+    return db;
   } catch (error) {
     if ((error as DOMException)?.name === 'VersionError') throw new DatabaseVersionError(name, error);
     throw error;
   }
-  const storage = new IdbStorage(db);
-  if (options.seedAssets?.length) await storage.seed(options.seedAssets);
-  return storage;
 }
 
 /**
@@ -97,21 +132,34 @@ function prune(changes: { delete(range: IDBKeyRange): Promise<void> }, seq: numb
 type AnyTx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'readonly' | 'readwrite'>;
 
 class IdbStorage implements Storage {
+  private id = '';
+
   constructor(private readonly db: IDBPDatabase<PiecesDB>) {}
 
   close() {
     this.db.close();
   }
 
-  /** Stores the sample assets once, on the first start of a database. */
-  async seed(assets: AssetRecord[]) {
+  /**
+   * On the first start of a database: gives it its identity and stores the
+   * sample assets. Later starts read the identity.
+   */
+  async start(assets: AssetRecord[]) {
     const tx = this.db.transaction(['assets', 'meta'], 'readwrite');
-    const seeded = await tx.objectStore('meta').get('seeded');
+    const meta = tx.objectStore('meta');
+    const [seeded, identity] = await Promise.all([meta.get('seeded'), meta.get('identity')]);
+    this.id = typeof identity === 'string' ? identity : crypto.randomUUID();
+    const id = this.id;
     await commit(tx, function* () {
-      if (seeded) return;
+      if (identity !== id) yield meta.put(id, 'identity');
+      if (seeded || !assets.length) return;
       for (const asset of assets) yield tx.objectStore('assets').put(asset);
-      yield tx.objectStore('meta').put(true, 'seeded');
+      yield meta.put(true, 'seeded');
     });
+  }
+
+  async identity() {
+    return this.id;
   }
 
   private async engagement(tx: AnyTx, range: { application: string } | { from: string; to: string }): Promise<Engagement> {

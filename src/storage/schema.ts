@@ -143,3 +143,42 @@ export const UPGRADES: UpgradeStep[] = [
 ];
 
 export const DB_VERSION = UPGRADES.length;
+
+/** Every store of the current layout (a database without one of them is rebuilt). */
+export const STORES = [
+  'applications',
+  'sessions',
+  'events',
+  'conversations',
+  'messages',
+  'assets',
+  'changes',
+  'external',
+  'meta',
+] as const satisfies ReadonlyArray<StoreNames<PiecesDB>>;
+
+/**
+ * Runs the steps from `oldVersion` to the current version. A database whose
+ * stores do not match its version (an empty one of the same name, made by a
+ * stray `indexedDB.open(name)` after a wipe) has nothing of ours to keep: its
+ * stores are dropped and every step runs from the start.
+ */
+export function upgrade(db: IDBPDatabase<PiecesDB>, oldVersion: number, tx: UpgradeTransaction): void {
+  const run = (from: number) => {
+    for (let step = from; step < DB_VERSION; step++) UPGRADES[step]!(db, tx);
+  };
+  const rebuild = () => {
+    for (const name of [...db.objectStoreNames]) db.deleteObjectStore(name);
+    run(0);
+  };
+  if (oldVersion > 0 && db.objectStoreNames.length === 0) return rebuild();
+  try {
+    run(oldVersion);
+  } catch (error) {
+    if (oldVersion === 0) throw error;
+    rebuild();
+  }
+}
+
+/** The current layout's stores missing from an open database. */
+export const missingStores = (db: { objectStoreNames: DOMStringList }) => STORES.filter((name) => !db.objectStoreNames.contains(name));

@@ -66,6 +66,12 @@ export interface Storage {
   listExternalApplications(): Promise<ExternalApplicationRecord[]>;
   putExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
 
+  /**
+   * The database's identity: a random id made on its first start. A wiped and
+   * recreated database has a new one (its change sequence starts again).
+   */
+  identity(): Promise<string>;
+
   getMeta<T>(key: string): Promise<T | undefined>;
   /** Returns the value stored under `key`, storing `create()` first if there is none. */
   ensureMeta<T>(key: string, create: () => T): Promise<T>;

@@ -27,8 +27,13 @@ export interface WorkerOptions {
 }
 
 function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) {
-  const storage: Storage = lazyStorage(
-    openStorage({ name: options.databaseName, seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS }).then((s) => cacheReads(s)),
+  const storage: Storage = lazyStorage((hooks) =>
+    openStorage({
+      name: options.databaseName,
+      seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS,
+      onLost: hooks.lost,
+      onBlocked: hooks.blocked,
+    }).then((s) => cacheReads(s)),
   );
   const channel = new BroadcastChannel(CHANGES_CHANNEL);
   const service = createService({

@@ -31,7 +31,9 @@ describe('upgrades', () => {
 
     const storage = await openStorage({ name });
     const after = JSON.parse(await dump(name));
-    for (const store of ['assets', 'changes', 'meta', 'applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
+    for (const store of ['assets', 'changes', 'applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
+    // Meta gains the database's identity, nothing else changes.
+    expect(after.meta).toEqual([['identity', await storage.identity()], ...before.meta]);
     expect(await storage.listAssetIds()).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
     expect((await storage.listConversationIds()).ids).toEqual([CONVERSATION]);
     // Conversations and messages now hold their wire JSON; the API answers exactly what version 1 stored.
@@ -58,7 +60,7 @@ describe('upgrades', () => {
     db.close();
 
     // The service says so on every request, as a real fault.
-    const service = createService({ storage: lazyStorage(openStorage({ name })) });
+    const service = createService({ storage: lazyStorage(() => openStorage({ name })) });
     const response = await service.handle(new Request(`${BASE}/conversations`));
     expect(response.status).toBe(500);
     expect(await response.text()).toMatch(/newer version of pieces-os-worker/);
