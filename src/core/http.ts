@@ -14,6 +14,11 @@ export class HttpError extends Error {
   }
 }
 
+/** Text echoed in a message, cut to `max` characters: an error never repeats a huge input whole. */
+export function clip(value: string, max = 200): string {
+  return value.length <= max ? value : `${value.slice(0, max)}… (${value.length} characters)`;
+}
+
 export const badRequest = (message: string) => new HttpError(400, message);
 export const notFound = (message: string) => new HttpError(404, message);
 
@@ -120,7 +125,7 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
     throw new HttpError(
       415,
       `The request body must be JSON (Content-Type: application/json), not ${
-        request.headers.get('content-type') ?? 'an unlabelled body'
+        clip(request.headers.get('content-type') ?? 'an unlabelled body')
       }.`,
     );
   }

@@ -5,7 +5,7 @@
  */
 import { Route, Router } from 'workbox-routing';
 import type { OperationContext, ServiceContext } from './context.js';
-import { errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
+import { clip, errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
 import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { DEFAULT_BASES, parseBase } from './bases.js';
@@ -75,7 +75,7 @@ export function createService(options: ServiceOptions): Service {
   /** 404 for an unknown path, 405 (with Allow) for a known path and another method. */
   async function fallback(request: Request, url: URL, path: string): Promise<Response> {
     const matching = compiled.filter(({ match }) => match(path));
-    if (matching.length === 0) return errorResponse(new HttpError(404, `No operation at ${path || '/'}.`));
+    if (matching.length === 0) return errorResponse(new HttpError(404, `No operation at ${clip(path) || '/'}.`));
     const methods = matching.map(({ operation }) => operation.method);
     const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
     if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Origin': '*' } });
@@ -85,7 +85,7 @@ export function createService(options: ServiceOptions): Service {
       return new Response(null, { status: response.status, headers: response.headers });
     }
     return errorResponse(
-      new HttpError(405, `${request.method} is not allowed on ${path}; use ${allow}.`, { Allow: allow }),
+      new HttpError(405, `${clip(request.method, 40)} is not allowed on ${clip(path)}; use ${allow}.`, { Allow: allow }),
     );
   }
 

@@ -90,7 +90,8 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
       if (cache.has(k)) return cache.get(k);
       const started = generation;
       const value = await call(...args);
-      if (generation === started) cache.set(k, value);
+      // Unknown ids are not kept: asking for many of them must not grow the cache.
+      if (generation === started && value !== undefined) cache.set(k, value);
       return value;
     };
   }

@@ -136,6 +136,19 @@ describe('the read cache', () => {
     expect((await storage.listConversationIds()).seq).toBe(4);
   });
 
+  it('does not keep reads of unknown ids', async () => {
+    const raw = await openStorage({ name: freshName() });
+    const getApplication = vi.spyOn(raw, 'getApplication');
+    const storage = cacheReads(raw, null);
+    const unknown = crypto.randomUUID();
+    expect(await storage.getApplication(unknown)).toBeUndefined();
+    expect(await storage.getApplication(unknown)).toBeUndefined();
+    expect(await storage.getSession(unknown)).toBeUndefined();
+    // Both reads of the unknown application reached the database.
+    expect(getApplication).toHaveBeenCalledTimes(2);
+    storage.close();
+  });
+
   it('does not keep a read that overlapped a write', async () => {
     const storage = cacheReads(await openStorage({ name: freshName() }), null);
     const id = crypto.randomUUID();

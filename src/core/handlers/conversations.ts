@@ -1,6 +1,6 @@
 /** Handlers of the Conversations operations and of the asset identifiers. */
 import type { OperationContext } from '../context.js';
-import { badRequest, HttpError, json, jsonText, noContent, notFound, readJson } from '../http.js';
+import { badRequest, clip, HttpError, json, jsonText, noContent, notFound, readJson } from '../http.js';
 import { summarizeAsset } from '../models/asset-summary.js';
 import { conversationsJson, seedConversation, type Seeded } from '../models/conversation.js';
 import type { JsonObject } from '../validate.js';
@@ -11,7 +11,7 @@ function transferables(url: URL): boolean {
   const values = url.searchParams.getAll('transferables');
   if (values.length === 0) return true;
   if (values.length === 1 && (values[0] === 'true' || values[0] === 'false')) return values[0] === 'true';
-  throw badRequest(`The transferables query parameter must be true or false; got ${JSON.stringify(values.join(','))}.`);
+  throw badRequest(`The transferables query parameter must be true or false; got ${clip(JSON.stringify(values.join(',')))}.`);
 }
 
 function clock({ service }: OperationContext) {
@@ -88,7 +88,7 @@ export async function conversationsStreamIdentifiers({ request, url, service }: 
   }
   const after = url.searchParams.get('after');
   if (after !== null) {
-    if (!/^\d+$/.test(after)) throw badRequest(`after must be a change sequence number, not ${JSON.stringify(after)}.`);
+    if (!/^\d+$/.test(after)) throw badRequest(`after must be a change sequence number, not ${clip(JSON.stringify(after))}.`);
     const { changes, complete } = await service.storage.changesSince(Number(after));
     return json({ changes, complete });
   }
