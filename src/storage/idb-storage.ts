@@ -1,5 +1,5 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
-import { deleteDB, openDB, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { deleteDB, openDB, unwrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import {
   DB_NAME,
   DB_VERSION,
@@ -251,14 +251,16 @@ class IdbStorage implements Storage {
   ): Promise<Change> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
     const changes = tx.objectStore('changes');
-    const store = tx.objectStore('messages');
+    // Messages go through the plain store: a failed add aborts the transaction (and `tx.done`)
+    // by itself, without a promise per message.
+    const store = unwrap(tx.objectStore('messages'));
     let seq = 0;
     await commit(tx, function* () {
       yield changes.add({ conversation: conversation.id }).then((key) => {
         seq = key;
         return Promise.all([tx.objectStore('conversations').add({ ...conversation, seq }), prune(changes, seq)]);
       });
-      for (const message of messages) yield store.add(message);
+      for (const message of messages) store.add(message);
     });
     return { seq, conversation: conversation.id };
   }

@@ -5,6 +5,7 @@ import { lazyStorage } from '../../src/storage/lazy.js';
 import { cacheReads } from '../../src/storage/read-cache.js';
 import { DB_VERSION, UPGRADES, type PiecesDB } from '../../src/storage/schema.js';
 import { createService } from '../../src/core/service.js';
+import { MAX_MESSAGES_PER_CREATE } from '../../src/core/models/conversation.js';
 import { BASE, dump, jsonPost, setup } from './harness.js';
 
 let counter = 0;
@@ -90,6 +91,38 @@ describe('storage full', () => {
     expect(await dump(t.databaseName)).toBe(before);
     expect((await t.conversations.conversationsIdentifiersSnapshot()).iterable.map((c) => c.id)).toEqual([earlier.id]);
     expect(t.changes).toHaveLength(1);
+  });
+});
+
+describe('creates', () => {
+  it('store nothing when one message fails after the others were issued', async () => {
+    const name = freshName();
+    const storage = await openStorage({ name });
+    const before = await dump(name);
+    const message = (id: string) => ({ id, conversation: CONVERSATION, json: '{}' });
+    // The duplicate id fails inside IndexedDB, after the first message was added.
+    await expect(
+      storage.createConversation({ id: CONVERSATION, json: '{}', messageIds: [MESSAGE, MESSAGE] }, [message(MESSAGE), message(MESSAGE)]),
+    ).rejects.toBeDefined();
+    expect(await dump(name)).toBe(before);
+    storage.close();
+  });
+
+  it(`take at most ${MAX_MESSAGES_PER_CREATE} messages: 413 past it, changing nothing`, async () => {
+    const t = await setup();
+    const messages = (n: number) => Array.from({ length: n }, (_, i) => ({ role: 'USER', fragment: { string: { raw: `m${i}` } } }));
+    const before = await dump(t.databaseName);
+    const refused = await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', messages: messages(MAX_MESSAGES_PER_CREATE + 1) }));
+    expect(refused.status).toBe(413);
+    expect(await refused.text()).toBe(
+      `conversation.messages has ${MAX_MESSAGES_PER_CREATE + 1} messages; a create takes at most ${MAX_MESSAGES_PER_CREATE}. Create the conversation with fewer messages.`,
+    );
+    expect(await dump(t.databaseName)).toBe(before);
+    const accepted = await t.fetch(`${BASE}/conversations/create?transferables=false`, jsonPost({ type: 'COPILOT', messages: messages(MAX_MESSAGES_PER_CREATE) }));
+    expect(accepted.status).toBe(200);
+    const { id } = (await accepted.json()) as { id: string };
+    const listed = (await (await t.fetch(`${BASE}/conversations`)).json()) as { iterable: Array<{ id: string; messages: { iterable: unknown[] } }> };
+    expect(listed.iterable.find((c) => c.id === id)!.messages.iterable).toHaveLength(MAX_MESSAGES_PER_CREATE);
   });
 });
 

@@ -19,6 +19,7 @@ import {
   type JsonObject,
 } from '../validate.js';
 import { parseApplication } from './application.js';
+import { HttpError } from '../http.js';
 
 export interface Seeded {
   record: Omit<ConversationRecord, 'seq'>;
@@ -33,6 +34,13 @@ interface Clock {
 }
 
 const SERVER_KEYS = ['id', 'created', 'updated'] as const;
+
+/**
+ * Most messages one create may carry. The create is one transaction (all or
+ * nothing), so its size bounds how long it holds the database; past this a
+ * create is refused with 413.
+ */
+export const MAX_MESSAGES_PER_CREATE = 10_000;
 
 /** `{iterable: [...]}` with an array iterable, e.g. FlattenedAssets or FlattenedWebsites. */
 function flattened(value: unknown, path: string): JsonObject {
@@ -86,6 +94,12 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
   const annotations = optional(seeded, 'annotations', path, array);
   const anchors = optional(seeded, 'anchors', path, array);
   const seededMessages = optional(seeded, 'messages', path, array) ?? [];
+  if (seededMessages.length > MAX_MESSAGES_PER_CREATE) {
+    throw new HttpError(
+      413,
+      `${path}.messages has ${seededMessages.length} messages; a create takes at most ${MAX_MESSAGES_PER_CREATE}. Create the conversation with fewer messages.`,
+    );
+  }
 
   const messages = seededMessages.map((item, i): JsonObject => {
     const p = `${path}.messages[${i}]`;
