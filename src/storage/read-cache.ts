@@ -8,8 +8,14 @@
  * (another version of the worker during an update) clear the cache through
  * a BroadcastChannel.
  *
- * Cached results are shared and updated in place: callers use what they
- * read at once and never mutate it.
+ * Cached results are shared and updated in place: callers never mutate
+ * them. A conversation list only grows in place (a delete replaces the
+ * array, and drops a list with messages), so a caller may go on reading
+ * what it got, e.g. while streaming a snapshot.
+ *
+ * Memory: the cached conversation lists hold at most READ_CACHE_BUDGET of
+ * stored text together; a list larger than that is not kept (it is read
+ * from IndexedDB each time), and one that outgrows it is dropped.
  */
 import type { ConversationRecord, MessageRecord } from './schema.js';
 import type { Change, ConversationList, Storage } from './storage.js';
@@ -40,16 +46,48 @@ const AFFECTS: Record<string, readonly Read[]> = {
   deleteConversation: [],
 };
 
+/** Most stored text (UTF-16 code units of JSON) the cached conversation lists hold together: 32 Mi. */
+export const READ_CACHE_BUDGET = 32 * 1024 * 1024;
+
+/** Stored text of a conversation (with its message ids) and of messages, as the budget counts it. */
+const conversationSize = (record: Omit<ConversationRecord, 'seq'>) => record.json.length + record.messageIds.length * 40;
+const messageSize = (message: MessageRecord) => message.json.length + 80;
+
+function listSize(list: ConversationList): number {
+  let size = 0;
+  for (const record of list.conversations) size += conversationSize(record);
+  for (const message of list.messages?.values() ?? []) size += messageSize(message);
+  return size;
+}
+
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';
 
-export function cacheReads(storage: Storage, channelName: string | null = INVALIDATION_CHANNEL): Storage {
+export function cacheReads(storage: Storage, channelName: string | null = INVALIDATION_CHANNEL, budget = READ_CACHE_BUDGET): Storage {
   const cache = new Map<string, unknown>();
+  /** Budgeted size of each cached conversation list. */
+  const sizes = new Map<string, number>();
   const key = (read: Read, args: unknown[]) => `${read}:${JSON.stringify(args)}`;
   let generation = 0;
   const clearAll = () => {
     generation++;
     cache.clear();
+    sizes.clear();
   };
+  const used = () => [...sizes.values()].reduce((a, b) => a + b, 0);
+  /** Keeps a conversation list if it fits in what the budget leaves. */
+  function keepList(k: string, list: ConversationList) {
+    const size = listSize(list);
+    if (used() + size > budget) return;
+    cache.set(k, list);
+    sizes.set(k, size);
+  }
+  function grow(k: string, by: number) {
+    sizes.set(k, (sizes.get(k) ?? 0) + by);
+    if (used() > budget) {
+      cache.delete(k);
+      sizes.delete(k);
+    }
+  }
   const channel = channelName && typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelName) : null;
   if (channel) channel.onmessage = clearAll;
 
@@ -58,10 +96,17 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
   const ids = () => cache.get(key('listConversationIds', [])) as { ids: string[]; seq: number } | undefined;
 
   function created(record: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], change: Change) {
-    for (const [, list] of lists()) {
+    for (const [withMessages, list] of lists()) {
       if (!list) continue;
       list.conversations.push({ ...record, seq: change.seq });
-      for (const message of messages) list.messages?.set(message.id, message);
+      let size = conversationSize(record);
+      if (list.messages) {
+        for (const message of messages) {
+          list.messages.set(message.id, message);
+          size += messageSize(message);
+        }
+      }
+      grow(key('listConversations', [{ messages: withMessages }]), size);
     }
     const known = ids();
     if (known) cache.set(key('listConversationIds', []), { ids: [...known.ids, record.id], seq: change.seq });
@@ -70,12 +115,14 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
   function deleted(change: Change) {
     for (const [messages, list] of lists()) {
       if (!list) continue;
-      const gone = list.conversations.find((c) => c.id === change.conversation);
-      for (const id of gone?.messageIds ?? []) list.messages?.delete(id);
-      cache.set(key('listConversations', [{ messages }]), {
-        ...list,
-        conversations: list.conversations.filter((c) => c.id !== change.conversation),
-      });
+      const k = key('listConversations', [{ messages }]);
+      // A list with messages is read afresh after a delete: its messages map is never changed under a reader.
+      if (messages) {
+        cache.delete(k);
+        sizes.delete(k);
+        continue;
+      }
+      cache.set(k, { ...list, conversations: list.conversations.filter((c) => c.id !== change.conversation) });
     }
     const known = ids();
     if (known) cache.set(key('listConversationIds', []), { ids: known.ids.filter((id) => id !== change.conversation), seq: change.seq });
@@ -91,7 +138,9 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
       const started = generation;
       const value = await call(...args);
       // Unknown ids are not kept: asking for many of them must not grow the cache.
-      if (generation === started && value !== undefined) cache.set(k, value);
+      if (generation !== started || value === undefined) return value;
+      if (read === 'listConversations') keepList(k, value as ConversationList);
+      else cache.set(k, value);
       return value;
     };
   }
@@ -109,7 +158,9 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
         channel?.postMessage('written');
       }
       generation++;
-      for (const k of [...cache.keys()]) if (affects.some((read) => k.startsWith(`${read}:`))) cache.delete(k);
+      for (const k of [...cache.keys()]) {
+        if (affects.some((read) => k.startsWith(`${read}:`))) cache.delete(k);
+      }
       if (write === 'createConversation') created(args[0] as ConversationRecord, args[1] as MessageRecord[], result as Change);
       if (write === 'deleteConversation' && result) deleted(result as Change);
       return result;

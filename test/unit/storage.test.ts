@@ -142,7 +142,7 @@ describe('the read cache', () => {
     }
   });
 
-  it('applies conversation creates and deletes to the cached lists, which stay equal to the database', async () => {
+  it('applies conversation creates (and deletes, to the lists without messages) to the cached lists, which stay equal to the database', async () => {
     const name = freshName();
     const raw = await openStorage({ name });
     const storage = cacheReads(raw, null);
@@ -162,11 +162,38 @@ describe('the read cache', () => {
     await storage.deleteConversation(made[1]!);
     const writes = spy.mock.calls.length;
     const cached = await all(storage);
-    expect(spy.mock.calls.length).toBe(writes);
+    // Only the list with messages is read again (a delete drops it); the others follow the writes in memory.
+    expect(spy.mock.calls.length).toBe(writes + 1);
     spy.mockRestore();
     expect(cached).toBe(await all(raw));
     expect((await storage.listConversationIds()).ids).toEqual([made[0], made[2]]);
     expect((await storage.listConversationIds()).seq).toBe(4);
+  });
+
+  it('keeps conversation lists within its memory budget', async () => {
+    const raw = await openStorage({ name: freshName() });
+    const budget = 10_000;
+    const reads = vi.spyOn(raw, 'listConversations');
+    const storage = cacheReads(raw, null, budget);
+    const create = async (text: string) => {
+      const id = crypto.randomUUID();
+      const message = { id: crypto.randomUUID(), conversation: id, json: JSON.stringify({ text }) };
+      await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [message.id] }, [message]);
+    };
+    await create('small');
+    await storage.listConversations({ messages: true });
+    await storage.listConversations({ messages: true });
+    expect(reads).toHaveBeenCalledTimes(1);
+    // A create that takes the list past the budget drops it; a list over the budget is never kept.
+    await create('x'.repeat(budget));
+    await storage.listConversations({ messages: true });
+    await storage.listConversations({ messages: true });
+    expect(reads).toHaveBeenCalledTimes(3);
+    // The list without messages still fits, and is kept.
+    await storage.listConversations({ messages: false });
+    await storage.listConversations({ messages: false });
+    expect(reads).toHaveBeenCalledTimes(4);
+    storage.close();
   });
 
   it('does not keep reads of unknown ids', async () => {

@@ -2,7 +2,7 @@
 import type { OperationContext } from '../context.js';
 import { badRequest, clip, HttpError, json, jsonText, noContent, notFound, readJson } from '../http.js';
 import { summarizeAsset } from '../models/asset-summary.js';
-import { conversationsJson, seedConversation, type Seeded } from '../models/conversation.js';
+import { conversationsStream, seedConversation, type Seeded } from '../models/conversation.js';
 import type { JsonObject } from '../validate.js';
 import { uuid } from '../validate.js';
 
@@ -64,7 +64,8 @@ export async function conversationsDeleteSpecificConversation(context: Operation
 export async function conversationsSnapshot(context: OperationContext) {
   const withReferences = transferables(context.url);
   const { conversations, messages } = await context.service.storage.listConversations({ messages: withReferences });
-  return jsonText(conversationsJson(conversations, messages));
+  // A copy of the list: conversations created while the body is written are not half in it.
+  return jsonText(conversationsStream(conversations.slice(), messages));
 }
 
 export async function conversationsIdentifiersSnapshot({ service }: OperationContext) {
