@@ -144,18 +144,24 @@ export const UPGRADES: UpgradeStep[] = [
 
 export const DB_VERSION = UPGRADES.length;
 
-/** Every store of the current layout (a database without one of them is rebuilt). */
-export const STORES = [
-  'applications',
-  'sessions',
-  'events',
-  'conversations',
-  'messages',
-  'assets',
-  'changes',
-  'external',
-  'meta',
-] as const satisfies ReadonlyArray<StoreNames<PiecesDB>>;
+/** Every store of the layout, with the version that added it. */
+export const STORES: Record<StoreNames<PiecesDB>, number> = {
+  applications: 1,
+  sessions: 1,
+  events: 1,
+  conversations: 1,
+  messages: 1,
+  assets: 1,
+  changes: 1,
+  external: 1,
+  meta: 1,
+};
+
+/** The stores a database at `version` must have and `db` lacks. */
+export const missingStores = (db: { objectStoreNames: DOMStringList }, version = DB_VERSION) =>
+  Object.entries(STORES)
+    .filter(([name, since]) => since <= version && !db.objectStoreNames.contains(name))
+    .map(([name]) => name);
 
 /**
  * Runs the steps from `oldVersion` to the current version. A database whose
@@ -167,18 +173,10 @@ export function upgrade(db: IDBPDatabase<PiecesDB>, oldVersion: number, tx: Upgr
   const run = (from: number) => {
     for (let step = from; step < DB_VERSION; step++) UPGRADES[step]!(db, tx);
   };
-  const rebuild = () => {
+  if (oldVersion > 0 && missingStores(db, oldVersion).length) {
     for (const name of [...db.objectStoreNames]) db.deleteObjectStore(name);
     run(0);
-  };
-  if (oldVersion > 0 && db.objectStoreNames.length === 0) return rebuild();
-  try {
+  } else {
     run(oldVersion);
-  } catch (error) {
-    if (oldVersion === 0) throw error;
-    rebuild();
   }
 }
-
-/** The current layout's stores missing from an open database. */
-export const missingStores = (db: { objectStoreNames: DOMStringList }) => STORES.filter((name) => !db.objectStoreNames.contains(name));
