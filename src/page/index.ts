@@ -31,6 +31,7 @@ export interface PiecesService {
 }
 
 export { DEFAULT_BASES, VERSION, installStreamShim };
+export { watchService, type ServiceState, type ServiceWatch, type WatchOptions } from './state.js';
 export type { StreamShimOptions } from '../stream/shim.js';
 export type { AssetInput };
 

@@ -9,6 +9,14 @@ export interface ChangeMessage {
   change: Change;
 }
 
+/**
+ * What the worker says about itself on the same channel: `worker` when a
+ * worker (of `version`) has taken over, `database` when it opened a new
+ * database after losing the one it had (wiped: the change sequence starts
+ * again, under a new identity).
+ */
+export type WorkerMessage = { type: 'worker'; version: string } | { type: 'database'; identity: string };
+
 export type PageRequest =
   | { type: 'pieces:hello'; version: string }
   | { type: 'pieces:claim' }

@@ -12,7 +12,7 @@ import { openStorage } from '../storage/idb-storage.js';
 import { lazyStorage } from '../storage/lazy.js';
 import { cacheReads } from '../storage/read-cache.js';
 import type { Storage } from '../storage/storage.js';
-import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
+import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest, type WorkerMessage } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 import type { ServiceWorkerScope } from './sw-types.js';
 
@@ -34,6 +34,12 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
       onLost: hooks.lost,
       onBlocked: hooks.blocked,
     }).then((s) => cacheReads(s)),
+    {
+      // A database opened after the previous one was lost is another one: say so to every page.
+      onOpen: (opened, reopened) => {
+        if (reopened) void opened.identity().then((identity) => channel.postMessage({ type: 'database', identity } satisfies WorkerMessage));
+      },
+    },
   );
   const channel = new BroadcastChannel(CHANGES_CHANNEL);
   const service = createService({
@@ -85,7 +91,16 @@ async function answerPage(scope: ServiceWorkerScope, service: Service, storage: 
 export function startWorker(scope: ServiceWorkerScope, options: WorkerOptions = {}): Service {
   const service = createWorkerService(scope, options);
   scope.addEventListener('install', () => void scope.skipWaiting());
-  scope.addEventListener('activate', (event) => event.waitUntil(scope.clients.claim()));
+  scope.addEventListener('activate', (event) =>
+    event.waitUntil(
+      scope.clients.claim().then(() => {
+        // Pages opened before this worker took over learn its version.
+        const announce = new BroadcastChannel(CHANGES_CHANNEL);
+        announce.postMessage({ type: 'worker', version: VERSION } satisfies WorkerMessage);
+        announce.close();
+      }),
+    ),
+  );
   scope.addEventListener('fetch', (event) => {
     const response = service.respond(event.request, event);
     if (response) event.respondWith(response);

@@ -1,9 +1,9 @@
 /** The worker host: its fetch and message wiring, and the routes added to an app's own Router. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Route, Router } from 'workbox-routing';
 import { addPiecesRoutes, startWorker } from '../../src/worker/index.js';
 import type { ExtendableMessageEventLike, FetchEventLike, ServiceWorkerScope } from '../../src/worker/sw-types.js';
-import type { PageReply } from '../../src/stream/protocol.js';
+import { CHANGES_CHANNEL, type PageReply } from '../../src/stream/protocol.js';
 import { VERSION } from '../../src/version.js';
 
 let counter = 0;
@@ -64,6 +64,27 @@ describe('startWorker', () => {
     expect(await host.message({ type: 'pieces:report-external-applications', applications: [{ name: 'Obsidian', version: '1.5.1' }] })).toEqual({ ok: true });
     const external = await (await host.fetch(new Request('http://localhost:1000/applications/external')))!.json();
     expect(JSON.stringify(external)).toContain('Obsidian');
+  });
+
+  it('tells every page its version once it has taken over, and that it started over when its database was wiped', async () => {
+    const host = fakeScope();
+    const name = databaseName();
+    startWorker(host.scope, { databaseName: name, sampleAssets: false });
+    const heard: unknown[] = [];
+    const page = new BroadcastChannel(CHANGES_CHANNEL);
+    page.onmessage = (event) => heard.push(event.data);
+    host.dispatch('activate', { waitUntil: () => {} });
+    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }]));
+    const before = (await (await host.fetch(new Request('http://localhost:1000/conversations/stream/identifiers', { headers: { 'X-Pieces-Stream': 'handshake' } })))!.json()) as object;
+    expect(before).toBeDefined();
+    await new Promise<void>((resolve, reject) => {
+      const request = indexedDB.deleteDatabase(name);
+      request.onsuccess = () => resolve();
+      request.onerror = () => reject(request.error);
+    });
+    expect((await host.fetch(new Request('http://localhost:1000/conversations/identifiers')))!.status).toBe(200);
+    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }, { type: 'database', identity: expect.stringMatching(/^[0-9a-f-]{36}$/) }]));
+    page.close();
   });
 
   it('refuses malformed page requests with a message, storing nothing', async () => {
