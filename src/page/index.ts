@@ -8,6 +8,7 @@ import { DEFAULT_BASES } from '../core/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
+import { installSyncProbes } from './sync-probe.js';
 import { VERSION } from '../version.js';
 
 export interface StartOptions {
@@ -15,12 +16,17 @@ export interface StartOptions {
   url?: string;
   /** Registration scope; default the script's folder. */
   scope?: string;
-  /** Base URLs to answer; default `http://localhost:1000` and `http://localhost:39300`. */
+  /**
+   * Base URLs to answer; default `DEFAULT_BASES` (localhost and 127.0.0.1 on 1000, 5323 and
+   * 39300–39333). A port range may be written compactly: `http://localhost:39300-39333`.
+   */
   bases?: readonly string[];
   /** Don't log start-up messages to the console; default false. */
   quiet?: boolean;
-  /** Patch `WebSocket` for the conversation identifier stream; default true. */
+  /** Patch `WebSocket` for the socket paths (identifier streams, health, user); default true. */
   stream?: boolean;
+  /** Answer synchronous XHR health/version probes in the page (Chromium does not send them to the worker); default true. */
+  syncProbes?: boolean;
 }
 
 export interface PiecesService {
@@ -30,9 +36,10 @@ export interface PiecesService {
   version: { page: string; worker: string; mismatch: boolean };
 }
 
-export { DEFAULT_BASES, VERSION, installStreamShim };
+export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes };
 export { watchService, type ServiceState, type ServiceWatch, type WatchOptions } from './state.js';
 export type { StreamShimOptions } from '../stream/shim.js';
+export type { SyncProbeOptions } from './sync-probe.js';
 export type { AssetInput };
 
 const log = (quiet: boolean | undefined, ...args: unknown[]) => {
@@ -101,6 +108,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
     );
   }
   if (options.stream !== false) installStreamShim({ bases: hello.bases });
+  if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
   log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
   return { registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
 }

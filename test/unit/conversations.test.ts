@@ -13,10 +13,11 @@ import {
   type SeededConversation,
 } from '@pieces.app/pieces-os-client';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
-import { BASE, dump, jsonPost, setup } from './harness.js';
+import { BASE, MODEL, dump, jsonPost, setup } from './harness.js';
 import { SNAPSHOT_CHUNK } from '../../src/core/models/conversation.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
+
 
 const seeded = (name: string, texts: string[] = []): SeededConversation => ({
   type: ConversationTypeEnum.Copilot,
@@ -80,7 +81,7 @@ describe('conversationsCreateSpecificConversation', () => {
           fragment: { string: { raw: 'q' } },
           created: { value: '2026-01-02T03:04:05.000Z' },
           sentiment: 'LIKE',
-          model: { id: 'model-1' },
+          model: MODEL,
           tags: { iterable: [] },
         },
       ],
@@ -92,7 +93,7 @@ describe('conversationsCreateSpecificConversation', () => {
       favorited: true,
       demo: false,
       pipeline: body.pipeline,
-      model: { id: 'model-1', name: 'GPT', foundation: 'GPT_4' },
+      model: body.model,
       assets: body.assets,
       websites: body.websites,
       custom: body.custom,
@@ -104,7 +105,7 @@ describe('conversationsCreateSpecificConversation', () => {
       role: 'USER',
       sentiment: 'LIKE',
       created: { value: '2026-01-02T03:04:05.000Z' },
-      model: { id: 'model-1' },
+      model: MODEL,
       tags: { iterable: [] },
     });
     // And the same when read back.
@@ -311,7 +312,14 @@ describe('conversationsDeleteSpecificConversation', () => {
     const after = JSON.parse(await dump(t.databaseName));
     expect(after.conversations.map(([id]: [string]) => id)).toEqual([keep.id]);
     expect(after.messages.map(([, m]: [string, { conversation: string }]) => m.conversation)).toEqual([keep.id]);
-    expect(t.changes.at(-1)).toMatchObject({ conversation: gone.id, deleted: true });
+    // The conversation's deletion, then each of its messages'.
+    expect(t.changes.slice(-4).map((c) => [c.collection, c.deleted])).toEqual([
+      ['conversation', true],
+      ['conversationMessage', true],
+      ['conversationMessage', true],
+      ['conversationMessage', true],
+    ]);
+    expect(t.changes.at(-4)).toMatchObject({ id: gone.id });
   });
 
   it('answers 404 for an unknown id and changes nothing; 400 for a non-UUID', async () => {
@@ -331,10 +339,10 @@ describe('conversationsDeleteSpecificConversation', () => {
     const b = await t.conversations.conversationsCreateSpecificConversation({});
     await t.conversations.conversationsDeleteSpecificConversation({ conversation: a.id });
     expect(t.changes).toEqual([
-      { seq: 1, conversation: a.id },
-      { seq: 2, conversation: b.id },
-      { seq: 3, conversation: a.id, deleted: true },
+      { seq: 1, collection: 'conversation', id: a.id },
+      { seq: 2, collection: 'conversation', id: b.id },
+      { seq: 3, collection: 'conversation', id: a.id, deleted: true },
     ]);
-    expect(await t.storage.changesSince(1)).toEqual({ changes: t.changes.slice(1), complete: true });
+    expect(await t.storage.changesSince(1)).toEqual({ changes: t.changes.slice(1), complete: true, seq: 3 });
   });
 });

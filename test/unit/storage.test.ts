@@ -6,6 +6,7 @@ import { cacheReads } from '../../src/storage/read-cache.js';
 import { DB_VERSION, UPGRADES, type PiecesDB } from '../../src/storage/schema.js';
 import { createService } from '../../src/core/service.js';
 import { MAX_MESSAGES_PER_CREATE } from '../../src/core/models/conversation.js';
+import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
 import { BASE, dump, jsonPost, setup } from './harness.js';
 
 let counter = 0;
@@ -18,9 +19,9 @@ describe('upgrades', () => {
     const name = freshName();
     // A version-1 database, written by the version-1 upgrade step and filled with data.
     const v1 = await openDB<PiecesDB>(name, 1, { upgrade: (db, _old, _new, tx) => UPGRADES[0]!(db, tx as never) });
-    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000002', name: 'zeta.ts', language: 'ts', text: 'z', created: '2026-01-01T00:00:00.000Z' });
-    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000001', name: 'alpha.py', language: 'py', text: 'a', created: '2026-01-01T00:00:00.000Z' });
-    await v1.add('changes', { conversation: '11111111-1111-4111-8111-111111111111' });
+    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000002', name: 'zeta.ts', language: 'ts', text: 'z', created: '2026-01-01T00:00:00.000Z' } as never);
+    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000001', name: 'alpha.py', language: 'py', text: 'a', created: '2026-01-01T00:00:00.000Z' } as never);
+    await v1.add('changes', { conversation: '11111111-1111-4111-8111-111111111111' } as never);
     // Version 1 kept conversations and messages as objects.
     const conversation = { id: CONVERSATION, type: 'COPILOT', name: 'old', created: { value: '2026-01-01T00:00:00.000Z' }, updated: { value: '2026-01-01T00:00:00.000Z' } };
     const message = { id: MESSAGE, role: 'USER', fragment: { string: { raw: 'kept' } }, conversation: { id: CONVERSATION }, created: conversation.created, updated: conversation.created };
@@ -32,15 +33,20 @@ describe('upgrades', () => {
 
     const storage = await openStorage({ name });
     const after = JSON.parse(await dump(name));
-    for (const store of ['assets', 'changes', 'applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
+    for (const store of ['applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
     // Meta gains the database's identity, nothing else changes.
     expect(after.meta).toEqual([['identity', await storage.identity()], ...before.meta]);
-    expect(await storage.listAssetIds()).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
-    expect((await storage.listConversationIds()).ids).toEqual([CONVERSATION]);
+    // Version 4: assets got a format id, the change log names its collection.
+    expect(after.assets.map(([key, { formatId, ...rest }]: [string, { formatId: string }]) => [key, rest, typeof formatId])).toEqual(
+      before.assets.map(([key, value]: [string, object]) => [key, value, 'string']),
+    );
+    expect(after.changes).toEqual([[1, { seq: 1, collection: 'conversation', id: CONVERSATION }]]);
+    expect((await storage.listIds('asset')).ids).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
+    expect((await storage.listIds('conversation')).ids).toEqual([CONVERSATION]);
     // Conversations and messages now hold their wire JSON; the API answers exactly what version 1 stored.
     const service = createService({ storage });
     const listed = await (await service.handle(new Request(`${BASE}/conversations`))).json();
-    expect(listed).toEqual({ iterable: [{ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }] } }] });
+    expect(listed).toEqual({ iterable: [{ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }], indices: { [MESSAGE]: 0 } } }] });
     storage.close();
     const reopened = await openDB(name);
     expect(reopened.version).toBe(DB_VERSION);
@@ -131,23 +137,23 @@ describe('the read cache', () => {
     const storage = cacheReads(await openStorage({ name: freshName() }), null);
     const spy = vi.spyOn(IDBDatabase.prototype, 'transaction');
     try {
-      expect((await storage.listConversationIds()).ids).toEqual([]);
-      expect((await storage.listConversationIds()).ids).toEqual([]);
+      expect((await storage.listIds('conversation')).ids).toEqual([]);
+      expect((await storage.listIds('conversation')).ids).toEqual([]);
       expect(spy).toHaveBeenCalledTimes(1);
       const id = crypto.randomUUID();
       await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
-      expect((await storage.listConversationIds()).ids).toEqual([id]);
+      expect((await storage.listIds('conversation')).ids).toEqual([id]);
     } finally {
       spy.mockRestore();
     }
   });
 
-  it('applies conversation creates (and deletes, to the lists without messages) to the cached lists, which stay equal to the database', async () => {
+  it('applies conversation creates and deletes to the cached lists, which stay equal to the database', async () => {
     const name = freshName();
     const raw = await openStorage({ name });
     const storage = cacheReads(raw, null);
     const all = async (s: typeof storage) =>
-      JSON.stringify([await s.listConversations({ messages: true }), await s.listConversations({ messages: false }), await s.listConversationIds()], (_k, v) =>
+      JSON.stringify([await s.listConversations({ messages: true }), await s.listConversations({ messages: false }), await s.listIds('conversation')], (_k, v) =>
         v instanceof Map ? [...v].sort() : v,
       );
     await all(storage);
@@ -162,12 +168,52 @@ describe('the read cache', () => {
     await storage.deleteConversation(made[1]!);
     const writes = spy.mock.calls.length;
     const cached = await all(storage);
-    // Only the list with messages is read again (a delete drops it); the others follow the writes in memory.
-    expect(spy.mock.calls.length).toBe(writes + 1);
+    expect(spy.mock.calls.length).toBe(writes);
     spy.mockRestore();
     expect(cached).toBe(await all(raw));
-    expect((await storage.listConversationIds()).ids).toEqual([made[0], made[2]]);
-    expect((await storage.listConversationIds()).seq).toBe(4);
+    expect((await storage.listIds('conversation')).ids).toEqual([made[0], made[2]]);
+    expect((await storage.listIds('conversation')).seq).toBe(8);
+  });
+
+  it('stays equal to the database through every conversation, message, asset and application write of the service', async () => {
+    const name = freshName();
+    const raw = await openStorage({ name });
+    const storage = cacheReads(raw, null);
+    const service = createService({ storage });
+    const call = async (path: string, init?: RequestInit) => (await service.handle(new Request(`${BASE}${path}`, init))).text();
+    const reads = async (s: typeof storage, ids: string[], messageIds: string[]) =>
+      JSON.stringify(
+        [
+          await s.listConversations({ messages: true }),
+          await s.listConversations({ messages: false }),
+          ...(await Promise.all((['conversation', 'conversationMessage', 'asset', 'application'] as const).map((c) => s.listIds(c)))),
+          ...(await Promise.all(ids.map((id) => s.getConversation(id)))),
+          ...(await Promise.all(messageIds.map((id) => s.getMessage(id)))),
+          await s.listAssets(),
+          await s.listApplications(),
+        ],
+        (_k, v) => (v instanceof Map ? [...v].sort() : v),
+      );
+    const a = JSON.parse(await call('/conversations/create', jsonPost({ type: 'COPILOT', name: 'a', messages: [{ role: 'USER', fragment: { string: { raw: 'x' } } }] })));
+    const b = JSON.parse(await call('/conversations/create', jsonPost({ type: 'COPILOT', name: 'b' })));
+    const ids = [a.id, b.id];
+    const first = a.messages.iterable[0].id;
+    await reads(storage, ids, [first]);
+    const added = JSON.parse(await call('/messages/create', jsonPost({ role: 'ASSISTANT', fragment: { string: { raw: 'y' } }, conversation: { id: a.id } })));
+    const messageIds = [first, added.id];
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call('/message/update/value', jsonPost({ id: added.id, fragment: { string: { raw: 'z' } } }));
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call(`/messages/${first}/delete`, { method: 'POST' });
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call('/conversation/update', jsonPost({ ...b, name: 'renamed' }));
+    await call(`/conversation/${b.id}/assets/associate/${SAMPLE_ASSETS[0]!.id}`, { method: 'POST' });
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call('/connect', jsonPost({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }));
+    await storage.putAssets([{ ...SAMPLE_ASSETS[0]!, name: 'renamed.ts' }]);
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call(`/conversations/${a.id}/delete`, { method: 'POST' });
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
   });
 
   it('keeps conversation lists within its memory budget', async () => {
@@ -214,11 +260,11 @@ describe('the read cache', () => {
     const id = crypto.randomUUID();
     const [, read] = await Promise.all([
       storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []),
-      storage.listConversationIds(),
+      storage.listIds('conversation'),
     ]);
     // Whatever the overlapping read saw, the next read sees the write.
     expect(read.ids.length).toBeLessThanOrEqual(1);
-    expect((await storage.listConversationIds()).ids).toEqual([id]);
+    expect((await storage.listIds('conversation')).ids).toEqual([id]);
   });
 
   it('is cleared by writes made through another connection', async () => {
@@ -226,10 +272,10 @@ describe('the read cache', () => {
     const channel = `cache-test-${name}`;
     const one = cacheReads(await openStorage({ name }), channel);
     const two = cacheReads(await openStorage({ name }), channel);
-    expect((await one.listConversationIds()).ids).toEqual([]);
+    expect((await one.listIds('conversation')).ids).toEqual([]);
     const id = crypto.randomUUID();
     await two.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
-    await vi.waitFor(async () => expect((await one.listConversationIds()).ids).toEqual([id]));
+    await vi.waitFor(async () => expect((await one.listIds('conversation')).ids).toEqual([id]));
     one.close();
     two.close();
   });
