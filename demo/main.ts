@@ -6,6 +6,7 @@ import { startPiecesService, watchService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
+import { startChat } from './chat.js';
 import { $, formatBytes, h } from './dom.js';
 
 interface Message {
@@ -118,6 +119,8 @@ async function main() {
   const base = service.bases[0]!;
   $('#bases').textContent = service.bases.join(', ');
   const api = createApi(base, logCall);
+  // The copilot pane; an answer changes its conversation, so the list refreshes after each.
+  const chat = startChat(base, showError, () => scheduleRefresh());
   const readyText = (worker: string) => (worker !== service.version.page ? `Offline-ready (worker ${worker} ≠ page ${service.version.page})` : 'Offline-ready');
   setStatus('ready', readyText(service.version.worker));
 
@@ -182,6 +185,7 @@ async function main() {
     if (conversation.messages.iterable.length === 0) lines.push('(no messages)');
     detail.textContent = lines.join('\n');
     detail.hidden = false;
+    void chat.then((c) => c.open(conversation.id, title)).catch(showError);
   }
 
   function renderConversations(conversations: Conversation[]) {

@@ -21,7 +21,7 @@ export function isObject(value: unknown): value is JsonObject {
 }
 
 const describe = (value: unknown) =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  value === undefined ? 'absent' : value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 
 export function object(value: unknown, path: string): JsonObject {
   if (!isObject(value)) throw badRequest(`${path} must be a JSON object, not ${describe(value)}.`);
@@ -30,6 +30,11 @@ export function object(value: unknown, path: string): JsonObject {
 
 export function string(value: unknown, path: string): string {
   if (typeof value !== 'string') throw badRequest(`${path} must be a string, not ${describe(value)}.`);
+  return value;
+}
+
+export function number(value: unknown, path: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`${path} must be a number, not ${describe(value)}.`);
   return value;
 }
 

@@ -6,10 +6,12 @@
  */
 import { DEFAULT_BASES } from '../core/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
+import type { ModelConfig, OpenAiModelConfig } from '../core/copilot/model.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
 import { installSyncProbes } from './sync-probe.js';
 import { VERSION } from '../version.js';
+import { controlsOver, type PiecesControls } from './controls.js';
 
 export interface StartOptions {
   /** URL of the worker script copied into your public folder; default `/pieces-os-worker.js`. */
@@ -27,9 +29,11 @@ export interface StartOptions {
   stream?: boolean;
   /** Answer synchronous XHR health/version probes in the page (Chromium does not send them to the worker); default true. */
   syncProbes?: boolean;
+  /** Print each request and its answer in the worker's console (as MSW does); default false. */
+  log?: boolean;
 }
 
-export interface PiecesService {
+export interface PiecesService extends PiecesControls {
   registration: ServiceWorkerRegistration;
   bases: readonly string[];
   /** The page library's version and the worker's; they differ when the worker script is stale. */
@@ -40,7 +44,10 @@ export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes };
 export { watchService, type ServiceState, type ServiceWatch, type WatchOptions } from './state.js';
 export type { StreamShimOptions } from '../stream/shim.js';
 export type { SyncProbeOptions } from './sync-probe.js';
-export type { AssetInput };
+export type { PiecesControls };
+export type { PiecesData, PiecesSeed } from '../core/data.js';
+export type { Override } from '../core/overrides.js';
+export type { AssetInput, ModelConfig, OpenAiModelConfig };
 
 const log = (quiet: boolean | undefined, ...args: unknown[]) => {
   if (!quiet) console.info('%c[pieces-os-worker]', 'color:#6c5ce7;font-weight:bold', ...args);
@@ -88,8 +95,13 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
   const bases = options.bases ?? DEFAULT_BASES;
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', bases.join(','));
+  if (options.log) url.searchParams.set('log', '1');
   log(options.quiet, 'starting…');
   const registration = await navigator.serviceWorker.register(url.href, options.scope ? { scope: options.scope } : {});
+  if (!registration) {
+    // e.g. Playwright's `serviceWorkers: 'block'`, which makes register() resolve to nothing.
+    throw new Error('Service worker registration is blocked in this browser context; pieces-os-worker needs it (in Playwright, leave serviceWorkers at "allow").');
+  }
   const container = navigator.serviceWorker;
   const ours = () => container.controller?.scriptURL === url.href;
   if (!ours()) {
@@ -110,12 +122,32 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
   if (options.stream !== false) installStreamShim({ bases: hello.bases });
   if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
   log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
-  return { registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
+  return {
+    registration,
+    bases: hello.bases,
+    version: { page: VERSION, worker: hello.version, mismatch },
+    ...controlsOver((request) => askWorker(request)),
+  };
 }
 
 /** Adds assets to the store (to start conversations from); an existing id is replaced. */
 export async function addAssets(assets: AssetInput[]): Promise<void> {
   await askWorker({ type: 'pieces:add-assets', assets });
+}
+
+/**
+ * Switches the copilot's model for every page of the app: an OpenAI-compatible endpoint
+ * (`{ type: 'openai', baseUrl, model, apiKey? }`), `{ type: 'extractive' }`, or nothing for
+ * the worker's default. The choice is kept in the database. Resolves with its description.
+ */
+export async function setModel(model?: ModelConfig): Promise<string> {
+  const reply = await askWorker({ type: 'pieces:set-model', ...(model ? { model } : {}) });
+  return (reply as Extract<PageReply, { model: string }>).model;
+}
+
+/** The copilot's current model, described (e.g. `llama3.2 at http://127.0.0.1:11434/v1`). */
+export async function getModel(): Promise<string> {
+  return ((await askWorker({ type: 'pieces:get-model' })) as Extract<PageReply, { model: string }>).model;
 }
 
 /** Reports applications present on the machine; they appear in the external applications snapshot. */

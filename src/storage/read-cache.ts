@@ -48,9 +48,11 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putAssets: ['getAsset', 'listAssets'],
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
+  setMeta: [],
   createConversation: [],
   deleteConversation: [],
   editConversation: [],
+  loadData: CACHED,
 };
 
 /** Most stored text (UTF-16 code units of JSON) the cached conversation lists hold together: 32 Mi. */

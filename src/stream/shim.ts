@@ -32,6 +32,7 @@ import { baseMatcher, DEFAULT_BASES, webSocketBase } from '../core/bases.js';
 import type { Collection } from '../storage/schema.js';
 import type { Change } from '../storage/storage.js';
 import { CHANGES_CHANNEL, SOCKETS } from './protocol.js';
+import { CopilotSocket, copilotSocket } from './qgpt.js';
 
 export const STREAM_PATH = '/conversations/stream/identifiers';
 
@@ -71,6 +72,18 @@ export interface StreamShimOptions {
   sequenceCheckMs?: number;
   /** How long failed catch-ups are retried before the socket closes with CLOSE_UNAVAILABLE; default `GIVE_UP_MS`. */
   giveUpMs?: number;
+  /**
+   * Opens the channel on which change announcements arrive; default a
+   * BroadcastChannel named `pieces-os-worker:changes` (the worker's). Hosts
+   * running the service in the same process give their own, so that services are isolated.
+   */
+  announcements?: () => AnnouncementChannel;
+}
+
+/** What the shim needs of a BroadcastChannel: its messages, and closing it. */
+export interface AnnouncementChannel {
+  onmessage: ((event: { data: unknown }) => void) | null;
+  close(): void;
 }
 
 interface Handshake {
@@ -122,14 +135,16 @@ interface Client {
 
 /** One BroadcastChannel per page, shared by every open stream socket. */
 class Announcements {
-  private channel: BroadcastChannel | null = null;
+  private channel: AnnouncementChannel | null = null;
   private readonly sockets = new Set<StreamSocket>();
+
+  constructor(private readonly open: () => AnnouncementChannel) {}
 
   add(socket: StreamSocket) {
     this.sockets.add(socket);
     if (!this.channel) {
-      this.channel = new BroadcastChannel(CHANGES_CHANNEL);
-      this.channel.onmessage = (event: MessageEvent) => {
+      this.channel = this.open();
+      this.channel.onmessage = (event) => {
         const data: unknown = event.data;
         // The worker started over with a new database: every socket checks at once.
         if (isRecord(data) && data.type === 'database') for (const s of this.sockets) s.check();
@@ -386,10 +401,10 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const available =
     options.isServiceAvailable ?? (() => typeof navigator !== 'undefined' && !!navigator.serviceWorker?.controller);
-  const announcements = new Announcements();
+  const announcements = new Announcements(options.announcements ?? (() => new BroadcastChannel(CHANGES_CHANNEL) as unknown as AnnouncementChannel));
 
   /** The http(s) URL and kind of a socket URL under the bases, or null. */
-  function socketOf(url: URL): Pick<Feed, 'httpUrl' | 'kind'> | null {
+  function socketOf(url: URL): { httpUrl: string; kind: (typeof SOCKETS)[string] } | null {
     const match = matcher.match(url);
     const path = match && match.path.replace(/\/+$/, '');
     const kind = path && Object.hasOwn(SOCKETS, path) ? SOCKETS[path] : undefined;
@@ -408,10 +423,12 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     const socket = parsed && socketOf(parsed);
     if (!parsed || !socket) return new Native(url, protocols);
     const href = parsed.href;
+    if (socket.kind === 'copilot') return copilotSocket(href, protocols, { httpUrl: socket.httpUrl, fetch: doFetch, available });
     serverFor(href);
     pendingFeed = {
       ...socket,
       fetch: doFetch,
+      kind: socket.kind,
       announcements,
       available,
       healthIntervalMs: options.healthIntervalMs ?? HEALTH_INTERVAL_MS,
@@ -429,7 +446,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     Object.defineProperty(PiecesWebSocket, name, { value, enumerable: true });
   }
   Object.defineProperty(PiecesWebSocket, Symbol.hasInstance, {
-    value: (value: unknown) => value instanceof Native || value instanceof StreamSocket,
+    value: (value: unknown) => value instanceof Native || value instanceof StreamSocket || value instanceof CopilotSocket,
   });
   target.WebSocket = PiecesWebSocket as unknown as typeof WebSocket;
 

@@ -72,8 +72,7 @@ describe('WellKnownApi', () => {
 
   it('getWellKnownHealth answers while the database is still opening, without touching storage', async () => {
     let open!: (storage: Storage) => void;
-    const opening = new Promise<Storage>((resolve) => (open = resolve));
-    const storage = lazyStorage(() => opening);
+    const storage = lazyStorage(new Promise<Storage>((resolve) => (open = resolve)));
     const service = createService({ storage });
     const response = await service.handle(new Request('http://localhost:39333/.well-known/health'));
     expect(response.status).toBe(200);
@@ -203,8 +202,8 @@ describe('unserved Pieces OS paths', () => {
     expect(await response.text()).toMatch(/is the Pieces OS operation AssetApi\.\w+, which this service does not serve/);
     await t.fetch(`${BASE}/asset/${crypto.randomUUID()}/activities`);
     expect(warn).toHaveBeenCalledTimes(1);
-    const qgpt = await t.fetch(`${BASE}/qgpt/question`, jsonPost({}));
-    expect(await qgpt.text()).toMatch(/QGPTApi\.question/);
+    const qgpt = await t.fetch(`${BASE}/qgpt/reprompt`, jsonPost({}));
+    expect(await qgpt.text()).toMatch(/QGPTApi\.reprompt/);
     expect(warn).toHaveBeenCalledTimes(2);
     // Not a Pieces OS path: a plain 404.
     expect(await (await t.fetch(`${BASE}/nothing/here`)).text()).toMatch(/No operation at \/nothing\/here/);

@@ -88,6 +88,31 @@ describe('startWorker', () => {
     page.close();
   });
 
+  it('takes a model option, and switches the model when a page asks (kept across restarts)', async () => {
+    const name = databaseName();
+    const host = fakeScope();
+    const echo = { description: 'echo', async *answer({ query }: { query: string }) { yield `echo ${query}`; } };
+    startWorker(host.scope, { databaseName: name, model: echo });
+    const ask = async (h: ReturnType<typeof fakeScope>) => {
+      const response = await h.fetch(new Request('http://localhost:1000/qgpt/question', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"query":"hi","relevant":{"iterable":[]}}' }));
+      return ((await response!.json()) as { answers: { iterable: Array<{ text: string }> } }).answers.iterable[0]!.text;
+    };
+    expect(await ask(host)).toBe('echo hi');
+    expect(await host.message({ type: 'pieces:get-model' })).toEqual({ ok: true, model: 'echo' });
+    expect(await host.message({ type: 'pieces:set-model', model: { type: 'extractive' } })).toEqual({ ok: true, model: 'no model (extractive answers)' });
+    expect(await ask(host)).toMatch(/^No model is configured/);
+    expect(await host.message({ type: 'pieces:set-model', model: { type: 'openai', baseUrl: 'not a url', model: 'm' } })).toEqual({
+      ok: false,
+      error: 'model.baseUrl must be an http(s) URL, not "not a url".',
+    });
+    // A restarted worker keeps the page's choice over its own option.
+    const restarted = fakeScope();
+    startWorker(restarted.scope, { databaseName: name, model: echo });
+    expect(await restarted.message({ type: 'pieces:get-model' })).toEqual({ ok: true, model: 'no model (extractive answers)' });
+    expect(await restarted.message({ type: 'pieces:set-model' })).toEqual({ ok: true, model: 'echo' });
+    expect(await ask(restarted)).toBe('echo hi');
+  });
+
   it('refuses malformed page requests with a message, storing nothing', async () => {
     const host = fakeScope();
     startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
@@ -123,5 +148,89 @@ describe('addPiecesRoutes', () => {
     expect(handle('http://127.0.0.1/other')).toBeUndefined();
     // The page API is served too.
     expect(await host.message({ type: 'pieces:hello', version: VERSION })).toMatchObject({ ok: true, version: VERSION });
+  });
+});
+
+describe('the test controls through page messages', () => {
+  it('reset, seed, export, use and resetOverrides reach the worker service', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName() });
+    const get = async (path: string) => (await host.fetch(new Request(`http://localhost:1000${path}`)))!;
+    const conversation = { id: '33333333-3333-4333-8333-333333333333', type: 'COPILOT', name: 'seeded' };
+    expect(await host.message({ type: 'pieces:seed', data: { conversations: [conversation] } })).toEqual({ ok: true });
+    expect(await (await get('/conversations/identifiers')).json()).toEqual({ iterable: [{ id: conversation.id }] });
+    const exported = (await host.message({ type: 'pieces:export' })) as { ok: true; data: { conversations: Array<{ id: string }>; assets: unknown[] } };
+    expect(exported.data.conversations.map((c) => c.id)).toEqual([conversation.id]);
+    expect(exported.data.assets).toHaveLength(4);
+
+    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'conversationsSnapshot', status: 503, body: 'down', once: true }] })).toEqual({ ok: true });
+    const overridden = await get('/conversations');
+    expect([overridden.status, await overridden.text()]).toEqual([503, 'down']);
+    expect((await get('/conversations')).status).toBe(200);
+    await host.message({ type: 'pieces:use', overrides: [{ path: '/applications', networkError: true }] });
+    expect((await get('/applications')).type).toBe('error');
+    expect(await host.message({ type: 'pieces:reset-overrides' })).toEqual({ ok: true });
+    expect((await get('/applications')).status).toBe(200);
+
+    // Back to the initial data: the sample assets, no conversation.
+    expect(await host.message({ type: 'pieces:reset' })).toEqual({ ok: true });
+    expect(await (await get('/conversations/identifiers')).json()).toEqual({ iterable: [] });
+    expect(((await (await get('/assets/identifiers')).json()) as { iterable: unknown[] }).iterable).toHaveLength(4);
+  });
+
+  it('refuses bad seeds and overrides with their message', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
+    expect(await host.message({ type: 'pieces:seed', data: { conversations: [{ type: 'CHAT' }] } })).toEqual({
+      ok: false,
+      error: 'data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".',
+    });
+    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'nope', status: 500 }] })).toMatchObject({ ok: false, error: expect.stringContaining('must name an operation') });
+    expect(await host.message({ type: 'pieces:use', overrides: 'all' })).toEqual({ ok: false, error: 'overrides must be an array, not a string.' });
+  });
+});
+
+describe('overrides across worker restarts', () => {
+  it('hold until reset, with a used-up once override staying used up', async () => {
+    const name = databaseName();
+    const first = fakeScope();
+    startWorker(first.scope, { databaseName: name, sampleAssets: false });
+    await first.message({
+      type: 'pieces:use',
+      overrides: [{ operation: 'applicationsSnapshot', status: 500, once: true }, { operation: 'conversationsSnapshot', status: 503 }],
+    });
+    expect((await first.fetch(new Request('http://localhost:1000/applications')))!.status).toBe(500);
+
+    // The browser stops the worker; a new one starts on the same database.
+    const second = fakeScope();
+    startWorker(second.scope, { databaseName: name, sampleAssets: false });
+    expect((await second.fetch(new Request('http://localhost:1000/conversations')))!.status).toBe(503);
+    expect((await second.fetch(new Request('http://localhost:1000/applications')))!.status).toBe(200);
+    await second.message({ type: 'pieces:reset-overrides' });
+
+    const third = fakeScope();
+    startWorker(third.scope, { databaseName: name, sampleAssets: false });
+    expect((await third.fetch(new Request('http://localhost:1000/conversations')))!.status).toBe(200);
+  });
+});
+
+describe('log', () => {
+  it('prints one line per request in the worker console when asked, nothing otherwise', async () => {
+    const lines: string[] = [];
+    const original = console.log;
+    console.log = (...args: unknown[]) => void lines.push(args.join(' '));
+    try {
+      const quiet = fakeScope();
+      startWorker(quiet.scope, { databaseName: databaseName(), sampleAssets: false });
+      await quiet.fetch(new Request('http://localhost:1000/applications'));
+      expect(lines).toEqual([]);
+      const loud = fakeScope();
+      startWorker(loud.scope, { databaseName: databaseName(), sampleAssets: false, log: true });
+      await loud.fetch(new Request('http://localhost:1000/applications'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^\[pieces-os-worker\] \d\d:\d\d:\d\d applicationsSnapshot GET \/applications 200 OK \(\d+ ms\)$/);
+    } finally {
+      console.log = original;
+    }
   });
 });
