@@ -1,5 +1,5 @@
-import { DEFAULT_BASES } from '../../src/core/bases.js';
 /** The worker host: its fetch and message wiring, and the routes added to an app's own Router. */
+import { DEFAULT_BASES } from '../../src/core/bases.js';
 import { describe, expect, it, vi } from 'vitest';
 import { Route, Router } from 'workbox-routing';
 import { addPiecesRoutes, startWorker } from '../../src/worker/index.js';
@@ -111,6 +111,23 @@ describe('startWorker', () => {
     expect(await restarted.message({ type: 'pieces:get-model' })).toEqual({ ok: true, model: 'no model (extractive answers)' });
     expect(await restarted.message({ type: 'pieces:set-model' })).toEqual({ ok: true, model: 'echo' });
     expect(await ask(restarted)).toBe('echo hi');
+  });
+
+  it('stores added assets and announces each on the changes channel, as every write is', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
+    const heard: unknown[] = [];
+    const channel = new BroadcastChannel(CHANGES_CHANNEL);
+    channel.onmessage = (event) => heard.push(event.data);
+    const id = crypto.randomUUID();
+    expect(await host.message({ type: 'pieces:add-assets', assets: [{ id, name: 'a.ts', text: 'x' }] })).toEqual({ ok: true });
+    await host.fetch(new Request('http://localhost:1000/connect', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"application":{"name":"VS_CODE","version":"1","platform":"LINUX"}}' }));
+    await vi.waitFor(() => expect(heard).toHaveLength(2));
+    channel.close();
+    expect(heard).toEqual([
+      { type: 'change', change: { seq: 1, collection: 'asset', id } },
+      { type: 'change', change: expect.objectContaining({ seq: 2, collection: 'application' }) },
+    ]);
   });
 
   it('refuses malformed page requests with a message, storing nothing', async () => {
