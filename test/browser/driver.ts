@@ -54,7 +54,7 @@ export type Capability =
   | 'killWorkers'
   /** context.hardReload(page): a reload that loads the page past the service worker (Shift+Reload). */
   | 'hardReload'
-  /** launch(profile) again after context.close(): the data of the first run is there. */
+  /** launch(profile, { restartable: true }) again after context.close(): the data of the first run is there. */
   | 'restart'
   /** context.setOffline(true): the browser has no network. */
   | 'offline'
@@ -67,14 +67,6 @@ export type Capability =
   /** LaunchOptions.siteData: cookies and site data blocked by the browser's settings. */
   | 'siteData';
 
-/** How a browser is started, beyond its profile (see the capabilities of the same names). */
-export interface LaunchOptions {
-  loopbackHosts?: string[];
-  blockServiceWorkers?: boolean;
-  /** `'blocked'` for every site, `'third-party-blocked'` for third-party contexts only. */
-  siteData?: 'blocked' | 'third-party-blocked';
-}
-
 /** A browser running on one profile folder. */
 export interface BrowserContext {
   readonly profile: string;
@@ -85,6 +77,16 @@ export interface BrowserContext {
   stopWorkers(): Promise<void>;
   hardReload(page: Page): Promise<void>;
   setOffline(offline: boolean): Promise<void>;
+}
+
+/** How a browser is started, beyond its profile (see the capabilities of the same names). */
+export interface LaunchOptions {
+  /** The test will start the browser again on this profile (launch(profile, { restartable: true })) and expects its data. */
+  restartable?: boolean;
+  loopbackHosts?: string[];
+  blockServiceWorkers?: boolean;
+  /** `'blocked'` for every site, `'third-party-blocked'` for third-party contexts only. */
+  siteData?: 'blocked' | 'third-party-blocked';
 }
 
 export interface Engine {
