@@ -35,6 +35,11 @@ export function boolean(value: unknown, path: string): boolean {
   return value;
 }
 
+export function number(value: unknown, path: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`${path} must be a number, not ${describe(value)}.`);
+  return value;
+}
+
 export function array(value: unknown, path: string): Json[] {
   if (!Array.isArray(value)) throw badRequest(`${path} must be an array, not ${describe(value)}.`);
   return value;
@@ -82,6 +87,28 @@ export function integerArray(value: unknown, path: string): number[] {
     }
     return item;
   });
+}
+
+/** Refuses keys that are not fields of the model, so that every stored field is one the SDK reads back. */
+export function knownKeys(record: JsonObject, keys: readonly string[], path: string, model: string): void {
+  for (const key of Object.keys(record)) {
+    if (!keys.includes(key)) throw badRequest(`${path}.${key} is not a field of ${model} (its fields: ${keys.join(', ')}).`);
+  }
+}
+
+/** An EmbeddedModelSchema: `{migration: number, semantic: "UNKNOWN" | "MAJOR_0_MINOR_0_PATCH_1"}`. */
+export function embeddedSchema(value: unknown, path: string): { migration: number; semantic: string } {
+  const record = object(value, path);
+  knownKeys(record, ['migration', 'semantic'], path, 'EmbeddedModelSchema');
+  return {
+    migration: required(record, 'migration', path, number),
+    semantic: required(record, 'semantic', path, (v, p) => oneOf(v, ['UNKNOWN', 'MAJOR_0_MINOR_0_PATCH_1'], p)),
+  };
+}
+
+/** The fields of `record` that are neither undefined nor null. */
+export function defined<T extends Record<string, unknown>>(record: T): { [K in keyof T]: Exclude<T[K], undefined | null> } {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined && v !== null)) as never;
 }
 
 /** Refuses keys the service assigns itself, so that nothing sent is silently replaced. */

@@ -4,7 +4,7 @@ import { badRequest, json, noContent, notFound, readJson } from '../http.js';
 import { applicationWire, browserApplication, parseApplication } from '../models/application.js';
 import { detectedApplications, relatedApplications } from '../models/external.js';
 import type { ApplicationRecord, EventKind } from '../../storage/schema.js';
-import { integerArray, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
+import { defined, embeddedSchema, integerArray, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
 
 const now = ({ service }: OperationContext) => service.now().toISOString();
 
@@ -91,6 +91,7 @@ async function recordEvent(
   const { request, service } = context;
   const path = 'event';
   const body = object(await readJson(request, service.maxBodyBytes), path);
+  optional(body, 'schema', path, embeddedSchema);
   const upsert = parse(body, path);
   const application = await scope(context, upsert);
   await service.storage.recordEvent(
@@ -113,8 +114,9 @@ export async function applicationsUsageEngagementInteraction(context: OperationC
     identifierDescriptionPair(b, p);
     return [];
   });
-  const { description, element, identifier_description_pair, schema } = body;
-  return json({ schema, description, element, identifier_description_pair });
+  // The Tracked form echoes the event; the identifier/description pair is stored, not echoed (TrackedInteractionEvent has none).
+  const { description, element, schema } = body;
+  return json(defined({ schema, description, element }));
 }
 
 export async function applicationsUsageEngagementKeyboard(context: OperationContext) {
@@ -124,8 +126,8 @@ export async function applicationsUsageEngagementKeyboard(context: OperationCont
     identifierDescriptionPair(b, p);
     return [];
   });
-  const { description, shortcut, identifier_description_pair, schema } = body;
-  return json({ schema, description, shortcut, identifier_description_pair });
+  const { description, shortcut, schema } = body;
+  return json(defined({ schema, description, shortcut }));
 }
 
 export async function applicationsUsageInstallation(context: OperationContext) {
