@@ -1,0 +1,104 @@
+/**
+ * Every 2xx response of every unit test, checked against the SDK model its
+ * operation returns. `installResponseCheck()` (from setup.ts) wraps each
+ * handler of the route table, so whatever calls the service — the harness's
+ * SDK clients, plain fetch, the worker host — is checked; the violations of a
+ * test fail it in `afterEach`.
+ */
+import { afterEach } from 'vitest';
+import { OPERATIONS } from '../../src/core/routes.js';
+import { check, type Violation } from './sdk-shape.js';
+
+/** What an operation answers on success: an SDK model (by name), no body, or plain text. */
+export type Returns = string | { empty: true } | { text: true } | ((url: URL) => string);
+
+const EMPTY = { empty: true } as const;
+
+/** Operation name (as in the route table) → the model of its 2xx body. */
+export const RETURNS: Readonly<Record<string, Returns>> = {
+  applicationsSnapshot: 'Applications',
+  applicationsExternalSnapshot: 'DetectedExternalApplications',
+  applicationsExternalRelated: 'DetectedExternalApplications',
+  applicationsSpecificApplicationSnapshot: 'Application',
+  applicationsRegister: 'Application',
+  applicationsSessionOpen: 'Session',
+  applicationsSessionClose: 'Session',
+  applicationsSessionSnapshot: 'Session',
+  applicationsUsageEngagementInteraction: 'TrackedInteractionEvent',
+  applicationsUsageEngagementKeyboard: 'TrackedKeyboardEvent',
+  applicationsUsageInstallation: EMPTY,
+  postApplicationsUsageUpdated: EMPTY,
+  conversationsSnapshot: 'Conversations',
+  conversationsIdentifiersSnapshot: 'FlattenedConversations',
+  conversationsCreateSpecificConversation: 'Conversation',
+  conversationsCreateFromAsset: 'ConversationsCreateFromAssetOutput',
+  conversationsDeleteSpecificConversation: EMPTY,
+  // The WebSocket shim's handshake (the service's own protocol around a StreamedIdentifiers).
+  conversationsStreamIdentifiers: (url) => (url.searchParams.has('after') ? 'StreamCatchUp' : 'StreamHandshake'),
+  assetsIdentifiersSnapshot: 'FlattenedAssets',
+};
+
+/** The violations of one 2xx response of `operation` (read from a clone: the response stays unread). */
+export async function checkResponse(operation: string, url: URL, response: Response): Promise<Violation[]> {
+  const returns = RETURNS[operation];
+  if (returns === undefined) return [{ path: '$', message: `no response model is listed for ${operation} in RETURNS` }];
+  const body = await response.clone().text();
+  const type = response.headers.get('content-type') ?? '';
+  if (typeof returns === 'object' && 'empty' in returns) {
+    return body === '' ? [] : [{ path: '$', message: `expected no body, got ${JSON.stringify(body.slice(0, 80))}` }];
+  }
+  if (typeof returns === 'object' && 'text' in returns) {
+    return type.startsWith('text/plain') ? [] : [{ path: '$', message: `expected text/plain, got ${type || 'no content type'}` }];
+  }
+  if (!type.startsWith('application/json')) return [{ path: '$', message: `expected application/json, got ${type || 'no content type'}` }];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [{ path: '$', message: `not JSON: ${JSON.stringify(body.slice(0, 80))}` }];
+  }
+  return check(typeof returns === 'function' ? returns(url) : returns, parsed);
+}
+
+/**
+ * Operations whose bodies are known not to pass yet (operation → why): their
+ * violations are printed, not failed. Empty once every response is whole.
+ */
+export const PENDING: Readonly<Record<string, string>> = {
+  conversationsCreateSpecificConversation: 'seeded annotations, anchors and models are stored as sent, not as whole SDK records',
+  conversationsSnapshot: 'seeded annotations, anchors and models are stored as sent, not as whole SDK records',
+};
+
+const found: string[] = [];
+const pending: string[] = [];
+const wrapped = new WeakSet<object>();
+
+/** Wraps every handler of the route table with the check; a test with violations fails after it runs. */
+export function installResponseCheck() {
+  for (const operation of OPERATIONS) {
+    if (wrapped.has(operation)) continue;
+    const handler = operation.handler;
+    operation.handler = async (context) => {
+      const response = await handler(context);
+      // HEAD is answered by the GET handler: its body is checked like the GET's.
+      if (response.status >= 200 && response.status < 300) {
+        for (const v of await checkResponse(operation.name, context.url, response)) {
+          (PENDING[operation.name] ? pending : found).push(`${operation.name} ${context.request.method} ${context.url.pathname}${context.url.search} ${response.status}: ${v.path}: ${v.message}`);
+        }
+      }
+      return response;
+    };
+    wrapped.add(operation);
+  }
+  afterEach(() => {
+    const known = pending.splice(0);
+    if (known.length > 0) console.warn(`Known response drift, pending:\n${known.slice(0, 20).join('\n')}`);
+    const violations = found.splice(0);
+    if (violations.length > 0) {
+      throw new Error(`Responses that the SDK models do not allow:\n${violations.slice(0, 50).join('\n')}${violations.length > 50 ? `\n… and ${violations.length - 50} more` : ''}`);
+    }
+  });
+}
+
+/** True when every handler of the route table goes through the check. */
+export const isInstalled = () => OPERATIONS.every((operation) => wrapped.has(operation));
