@@ -6,7 +6,7 @@ import { startPiecesService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
-import { $, formatBytes, h } from './dom.js';
+import { $, formatBytes, h, plural } from './dom.js';
 
 interface Message {
   id: string;
@@ -16,6 +16,7 @@ interface Conversation {
   id: string;
   name?: string;
   created: { value: string };
+  updated: { value: string };
   messages: { iterable: Message[] };
 }
 interface Engagement {
@@ -51,16 +52,34 @@ function setStatus(state: 'starting' | 'ready' | 'error', text: string) {
   status.textContent = text;
 }
 
+const errorHome = errorBox.parentElement!;
 let errorTimer: ReturnType<typeof setTimeout> | undefined;
-function showError(error: unknown) {
-  errorBox.textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String((error as Error)?.message ?? error);
+const hideError = () => {
+  clearTimeout(errorTimer);
+  errorBox.hidden = true;
+};
+$('#error-close').addEventListener('click', hideError);
+
+/**
+ * Shows an error just below the control that failed (its form, row or list),
+ * in the flow of the page so that it covers nothing, or in the header when no
+ * control caused it. It has a close button and hides itself after 15 s.
+ */
+function showError(error: unknown, control?: EventTarget | null) {
+  $('#error-text').textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String((error as Error)?.message ?? error);
+  const anchor = control instanceof Element ? control.closest('form, .row, ul, ol') : null;
+  if (anchor) anchor.after(errorBox);
+  else errorHome.append(errorBox);
   errorBox.hidden = false;
   clearTimeout(errorTimer);
-  errorTimer = setTimeout(() => (errorBox.hidden = true), 8000);
+  errorTimer = setTimeout(hideError, 15_000);
 }
 
-/** Runs an action from a control, showing the service's message on failure. */
-const act = (action: () => Promise<unknown>) => () => void action().catch(showError);
+/** Runs an action from a control, showing the service's message next to it on failure. */
+const act =
+  (action: () => Promise<unknown>) =>
+  (event?: Event): void =>
+    void action().catch((error) => showError(error, event?.currentTarget));
 
 function logCall(call: Call) {
   const log = $('#request-log');
@@ -115,35 +134,44 @@ async function main() {
 
   // Conversations ----------------------------------------------------------
   const transferables = $<HTMLInputElement>('#transferables');
-  const sizes: Partial<Record<'true' | 'false', number>> = {};
+  /** The size of each variant and the store state it was measured on (ids, updates, messages). */
+  const sizes: Partial<Record<'true' | 'false', { bytes: number; state: string }>> = {};
+  const stateOf = (conversations: Conversation[]) =>
+    JSON.stringify(conversations.map((c) => [c.id, c.updated?.value, c.messages.iterable.map((m) => m.id)]));
   let refreshTimer: ReturnType<typeof setTimeout> | undefined;
 
+  /** The response size, and what transferables=false saves when both variants were measured on the same records. */
   function showSizes() {
-    const current = transferables.checked ? 'true' : 'false';
-    const other = current === 'true' ? 'false' : 'true';
-    const here = sizes[current];
-    const there = sizes[other];
-    let text = here === undefined ? '—' : `response ${formatBytes(here)}`;
-    if (here !== undefined && there !== undefined && sizes.true) {
-      const saved = 1 - (sizes.false ?? 0) / sizes.true;
-      text += ` · transferables=false saves ${formatBytes(sizes.true - (sizes.false ?? 0))} (${(saved * 100).toFixed(0)}%)`;
+    const here = sizes[transferables.checked ? 'true' : 'false'];
+    let text = here === undefined ? '—' : `response ${formatBytes(here.bytes)}`;
+    const { true: full, false: ids } = sizes;
+    if (full && ids && full.state === ids.state && full.bytes > 0) {
+      const saved = full.bytes - ids.bytes;
+      text += ` · transferables=false saves ${formatBytes(saved)} (${((saved / full.bytes) * 100).toFixed(0)}%)`;
     }
     $('#transfer-size').textContent = text;
   }
 
-  async function refreshConversations() {
-    const flag = transferables.checked ? 'true' : 'false';
+  async function measure(flag: 'true' | 'false') {
     const { value, call } = await api.get<{ iterable: Conversation[] }>(`/conversations?transferables=${flag}`);
-    sizes[flag] = call.bytes;
-    renderConversations(value.iterable);
+    sizes[flag] = { bytes: call.bytes, state: stateOf(value.iterable) };
+    return value.iterable;
+  }
+
+  async function refreshConversations() {
+    renderConversations(await measure(transferables.checked ? 'true' : 'false'));
     showSizes();
   }
-  const scheduleRefresh = () => {
-    clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(act(refreshConversations), 20);
-  };
+
+  /** The conversation in the detail pane, if any. */
+  let shown: string | undefined;
+  function hideDetail() {
+    shown = undefined;
+    $('#conversation-detail').hidden = true;
+  }
 
   function showDetail(title: string, conversation: Conversation) {
+    shown = conversation.id;
     const detail = $('#conversation-detail');
     const lines = [title, ''];
     for (const message of conversation.messages.iterable) {
@@ -159,6 +187,7 @@ async function main() {
   }
 
   function renderConversations(conversations: Conversation[]) {
+    if (shown && !conversations.some((c) => c.id === shown)) hideDetail();
     $('#conversation-count').textContent = String(conversations.length);
     const list = $('#conversation-list');
     list.replaceChildren(
@@ -171,7 +200,7 @@ async function main() {
           'click',
           act(async () => {
             await api.post(`/conversations/${conversation.id}/delete`);
-            scheduleRefresh();
+            if (shown === conversation.id) hideDetail();
           }),
         );
         const count = conversation.messages.iterable.length;
@@ -179,7 +208,7 @@ async function main() {
           'li',
           { dataset: { id: conversation.id } },
           h('span', { class: 'name' }, name),
-          h('span', { class: 'muted' }, `${count} message${count === 1 ? '' : 's'} · ${when(conversation.created)}`),
+          h('span', { class: 'muted' }, `${plural(count, 'message')} · ${when(conversation.created)}`),
           h('span', { class: 'actions' }, show, remove),
         );
       }),
@@ -197,8 +226,7 @@ async function main() {
         messages: text ? [{ role: 'USER', fragment: { string: { raw: text } } }] : [],
       });
       $<HTMLFormElement>('#create-form').reset();
-      scheduleRefresh();
-    })();
+    })(event);
   });
 
   const assetNames = new Map(SAMPLE_ASSETS.map((a) => [a.id, a.name]));
@@ -212,38 +240,45 @@ async function main() {
       const id = $<HTMLSelectElement>('#asset-select').value;
       const { value } = await api.post<{ conversation: { id: string; reference: Conversation } }>(`/conversations/create/from_asset/${id}`);
       showDetail(value.conversation.reference.name ?? 'From asset', value.conversation.reference);
-      scheduleRefresh();
-    })();
+    })(event);
   });
 
   transferables.addEventListener(
     'change',
     act(async () => {
       await refreshConversations();
-      const other = transferables.checked ? 'false' : 'true';
-      const { call } = await api.get(`/conversations?transferables=${other}`);
-      sizes[other] = call.bytes;
+      await measure(transferables.checked ? 'false' : 'true');
       showSizes();
     }),
   );
 
-  // The live list: the stream's first message and every change refresh it.
+  // The live list: the stream's first message and every change refresh it
+  // (writes made here too: their change comes back on the stream).
   const streamState = $('#stream-state');
+  let firstList: () => void;
+  const listed = new Promise<void>((resolve) => (firstList = resolve));
   function connect() {
     const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/conversations/stream/identifiers`);
     socket.addEventListener('open', () => {
       streamState.dataset.state = 'open';
       streamState.textContent = 'live';
     });
-    socket.addEventListener('message', scheduleRefresh);
+    socket.addEventListener('message', (event) => {
+      const { iterable } = JSON.parse(event.data as string) as { iterable: Array<{ conversation: { id: string }; deleted?: true }> };
+      if (iterable.some((item) => item.deleted && item.conversation.id === shown)) hideDetail();
+      clearTimeout(refreshTimer);
+      refreshTimer = setTimeout(() => void refreshConversations().catch(showError).finally(firstList), 20);
+    });
     socket.addEventListener('close', () => {
       streamState.dataset.state = 'closed';
       streamState.textContent = 'stream closed, reconnecting…';
+      // Without the stream the list could miss changes: read it once now.
+      void refreshConversations().catch(showError).finally(firstList);
       setTimeout(connect, 1000);
     });
   }
   connect();
-  await refreshConversations();
+  await listed;
 
   // Applications -----------------------------------------------------------
   const fill = (select: string, values: readonly string[], selected: string) =>
@@ -268,7 +303,7 @@ async function main() {
             ? h(
                 'span',
                 { class: 'engagement' },
-                `${e.interactions} interactions · ${e.keyboard} keyboard · ${e.installations} installs · ${e.updates} updates · last ${when(e.lastActivity)}`,
+                `${plural(e.interactions, 'interaction')} · ${plural(e.keyboard, 'keyboard event')} · ${plural(e.installations, 'install')} · ${plural(e.updates, 'update')} · last ${when(e.lastActivity)}`,
               )
             : null,
         );
@@ -297,7 +332,7 @@ async function main() {
       });
       await refreshApplications();
       $<HTMLSelectElement>('#event-application').value = value.id;
-    })();
+    })(event);
   });
   $('#register-browser').addEventListener(
     'click',
@@ -317,26 +352,38 @@ async function main() {
         const app = applications.find((a) => a.id === id);
         const headers: Record<string, string> = id ? { 'X-Application-ID': id } : {};
         const { engagement: _engagement, ...plain } = app ?? ({} as Application);
+        const label = app ? `${app.name} ${app.version}` : '';
+        const result = $('#event-result');
+        result.textContent = '';
+        let done: string;
         switch (button.dataset.event) {
           case 'interaction':
-            await api.post('/applications/usage/engagement/interaction', { description: 'Clicked in the demo', element: 'demo-button' }, headers);
+          case 'keyboard': {
+            const kind = button.dataset.event;
+            if (kind === 'interaction') {
+              await api.post('/applications/usage/engagement/interaction', { description: 'Clicked in the demo', element: 'demo-button' }, headers);
+            } else {
+              await api.post('/applications/usage/engagement/keyboard', { description: 'Copy', shortcut: [17, 67] }, headers);
+            }
+            const name = kind === 'interaction' ? 'Interaction' : 'Keyboard event';
+            done = app
+              ? `${name} recorded for ${label}.`
+              : `${name} recorded for no application: it counts for none. Choose an application to see its figures change.`;
             break;
-          case 'keyboard':
-            await api.post('/applications/usage/engagement/keyboard', { description: 'Copy', shortcut: [17, 67] }, headers);
+          }
+          case 'installation': {
+            const installed = app ? plain : { id: crypto.randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' };
+            await api.post('/applications/usage/installation', { application: installed }, headers);
+            done = app ? `Installation recorded for ${label}.` : `No application chosen: installed a new one, ${installed.name} ${installed.version}.`;
             break;
-          case 'installation':
-            await api.post(
-              '/applications/usage/installation',
-              { application: app ? plain : { id: crypto.randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' } },
-              headers,
-            );
-            break;
-          case 'update':
+          }
+          default:
             if (!app) throw new Error('Choose an application to update.');
             await api.post('/applications/usage/updated', { previous: plain, current: { ...plain, version: bump(app.version) } }, headers);
-            break;
+            done = `Update recorded: ${label} → ${bump(app.version)}.`;
         }
         await Promise.all([refreshApplications(), refreshSessions()]);
+        result.textContent = done;
       }),
     );
   }
@@ -379,7 +426,7 @@ async function main() {
           'li',
           { dataset: { id: session.id, state: session.closed ? 'closed' : 'open' } },
           h('span', { class: 'name' }, `${session.id.slice(0, 8)} ${session.closed ? 'closed' : 'open'}`),
-          h('span', { class: 'muted' }, `opened ${when(session.opened)} · closed ${when(session.closed)} · ${e.interactions + e.keyboard} events`),
+          h('span', { class: 'muted' }, `opened ${when(session.opened)} · closed ${when(session.closed)} · ${plural(e.interactions + e.keyboard, 'event')}`),
           h('span', { class: 'actions' }, inspect, session.closed ? null : close),
           detail,
         );
@@ -405,6 +452,7 @@ async function main() {
 
   $('#clear-log').addEventListener('click', () => $('#request-log').replaceChildren());
   await Promise.all([refreshApplications(), refreshSessions(), refreshExternal()]);
+  document.body.dataset.loaded = 'true';
 }
 
 main().catch((error: Error) => {

@@ -26,6 +26,28 @@ async function openWatchedDemo(context: BrowserContext) {
   return { page, problems };
 }
 
+/** How many requests of an operation the demo's request log shows. */
+const logged = (page: Page, operation: string) =>
+  page.evaluate((name) => document.querySelectorAll(`#request-log li[data-operation="${name}"]`).length, operation);
+
+/** True when the element is present and not hidden. */
+const visible = (page: Page, selector: string) =>
+  page.evaluate((s) => {
+    const element = document.querySelector<HTMLElement>(s);
+    return !!element && !element.hidden && element.getClientRects().length > 0;
+  }, selector);
+
+/** Chooses an option of a select by value, as a user would. */
+const choose = (page: Page, selector: string, value: string) =>
+  page.evaluate(
+    ([s, v]) => {
+      const select = document.querySelector<HTMLSelectElement>(s!)!;
+      select.value = v!;
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+    },
+    [selector, value],
+  );
+
 const listIds = (page: Page) => page.$$eval('#conversation-list li', (items) => items.map((li) => (li as HTMLElement).dataset.id!));
 
 /** Waits until the demo's list shows exactly the store's conversations. */
@@ -47,17 +69,26 @@ describe('the demo page', () => {
     await context?.close();
   });
 
+  it('reads the conversations snapshot once on load, and once per change', async () => {
+    await page.waitForSelector('body[data-loaded="true"]');
+    expect(await logged(page, 'conversationsSnapshot')).toBe(1);
+    await page.fill('#create-name', 'one read');
+    await page.click('#create-conversation');
+    await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'one read'));
+    expect(await logged(page, 'conversationsSnapshot')).toBe(2);
+  });
+
   it('creates a conversation with a seed message; the name renders as text, never HTML', async () => {
     const name = 'Ideas <img src=x onerror="window.pwned=1">';
     await page.fill('#create-name', name);
     await page.fill('#create-message', 'How do I debounce a function?');
     await page.click('#create-conversation');
-    await page.waitForSelector('#conversation-list li');
+    await page.waitForFunction((n) => [...document.querySelectorAll('#conversation-list .name')].some((e) => e.textContent === n), name);
     await listMatchesStore(page);
-    expect(await page.textContent('#conversation-list li .name')).toBe(name);
+    const id = await page.evaluate((n) => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === n)!.dataset.id!, name);
     expect(await page.$('#conversation-list img')).toBeNull();
     expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
-    await page.click('#conversation-list li .link');
+    await page.click(`#conversation-list li[data-id="${id}"] .link`);
     expect(await page.textContent('#conversation-detail')).toContain('[USER] How do I debounce a function?');
   });
 
@@ -70,10 +101,36 @@ describe('the demo page', () => {
     expect(await page.$$eval('#conversation-list li .name', (names) => names.map((n) => n.textContent))).toContain('retry.py');
   });
 
-  it('shows the bytes transferables=false saves', async () => {
+  it('shows the bytes transferables=false saves, never a negative figure after deletes', async () => {
     await page.click('#transferables');
     await expect.poll(() => page.textContent('#transfer-size')).toMatch(/transferables=false saves .+ \(\d+%\)/);
     await page.click('#transferables');
+    await expect.poll(() => page.textContent('#transfer-size')).toMatch(/^response .+ · transferables=false saves \d/);
+    // Deleting the conversation with the most text: the sizes measured before no longer describe the same records.
+    const ids = await storeIds(page);
+    const fromAsset = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'retry.py')!.dataset.id!);
+    await page.click(`#conversation-list li[data-id="${fromAsset}"] .danger`);
+    await expect.poll(() => storeIds(page)).toEqual(ids.filter((id) => id !== fromAsset));
+    await listMatchesStore(page);
+    const label = (await page.textContent('#transfer-size'))!;
+    expect(label).not.toContain('-');
+    expect(label).toMatch(/^response \d/);
+    await page.click('#transferables');
+    await expect.poll(() => page.textContent('#transfer-size')).toMatch(/saves \d+(\.\d)? (B|KB) \((\d|[1-9]\d)%\)$/);
+    await page.click('#transferables');
+  });
+
+  it('hides the detail pane when the conversation it shows is deleted', async () => {
+    await page.fill('#create-name', 'shown then deleted');
+    await page.fill('#create-message', 'bye');
+    await page.click('#create-conversation');
+    await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'shown then deleted'));
+    const id = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'shown then deleted')!.dataset.id!);
+    await page.click(`#conversation-list li[data-id="${id}"] .link`);
+    expect(await page.textContent('#conversation-detail')).toContain('[USER] bye');
+    await page.click(`#conversation-list li[data-id="${id}"] .danger`);
+    await page.waitForFunction(() => document.querySelector<HTMLElement>('#conversation-detail')!.hidden);
+    await listMatchesStore(page);
   });
 
   it('deletes a conversation from the list and the store', async () => {
@@ -95,7 +152,8 @@ describe('the demo page', () => {
     }
     await expect
       .poll(() => page.textContent(`#application-list li[data-id="${id}"] .engagement`))
-      .toMatch(/^1 interactions · 1 keyboard · 1 installs · 1 updates/);
+      .toMatch(/^1 interaction · 1 keyboard event · 1 install · 1 update · last /);
+    expect(await page.textContent('#event-result')).toMatch(/^Update recorded: OBSIDIAN 1\.5\.0 → 1\.5\.1\.$/);
     expect(await page.textContent('#application-list')).toContain('OBSIDIAN 1.5.1');
     const stored = await page.evaluate(async (app) => (await (await fetch(`http://localhost:1000/applications/${app}`)).json()).engagement, id);
     expect(stored).toMatchObject({ interactions: 1, keyboard: 1, installations: 1, updates: 1 });
@@ -117,10 +175,39 @@ describe('the demo page', () => {
     expect(await page.textContent('#related-list')).toContain('Visual Studio Code');
   });
 
-  it('shows the service message of a failed request, and logs every call with its operation', async () => {
-    await page.selectOption('#event-application', '');
+  it('says so when an event is sent for no application', async () => {
+    await choose(page, '#event-application', '');
+    await page.click('[data-event="interaction"]');
+    await expect.poll(() => page.textContent('#event-result')).toContain('Interaction recorded for no application: it counts for none.');
+  });
+
+  it('shows the service message of a failed request next to the control, covering nothing, with a close button', async () => {
+    await choose(page, '#event-application', '');
     await page.click('[data-event="update"]');
-    await expect.poll(() => page.textContent('#error')).toContain('Choose an application');
+    await expect.poll(() => page.textContent('#error-text')).toContain('Choose an application');
+    expect(await visible(page, '#error')).toBe(true);
+    // In the flow of the page, right after the failing control's row: every control stays reachable.
+    const covered = await page.evaluate(() => {
+      const row = document.querySelector('[data-event="update"]')!.closest('.row')!;
+      return {
+        after: row.nextElementSibling?.id,
+        hidden: [...document.querySelectorAll<HTMLElement>('button, input, select, textarea')]
+          .filter((control) => control.getClientRects().length > 0 && !control.closest('#error'))
+          .filter((control) => {
+            control.scrollIntoView({ block: 'center' });
+            const box = control.getBoundingClientRect();
+            const top = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+            return top !== null && !control.contains(top) && !!top.closest('#error');
+          })
+          .map((control) => control.id || control.textContent),
+      };
+    });
+    expect(covered).toEqual({ after: 'error', hidden: [] });
+    await page.click('#error-close');
+    expect(await visible(page, '#error')).toBe(false);
+  });
+
+  it('logs every call with its operation', async () => {
     const operations = await page.$$eval('#request-log li', (items) => items.map((li) => (li as HTMLElement).dataset.operation));
     for (const name of ['conversationsCreateSpecificConversation', 'conversationsCreateFromAsset', 'conversationsDeleteSpecificConversation', 'applicationsRegister', 'applicationsSessionOpen', 'assetsIdentifiersSnapshot']) {
       expect(operations).toContain(name);
@@ -153,8 +240,12 @@ describe('the demo in two tabs', () => {
       await listMatchesStore(a.page);
       await listMatchesStore(b.page);
       const victim = (await storeIds(a.page))[0];
+      await a.page.click(`#conversation-list li[data-id="${victim}"] .link`);
+      expect(await visible(a.page, '#conversation-detail')).toBe(true);
       await b.page.click(`#conversation-list li[data-id="${victim}"] .danger`);
       await expect.poll(() => listIds(a.page)).not.toContain(victim);
+      // The tab that showed it no longer does.
+      expect(await visible(a.page, '#conversation-detail')).toBe(false);
       await listMatchesStore(a.page);
       expect(await listIds(b.page)).toEqual(await listIds(a.page));
     } finally {
