@@ -1,5 +1,6 @@
 /** What every operation handler receives. */
 import type { Change, Storage } from '../storage/storage.js';
+import type { UserConfig } from './models/user.js';
 
 export interface ServiceContext {
   storage: Storage;
@@ -8,8 +9,10 @@ export interface ServiceContext {
   maxBodyBytes: number;
   now(): Date;
   newId(): string;
-  /** Called after each committed conversation change, in commit order. */
+  /** Called after each committed change, in commit order. */
   notify(change: Change): void;
+  /** The local user profile's settings; null: no user. */
+  user: UserConfig | null;
 }
 
 export interface OperationContext {

@@ -24,6 +24,10 @@ export const ConversationTypeEnum = ['UNKNOWN', 'COPILOT'] as const;
 export const MessageRoleEnum = ['UNKNOWN', 'USER', 'SYSTEM', 'ASSISTANT'] as const;
 export const MessageSentimentEnum = ['UNKNOWN', 'LIKE', 'DISLIKE', 'REPORT'] as const;
 
+export const AnnotationTypeEnum = ['UNKNOWN', 'DESCRIPTION', 'COMMENT', 'DOCUMENTATION', 'SUMMARY', 'EXPLANATION', 'GIT_COMMIT'] as const;
+export const AnchorTypeEnum = ['UNKNOWN', 'FILE', 'DIRECTORY'] as const;
+export const ModelTypeEnum = ['UNKNOWN', 'BALANCED', 'SPEED', 'ACCURACY'] as const;
+
 export type ApplicationName = (typeof ApplicationNameEnum)[number];
 export type Platform = (typeof PlatformEnum)[number];
 export type Privacy = (typeof PrivacyEnum)[number];

@@ -1,42 +1,81 @@
 /**
  * The route table: every operation of the API, its method and its path, in
- * one place. Static paths come before `{param}` paths so that
- * `/applications/external` is never read as an application id.
+ * one place, named exactly as the SDK (4.1.0) names it. Static paths come
+ * before `{param}` paths so that `/applications/external` is never read as an
+ * application id. WebSocket paths are GET routes (the page's shim handshakes
+ * over them; a plain GET is 426).
  */
 import type { OperationHandler } from './context.js';
 import * as applications from './handlers/applications.js';
+import * as assets from './handlers/assets.js';
+import * as connector from './handlers/connector.js';
+import * as conversation from './handlers/conversation.js';
 import * as conversations from './handlers/conversations.js';
+import * as messages from './handlers/messages.js';
+import * as streams from './handlers/streams.js';
+import * as user from './handlers/user.js';
+import * as wellKnown from './handlers/wellknown.js';
 
 export interface Operation {
   name: string;
+  /** The SDK API class the operation belongs to. */
+  api: string;
   method: 'GET' | 'POST';
   /** Path under a base; `{name}` segments are parameters. */
   path: string;
   handler: OperationHandler;
   deprecated?: true;
+  /** A WebSocket path (served by the page's shim). */
+  socket?: true;
 }
 
 export const OPERATIONS: readonly Operation[] = [
-  { name: 'applicationsSnapshot', method: 'GET', path: '/applications', handler: applications.applicationsSnapshot },
-  { name: 'applicationsExternalSnapshot', method: 'GET', path: '/applications/external', handler: applications.applicationsExternalSnapshot },
-  { name: 'applicationsExternalRelated', method: 'GET', path: '/applications/external/related', handler: applications.applicationsExternalRelated },
-  { name: 'applicationsRegister', method: 'POST', path: '/applications/register', handler: applications.applicationsRegister, deprecated: true },
-  { name: 'applicationsSessionOpen', method: 'POST', path: '/applications/session/open', handler: applications.applicationsSessionOpen, deprecated: true },
-  { name: 'applicationsSessionClose', method: 'POST', path: '/applications/session/close', handler: applications.applicationsSessionClose, deprecated: true },
-  { name: 'applicationsUsageEngagementInteraction', method: 'POST', path: '/applications/usage/engagement/interaction', handler: applications.applicationsUsageEngagementInteraction, deprecated: true },
-  { name: 'applicationsUsageEngagementKeyboard', method: 'POST', path: '/applications/usage/engagement/keyboard', handler: applications.applicationsUsageEngagementKeyboard, deprecated: true },
-  { name: 'applicationsUsageInstallation', method: 'POST', path: '/applications/usage/installation', handler: applications.applicationsUsageInstallation, deprecated: true },
-  { name: 'postApplicationsUsageUpdated', method: 'POST', path: '/applications/usage/updated', handler: applications.postApplicationsUsageUpdated, deprecated: true },
-  { name: 'conversationsSnapshot', method: 'GET', path: '/conversations', handler: conversations.conversationsSnapshot },
-  { name: 'conversationsIdentifiersSnapshot', method: 'GET', path: '/conversations/identifiers', handler: conversations.conversationsIdentifiersSnapshot },
-  { name: 'conversationsCreateSpecificConversation', method: 'POST', path: '/conversations/create', handler: conversations.conversationsCreateSpecificConversation },
-  { name: 'conversationsStreamIdentifiers', method: 'GET', path: '/conversations/stream/identifiers', handler: conversations.conversationsStreamIdentifiers },
-  { name: 'assetsIdentifiersSnapshot', method: 'GET', path: '/assets/identifiers', handler: conversations.assetsIdentifiersSnapshot },
+  { api: 'WellKnownApi', name: 'getWellKnownHealth', method: 'GET', path: '/.well-known/health', handler: wellKnown.getWellKnownHealth },
+  { api: 'WellKnownApi', name: 'getWellKnownVersion', method: 'GET', path: '/.well-known/version', handler: wellKnown.getWellKnownVersion },
+  { api: 'WellKnownApi', name: 'getWellKnownStreamHealth', method: 'GET', path: '/.well-known/stream/health', handler: streams.getWellKnownStreamHealth, socket: true },
+  { api: 'ConnectorApi', name: 'connect', method: 'POST', path: '/connect', handler: connector.connect },
+  { api: 'UserApi', name: 'userSnapshot', method: 'GET', path: '/user', handler: user.userSnapshot },
+  { api: 'UserApi', name: 'streamUser', method: 'GET', path: '/user/stream', handler: streams.streamUser, socket: true },
+  { api: 'ApplicationApi', name: 'applicationUpdate', method: 'POST', path: '/application/update', handler: applications.applicationUpdate },
+  { api: 'ApplicationsApi', name: 'applicationsSnapshot', method: 'GET', path: '/applications', handler: applications.applicationsSnapshot },
+  { api: 'ApplicationsApi', name: 'applicationsExternalSnapshot', method: 'GET', path: '/applications/external', handler: applications.applicationsExternalSnapshot },
+  { api: 'ApplicationsApi', name: 'applicationsExternalRelated', method: 'GET', path: '/applications/external/related', handler: applications.applicationsExternalRelated },
+  { api: 'ApplicationsApi', name: 'applicationsRegister', method: 'POST', path: '/applications/register', handler: applications.applicationsRegister, deprecated: true },
+  { api: 'ApplicationsApi', name: 'applicationsSessionOpen', method: 'POST', path: '/applications/session/open', handler: applications.applicationsSessionOpen, deprecated: true },
+  { api: 'ApplicationsApi', name: 'applicationsSessionClose', method: 'POST', path: '/applications/session/close', handler: applications.applicationsSessionClose, deprecated: true },
+  { api: 'ApplicationsApi', name: 'applicationsUsageEngagementInteraction', method: 'POST', path: '/applications/usage/engagement/interaction', handler: applications.applicationsUsageEngagementInteraction, deprecated: true },
+  { api: 'ApplicationsApi', name: 'applicationsUsageEngagementKeyboard', method: 'POST', path: '/applications/usage/engagement/keyboard', handler: applications.applicationsUsageEngagementKeyboard, deprecated: true },
+  { api: 'ApplicationsApi', name: 'applicationsUsageInstallation', method: 'POST', path: '/applications/usage/installation', handler: applications.applicationsUsageInstallation, deprecated: true },
+  { api: 'ApplicationsApi', name: 'postApplicationsUsageUpdated', method: 'POST', path: '/applications/usage/updated', handler: applications.postApplicationsUsageUpdated, deprecated: true },
+  { api: 'ApplicationsApi', name: 'applicationsStreamIdentifiers', method: 'GET', path: '/applications/stream/identifiers', handler: streams.applicationsStreamIdentifiers, socket: true },
+  { api: 'ConversationsApi', name: 'conversationsSnapshot', method: 'GET', path: '/conversations', handler: conversations.conversationsSnapshot },
+  { api: 'ConversationsApi', name: 'conversationsIdentifiersSnapshot', method: 'GET', path: '/conversations/identifiers', handler: conversations.conversationsIdentifiersSnapshot },
+  { api: 'ConversationsApi', name: 'conversationsCreateSpecificConversation', method: 'POST', path: '/conversations/create', handler: conversations.conversationsCreateSpecificConversation },
+  { api: 'ConversationsApi', name: 'searchConversations', method: 'POST', path: '/conversations/search', handler: conversations.searchConversations },
+  { api: 'ConversationsApi', name: 'conversationsStreamIdentifiers', method: 'GET', path: '/conversations/stream/identifiers', handler: streams.conversationsStreamIdentifiers, socket: true },
+  { api: 'ConversationApi', name: 'conversationUpdate', method: 'POST', path: '/conversation/update', handler: conversation.conversationUpdate },
+  { api: 'ConversationMessagesApi', name: 'messagesSnapshot', method: 'GET', path: '/messages', handler: messages.messagesSnapshot },
+  { api: 'ConversationMessagesApi', name: 'messagesCreateSpecificMessage', method: 'POST', path: '/messages/create', handler: messages.messagesCreateSpecificMessage },
+  { api: 'ConversationMessagesApi', name: 'conversationMessagesStreamIdentifiers', method: 'GET', path: '/messages/stream/identifiers', handler: streams.conversationMessagesStreamIdentifiers, socket: true },
+  { api: 'ConversationMessageApi', name: 'messageSpecificMessageUpdate', method: 'POST', path: '/message/update', handler: messages.messageSpecificMessageUpdate },
+  { api: 'ConversationMessageApi', name: 'messageUpdateValue', method: 'POST', path: '/message/update/value', handler: messages.messageUpdateValue },
+  { api: 'AssetsApi', name: 'assetsSnapshot', method: 'GET', path: '/assets', handler: assets.assetsSnapshot },
+  { api: 'AssetsApi', name: 'assetsIdentifiersSnapshot', method: 'GET', path: '/assets/identifiers', handler: assets.assetsIdentifiersSnapshot },
+  { api: 'AssetsApi', name: 'assetsStreamIdentifiers', method: 'GET', path: '/assets/stream/identifiers', handler: streams.assetsStreamIdentifiers, socket: true },
   // Parameterised paths last.
-  { name: 'applicationsSpecificApplicationSnapshot', method: 'GET', path: '/applications/{application}', handler: applications.applicationsSpecificApplicationSnapshot },
-  { name: 'applicationsSessionSnapshot', method: 'GET', path: '/applications/sessions/{session}', handler: applications.applicationsSessionSnapshot, deprecated: true },
-  { name: 'conversationsCreateFromAsset', method: 'POST', path: '/conversations/create/from_asset/{asset}', handler: conversations.conversationsCreateFromAsset },
-  { name: 'conversationsDeleteSpecificConversation', method: 'POST', path: '/conversations/{conversation}/delete', handler: conversations.conversationsDeleteSpecificConversation },
+  { api: 'ApplicationsApi', name: 'applicationsSpecificApplicationSnapshot', method: 'GET', path: '/applications/{application}', handler: applications.applicationsSpecificApplicationSnapshot },
+  { api: 'ApplicationsApi', name: 'applicationsSessionSnapshot', method: 'GET', path: '/applications/sessions/{session}', handler: applications.applicationsSessionSnapshot, deprecated: true },
+  { api: 'ConversationsApi', name: 'conversationsCreateFromAsset', method: 'POST', path: '/conversations/create/from_asset/{asset}', handler: conversations.conversationsCreateFromAsset },
+  { api: 'ConversationsApi', name: 'conversationsDeleteSpecificConversation', method: 'POST', path: '/conversations/{conversation}/delete', handler: conversations.conversationsDeleteSpecificConversation },
+  { api: 'ConversationApi', name: 'conversationGetSpecificConversation', method: 'GET', path: '/conversation/{conversation}', handler: conversation.conversationGetSpecificConversation },
+  { api: 'ConversationApi', name: 'conversationSpecificConversationMessages', method: 'GET', path: '/conversation/{conversation}/messages', handler: conversation.conversationSpecificConversationMessages },
+  { api: 'ConversationApi', name: 'conversationSpecificConversationRename', method: 'POST', path: '/conversation/{conversation}/rename', handler: conversation.conversationSpecificConversationRename },
+  { api: 'ConversationApi', name: 'conversationAssociateAsset', method: 'POST', path: '/conversation/{conversation}/assets/associate/{asset}', handler: conversation.conversationAssociateAsset },
+  { api: 'ConversationApi', name: 'conversationDisassociateAsset', method: 'POST', path: '/conversation/{conversation}/assets/disassociate/{asset}', handler: conversation.conversationDisassociateAsset },
+  { api: 'ConversationMessagesApi', name: 'messagesDeleteSpecificMessage', method: 'POST', path: '/messages/{message}/delete', handler: messages.messagesDeleteSpecificMessage },
+  { api: 'ConversationMessageApi', name: 'messageSpecificMessageSnapshot', method: 'GET', path: '/message/{message}', handler: messages.messageSpecificMessageSnapshot },
+  { api: 'AssetsApi', name: 'assetsSpecificAssetSnapshot', method: 'GET', path: '/assets/{asset}', handler: assets.assetSnapshot },
+  { api: 'AssetApi', name: 'assetSnapshot', method: 'GET', path: '/asset/{asset}', handler: assets.assetSnapshot },
 ];
 
 export type PathMatcher = (path: string) => Record<string, string> | null;

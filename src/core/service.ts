@@ -8,17 +8,26 @@ import type { OperationContext, ServiceContext } from './context.js';
 import { errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
 import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
-import { DEFAULT_BASES, parseBase } from './bases.js';
+import { baseMatcher, DEFAULT_BASES } from './bases.js';
+import { knownOperation } from './catalogue.js';
+import type { UserConfig } from './models/user.js';
 
 export { DEFAULT_BASES };
 
 export interface ServiceOptions {
   storage: Storage;
-  /** Base URLs answered by the service; default `http://localhost:1000` and `http://localhost:39300`. */
+  /**
+   * Base URLs answered by the service (a port range may be written compactly:
+   * `http://localhost:39300-39333`); default `DEFAULT_BASES`.
+   */
   bases?: readonly string[];
+  /** The local user profile (GET /user, connect); null for none. Default: a local profile. */
+  user?: UserConfig | null;
+  /** Where unserved Pieces OS paths are reported, once per path; default `console.warn`. */
+  warn?: (message: string) => void;
   /** Largest accepted request body, in bytes; default and ceiling 16 MiB. */
   maxBodyBytes?: number;
-  /** Called after every committed conversation change, in commit order. */
+  /** Called after every committed change, in commit order. */
   onChange?: (change: Change) => void;
   userAgent?: string;
   now?: () => Date;
@@ -41,7 +50,9 @@ export interface Service {
 }
 
 export function createService(options: ServiceOptions): Service {
-  const bases = (options.bases ?? DEFAULT_BASES).map(parseBase);
+  const matcher = baseMatcher(options.bases ?? DEFAULT_BASES);
+  const warn = options.warn ?? ((message: string) => console.warn(`[pieces-os-worker] ${message}`));
+  const warned = new Set<string>();
   const maxBodyBytes = Math.min(options.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES);
   const context: ServiceContext = {
     storage: options.storage,
@@ -50,17 +61,12 @@ export function createService(options: ServiceOptions): Service {
     now: options.now ?? (() => new Date()),
     newId: options.newId ?? (() => crypto.randomUUID()),
     notify: options.onChange ?? (() => {}),
+    user: options.user === undefined ? {} : options.user,
   };
   const compiled = OPERATIONS.map((operation) => ({ operation, match: compilePath(operation.path) }));
 
   function pathUnderBase(url: URL): string | null {
-    for (const base of bases) {
-      if (url.origin !== base.origin) continue;
-      if (base.path === '') return url.pathname;
-      if (url.pathname === base.path) return '';
-      if (url.pathname.startsWith(base.path + '/')) return url.pathname.slice(base.path.length);
-    }
-    return null;
+    return matcher.match(url)?.path ?? null;
   }
 
   async function run(operation: Operation, request: Request, url: URL, params: Record<string, string>) {
@@ -75,7 +81,7 @@ export function createService(options: ServiceOptions): Service {
   /** 404 for an unknown path, 405 (with Allow) for a known path and another method. */
   async function fallback(request: Request, url: URL, path: string): Promise<Response> {
     const matching = compiled.filter(({ match }) => match(path));
-    if (matching.length === 0) return errorResponse(new HttpError(404, `No operation at ${path || '/'}.`));
+    if (matching.length === 0) return unserved(request.method, path || '/');
     const methods = matching.map(({ operation }) => operation.method);
     const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
     if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Origin': '*' } });
@@ -87,6 +93,18 @@ export function createService(options: ServiceOptions): Service {
     return errorResponse(
       new HttpError(405, `${request.method} is not allowed on ${path}; use ${allow}.`, { Allow: allow }),
     );
+  }
+
+  /** 404; for a Pieces OS path this service does not serve, the message names the operation (warned once per operation). */
+  function unserved(method: string, path: string): Response {
+    const known = knownOperation(method, path);
+    if (!known) return errorResponse(new HttpError(404, `No operation at ${path}.`));
+    const message = `${method} ${path} is the Pieces OS operation ${known}, which this service does not serve.`;
+    if (!warned.has(known)) {
+      warned.add(known);
+      warn(message);
+    }
+    return errorResponse(new HttpError(404, message));
   }
 
   function addRoutes(router: Router) {
@@ -125,7 +143,7 @@ export function createService(options: ServiceOptions): Service {
   }
 
   return {
-    bases: bases.map((b) => b.origin + b.path),
+    bases: matcher.list,
     respond,
     handle: (request) => respond(request) ?? fetch(request),
     addRoutes,

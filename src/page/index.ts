@@ -15,11 +15,14 @@ export interface StartOptions {
   url?: string;
   /** Registration scope; default the script's folder. */
   scope?: string;
-  /** Base URLs to answer; default `http://localhost:1000` and `http://localhost:39300`. */
+  /**
+   * Base URLs to answer; default `DEFAULT_BASES` (localhost and 127.0.0.1 on 1000, 5323 and
+   * 39300–39333). A port range may be written compactly: `http://localhost:39300-39333`.
+   */
   bases?: readonly string[];
   /** Don't log start-up messages to the console; default false. */
   quiet?: boolean;
-  /** Patch `WebSocket` for the conversation identifier stream; default true. */
+  /** Patch `WebSocket` for the socket paths (identifier streams, health, user); default true. */
   stream?: boolean;
 }
 

@@ -5,10 +5,11 @@ import {
   DB_VERSION,
   UPGRADES,
   type AssetRecord,
+  type Collection,
   type EventKind,
   type PiecesDB,
 } from './schema.js';
-import type { Change, Engagement, Storage } from './storage.js';
+import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
 export const CHANGE_LOG_LIMIT = 10_000;
@@ -89,10 +90,31 @@ async function commit(
   }
 }
 
-/** Drops changes older than the log keeps. */
-function prune(changes: { delete(range: IDBKeyRange): Promise<void> }, seq: number): Promise<void> {
-  return seq > CHANGE_LOG_LIMIT ? changes.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT)) : Promise.resolve();
+type ChangeStore = {
+  add(value: PiecesDB['changes']['value']): Promise<number>;
+  delete(range: IDBKeyRange): Promise<void>;
+};
+
+/**
+ * Appends changes to the log inside a write transaction (so they commit with
+ * the write or not at all), then drops what is older than the log keeps.
+ * Fills `into` with the numbered changes, in order.
+ */
+async function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
+  let seq = 0;
+  for (const item of items) {
+    seq = await changes.add({ ...item });
+    into.push({ ...item, seq });
+  }
+  if (seq > CHANGE_LOG_LIMIT) await changes.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));
 }
+
+const STORE_OF: Record<Collection, 'conversations' | 'messages' | 'assets' | 'applications'> = {
+  conversation: 'conversations',
+  conversationMessage: 'messages',
+  asset: 'assets',
+  application: 'applications',
+};
 
 type AnyTx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'readonly' | 'readwrite'>;
 
@@ -161,15 +183,25 @@ class IdbStorage implements Storage {
   }
 
   async putApplication(application: PiecesDB['applications']['value']) {
-    await this.db.put('applications', application);
+    const tx = this.db.transaction(['applications', 'changes'], 'readwrite');
+    const changes: Change[] = [];
+    await commit(tx, function* () {
+      yield tx.objectStore('applications').put(application);
+      yield log(tx.objectStore('changes'), [{ collection: 'application', id: application.id }], changes);
+    });
+    return changes;
   }
 
   async recordEvent(event: PiecesDB['events']['value'], upsert: PiecesDB['applications']['value'][] = []) {
-    const tx = this.db.transaction(['events', 'applications'], 'readwrite');
+    const tx = this.db.transaction(['events', 'applications', 'changes'], 'readwrite');
+    const changes: Change[] = [];
     await commit(tx, function* () {
       for (const application of upsert) yield tx.objectStore('applications').put(application);
       yield tx.objectStore('events').add(event);
+      const upserted = upsert.map(({ id }) => ({ collection: 'application' as const, id }));
+      if (upserted.length) yield log(tx.objectStore('changes'), upserted, changes);
     });
+    return changes;
   }
 
   async putSession(session: PiecesDB['sessions']['value']) {
@@ -200,22 +232,25 @@ class IdbStorage implements Storage {
   async createConversation(
     conversation: Omit<PiecesDB['conversations']['value'], 'seq'>,
     messages: PiecesDB['messages']['value'][],
-  ): Promise<Change> {
+  ): Promise<Change[]> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
-    const changes = tx.objectStore('changes');
     const store = tx.objectStore('messages');
-    let seq = 0;
+    const changes: Change[] = [];
     await commit(tx, function* () {
-      yield changes.add({ conversation: conversation.id }).then((key) => {
-        seq = key;
-        return Promise.all([tx.objectStore('conversations').add({ ...conversation, seq }), prune(changes, seq)]);
-      });
+      const items = [
+        { collection: 'conversation' as const, id: conversation.id },
+        ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+      ];
+      // The conversation's snapshot order is the sequence number of its creation.
+      yield log(tx.objectStore('changes'), items, changes).then(() =>
+        tx.objectStore('conversations').add({ ...conversation, seq: changes[0]!.seq }),
+      );
       for (const message of messages) yield store.add(message);
     });
-    return { seq, conversation: conversation.id };
+    return changes;
   }
 
-  async deleteConversation(id: string): Promise<Change | undefined> {
+  async deleteConversation(id: string): Promise<Change[] | undefined> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
     const conversation = await tx.objectStore('conversations').get(id);
     if (!conversation) {
@@ -223,14 +258,86 @@ class IdbStorage implements Storage {
       return undefined;
     }
     const messages = tx.objectStore('messages');
-    const changes = tx.objectStore('changes');
-    let seq = 0;
+    const changes: Change[] = [];
     await commit(tx, function* () {
-      yield messages.index('by-conversation').getAllKeys(id).then((owned) => Promise.all(owned.map((key) => messages.delete(key))));
-      yield changes.add({ conversation: id, deleted: true }).then((key) => prune(changes, (seq = key)));
+      yield messages
+        .index('by-conversation')
+        .getAllKeys(id)
+        .then((owned) =>
+          Promise.all([
+            ...owned.map((key) => messages.delete(key)),
+            log(
+              tx.objectStore('changes'),
+              [
+                { collection: 'conversation', id, deleted: true },
+                ...owned.map((key) => ({ collection: 'conversationMessage' as const, id: key, deleted: true as const })),
+              ],
+              changes,
+            ),
+          ]),
+        );
       yield tx.objectStore('conversations').delete(id);
     });
-    return { seq, conversation: id, deleted: true };
+    return changes;
+  }
+
+  async editConversation(target: ConversationTarget, edit: (current: ConversationState) => ConversationEdit) {
+    const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+    const messages = tx.objectStore('messages');
+    const conversationId =
+      'conversation' in target ? target.conversation : (await messages.get(target.message))?.conversation;
+    const record = conversationId === undefined ? undefined : await tx.objectStore('conversations').get(conversationId);
+    if (!record) {
+      await tx.done;
+      return undefined;
+    }
+    const current = { record, messages: await this.messagesOf(messages, record.messageIds) };
+    let result: ConversationEdit;
+    try {
+      result = edit(current);
+    } catch (error) {
+      tx.abort();
+      await tx.done.catch(() => {});
+      throw error;
+    }
+    const next = { ...result.record, seq: record.seq };
+    const put = result.putMessages ?? [];
+    const removed = result.deleteMessages ?? [];
+    const changes: Change[] = [];
+    await commit(tx, function* () {
+      yield tx.objectStore('conversations').put(next);
+      for (const message of put) yield messages.put(message);
+      for (const id of removed) yield messages.delete(id);
+      yield log(
+        tx.objectStore('changes'),
+        [
+          ...put.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+          ...removed.map((id) => ({ collection: 'conversationMessage' as const, id, deleted: true as const })),
+          { collection: 'conversation', id: record.id },
+        ],
+        changes,
+      );
+    });
+    const byId = new Map([...current.messages, ...put].map((m) => [m.id, m]));
+    const state = { record: next, messages: next.messageIds.map((id) => byId.get(id)!).filter(Boolean) };
+    return { state, changes };
+  }
+
+  private async messagesOf(store: { get(id: string): Promise<PiecesDB['messages']['value'] | undefined> }, ids: string[]) {
+    const found = await Promise.all(ids.map((id) => store.get(id)));
+    return found.filter((m): m is PiecesDB['messages']['value'] => !!m);
+  }
+
+  async getConversation(id: string) {
+    const tx = this.db.transaction(['conversations', 'messages']);
+    const record = await tx.objectStore('conversations').get(id);
+    const messages = record && (await this.messagesOf(tx.objectStore('messages'), record.messageIds));
+    await tx.done;
+    return record && { record, messages: messages! };
+  }
+
+  async getMessage(id: string) {
+    return this.db.get('messages', id);
   }
 
   async listConversations({ messages }: { messages: boolean }) {
@@ -243,41 +350,51 @@ class IdbStorage implements Storage {
     return { conversations, messages: all && new Map(all.map((m) => [m.id, m])) };
   }
 
-  async listConversationIds() {
-    const tx = this.db.transaction(['conversations', 'changes']);
+  async listIds(collection: Collection) {
+    const name = STORE_OF[collection];
+    const tx = this.db.transaction([name, 'changes']);
     const [ids, last] = await Promise.all([
-      tx.objectStore('conversations').index('by-seq').getAllKeys(),
+      name === 'conversations'
+        ? tx.objectStore('conversations').index('by-seq').getAllKeys()
+        : name === 'assets'
+          ? tx.objectStore('assets').index('by-name').getAllKeys()
+          : tx.objectStore(name).getAllKeys(),
       tx.objectStore('changes').openCursor(null, 'prev'),
     ]);
     await tx.done;
     return { ids, seq: last?.key ?? 0 };
   }
 
-  async changesSince(seq: number) {
+  async changesSince(seq: number, collection?: Collection) {
     const tx = this.db.transaction('changes');
-    const [changes, first] = await Promise.all([
+    const [all, first, last] = await Promise.all([
       tx.store.getAll(IDBKeyRange.lowerBound(seq, true)),
       tx.store.openCursor(),
+      tx.store.openCursor(null, 'prev'),
     ]);
     await tx.done;
     // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
     const complete = !first || first.key <= seq + 1;
-    return { changes: changes as Change[], complete };
+    const changes = (collection ? all.filter((c) => c.collection === collection) : all) as Change[];
+    return { changes, complete, seq: Math.max(seq, last?.key ?? 0) };
   }
 
   async getAsset(id: string) {
     return this.db.get('assets', id);
   }
 
-  async listAssetIds() {
-    return this.db.getAllKeysFromIndex('assets', 'by-name');
+  async listAssets() {
+    return this.db.getAllFromIndex('assets', 'by-name');
   }
 
   async putAssets(assets: AssetRecord[]) {
-    const tx = this.db.transaction('assets', 'readwrite');
+    const tx = this.db.transaction(['assets', 'changes'], 'readwrite');
+    const changes: Change[] = [];
     await commit(tx, function* () {
-      for (const asset of assets) yield tx.store.put(asset);
+      for (const asset of assets) yield tx.objectStore('assets').put(asset);
+      yield log(tx.objectStore('changes'), assets.map(({ id }) => ({ collection: 'asset' as const, id })), changes);
     });
+    return changes;
   }
 
   async listExternalApplications() {

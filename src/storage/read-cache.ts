@@ -11,8 +11,8 @@
  * Cached results are shared and updated in place: callers use what they
  * read at once and never mutate it.
  */
-import type { ConversationRecord, MessageRecord } from './schema.js';
-import type { Change, ConversationList, Storage } from './storage.js';
+import type { Collection, ConversationRecord, MessageRecord } from './schema.js';
+import type { Change, ConversationList, ConversationState, Storage } from './storage.js';
 
 /** Reads whose result depends only on the stored data (and their arguments). */
 const CACHED = [
@@ -20,24 +20,33 @@ const CACHED = [
   'getApplication',
   'getSession',
   'listConversations',
-  'listConversationIds',
-  'listAssetIds',
+  'getConversation',
+  'getMessage',
+  'listIds',
+  'getAsset',
+  'listAssets',
   'listExternalApplications',
 ] as const satisfies ReadonlyArray<keyof Storage>;
 
 type Read = (typeof CACHED)[number];
 
-/** What each write can change; conversation writes are applied, not dropped. */
+/**
+ * What each write can change beyond what its changes say. Changes of
+ * conversations and messages are applied to the cached lists; the cached
+ * reads of the records a change names are dropped, and so is the id list of
+ * any other collection it touches.
+ */
 const AFFECTS: Record<string, readonly Read[]> = {
   putApplication: ['listApplications', 'getApplication'],
   recordEvent: ['listApplications', 'getApplication', 'getSession'],
   putSession: ['getSession'],
   closeSession: ['getSession'],
-  putAssets: ['listAssetIds'],
+  putAssets: ['getAsset', 'listAssets'],
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
   createConversation: [],
   deleteConversation: [],
+  editConversation: [],
 };
 
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';
@@ -55,30 +64,54 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
 
   const lists = () =>
     [true, false].map((messages) => [messages, cache.get(key('listConversations', [{ messages }])) as ConversationList | undefined] as const);
-  const ids = () => cache.get(key('listConversationIds', [])) as { ids: string[]; seq: number } | undefined;
+  const idsKey = (collection: Collection) => key('listIds', [collection]);
 
-  function created(record: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], change: Change) {
+  function created(record: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], seq: number) {
     for (const [, list] of lists()) {
       if (!list) continue;
-      list.conversations.push({ ...record, seq: change.seq });
+      list.conversations.push({ ...record, seq });
       for (const message of messages) list.messages?.set(message.id, message);
     }
-    const known = ids();
-    if (known) cache.set(key('listConversationIds', []), { ids: [...known.ids, record.id], seq: change.seq });
   }
 
-  function deleted(change: Change) {
+  function deleted(id: string) {
     for (const [messages, list] of lists()) {
       if (!list) continue;
-      const gone = list.conversations.find((c) => c.id === change.conversation);
-      for (const id of gone?.messageIds ?? []) list.messages?.delete(id);
+      const gone = list.conversations.find((c) => c.id === id);
+      for (const messageId of gone?.messageIds ?? []) list.messages?.delete(messageId);
+      cache.set(key('listConversations', [{ messages }]), { ...list, conversations: list.conversations.filter((c) => c.id !== id) });
+    }
+  }
+
+  function edited(state: ConversationState, removed: string[]) {
+    for (const [messages, list] of lists()) {
+      if (!list) continue;
+      for (const message of state.messages) list.messages?.set(message.id, message);
+      for (const id of removed) list.messages?.delete(id);
       cache.set(key('listConversations', [{ messages }]), {
         ...list,
-        conversations: list.conversations.filter((c) => c.id !== change.conversation),
+        conversations: list.conversations.map((c) => (c.id === state.record.id ? state.record : c)),
       });
     }
-    const known = ids();
-    if (known) cache.set(key('listConversationIds', []), { ids: known.ids.filter((id) => id !== change.conversation), seq: change.seq });
+  }
+
+  /** Applies committed changes: conversation ids follow in place, everything else they name is dropped. */
+  function applyChanges(changes: Change[]) {
+    if (changes.length === 0) return;
+    const last = changes[changes.length - 1]!.seq;
+    const conversationIds = cache.get(idsKey('conversation')) as { ids: string[]; seq: number } | undefined;
+    let ids = conversationIds?.ids;
+    for (const change of changes) {
+      if (change.collection === 'conversation') {
+        cache.delete(key('getConversation', [change.id]));
+        if (ids && change.deleted) ids = ids.filter((id) => id !== change.id);
+        else if (ids && !ids.includes(change.id)) ids = [...ids, change.id];
+      } else {
+        cache.delete(idsKey(change.collection));
+        if (change.collection === 'conversationMessage') cache.delete(key('getMessage', [change.id]));
+      }
+    }
+    if (ids) cache.set(idsKey('conversation'), { ids, seq: last });
   }
 
   const wrapped: Storage = Object.create(storage);
@@ -109,8 +142,17 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
       }
       generation++;
       for (const k of [...cache.keys()]) if (affects.some((read) => k.startsWith(`${read}:`))) cache.delete(k);
-      if (write === 'createConversation') created(args[0] as ConversationRecord, args[1] as MessageRecord[], result as Change);
-      if (write === 'deleteConversation' && result) deleted(result as Change);
+      if (write === 'createConversation') {
+        const changes = result as Change[];
+        created(args[0] as ConversationRecord, args[1] as MessageRecord[], changes[0]!.seq);
+      }
+      if (write === 'deleteConversation' && result) deleted(args[0] as string);
+      if (write === 'editConversation' && result) {
+        const { state, changes } = result as { state: ConversationState; changes: Change[] };
+        edited(state, changes.filter((c) => c.deleted).map((c) => c.id));
+      }
+      if (Array.isArray(result)) applyChanges(result as Change[]);
+      else if (result && typeof result === 'object' && 'changes' in result) applyChanges((result as { changes: Change[] }).changes);
       return result;
     };
   }

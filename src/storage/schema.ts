@@ -42,6 +42,8 @@ export interface ConversationRecord {
   /** The wire Conversation minus `messages`, as JSON text. */
   json: string;
   messageIds: string[];
+  /** Ids of messages deleted from the conversation (their `indices` entry is -1). */
+  deletedMessageIds?: string[];
 }
 
 export interface MessageRecord {
@@ -59,11 +61,17 @@ export interface AssetRecord {
   text: string;
   created: string;
   description?: string;
+  /** Id of the asset's one format (its original and preview). */
+  formatId: string;
 }
+
+/** The collections with an identifier stream; the names are StreamedIdentifier's keys. */
+export type Collection = 'conversation' | 'conversationMessage' | 'asset' | 'application';
 
 export interface ChangeRecord {
   seq?: number;
-  conversation: string;
+  collection: Collection;
+  id: string;
   deleted?: true;
 }
 
@@ -91,7 +99,7 @@ export interface PiecesDB extends DBSchema {
   messages: { key: string; value: MessageRecord; indexes: { 'by-conversation': string } };
   /** Assets to start conversations from (the sample assets and those a page adds). */
   assets: { key: string; value: AssetRecord; indexes: { 'by-name': string } };
-  /** The change log the identifier stream is built on (auto-incremented `seq`). */
+  /** The change log every identifier stream is built on (auto-incremented `seq`). */
   changes: { key: number; value: ChangeRecord };
   /** Applications a page reported as present on the machine. */
   external: { key: string; value: ExternalApplicationRecord };
@@ -140,6 +148,58 @@ export const UPGRADES: UpgradeStep[] = [
     // A failed rewrite aborts the upgrade: the database stays at version 2, unharmed.
     Promise.all([rewrite('conversations', 'conversation'), rewrite('messages', 'message')]).catch(() => tx.abort());
   },
+  // 4: one change log for every collection ({collection, id}; was {conversation}); assets get a
+  // format id; seeded anchors and annotations stored before are made whole (anchor `points`,
+  // annotation references as `{id}`).
+  (_db, tx) => {
+    const each = async <N extends 'changes' | 'assets' | 'conversations'>(name: N, fix: (value: PiecesDB[N]['value']) => PiecesDB[N]['value'] | null) => {
+      let cursor = await tx.objectStore(name).openCursor();
+      while (cursor) {
+        const fixed = fix(cursor.value as PiecesDB[N]['value']);
+        if (fixed) await cursor.update(fixed as never);
+        cursor = await cursor.continue();
+      }
+    };
+    const steps = Promise.all([
+      each('changes', (value) => {
+        const { conversation, ...rest } = value as ChangeRecord & { conversation?: string };
+        return conversation === undefined ? null : { ...rest, collection: 'conversation', id: conversation };
+      }),
+      each('assets', (value) => (value.formatId ? null : { ...value, formatId: crypto.randomUUID() })),
+    ]).then(() =>
+      // After the rest, so that a database coming from version 2 has its step-3 rewrite done first.
+      each('conversations', (value) => {
+        const { conversation, ...rest } = value as PiecesDB['conversations']['value'] & { conversation?: unknown };
+        const text = value.json ?? JSON.stringify(conversation);
+        const json = wholeNestedModels(text);
+        return json === value.json ? null : { ...rest, json };
+      }),
+    );
+    steps.catch(() => tx.abort());
+  },
 ];
+
+/** Step 4's repair of a stored conversation's JSON: anchors get `points`, annotation links become `{id}`. */
+function wholeNestedModels(text: string): string {
+  const conversation = JSON.parse(text) as Record<string, { iterable?: Array<{ reference?: Record<string, unknown> }> }>;
+  let changed = false;
+  for (const item of conversation.anchors?.iterable ?? []) {
+    const anchor = item.reference;
+    if (anchor && !anchor.points) {
+      anchor.points = { iterable: [] };
+      changed = true;
+    }
+  }
+  for (const item of conversation.annotations?.iterable ?? []) {
+    const annotation = item.reference;
+    for (const key of ['asset', 'person', 'model', 'anchor'] as const) {
+      if (annotation && typeof annotation[key] === 'string') {
+        annotation[key] = { id: annotation[key] };
+        changed = true;
+      }
+    }
+  }
+  return changed ? JSON.stringify(conversation) : text;
+}
 
 export const DB_VERSION = UPGRADES.length;

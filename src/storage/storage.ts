@@ -7,6 +7,7 @@ import type {
   ApplicationRecord,
   AssetRecord,
   ChangeRecord,
+  Collection,
   ConversationRecord,
   EventRecord,
   ExternalApplicationRecord,
@@ -24,11 +25,29 @@ export interface Engagement {
   lastActivity?: { value: string };
 }
 
+/** One committed change of one record of a collection, numbered in commit order. */
 export interface Change {
   seq: number;
-  conversation: string;
+  collection: Collection;
+  id: string;
   deleted?: true;
 }
+
+/** A conversation record and its messages, in order. */
+export interface ConversationState {
+  record: ConversationRecord;
+  messages: MessageRecord[];
+}
+
+/** What an edit of a conversation writes: the new record, and the messages it puts or deletes. */
+export interface ConversationEdit {
+  record: Omit<ConversationRecord, 'seq'>;
+  putMessages?: MessageRecord[];
+  deleteMessages?: string[];
+}
+
+/** Which conversation an edit is about: by its id, or by the id of one of its messages. */
+export type ConversationTarget = { conversation: string } | { message: string };
 
 export interface ConversationList {
   conversations: ConversationRecord[];
@@ -40,28 +59,44 @@ export interface Storage {
   listApplications(): Promise<Array<{ application: ApplicationRecord; engagement: Engagement }>>;
   getApplication(id: string): Promise<{ application: ApplicationRecord; engagement: Engagement } | undefined>;
   hasApplication(id: string): Promise<boolean>;
-  putApplication(application: ApplicationRecord): Promise<void>;
+  putApplication(application: ApplicationRecord): Promise<Change[]>;
 
   /** Stores an event and upserts the applications it carries, in one transaction. */
-  recordEvent(event: EventRecord, upsert?: ApplicationRecord[]): Promise<void>;
+  recordEvent(event: EventRecord, upsert?: ApplicationRecord[]): Promise<Change[]>;
 
   putSession(session: SessionRecord): Promise<void>;
   getSession(id: string): Promise<{ session: SessionRecord; engagement: Engagement } | undefined>;
   /** Sets `closed` unless already set; returns the stored session, or undefined if unknown. */
   closeSession(id: string, closed: { value: string }): Promise<SessionRecord | undefined>;
 
-  createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[]): Promise<Change>;
+  /** Stores a new conversation and its messages; the conversation's change comes first. */
+  createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[]): Promise<Change[]>;
   /** Deletes a conversation and its messages; undefined when there is no such conversation. */
-  deleteConversation(id: string): Promise<Change | undefined>;
+  deleteConversation(id: string): Promise<Change[] | undefined>;
+  /**
+   * Reads a conversation and writes what `edit` makes of it, in one transaction
+   * (concurrent edits never lose each other's messages). `edit` may throw to
+   * change nothing. Undefined when the conversation (or message) is unknown.
+   */
+  editConversation(
+    target: ConversationTarget,
+    edit: (current: ConversationState) => ConversationEdit,
+  ): Promise<{ state: ConversationState; changes: Change[] } | undefined>;
+  getConversation(id: string): Promise<ConversationState | undefined>;
+  getMessage(id: string): Promise<MessageRecord | undefined>;
   listConversations(options: { messages: boolean }): Promise<ConversationList>;
-  /** Conversation ids in snapshot order, and the last change folded into them. */
-  listConversationIds(): Promise<{ ids: string[]; seq: number }>;
-  /** Changes after `seq`, oldest first; `complete` is false if the log no longer reaches back that far. */
-  changesSince(seq: number): Promise<{ changes: Change[]; complete: boolean }>;
+  /** The ids of a collection in its snapshot order, and the last change folded into them. */
+  listIds(collection: Collection): Promise<{ ids: string[]; seq: number }>;
+  /**
+   * Changes after `seq` (of one collection, or all), oldest first; `seq` is the last change
+   * looked at; `complete` is false if the log no longer reaches back that far.
+   */
+  changesSince(seq: number, collection?: Collection): Promise<{ changes: Change[]; complete: boolean; seq: number }>;
 
   getAsset(id: string): Promise<AssetRecord | undefined>;
-  listAssetIds(): Promise<string[]>;
-  putAssets(assets: AssetRecord[]): Promise<void>;
+  /** Every asset, by name. */
+  listAssets(): Promise<AssetRecord[]>;
+  putAssets(assets: AssetRecord[]): Promise<Change[]>;
 
   listExternalApplications(): Promise<ExternalApplicationRecord[]>;
   putExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
@@ -73,4 +108,4 @@ export interface Storage {
   close(): void;
 }
 
-export type { ChangeRecord };
+export type { ChangeRecord, Collection };

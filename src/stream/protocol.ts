@@ -1,13 +1,28 @@
-/** Messages between the worker and pages: change broadcasts and the page API's requests. */
+/** Messages between the worker and pages: change broadcasts, the page API's requests, the socket paths. */
+import type { Collection } from '../storage/schema.js';
 import type { Change } from '../storage/storage.js';
 
-/** Name of the BroadcastChannel on which the worker announces committed conversation changes. */
+/** Name of the BroadcastChannel on which the worker announces committed changes. */
 export const CHANGES_CHANNEL = 'pieces-os-worker:changes';
 
 export interface ChangeMessage {
   type: 'change';
   change: Change;
 }
+
+/**
+ * The WebSocket paths the page's shim serves, and what each carries: the
+ * identifiers of a collection, the health heartbeat, or the user profile.
+ * (The route table has a GET route for each: the shim's handshake.)
+ */
+export const SOCKETS: Readonly<Record<string, Collection | 'health' | 'user'>> = {
+  '/conversations/stream/identifiers': 'conversation',
+  '/messages/stream/identifiers': 'conversationMessage',
+  '/assets/stream/identifiers': 'asset',
+  '/applications/stream/identifiers': 'application',
+  '/.well-known/stream/health': 'health',
+  '/user/stream': 'user',
+};
 
 export type PageRequest =
   | { type: 'pieces:hello'; version: string }

@@ -1,24 +1,36 @@
 /**
- * The page-side WebSocket shim for `/conversations/stream/identifiers`.
+ * The page-side WebSocket shim for every socket path of the service
+ * (`SOCKETS`: the identifier streams of conversations, messages, assets and
+ * applications, the health heartbeat and the user profile).
  *
  * Service Workers never see WebSocket connections, so the page's global
- * `WebSocket` is patched: stream URLs under the bases get a socket built on
- * mock-socket, fed by the worker; every other URL gets the native WebSocket.
+ * `WebSocket` is patched: socket URLs under the bases (any query string, a
+ * trailing slash or not) get a socket built on mock-socket, fed by the
+ * worker; every other URL gets the native WebSocket.
  *
- * A stream socket opens with a handshake `fetch` (it wakes a stopped worker)
- * that returns every current conversation id and the change sequence number
- * they reflect. The worker announces each committed change on a
- * BroadcastChannel; an announcement only tells the socket to ask the worker
- * for the changes after the last one it delivered (`?after=N`), so changes
- * arrive in commit order, none twice, none lost, and a forged announcement
- * can at most cause one extra fetch.
+ * A socket opens with a handshake `fetch` (it wakes a stopped worker) that
+ * returns its first message and the change sequence number it reflects. The
+ * worker announces each committed change on a BroadcastChannel; an
+ * announcement only tells the sockets of that collection to ask the worker
+ * for the collection's changes after the last one they delivered
+ * (`?after=N`), so changes arrive in commit order, none twice, none lost, and
+ * a forged announcement can at most cause one extra fetch. The health socket
+ * repeats its handshake periodically and sends `ok` while the service
+ * answers; when it does not, the socket closes.
  */
 import { Server, WebSocket as MockWebSocket } from 'mock-socket';
-import { DEFAULT_BASES, parseBase, webSocketBase, type Base } from '../core/bases.js';
+import { baseMatcher, DEFAULT_BASES, webSocketBase } from '../core/bases.js';
+import type { Collection } from '../storage/schema.js';
 import type { Change } from '../storage/storage.js';
-import { CHANGES_CHANNEL } from './protocol.js';
+import { CHANGES_CHANNEL, SOCKETS } from './protocol.js';
 
 export const STREAM_PATH = '/conversations/stream/identifiers';
+
+/** How often the health socket checks the service and sends `ok`, by default. */
+export const HEALTH_INTERVAL_MS = 5_000;
+
+/** Close code when the service stopped answering the health socket. */
+export const CLOSE_UNAVAILABLE = 4503;
 
 /** Close code used when a socket fell further behind than the change log reaches: reconnect for a fresh snapshot. */
 export const CLOSE_FELL_BEHIND = 1013;
@@ -35,13 +47,13 @@ export interface StreamShimOptions {
    * When false, sockets fail like a refused connection (error, then close 1006).
    */
   isServiceAvailable?: () => boolean;
+  /** Period of the health socket's `ok`, in ms; default `HEALTH_INTERVAL_MS`. */
+  healthIntervalMs?: number;
 }
-
-type Identifier = { conversation: { id: string }; deleted?: true };
 
 interface Handshake {
   seq: number;
-  identifiers: { iterable: Identifier[] };
+  message: unknown;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -53,29 +65,25 @@ function isChange(value: unknown): value is Change {
   return (
     isRecord(value) &&
     isSeq(value.seq) &&
-    typeof value.conversation === 'string' &&
+    typeof value.collection === 'string' &&
+    typeof value.id === 'string' &&
     (value.deleted === undefined || value.deleted === true)
   );
 }
 
 function isHandshake(value: unknown): value is Handshake {
-  return (
-    isRecord(value) &&
-    isSeq(value.seq) &&
-    isRecord(value.identifiers) &&
-    Array.isArray(value.identifiers.iterable) &&
-    value.identifiers.iterable.every((item) => isRecord(item) && isRecord(item.conversation) && typeof item.conversation.id === 'string')
-  );
+  return isRecord(value) && isSeq(value.seq) && (typeof value.message === 'string' || isRecord(value.message));
 }
 
-function isCatchUp(value: unknown): value is { changes: Change[]; complete: boolean } {
-  return isRecord(value) && typeof value.complete === 'boolean' && Array.isArray(value.changes) && value.changes.every(isChange);
+function isCatchUp(value: unknown): value is { changes: Change[]; complete: boolean; seq: number } {
+  return (
+    isRecord(value) && typeof value.complete === 'boolean' && isSeq(value.seq) && Array.isArray(value.changes) && value.changes.every(isChange)
+  );
 }
 
 /** What a change looks like on the wire: a StreamedIdentifiers with one item. */
 function changeMessage(change: Change): string {
-  const item: Identifier = { conversation: { id: change.conversation }, ...(change.deleted ? { deleted: true } : {}) };
-  return JSON.stringify({ iterable: [item] });
+  return JSON.stringify({ iterable: [{ [change.collection]: { id: change.id }, ...(change.deleted ? { deleted: true } : {}) }] });
 }
 
 interface Client {
@@ -96,7 +104,7 @@ class Announcements {
         const data: unknown = event.data;
         // Anything but a well-formed change announcement is ignored.
         if (!isRecord(data) || data.type !== 'change' || !isChange(data.change)) return;
-        for (const s of this.sockets) s.announced(data.change.seq);
+        for (const s of this.sockets) s.announced(data.change);
       };
     }
   }
@@ -111,8 +119,10 @@ class Announcements {
 }
 
 interface Feed {
-  /** The http(s) URL of the stream path, for the handshake and catch-up fetches. */
+  /** The http(s) URL of the socket path, for the handshake and catch-up fetches. */
   httpUrl: string;
+  kind: Collection | 'health' | 'user';
+  healthIntervalMs: number;
   fetch: NonNullable<StreamShimOptions['fetch']>;
   announcements: Announcements;
   available: () => boolean;
@@ -124,7 +134,8 @@ class StreamSocket extends MockWebSocket {
   #client: Client | null = null;
   #openEvent: Event | null = null;
   /** The first message, until it is sent. */
-  #snapshot: Handshake['identifiers'] | null = null;
+  #snapshot: string | null = null;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
   #accepted = false;
   /** Highest change sequence delivered (or folded into the snapshot). */
   #seq = 0;
@@ -140,17 +151,25 @@ class StreamSocket extends MockWebSocket {
     super(url, protocols);
     this.#feed = pendingFeed!;
     this.#feed.announcements.add(this);
-    this.addEventListener('close', () => this.#feed.announcements.delete(this));
+    this.addEventListener('close', () => {
+      this.#feed.announcements.delete(this);
+      clearInterval(this.#heartbeat);
+    });
     void this.#connect();
+  }
+
+  async #handshake(): Promise<Handshake> {
+    if (!this.#feed.available()) throw new Error('no service worker controls this page');
+    const response = await this.#feed.fetch(this.#feed.httpUrl, { headers: { 'X-Pieces-Stream': 'handshake' } });
+    const body: unknown = response.ok ? await response.json() : undefined;
+    if (!isHandshake(body)) throw new Error(`handshake answered ${response.status}`);
+    return body;
   }
 
   async #connect() {
     try {
-      if (!this.#feed.available()) throw new Error('no service worker controls this page');
-      const response = await this.#feed.fetch(this.#feed.httpUrl, { headers: { 'X-Pieces-Stream': 'handshake' } });
-      const body: unknown = response.ok ? await response.json() : undefined;
-      if (!isHandshake(body)) throw new Error(`handshake answered ${response.status}`);
-      this.#snapshot = body.identifiers;
+      const body = await this.#handshake();
+      this.#snapshot = typeof body.message === 'string' ? body.message : JSON.stringify(body.message);
       this.#seq = body.seq;
       this.#accepted = true;
       this.#start();
@@ -185,15 +204,27 @@ class StreamSocket extends MockWebSocket {
       this.dispatchEvent(this.#openEvent);
       this.#openEvent = null;
     }
-    this.#client.send(JSON.stringify(this.#snapshot));
+    this.#client.send(this.#snapshot!);
     this.#snapshot = null;
+    if (this.#feed.kind === 'health') this.#heartbeat = setInterval(() => void this.#beat(), this.#feed.healthIntervalMs);
     if (this.#announced > this.#seq) void this.#catchUp();
   }
 
-  /** A change was announced: fetch what came after the last delivered change. */
-  announced(seq: number) {
-    if (seq > this.#announced) this.#announced = seq;
-    if (this.#started && seq > this.#seq) void this.#catchUp();
+  /** The health socket's period: `ok` while the service answers, else the socket closes. */
+  async #beat() {
+    try {
+      const body = await this.#handshake();
+      if (this.readyState === MockWebSocket.OPEN) this.#client!.send(String(body.message));
+    } catch {
+      if (this.readyState === MockWebSocket.OPEN) this.close(CLOSE_UNAVAILABLE, 'the service stopped answering');
+    }
+  }
+
+  /** A change was announced: if it is of this socket's collection, fetch what came after the last delivered change. */
+  announced(change: Change) {
+    if (change.collection !== this.#feed.kind) return;
+    if (change.seq > this.#announced) this.#announced = change.seq;
+    if (this.#started && change.seq > this.#seq) void this.#catchUp();
   }
 
   async #catchUp() {
@@ -210,13 +241,16 @@ class StreamSocket extends MockWebSocket {
           this.close(CLOSE_FELL_BEHIND, 'fell behind the change log; reconnect');
           break;
         }
+        const before = this.#seq;
         for (const change of body.changes) {
           if (change.seq <= this.#seq || this.readyState !== MockWebSocket.OPEN) continue;
           this.#seq = change.seq;
           this.#client!.send(changeMessage(change));
         }
+        // Changes of other collections up to the worker's last one are behind this socket too.
+        if (this.readyState === MockWebSocket.OPEN && body.seq > this.#seq) this.#seq = body.seq;
         // Announcements beyond what the worker knows (forged) are forgotten.
-        if (this.#announced > this.#seq && body.changes.length === 0) this.#announced = this.#seq;
+        if (this.#announced > this.#seq && this.#seq === before) this.#announced = this.#seq;
       }
     } catch {
       // The worker could not answer: the next announcement retries.
@@ -246,10 +280,15 @@ class StreamSocket extends MockWebSocket {
   }
 }
 
-/** Stream URL → its mock-socket server (one per distinct URL). */
+/**
+ * Socket URL without its query → its mock-socket server. mock-socket keys its
+ * servers by the URL without the query string, so sockets on one path (with
+ * or without a query) share one server; each socket is fed on its own.
+ */
 const servers = new Map<string, Server>();
 
-function serverFor(url: string) {
+function serverFor(href: string) {
+  const url = href.split('?')[0]!;
   let server = servers.get(url);
   if (!server) {
     server = new Server(url, { mock: false });
@@ -273,19 +312,19 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
   const target = options.target ?? (globalThis as unknown as { WebSocket: typeof WebSocket });
   installed.get(target)?.();
   const Native = target.WebSocket;
-  const bases = (options.bases ?? DEFAULT_BASES).map(parseBase);
+  const matcher = baseMatcher(options.bases ?? DEFAULT_BASES, webSocketBase);
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const available =
     options.isServiceAvailable ?? (() => typeof navigator !== 'undefined' && !!navigator.serviceWorker?.controller);
   const announcements = new Announcements();
 
-  /** The base whose WebSocket form serves `url` as the stream, or null. */
-  function streamBase(url: URL): Base | null {
-    for (const base of bases) {
-      const ws = webSocketBase(base);
-      if (url.origin === ws.origin && url.pathname === ws.path + STREAM_PATH) return base;
-    }
-    return null;
+  /** The http(s) URL and kind of a socket URL under the bases, or null. */
+  function socketOf(url: URL): Pick<Feed, 'httpUrl' | 'kind'> | null {
+    const match = matcher.match(url);
+    const path = match && match.path.replace(/\/+$/, '');
+    const kind = path && Object.hasOwn(SOCKETS, path) ? SOCKETS[path] : undefined;
+    if (!match || !kind) return null;
+    return { httpUrl: match.base.origin.replace(/^ws/, 'http') + match.base.path + path, kind };
   }
 
   function PiecesWebSocket(this: unknown, url: string | URL, protocols?: string | string[]) {
@@ -296,11 +335,11 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     } catch {
       // Let the native constructor throw its own SyntaxError.
     }
-    const base = parsed && streamBase(parsed);
-    if (!parsed || !base) return new Native(url, protocols);
+    const socket = parsed && socketOf(parsed);
+    if (!parsed || !socket) return new Native(url, protocols);
     const href = parsed.href;
     serverFor(href);
-    pendingFeed = { httpUrl: base.origin + base.path + STREAM_PATH, fetch: doFetch, announcements, available };
+    pendingFeed = { ...socket, fetch: doFetch, announcements, available, healthIntervalMs: options.healthIntervalMs ?? HEALTH_INTERVAL_MS };
     try {
       return new StreamSocket(href, protocols);
     } finally {

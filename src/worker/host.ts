@@ -6,19 +6,22 @@ import type { Router } from 'workbox-routing';
 import { HttpError } from '../core/http.js';
 import { parseAssets } from '../core/models/asset.js';
 import { createService, type Service } from '../core/service.js';
+import type { UserConfig } from '../core/models/user.js';
 import { array, object, optional, required, string } from '../core/validate.js';
 import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
 import { openStorage } from '../storage/idb-storage.js';
 import { lazyStorage } from '../storage/lazy.js';
 import { cacheReads } from '../storage/read-cache.js';
-import type { Storage } from '../storage/storage.js';
+import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 import type { ServiceWorkerScope } from './sw-types.js';
 
 export interface WorkerOptions {
-  /** Base URLs to answer; default `http://localhost:1000` and `http://localhost:39300`. */
+  /** Base URLs to answer (a port range may be written `http://localhost:39300-39333`); default `DEFAULT_BASES`. */
   bases?: readonly string[];
+  /** The local user profile; null for none. */
+  user?: UserConfig | null;
   /** IndexedDB database name; default `pieces-os-worker`. */
   databaseName?: string;
   /** Store the sample assets on the database's first start; default true. */
@@ -31,17 +34,19 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
     openStorage({ name: options.databaseName, seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS }).then((s) => cacheReads(s)),
   );
   const channel = new BroadcastChannel(CHANGES_CHANNEL);
+  const announce = (change: Change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage);
   const service = createService({
     storage,
     bases: options.bases,
+    user: options.user,
     maxBodyBytes: options.maxBodyBytes,
-    onChange: (change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage),
+    onChange: announce,
   });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     const reply = (message: PageReply) => port?.postMessage(message);
     event.waitUntil(
-      answerPage(scope, service, storage, event.data as PageRequest).then(reply, (error: unknown) =>
+      answerPage(scope, service, storage, announce, event.data as PageRequest).then(reply, (error: unknown) =>
         reply({ ok: false, error: error instanceof Error ? error.message : String(error) }),
       ),
     );
@@ -49,7 +54,13 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
   return service;
 }
 
-async function answerPage(scope: ServiceWorkerScope, service: Service, storage: Storage, request: PageRequest): Promise<PageReply> {
+async function answerPage(
+  scope: ServiceWorkerScope,
+  service: Service,
+  storage: Storage,
+  announce: (change: Change) => void,
+  request: PageRequest,
+): Promise<PageReply> {
   switch (request?.type) {
     case 'pieces:hello':
       return { ok: true, version: VERSION, bases: service.bases };
@@ -57,7 +68,9 @@ async function answerPage(scope: ServiceWorkerScope, service: Service, storage: 
       await scope.clients.claim();
       return { ok: true };
     case 'pieces:add-assets':
-      await storage.putAssets(parseAssets(request.assets, () => crypto.randomUUID(), new Date().toISOString()));
+      for (const change of await storage.putAssets(parseAssets(request.assets, () => crypto.randomUUID(), new Date().toISOString()))) {
+        announce(change);
+      }
       return { ok: true };
     case 'pieces:report-external-applications':
       await storage.putExternalApplications(

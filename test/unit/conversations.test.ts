@@ -17,6 +17,18 @@ import { BASE, dump, jsonPost, setup } from './harness.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
 
+/** A whole Model, as the SDK's ModelToJSON writes it. */
+export const MODEL = {
+  id: 'model-1',
+  version: '4o',
+  created: { value: '2026-01-01T00:00:00.000Z' },
+  name: 'GPT-4o',
+  cloud: true,
+  type: 'BALANCED',
+  usage: 'CODE_CONVERSATION',
+  foundation: 'GPT_4',
+};
+
 const seeded = (name: string, texts: string[] = []): SeededConversation => ({
   type: ConversationTypeEnum.Copilot,
   name,
@@ -79,7 +91,7 @@ describe('conversationsCreateSpecificConversation', () => {
           fragment: { string: { raw: 'q' } },
           created: { value: '2026-01-02T03:04:05.000Z' },
           sentiment: 'LIKE',
-          model: { id: 'model-1' },
+          model: MODEL,
           tags: { iterable: [] },
         },
       ],
@@ -91,7 +103,7 @@ describe('conversationsCreateSpecificConversation', () => {
       favorited: true,
       demo: false,
       pipeline: body.pipeline,
-      model: { id: 'model-1', name: 'GPT', foundation: 'GPT_4' },
+      model: body.model,
       assets: body.assets,
       websites: body.websites,
       custom: body.custom,
@@ -103,7 +115,7 @@ describe('conversationsCreateSpecificConversation', () => {
       role: 'USER',
       sentiment: 'LIKE',
       created: { value: '2026-01-02T03:04:05.000Z' },
-      model: { id: 'model-1' },
+      model: MODEL,
       tags: { iterable: [] },
     });
     // And the same when read back.
@@ -290,7 +302,14 @@ describe('conversationsDeleteSpecificConversation', () => {
     const after = JSON.parse(await dump(t.databaseName));
     expect(after.conversations.map(([id]: [string]) => id)).toEqual([keep.id]);
     expect(after.messages.map(([, m]: [string, { conversation: string }]) => m.conversation)).toEqual([keep.id]);
-    expect(t.changes.at(-1)).toMatchObject({ conversation: gone.id, deleted: true });
+    // The conversation's deletion, then each of its messages'.
+    expect(t.changes.slice(-4).map((c) => [c.collection, c.deleted])).toEqual([
+      ['conversation', true],
+      ['conversationMessage', true],
+      ['conversationMessage', true],
+      ['conversationMessage', true],
+    ]);
+    expect(t.changes.at(-4)).toMatchObject({ id: gone.id });
   });
 
   it('answers 404 for an unknown id and changes nothing; 400 for a non-UUID', async () => {
@@ -310,10 +329,10 @@ describe('conversationsDeleteSpecificConversation', () => {
     const b = await t.conversations.conversationsCreateSpecificConversation({});
     await t.conversations.conversationsDeleteSpecificConversation({ conversation: a.id });
     expect(t.changes).toEqual([
-      { seq: 1, conversation: a.id },
-      { seq: 2, conversation: b.id },
-      { seq: 3, conversation: a.id, deleted: true },
+      { seq: 1, collection: 'conversation', id: a.id },
+      { seq: 2, collection: 'conversation', id: b.id },
+      { seq: 3, collection: 'conversation', id: a.id, deleted: true },
     ]);
-    expect(await t.storage.changesSince(1)).toEqual({ changes: t.changes.slice(1), complete: true });
+    expect(await t.storage.changesSince(1)).toEqual({ changes: t.changes.slice(1), complete: true, seq: 3 });
   });
 });

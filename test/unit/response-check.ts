@@ -13,9 +13,16 @@ import { check, type Violation } from './sdk-shape.js';
 export type Returns = string | { empty: true } | { text: true } | ((url: URL) => string);
 
 const EMPTY = { empty: true } as const;
+const TEXT = { text: true } as const;
+const identifierStream = (url: URL) => (url.searchParams.has('after') ? 'StreamCatchUp' : 'IdentifierStreamHandshake');
 
 /** Operation name (as in the route table) → the model of its 2xx body. */
 export const RETURNS: Readonly<Record<string, Returns>> = {
+  getWellKnownHealth: TEXT,
+  getWellKnownVersion: TEXT,
+  connect: 'Context',
+  userSnapshot: 'ReturnedUserProfile',
+  applicationUpdate: 'Application',
   applicationsSnapshot: 'Applications',
   applicationsExternalSnapshot: 'DetectedExternalApplications',
   applicationsExternalRelated: 'DetectedExternalApplications',
@@ -33,9 +40,30 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   conversationsCreateSpecificConversation: 'Conversation',
   conversationsCreateFromAsset: 'ConversationsCreateFromAssetOutput',
   conversationsDeleteSpecificConversation: EMPTY,
-  // The WebSocket shim's handshake (the service's own protocol around a StreamedIdentifiers).
-  conversationsStreamIdentifiers: (url) => (url.searchParams.has('after') ? 'StreamCatchUp' : 'StreamHandshake'),
+  searchConversations: 'SearchedConversations',
+  conversationGetSpecificConversation: 'Conversation',
+  conversationUpdate: 'Conversation',
+  conversationSpecificConversationMessages: 'ConversationMessages',
+  conversationSpecificConversationRename: 'Conversation',
+  conversationAssociateAsset: EMPTY,
+  conversationDisassociateAsset: EMPTY,
+  messagesSnapshot: 'ConversationMessages',
+  messagesCreateSpecificMessage: 'ConversationMessage',
+  messagesDeleteSpecificMessage: EMPTY,
+  messageSpecificMessageSnapshot: 'ConversationMessage',
+  messageSpecificMessageUpdate: 'ConversationMessage',
+  messageUpdateValue: 'ConversationMessage',
+  assetsSnapshot: 'Assets',
   assetsIdentifiersSnapshot: 'FlattenedAssets',
+  assetsSpecificAssetSnapshot: 'Asset',
+  assetSnapshot: 'Asset',
+  // WebSocket paths: the page shim's handshake (the service's own protocol around the SDK model each socket carries).
+  conversationsStreamIdentifiers: identifierStream,
+  conversationMessagesStreamIdentifiers: identifierStream,
+  assetsStreamIdentifiers: identifierStream,
+  applicationsStreamIdentifiers: identifierStream,
+  getWellKnownStreamHealth: 'HealthStreamHandshake',
+  streamUser: 'UserStreamHandshake',
 };
 
 /** The violations of one 2xx response of `operation` (read from a clone: the response stays unread). */

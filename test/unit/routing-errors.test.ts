@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import * as sdk from '@pieces.app/pieces-os-client';
+import { knownOperation } from '../../src/core/catalogue.js';
 import { OPERATIONS } from '../../src/core/routes.js';
+import { SOCKETS } from '../../src/stream/protocol.js';
 import { BASE, application, dump, jsonPost, setup } from './harness.js';
 
 const expectText = async (response: Response, status: number, pattern: RegExp) => {
@@ -11,20 +14,31 @@ const expectText = async (response: Response, status: number, pattern: RegExp) =
 };
 
 describe('the route table', () => {
-  it('names the 18 operations of the API plus assetsIdentifiersSnapshot, each once', () => {
+  it('names every operation exactly as the SDK 4.1.0 does, each once, on its API class and path', () => {
     const names = OPERATIONS.map((o) => o.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names.sort()).toEqual(
-      [
-        'applicationsExternalRelated', 'applicationsExternalSnapshot', 'applicationsSnapshot',
-        'applicationsSpecificApplicationSnapshot', 'applicationsRegister', 'applicationsSessionOpen',
-        'applicationsSessionClose', 'applicationsSessionSnapshot', 'applicationsUsageEngagementInteraction',
-        'applicationsUsageEngagementKeyboard', 'applicationsUsageInstallation', 'postApplicationsUsageUpdated',
-        'conversationsCreateFromAsset', 'conversationsCreateSpecificConversation',
-        'conversationsDeleteSpecificConversation', 'conversationsIdentifiersSnapshot', 'conversationsSnapshot',
-        'conversationsStreamIdentifiers', 'assetsIdentifiersSnapshot',
-      ].sort(),
-    );
+    // The deprecated operations are no longer in SDK 4.1.0; the contract names them.
+    for (const operation of OPERATIONS.filter((o) => !o.deprecated)) {
+      const api = (sdk as unknown as Record<string, { prototype: Record<string, unknown> }>)[operation.api];
+      expect(typeof api?.prototype[operation.name], `${operation.api}.${operation.name}`).toBe('function');
+      // The generated catalogue of SDK paths agrees with the route table.
+      expect(knownOperation(operation.method, operation.path.replace(/\{\w+\}/g, 'x')), operation.path).toBe(`${operation.api}.${operation.name}`);
+    }
+    for (const name of [
+      'applicationsExternalRelated', 'applicationsExternalSnapshot', 'applicationsSnapshot',
+      'applicationsSpecificApplicationSnapshot', 'applicationsRegister', 'applicationsSessionOpen',
+      'applicationsSessionClose', 'applicationsSessionSnapshot', 'applicationsUsageEngagementInteraction',
+      'applicationsUsageEngagementKeyboard', 'applicationsUsageInstallation', 'postApplicationsUsageUpdated',
+      'conversationsCreateFromAsset', 'conversationsCreateSpecificConversation',
+      'conversationsDeleteSpecificConversation', 'conversationsIdentifiersSnapshot', 'conversationsSnapshot',
+      'conversationsStreamIdentifiers', 'assetsIdentifiersSnapshot',
+    ]) {
+      expect(names).toContain(name);
+    }
+  });
+
+  it('has a route for every socket path the page shim serves, and a socket for every socket route', () => {
+    expect(OPERATIONS.filter((o) => o.socket).map((o) => o.path).sort()).toEqual(Object.keys(SOCKETS).sort());
   });
 
   it('lists static paths before parameterised ones', () => {
@@ -64,7 +78,7 @@ describe('routing', () => {
     expect(await head.text()).toBe('');
   });
 
-  it.each(['/nothing', '/applications/', '/Applications', '/conversations/identifiers/extra', '/', ''])(
+  it.each(['/nothing', '/applications/', '/Applications', '/conversations/identifiers/extra'])(
     'answers 404 for the unknown path %j under a base',
     async (path) => {
       const t = await setup();
@@ -178,6 +192,6 @@ describe('persistence', () => {
     expect(listed.iterable[0]!.messages.iterable[0]!.reference!.fragment!.string!.raw).toBe('still here');
     // The change sequence goes on from where it was.
     const next = await second.conversations.conversationsCreateSpecificConversation({});
-    expect(second.changes).toEqual([{ seq: 2, conversation: next.id }]);
+    expect(second.changes).toEqual([{ seq: 4, collection: 'conversation', id: next.id }]);
   });
 });

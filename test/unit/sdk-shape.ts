@@ -80,13 +80,22 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
     description: field(T.string),
     shortcut: field(T.array(T.number)),
   },
-  // The service's own stream handshake (not a Pieces model): the first message, or the changes after a sequence number.
-  StreamHandshake: { seq: field(T.number), identifiers: field(T.ref('StreamedIdentifiers')) },
-  StreamCatchUp: { changes: field(T.array(T.ref('StreamChange'))), complete: field(T.boolean) },
-  StreamChange: { seq: field(T.number), conversation: field(T.string), deleted: field(T.boolean, false) },
+  // The service's own WebSocket handshake (not Pieces models): the socket's first message and the
+  // change sequence it reflects, or the changes of a collection after a sequence number.
+  IdentifierStreamHandshake: { seq: field(T.number), message: field(T.ref('StreamedIdentifiers')) },
+  UserStreamHandshake: { seq: field(T.number), message: field(T.ref('ReturnedUserProfile')) },
+  HealthStreamHandshake: { seq: field(T.number), message: field(T.ref('HealthStreamMessage')) },
+  StreamCatchUp: { changes: field(T.array(T.ref('StreamChange'))), complete: field(T.boolean), seq: field(T.number) },
+  StreamChange: { seq: field(T.number), collection: field(T.ref('StreamCollection')), id: field(T.string), deleted: field(T.boolean, false) },
 };
 
-const shapes = new Map<string, Shape>();
+/** Enums of the hand-written models. */
+const HAND_WRITTEN_ENUMS: Record<string, readonly string[]> = {
+  StreamCollection: ['conversation', 'conversationMessage', 'asset', 'application'],
+  HealthStreamMessage: ['ok'],
+};
+
+const shapes = new Map<string, Shape>(Object.entries(HAND_WRITTEN_ENUMS).map(([name, values]) => [name, { kind: 'enum', name, values: new Set(values) }]));
 
 /** The shape of a model or enum, read from the SDK files (or HAND_WRITTEN). Throws if there is none. */
 export function shape(name: string): Shape {

@@ -17,9 +17,9 @@ describe('upgrades', () => {
     const name = freshName();
     // A version-1 database, written by the version-1 upgrade step and filled with data.
     const v1 = await openDB<PiecesDB>(name, 1, { upgrade: (db, _old, _new, tx) => UPGRADES[0]!(db, tx as never) });
-    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000002', name: 'zeta.ts', language: 'ts', text: 'z', created: '2026-01-01T00:00:00.000Z' });
-    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000001', name: 'alpha.py', language: 'py', text: 'a', created: '2026-01-01T00:00:00.000Z' });
-    await v1.add('changes', { conversation: '11111111-1111-4111-8111-111111111111' });
+    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000002', name: 'zeta.ts', language: 'ts', text: 'z', created: '2026-01-01T00:00:00.000Z' } as never);
+    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000001', name: 'alpha.py', language: 'py', text: 'a', created: '2026-01-01T00:00:00.000Z' } as never);
+    await v1.add('changes', { conversation: '11111111-1111-4111-8111-111111111111' } as never);
     // Version 1 kept conversations and messages as objects.
     const conversation = { id: CONVERSATION, type: 'COPILOT', name: 'old', created: { value: '2026-01-01T00:00:00.000Z' }, updated: { value: '2026-01-01T00:00:00.000Z' } };
     const message = { id: MESSAGE, role: 'USER', fragment: { string: { raw: 'kept' } }, conversation: { id: CONVERSATION }, created: conversation.created, updated: conversation.created };
@@ -31,13 +31,18 @@ describe('upgrades', () => {
 
     const storage = await openStorage({ name });
     const after = JSON.parse(await dump(name));
-    for (const store of ['assets', 'changes', 'meta', 'applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
-    expect(await storage.listAssetIds()).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
-    expect((await storage.listConversationIds()).ids).toEqual([CONVERSATION]);
+    for (const store of ['meta', 'applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
+    // Version 4: assets got a format id, the change log names its collection.
+    expect(after.assets.map(([key, { formatId, ...rest }]: [string, { formatId: string }]) => [key, rest, typeof formatId])).toEqual(
+      before.assets.map(([key, value]: [string, object]) => [key, value, 'string']),
+    );
+    expect(after.changes).toEqual([[1, { seq: 1, collection: 'conversation', id: CONVERSATION }]]);
+    expect((await storage.listIds('asset')).ids).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
+    expect((await storage.listIds('conversation')).ids).toEqual([CONVERSATION]);
     // Conversations and messages now hold their wire JSON; the API answers exactly what version 1 stored.
     const service = createService({ storage });
     const listed = await (await service.handle(new Request(`${BASE}/conversations`))).json();
-    expect(listed).toEqual({ iterable: [{ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }] } }] });
+    expect(listed).toEqual({ iterable: [{ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }], indices: { [MESSAGE]: 0 } } }] });
     storage.close();
     const reopened = await openDB(name);
     expect(reopened.version).toBe(DB_VERSION);
@@ -96,12 +101,12 @@ describe('the read cache', () => {
     const storage = cacheReads(await openStorage({ name: freshName() }), null);
     const spy = vi.spyOn(IDBDatabase.prototype, 'transaction');
     try {
-      expect((await storage.listConversationIds()).ids).toEqual([]);
-      expect((await storage.listConversationIds()).ids).toEqual([]);
+      expect((await storage.listIds('conversation')).ids).toEqual([]);
+      expect((await storage.listIds('conversation')).ids).toEqual([]);
       expect(spy).toHaveBeenCalledTimes(1);
       const id = crypto.randomUUID();
       await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
-      expect((await storage.listConversationIds()).ids).toEqual([id]);
+      expect((await storage.listIds('conversation')).ids).toEqual([id]);
     } finally {
       spy.mockRestore();
     }
@@ -112,7 +117,7 @@ describe('the read cache', () => {
     const raw = await openStorage({ name });
     const storage = cacheReads(raw, null);
     const all = async (s: typeof storage) =>
-      JSON.stringify([await s.listConversations({ messages: true }), await s.listConversations({ messages: false }), await s.listConversationIds()], (_k, v) =>
+      JSON.stringify([await s.listConversations({ messages: true }), await s.listConversations({ messages: false }), await s.listIds('conversation')], (_k, v) =>
         v instanceof Map ? [...v].sort() : v,
       );
     await all(storage);
@@ -130,8 +135,8 @@ describe('the read cache', () => {
     expect(spy.mock.calls.length).toBe(writes);
     spy.mockRestore();
     expect(cached).toBe(await all(raw));
-    expect((await storage.listConversationIds()).ids).toEqual([made[0], made[2]]);
-    expect((await storage.listConversationIds()).seq).toBe(4);
+    expect((await storage.listIds('conversation')).ids).toEqual([made[0], made[2]]);
+    expect((await storage.listIds('conversation')).seq).toBe(8);
   });
 
   it('does not keep a read that overlapped a write', async () => {
@@ -139,11 +144,11 @@ describe('the read cache', () => {
     const id = crypto.randomUUID();
     const [, read] = await Promise.all([
       storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []),
-      storage.listConversationIds(),
+      storage.listIds('conversation'),
     ]);
     // Whatever the overlapping read saw, the next read sees the write.
     expect(read.ids.length).toBeLessThanOrEqual(1);
-    expect((await storage.listConversationIds()).ids).toEqual([id]);
+    expect((await storage.listIds('conversation')).ids).toEqual([id]);
   });
 
   it('is cleared by writes made through another connection', async () => {
@@ -151,10 +156,10 @@ describe('the read cache', () => {
     const channel = `cache-test-${name}`;
     const one = cacheReads(await openStorage({ name }), channel);
     const two = cacheReads(await openStorage({ name }), channel);
-    expect((await one.listConversationIds()).ids).toEqual([]);
+    expect((await one.listIds('conversation')).ids).toEqual([]);
     const id = crypto.randomUUID();
     await two.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
-    await vi.waitFor(async () => expect((await one.listConversationIds()).ids).toEqual([id]));
+    await vi.waitFor(async () => expect((await one.listIds('conversation')).ids).toEqual([id]));
     one.close();
     two.close();
   });

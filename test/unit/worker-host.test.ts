@@ -1,3 +1,4 @@
+import { DEFAULT_BASES } from '../../src/core/bases.js';
 /** The worker host: its fetch and message wiring, and the routes added to an app's own Router. */
 import { describe, expect, it } from 'vitest';
 import { Route, Router } from 'workbox-routing';
@@ -59,7 +60,7 @@ describe('startWorker', () => {
     expect(await host.message({ type: 'pieces:hello', version: VERSION })).toEqual({
       ok: true,
       version: VERSION,
-      bases: ['http://localhost:1000', 'http://localhost:39300'],
+      bases: DEFAULT_BASES,
     });
     expect(await host.message({ type: 'pieces:report-external-applications', applications: [{ name: 'Obsidian', version: '1.5.1' }] })).toEqual({ ok: true });
     const external = await (await host.fetch(new Request('http://localhost:1000/applications/external')))!.json();

@@ -4,20 +4,23 @@ import { badRequest, json, noContent, notFound, readJson } from '../http.js';
 import { applicationWire, browserApplication, parseApplication } from '../models/application.js';
 import { detectedApplications, relatedApplications } from '../models/external.js';
 import type { ApplicationRecord, EventKind } from '../../storage/schema.js';
+import { publish } from './common.js';
 import { defined, embeddedSchema, integerArray, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
 
 const now = ({ service }: OperationContext) => service.now().toISOString();
 
 /**
- * The application an event is scoped to: the `X-Application-ID` header when
- * sent (it must name a registered application, or one the same request registers).
+ * The application an event is scoped to: the `X-Application-ID` header, or
+ * the `application` header connected clients send, when present (it must name
+ * a registered application, or one the same request registers).
  */
 async function scope({ request, service }: OperationContext, registering: ApplicationRecord[] = []) {
-  const header = request.headers.get('x-application-id');
+  const name = request.headers.get('x-application-id') !== null ? 'X-Application-ID' : 'application';
+  const header = request.headers.get(name);
   if (header === null || header === '') return registering[0]?.id;
-  const id = uuid(header, 'The X-Application-ID header');
+  const id = uuid(header, `The ${name} header`);
   if (registering.some((a) => a.id === id) || (await service.storage.hasApplication(id))) return id;
-  throw notFound(`No application ${id} is registered (X-Application-ID).`);
+  throw notFound(`No application ${id} is registered (${name} header).`);
 }
 
 export async function applicationsSnapshot({ service }: OperationContext) {
@@ -39,7 +42,17 @@ export async function applicationsRegister(context: OperationContext) {
     body === undefined
       ? browserApplication(await service.storage.ensureMeta('browserApplicationId', service.newId), service.userAgent)
       : parseApplication(body);
-  await service.storage.putApplication(application);
+  publish(context, await service.storage.putApplication(application));
+  const stored = await service.storage.getApplication(application.id);
+  return json(applicationWire(stored!.application, stored!.engagement));
+}
+
+/** applicationUpdate: replaces a registered application (404 when it is not registered). */
+export async function applicationUpdate(context: OperationContext) {
+  const { request, service } = context;
+  const application = parseApplication(await readJson(request, service.maxBodyBytes));
+  if (!(await service.storage.hasApplication(application.id))) throw notFound(`No application with id ${application.id}.`);
+  publish(context, await service.storage.putApplication(application));
   const stored = await service.storage.getApplication(application.id);
   return json(applicationWire(stored!.application, stored!.engagement));
 }
@@ -94,10 +107,11 @@ async function recordEvent(
   optional(body, 'schema', path, embeddedSchema);
   const upsert = parse(body, path);
   const application = await scope(context, upsert);
-  await service.storage.recordEvent(
+  const changes = await service.storage.recordEvent(
     { id: service.newId(), kind, at: now(context), payload: body, ...(application ? { application } : {}) },
     upsert,
   );
+  publish(context, changes);
   return body;
 }
 

@@ -1,63 +1,50 @@
-/** Handlers of the Conversations operations and of the asset identifiers. */
+/** Handlers of ConversationsApi: create, create from asset, delete, snapshots and search. */
 import type { OperationContext } from '../context.js';
-import { badRequest, HttpError, json, jsonText, noContent, notFound, readJson } from '../http.js';
+import { json, jsonText, noContent, notFound, readJson } from '../http.js';
 import { summarizeAsset } from '../models/asset-summary.js';
-import { conversationsJson, seedConversation, type Seeded } from '../models/conversation.js';
-import type { JsonObject } from '../validate.js';
+import { conversationJson, conversationsJson, seedConversation, type Seeded } from '../models/conversation.js';
+import { searchConversations as search } from '../models/search.js';
 import { uuid } from '../validate.js';
-
-/** `transferables`: absent means true; only "true" and "false" are accepted. */
-function transferables(url: URL): boolean {
-  const values = url.searchParams.getAll('transferables');
-  if (values.length === 0) return true;
-  if (values.length === 1 && (values[0] === 'true' || values[0] === 'false')) return values[0] === 'true';
-  throw badRequest(`The transferables query parameter must be true or false; got ${JSON.stringify(values.join(','))}.`);
-}
-
-function clock({ service }: OperationContext) {
-  return { now: service.now().toISOString(), id: () => service.newId() };
-}
+import { clock, publish, transferables } from './common.js';
 
 async function store(context: OperationContext, seeded: Seeded) {
-  const change = await context.service.storage.createConversation(seeded.record, seeded.messages);
-  context.service.notify(change);
-  return seeded.wire;
+  publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages));
+  return seeded;
 }
+
+const messageMap = (seeded: Seeded) => new Map(seeded.messages.map((m) => [m.id, m]));
 
 export async function conversationsCreateSpecificConversation(context: OperationContext) {
   const withReferences = transferables(context.url);
   const body = await readJson(context.request, context.service.maxBodyBytes);
-  const conversation = await store(context, seedConversation(body, clock(context)));
-  return json(withReferences ? conversation : stripReferences(conversation));
-}
-
-function stripReferences(conversation: JsonObject) {
-  const messages = conversation.messages as { iterable: Array<{ id: string }> };
-  return { ...conversation, messages: { iterable: messages.iterable.map(({ id }) => ({ id })) } };
+  const seeded = await store(context, seedConversation(body, clock(context)));
+  return jsonText(conversationJson(seeded.record, withReferences ? messageMap(seeded) : undefined));
 }
 
 export async function conversationsCreateFromAsset(context: OperationContext) {
   const assetId = uuid(context.params.asset, 'The asset id');
   const asset = await context.service.storage.getAsset(assetId);
   if (!asset) throw notFound(`No asset with id ${assetId}.`);
-  const seeded = seedConversation(
-    {
-      type: 'COPILOT',
-      name: asset.name,
-      assets: { iterable: [{ id: asset.id }] },
-      messages: [{ role: 'SYSTEM', fragment: { string: { raw: summarizeAsset(asset) } } }],
-    },
-    clock(context),
+  const seeded = await store(
+    context,
+    seedConversation(
+      {
+        type: 'COPILOT',
+        name: asset.name,
+        assets: { iterable: [{ id: asset.id }] },
+        messages: [{ role: 'SYSTEM', fragment: { string: { raw: summarizeAsset(asset) } } }],
+      },
+      clock(context),
+    ),
   );
-  const conversation = await store(context, seeded);
-  return json({ conversation: { id: conversation.id!, reference: conversation } });
+  return jsonText(`{"conversation":{"id":"${seeded.record.id}","reference":${conversationJson(seeded.record, messageMap(seeded))}}}`);
 }
 
 export async function conversationsDeleteSpecificConversation(context: OperationContext) {
   const id = uuid(context.params.conversation, 'The conversation id');
-  const change = await context.service.storage.deleteConversation(id);
-  if (!change) throw notFound(`No conversation with id ${id}.`);
-  context.service.notify(change);
+  const changes = await context.service.storage.deleteConversation(id);
+  if (!changes) throw notFound(`No conversation with id ${id}.`);
+  publish(context, changes);
   return noContent();
 }
 
@@ -68,35 +55,13 @@ export async function conversationsSnapshot(context: OperationContext) {
 }
 
 export async function conversationsIdentifiersSnapshot({ service }: OperationContext) {
-  const { ids } = await service.storage.listConversationIds();
+  const { ids } = await service.storage.listIds('conversation');
   return json({ iterable: ids.map((id) => ({ id })) });
 }
 
-/**
- * The stream path. A plain HTTP GET is refused with 426; the page's WebSocket
- * shim sends `X-Pieces-Stream: handshake` and gets the first message (every
- * current id) with the change sequence it reflects, plus, with `?after=N`,
- * the changes since N for catch-up.
- */
-export async function conversationsStreamIdentifiers({ request, url, service }: OperationContext) {
-  if (request.headers.get('x-pieces-stream') !== 'handshake') {
-    throw new HttpError(
-      426,
-      'The conversation identifier stream is a WebSocket: connect with new WebSocket("ws://…/conversations/stream/identifiers").',
-      { Upgrade: 'websocket' },
-    );
-  }
-  const after = url.searchParams.get('after');
-  if (after !== null) {
-    if (!/^\d+$/.test(after)) throw badRequest(`after must be a change sequence number, not ${JSON.stringify(after)}.`);
-    const { changes, complete } = await service.storage.changesSince(Number(after));
-    return json({ changes, complete });
-  }
-  const { ids, seq } = await service.storage.listConversationIds();
-  return json({ seq, identifiers: { iterable: ids.map((id) => ({ conversation: { id } })) } });
-}
-
-export async function assetsIdentifiersSnapshot({ service }: OperationContext) {
-  const ids = await service.storage.listAssetIds();
-  return json({ iterable: ids.map((id) => ({ id })) });
+export async function searchConversations(context: OperationContext) {
+  const withReferences = transferables(context.url);
+  const body = await readJson(context.request, context.service.maxBodyBytes);
+  const list = await context.service.storage.listConversations({ messages: true });
+  return jsonText(search(body, list, withReferences));
 }

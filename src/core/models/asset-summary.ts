@@ -4,7 +4,7 @@
  */
 import type { AssetRecord } from '../../storage/schema.js';
 
-const LANGUAGES: Record<string, string> = {
+export const LANGUAGES: Record<string, string> = {
   ts: 'TypeScript', tsx: 'TypeScript (TSX)', js: 'JavaScript', jsx: 'JavaScript (JSX)', mjs: 'JavaScript',
   py: 'Python', go: 'Go', rs: 'Rust', java: 'Java', kt: 'Kotlin', cs: 'C#', c: 'C', h: 'C header',
   cpp: 'C++', hpp: 'C++ header', rb: 'Ruby', php: 'PHP', swift: 'Swift', dart: 'Dart', sh: 'Shell',

@@ -1,13 +1,24 @@
 /**
- * Conversations and their messages: from a SeededConversation to stored
- * records, and from records to the wire Conversation.
+ * Conversations and their messages: from what clients send (SeededConversation,
+ * Conversation, SeededConversationMessage, ConversationMessage) to stored
+ * records, and from records to the wire.
  */
-import { ConversationTypeEnum, MessageRoleEnum, MessageSentimentEnum } from '../enums.js';
+import {
+  AnchorTypeEnum,
+  AnnotationTypeEnum,
+  ConversationTypeEnum,
+  MechanismEnum,
+  MessageRoleEnum,
+  MessageSentimentEnum,
+  ModelTypeEnum,
+  PlatformEnum,
+} from '../enums.js';
 import type { ConversationRecord, MessageRecord } from '../../storage/schema.js';
+import type { ConversationEdit, ConversationState } from '../../storage/storage.js';
+import { badRequest } from '../http.js';
 import {
   array,
   boolean,
-  isObject,
   noServerKeys,
   object,
   oneOf,
@@ -15,6 +26,7 @@ import {
   required,
   string,
   timestamp,
+  uuid,
   type Json,
   type JsonObject,
 } from '../validate.js';
@@ -23,21 +35,19 @@ import { parseApplication } from './application.js';
 export interface Seeded {
   record: Omit<ConversationRecord, 'seq'>;
   messages: MessageRecord[];
-  /** The wire Conversation, every message with its reference. */
-  wire: JsonObject;
 }
 
-interface Clock {
+export interface Clock {
   now: string;
   id: () => string;
 }
 
 const SERVER_KEYS = ['id', 'created', 'updated'] as const;
 
-/** `{iterable: [...]}` with an array iterable, e.g. FlattenedAssets or FlattenedWebsites. */
+/** `{iterable: [{id, …}]}`, e.g. FlattenedAssets, FlattenedWebsites, FlattenedAnnotations. */
 function flattened(value: unknown, path: string): JsonObject {
   const record = object(value, path);
-  required(record, 'iterable', path, array).forEach((item, i) => object(item, `${path}.iterable[${i}]`));
+  required(record, 'iterable', path, array).forEach((item, i) => required(object(item, `${path}.iterable[${i}]`), 'id', `${path}.iterable[${i}]`, string));
   return record;
 }
 
@@ -48,22 +58,98 @@ function parseFragment(value: unknown, path: string): JsonObject {
   return fragment;
 }
 
-/** A seeded item ({type, text} annotation, {type, fullpath} anchor) becomes a referenced record. */
-function referenced(items: Json[], path: string, requiredKeys: string[], clock: Clock, conversationId: string) {
-  const iterable = items.map((item, i) => {
-    const seeded = object(item, `${path}[${i}]`);
-    for (const key of requiredKeys) required(seeded, key, `${path}[${i}]`, string);
-    const id = clock.id();
-    const reference = {
-      ...seeded,
-      id,
-      created: { value: clock.now },
-      updated: { value: clock.now },
-      conversation: { id: conversationId },
-    };
-    return { id, reference };
-  });
-  return { iterable };
+/** A whole Model (a message's `model`): every field the SDK requires. */
+export function parseModel(value: unknown, path: string): JsonObject {
+  const model = object(value, path);
+  required(model, 'id', path, string);
+  required(model, 'version', path, string);
+  required(model, 'created', path, timestamp);
+  required(model, 'name', path, string);
+  required(model, 'cloud', path, boolean);
+  required(model, 'type', path, (v, p) => oneOf(v, ModelTypeEnum, p));
+  required(model, 'usage', path, string);
+  return model;
+}
+
+/** A ReferencedModel (a conversation's `model`): `{id, reference?: Model}`. */
+function parseReferencedModel(value: unknown, path: string): JsonObject {
+  const model = object(value, path);
+  required(model, 'id', path, string);
+  optional(model, 'reference', path, object);
+  return model;
+}
+
+/** Keys of a SeededAnnotation that name another record by id; on the wire they are references `{id}`. */
+const ANNOTATION_LINKS: Array<[seeded: string, wire: string]> = [
+  ['asset', 'asset'],
+  ['person', 'person'],
+  ['model', 'model'],
+  ['anchor', 'anchor'],
+  ['workstreamSummary', 'summary'],
+];
+
+/** A SeededAnnotation becomes a FlattenedAnnotation (links as references). */
+function seedAnnotation(item: Json, path: string, clock: Clock, owner: JsonObject): JsonObject {
+  const seeded = object(item, path);
+  const type = required(seeded, 'type', path, (v, p) => oneOf(v, AnnotationTypeEnum, p));
+  const text = required(seeded, 'text', path, string);
+  optional(seeded, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p));
+  const annotation: JsonObject = { ...seeded };
+  for (const [from, to] of ANNOTATION_LINKS) {
+    const id = optional(seeded, from, path, string);
+    delete annotation[from];
+    if (id !== undefined) annotation[to] = { id };
+  }
+  return { ...annotation, id: clock.id(), type, text, created: { value: clock.now }, updated: { value: clock.now }, ...owner };
+}
+
+/** A SeededAnchor becomes a FlattenedAnchor with its one point. */
+function seedAnchor(item: Json, path: string, clock: Clock, conversationId: string): JsonObject {
+  const seeded = object(item, path);
+  const type = required(seeded, 'type', path, (v, p) => oneOf(v, AnchorTypeEnum, p));
+  const fullpath = required(seeded, 'fullpath', path, string);
+  optional(seeded, 'watch', path, boolean);
+  optional(seeded, 'name', path, string);
+  const platform = optional(seeded, 'platform', path, (v, p) => oneOf(v, PlatformEnum, p));
+  const asset = optional(seeded, 'asset', path, string);
+  const annotations = optional(seeded, 'annotations', path, array);
+  const { asset: _asset, annotations: _annotations, conversation: _conversation, ...rest } = seeded;
+  const id = clock.id();
+  const stamp = { created: { value: clock.now }, updated: { value: clock.now } };
+  const point = { id: clock.id(), fullpath, ...stamp, anchor: { id }, ...(platform ? { platform } : {}) };
+  return {
+    ...rest,
+    id,
+    type,
+    ...stamp,
+    points: { iterable: [{ id: point.id, reference: point }] },
+    conversations: { iterable: [{ id: conversationId }] },
+    ...(asset ? { assets: { iterable: [{ id: asset }] } } : {}),
+    ...(annotations
+      ? { annotations: references(annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { anchor: { id } }))) }
+      : {}),
+  };
+}
+
+const references = (items: JsonObject[]) => ({ iterable: items.map((reference) => ({ id: reference.id!, reference })) });
+
+/**
+ * A SeededConversationMessage becomes a stored message of `conversation`.
+ * `withConversation`: the body names the conversation (messagesCreate), else
+ * it is the conversation being created and any `conversation` sent is replaced.
+ */
+export function seedMessage(value: unknown, path: string, clock: Clock, conversation?: string): JsonObject {
+  const message = object(value, path);
+  noServerKeys(message, ['id', 'updated'], path);
+  const fragment = required(message, 'fragment', path, parseFragment);
+  const role = required(message, 'role', path, (v, q) => oneOf(v, MessageRoleEnum, q));
+  const created = optional(message, 'created', path, timestamp) ?? { value: clock.now };
+  optional(message, 'sentiment', path, (v, q) => oneOf(v, MessageSentimentEnum, q));
+  optional(message, 'model', path, parseModel);
+  const owner = optional(message, 'conversation', path, object);
+  if (!conversation && !owner) throw badRequest(`${path}.conversation is required: the conversation the message is added to.`);
+  const id = conversation ?? required(owner!, 'id', `${path}.conversation`, uuid);
+  return { ...message, id: clock.id(), created, updated: created, conversation: { id }, role, fragment };
 }
 
 /** Validates a SeededConversation (or none) into a conversation and its messages. */
@@ -79,34 +165,13 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
   optional(seeded, 'schema', path, object);
   optional(seeded, 'pipeline', path, object);
   const application = optional(seeded, 'application', path, parseApplication);
-  const model = optional(seeded, 'model', path, object);
-  if (model) required(model, 'id', `${path}.model`, string);
-  const assets = optional(seeded, 'assets', path, flattened);
-  const websites = optional(seeded, 'websites', path, flattened);
+  optional(seeded, 'model', path, parseReferencedModel);
+  optional(seeded, 'assets', path, flattened);
+  optional(seeded, 'websites', path, flattened);
   const annotations = optional(seeded, 'annotations', path, array);
   const anchors = optional(seeded, 'anchors', path, array);
   const seededMessages = optional(seeded, 'messages', path, array) ?? [];
-
-  const messages = seededMessages.map((item, i): JsonObject => {
-    const p = `${path}.messages[${i}]`;
-    const message = object(item, p);
-    noServerKeys(message, ['id', 'updated', 'conversation'], p);
-    const fragment = required(message, 'fragment', p, parseFragment);
-    const role = required(message, 'role', p, (v, q) => oneOf(v, MessageRoleEnum, q));
-    const created = optional(message, 'created', p, timestamp) ?? { value: clock.now };
-    optional(message, 'sentiment', p, (v, q) => oneOf(v, MessageSentimentEnum, q));
-    const messageModel = optional(message, 'model', p, object);
-    return {
-      ...message,
-      id: clock.id(),
-      created,
-      updated: created,
-      conversation: { id },
-      role,
-      fragment,
-      ...(messageModel ? { model: modelOf(messageModel) } : {}),
-    };
-  });
+  const messages = seededMessages.map((item, i) => seedMessage(item, `${path}.messages[${i}]`, clock, id));
 
   const { messages: _messages, ...rest } = seeded;
   const conversation: JsonObject = {
@@ -116,24 +181,128 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
     created: { value: clock.now },
     updated: { value: clock.now },
     ...(application ? { application } : {}),
-    ...(model ? { model: modelOf(model) } : {}),
-    ...(assets ? { assets } : {}),
-    ...(websites ? { websites } : {}),
-    ...(annotations ? { annotations: referenced(annotations, `${path}.annotations`, ['type', 'text'], clock, id) } : {}),
-    ...(anchors ? { anchors: referenced(anchors, `${path}.anchors`, ['type', 'fullpath'], clock, id) } : {}),
+    ...(annotations
+      ? { annotations: references(annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { conversation: { id } }))) }
+      : {}),
+    ...(anchors ? { anchors: references(anchors.map((a, i) => seedAnchor(a, `${path}.anchors[${i}]`, clock, id))) } : {}),
   };
-  const messageIds = messages.map((m) => m.id as string);
   return {
-    record: { id, json: JSON.stringify(conversation), messageIds },
-    messages: messages.map((message, i) => ({ id: messageIds[i]!, conversation: id, json: JSON.stringify(message) })),
-    wire: { ...conversation, messages: { iterable: messages.map((reference, i) => ({ id: messageIds[i]!, reference })) } },
+    record: { id, json: JSON.stringify(conversation), messageIds: messages.map((m) => m.id as string) },
+    messages: messages.map((message) => messageRecord(message)),
   };
 }
 
-/** A ReferencedModel `{id, reference?}` becomes the Model the Conversation carries, keeping the reference's fields. */
-function modelOf(model: JsonObject): JsonObject {
-  const reference = isObject(model.reference) ? model.reference : {};
-  return { ...reference, id: model.id! };
+export const messageRecord = (message: JsonObject): MessageRecord => ({
+  id: message.id as string,
+  conversation: (message.conversation as JsonObject).id as string,
+  json: JSON.stringify(message),
+});
+
+/** The fields of a Conversation a client may change with conversationUpdate. */
+const UPDATABLE: Record<string, (v: unknown, p: string) => unknown> = {
+  name: string,
+  favorited: boolean,
+  annotations: flattened,
+  model: parseReferencedModel,
+  pipeline: object,
+  grounding: object,
+  websites: flattened,
+  anchors: flattened,
+  assets: flattened,
+  type: (v, p) => oneOf(v, ConversationTypeEnum, p),
+  demo: boolean,
+  application: parseApplication,
+};
+
+/** The id a conversationUpdate body names (validated before the stored conversation is read). */
+export function updatedConversationId(body: unknown): string {
+  return required(object(body, 'conversation'), 'id', 'conversation', uuid);
+}
+
+/**
+ * conversationUpdate: the body is the whole Conversation. The changeable
+ * fields are taken as sent (absent ones are removed); `id` and `created` stay
+ * the service's, `updated` is now, and `messages` change only through the
+ * message operations.
+ */
+export function updateConversation(body: unknown, current: ConversationState, clock: Clock): ConversationEdit {
+  const path = 'conversation';
+  const sent = object(body, path);
+  const stored = JSON.parse(current.record.json) as JsonObject;
+  const next: JsonObject = { id: stored.id!, type: stored.type!, created: stored.created! };
+  for (const [key, value] of Object.entries(sent)) {
+    if (key === 'id' || key === 'created' || key === 'updated' || key === 'messages') continue;
+    const check = UPDATABLE[key];
+    if (check && value !== null && value !== undefined) check(value, `${path}.${key}`);
+    if (value !== null && value !== undefined) next[key] = value;
+  }
+  next.created = stored.created!;
+  next.updated = { value: clock.now };
+  return { record: { ...current.record, json: JSON.stringify(next) } };
+}
+
+/** The conversation JSON with `updated` set to now and `edit` applied. */
+export function touched(record: Omit<ConversationRecord, 'seq'>, clock: Clock, edit: (conversation: JsonObject) => void = () => {}) {
+  const conversation = JSON.parse(record.json) as JsonObject;
+  edit(conversation);
+  conversation.updated = { value: clock.now };
+  return JSON.stringify(conversation);
+}
+
+/** A name from the first USER message's text: its first non-empty line, at most 60 characters. */
+export function derivedName(messages: MessageRecord[]): string | undefined {
+  for (const record of messages) {
+    const message = JSON.parse(record.json) as { role?: string; fragment?: { string?: { raw?: string } } };
+    if (message.role !== 'USER') continue;
+    const line = (message.fragment?.string?.raw ?? '')
+      .split('\n')
+      .map((l) => l.replace(/\s+/g, ' ').trim())
+      .find(Boolean);
+    if (!line) continue;
+    if (line.length <= 60) return line;
+    const cut = line.slice(0, 59);
+    const space = cut.lastIndexOf(' ');
+    return (space > 30 ? cut.slice(0, space) : cut).trimEnd() + '…';
+  }
+  return undefined;
+}
+
+/** Message fields the client may not change with an update. */
+const MESSAGE_FIXED = ['id', 'created', 'updated', 'conversation'] as const;
+
+/**
+ * messageSpecificMessageUpdate (every field as sent) and messageUpdateValue
+ * (the value only: fragment, and role, sentiment and model when sent).
+ */
+export function updateMessage(body: JsonObject, stored: MessageRecord, clock: Clock, valueOnly: boolean): MessageRecord {
+  const path = 'message';
+  const current = JSON.parse(stored.json) as JsonObject;
+  const owner = optional(body, 'conversation', path, object);
+  if (owner && owner.id !== stored.conversation) {
+    throw badRequest(`message.conversation must stay ${stored.conversation}: a message cannot move to another conversation.`);
+  }
+  const fragment = required(body, 'fragment', path, parseFragment);
+  const role = optional(body, 'role', path, (v, q) => oneOf(v, MessageRoleEnum, q));
+  const sentiment = optional(body, 'sentiment', path, (v, q) => oneOf(v, MessageSentimentEnum, q));
+  const model = optional(body, 'model', path, parseModel);
+  let next: JsonObject;
+  if (valueOnly) {
+    next = { ...current, fragment, ...(role ? { role } : {}), ...(sentiment ? { sentiment } : {}), ...(model ? { model } : {}) };
+  } else {
+    if (!role) throw badRequest('message.role is required.');
+    next = {};
+    for (const [key, value] of Object.entries(body)) if (value !== null && value !== undefined) next[key] = value;
+  }
+  for (const key of MESSAGE_FIXED) next[key] = current[key]!;
+  next.updated = { value: clock.now };
+  return { ...stored, json: JSON.stringify(next) };
+}
+
+/** `"indices":{…}`: each message id → its position, each deleted message id → -1. */
+function indicesJson(record: Pick<ConversationRecord, 'messageIds' | 'deletedMessageIds'>): string {
+  const entries = record.messageIds.map((id, i) => `"${id}":${i}`);
+  for (const id of record.deletedMessageIds ?? []) entries.push(`"${id}":-1`);
+  return `{${entries.join(',')}}`;
 }
 
 /**
@@ -141,17 +310,34 @@ function modelOf(model: JsonObject): JsonObject {
  * `messages`, each message id carries its `reference` (transferables).
  * Ids are service-generated UUIDs: they need no escaping.
  */
-export function conversationJson(record: ConversationRecord, messages?: Map<string, MessageRecord>): string {
+export function conversationJson(record: Omit<ConversationRecord, 'seq'>, messages?: Map<string, MessageRecord>): string {
   const iterable = record.messageIds
     .map((id) => {
       const reference = messages?.get(id)?.json;
       return reference ? `{"id":"${id}","reference":${reference}}` : `{"id":"${id}"}`;
     })
     .join(',');
-  return `${record.json.slice(0, -1)},"messages":{"iterable":[${iterable}]}}`;
+  return `${record.json.slice(0, -1)},"messages":{"iterable":[${iterable}],"indices":${indicesJson(record)}}}`;
 }
 
 /** A Conversations body from stored conversations, in their order. */
 export function conversationsJson(records: ConversationRecord[], messages?: Map<string, MessageRecord>): string {
   return `{"iterable":[${records.map((record) => conversationJson(record, messages)).join(',')}]}`;
+}
+
+/** A ConversationMessages body: the messages, and each one's position in its conversation. */
+export function conversationMessagesJson(groups: Array<{ record: Omit<ConversationRecord, 'seq'>; messages: MessageRecord[] }>): string {
+  const iterable: string[] = [];
+  const indices: string[] = [];
+  for (const { record, messages } of groups) {
+    for (const message of messages) iterable.push(message.json);
+    indices.push(indicesJson(record).slice(1, -1));
+  }
+  return `{"iterable":[${iterable.join(',')}],"indices":{${indices.filter(Boolean).join(',')}}}`;
+}
+
+/** The plain text of a message, for search and naming. */
+export function messageText(record: MessageRecord): string {
+  const message = JSON.parse(record.json) as { fragment?: { string?: { raw?: string } } };
+  return message.fragment?.string?.raw ?? '';
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+/**
+ * Generates src/core/catalogue.ts: every operation of the Pieces OS SDK
+ * (@pieces.app/pieces-os-client, its dist/apis/*.js), so that a request for a
+ * Pieces OS path the service does not serve gets a 404 naming the operation.
+ *
+ *   node scripts/catalogue.mjs
+ *
+ * Compact form (it ships in the worker script): operations grouped by API
+ * class (a line with the class name, then one line per operation, a blank
+ * line between classes). An operation line is `[P]path name`: `P` for POST
+ * (GET otherwise), `{}` for each path parameter, and in the name `*` stands
+ * for the camelCase of the path's fixed segments (`^` for it capitalised).
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const root = dirname(require.resolve('@pieces.app/pieces-os-client/package.json'));
+const apis = join(root, 'dist/apis');
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+/** camelCase of a path's fixed segments: `/assets/{asset}/formats` → `assetsFormats`. Kept equal to `stem` in catalogue.ts. */
+const stem = (path) =>
+  path
+    .split('/')
+    .filter((s) => s && !s.startsWith('{'))
+    .flatMap((s) => s.split(/[_.-]/))
+    .filter(Boolean)
+    .map((w, i) => (i ? w[0].toUpperCase() + w.slice(1) : w))
+    .join('');
+
+const groups = [];
+for (const file of readdirSync(apis).filter((f) => f.endsWith('Api.js')).sort()) {
+  const api = file.replace(/\.js$/, '');
+  const source = readFileSync(join(apis, file), 'utf8');
+  const lines = [];
+  // Each operation: `async nameRaw(…) { … path: `/…`… method: 'GET', …`
+  for (const [, name, rawPath, method] of source.matchAll(/async (\w+)Raw\([^)]*\)\s*\{[\s\S]*?path: `([^`]+)`[\s\S]*?method: '(\w+)'/g)) {
+    if (method !== 'GET' && method !== 'POST') throw new Error(`${api}.${name}: method ${method} has no compact form`);
+    const path = rawPath.replace(/\{\w+\}/g, "{}");
+    const s = stem(path);
+    const capital = s && s[0].toUpperCase() + s.slice(1);
+    const short = s && name.includes(s) ? name.replace(s, '*') : capital && name.includes(capital) ? name.replace(capital, '^') : name;
+    lines.push(`${method === 'POST' ? 'P' : ''}${path} ${short}`);
+  }
+  if (lines.length) groups.push(`${api}\n${lines.join('\n')}`);
+}
+const catalogue = groups.join('\n\n');
+const count = groups.reduce((n, g) => n + g.split('\n').length - 1, 0);
+const out = `/**
+ * Every operation of the Pieces OS API (SDK ${version}, ${count} operations), in the compact
+ * form described in scripts/catalogue.mjs, which generates this file. Do not edit.
+ */
+const CATALOGUE = ${JSON.stringify(catalogue)};
+
+const stem = (path: string) =>
+  path
+    .split('/')
+    .filter((s) => s && !s.startsWith('{'))
+    .flatMap((s) => s.split(/[_.-]/))
+    .filter(Boolean)
+    .map((w, i) => (i ? w[0]!.toUpperCase() + w.slice(1) : w))
+    .join('');
+
+interface Entry {
+  method: string;
+  parts: string[];
+  /** \`Class.method\` */
+  name: string;
+}
+
+let entries: Entry[] | undefined;
+
+function decode(): Entry[] {
+  return CATALOGUE.split('\\n\\n').flatMap((group) => {
+    const [api, ...lines] = group.split('\\n');
+    return lines.map((line) => {
+      const [raw, short] = line.split(' ') as [string, string];
+      const path = raw.replace(/^P/, '');
+      const s = stem(path);
+      const name = short.replace('*', s).replace('^', s && s[0]!.toUpperCase() + s.slice(1));
+      return { method: raw.startsWith('P') ? 'POST' : 'GET', parts: path.split('/'), name: \`\${api}.\${name}\` };
+    });
+  });
+}
+
+const fixed = (entry: Entry) => entry.parts.filter((p) => p !== '{}').length;
+
+/** The SDK operation (\`Class.method\`) for a method and path, if it is one; \`{}\` segments match any non-empty segment. */
+export function knownOperation(method: string, path: string): string | undefined {
+  entries ??= decode();
+  const segments = path.split('/');
+  const matches = entries
+    .filter(({ parts }) => parts.length === segments.length && parts.every((part, i) => (part === '{}' ? segments[i] !== '' : part === segments[i])))
+    .sort((a, b) => fixed(b) - fixed(a));
+  return (matches.find((m) => m.method === method.toUpperCase()) ?? matches[0])?.name;
+}
+`;
+writeFileSync(new URL('../src/core/catalogue.ts', import.meta.url), out);
+console.log(`${count} operations written to src/core/catalogue.ts`);

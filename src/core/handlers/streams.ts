@@ -1,0 +1,51 @@
+/**
+ * The WebSocket paths. A plain HTTP GET is refused with 426. The page's
+ * WebSocket shim (src/stream/) sends `X-Pieces-Stream: handshake` and gets
+ * `{seq, message}`: the socket's first message and the change sequence it
+ * reflects; on an identifier stream, `?after=N` gives that collection's
+ * changes since N (`{changes, complete, seq}`) for catch-up.
+ */
+import type { OperationContext } from '../context.js';
+import { badRequest, HttpError, json } from '../http.js';
+import type { Collection } from '../../storage/schema.js';
+import { localUser } from './user.js';
+
+function handshake({ request, url }: OperationContext) {
+  if (request.headers.get('x-pieces-stream') !== 'handshake') {
+    const path = url.pathname;
+    throw new HttpError(426, `${path} is a WebSocket: connect with new WebSocket("ws://${url.host}${path}").`, {
+      Upgrade: 'websocket',
+    });
+  }
+}
+
+/** An identifier stream: first message every id of the collection, then one message per change. */
+export const identifierStream = (collection: Collection) => async (context: OperationContext) => {
+  handshake(context);
+  const { service, url } = context;
+  const after = url.searchParams.get('after');
+  if (after !== null) {
+    if (!/^\d+$/.test(after)) throw badRequest(`after must be a change sequence number, not ${JSON.stringify(after)}.`);
+    return json(await service.storage.changesSince(Number(after), collection));
+  }
+  const { ids, seq } = await service.storage.listIds(collection);
+  return json({ seq, message: { iterable: ids.map((id) => ({ [collection]: { id } })) } });
+};
+
+export const conversationsStreamIdentifiers = identifierStream('conversation');
+export const conversationMessagesStreamIdentifiers = identifierStream('conversationMessage');
+export const assetsStreamIdentifiers = identifierStream('asset');
+export const applicationsStreamIdentifiers = identifierStream('application');
+
+/** getWellKnownStreamHealth: `ok` on open, then periodically while the service answers. */
+export async function getWellKnownStreamHealth(context: OperationContext) {
+  handshake(context);
+  return json({ seq: 0, message: 'ok' });
+}
+
+/** streamUser: the ReturnedUserProfile on open. */
+export async function streamUser(context: OperationContext) {
+  handshake(context);
+  const user = await localUser(context);
+  return json({ seq: 0, message: user ? { user } : {} });
+}
