@@ -65,10 +65,11 @@ export default defineConfig(({ mode }) => {
           },
         },
         {
-          // Real Chromium (Debian's, or CHROME_PATH) driven by playwright-core.
+          // Real Chromium (Debian's, or CHROME_PATH) driven by playwright-core: see test/browser/engine.ts.
           extends: true,
           test: {
             name: 'browser',
+            env: { PIECES_BROWSER: 'chromium' },
             environment: 'node',
             include: ['test/browser/**/*.test.ts'],
             globalSetup: ['test/browser/global-setup.ts'],

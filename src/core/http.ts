@@ -63,14 +63,30 @@ function isJsonContentType(value: string | null): boolean {
   return mime === 'application/json' || /^application\/[\w.+-]+\+json$/.test(mime);
 }
 
-/** Reads at most `limit` bytes, failing with 413 as soon as the body grows past it. */
+/**
+ * Reads at most `limit` bytes, failing with 413 as soon as the body is known to
+ * be larger. Streams `request.body` where the engine has it; Firefox has no
+ * `Request.prototype.body`, so there the body is read whole with `arrayBuffer()`
+ * (after the declared Content-Length check) and its size checked after.
+ */
 async function readText(request: Request, limit: number): Promise<string> {
   const tooLarge = () =>
     new HttpError(413, `The request body is larger than the limit of ${limit} bytes.`);
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
-  if (!request.body) return '';
-  const reader = request.body.getReader();
+  const body = request.body;
+  if (body === null) return '';
+  const bytes = body === undefined ? new Uint8Array(await request.arrayBuffer()) : await readStream(body, limit, tooLarge);
+  if (bytes.byteLength > limit) throw tooLarge();
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest('The request body is not valid UTF-8.');
+  }
+}
+
+async function readStream(body: ReadableStream<Uint8Array>, limit: number, tooLarge: () => HttpError): Promise<Uint8Array> {
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -89,11 +105,7 @@ async function readText(request: Request, limit: number): Promise<string> {
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw badRequest('The request body is not valid UTF-8.');
-  }
+  return bytes;
 }
 
 function checkDepth(value: unknown): void {

@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { build, preview, type PreviewServer } from 'vite';
 import type { BrowserContext, Page } from 'playwright-core';
-import { launch, stopAllWorkers } from '../browser/chromium.js';
+import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
 import { barChart, median, ms, p95, table } from './stats.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -148,7 +148,7 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
   const outDir = await buildPages();
   const servers = await Promise.all([serve(outDir), serve(outDir), serve(outDir)]);
   const [oursSite, floorSite, mswSite] = servers.map((s) => s.origin) as [string, string, string];
-  const { context } = await launch();
+  const { context } = await launchChromium();
   const chromium = context.browser()?.version() ?? (await (await context.newCDPSession(await context.newPage())).send('Browser.getVersion')).product;
   const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium } };
   try {

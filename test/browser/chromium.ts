@@ -1,8 +1,9 @@
-/** Launches Debian's Chromium (or CHROME_PATH) headless with playwright-core. */
+/** Chromium (Debian's, or CHROME_PATH), headless, driven by playwright-core over CDP. */
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext as PwContext, type Page as PwPage } from 'playwright-core';
+import type { BrowserContext, ConsoleEntry, Engine, Page, WaitOptions } from './driver.js';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -22,11 +23,104 @@ export function chromiumPath(): string {
   return path;
 }
 
+class ChromiumPage implements Page {
+  readonly console: ConsoleEntry[] = [];
+
+  constructor(readonly raw: PwPage) {
+    raw.on('console', (message) => this.console.push({ type: message.type(), text: message.text() }));
+    raw.on('pageerror', (error) => this.console.push({ type: 'pageerror', text: error.message }));
+  }
+
+  async goto(url: string) {
+    await this.raw.goto(url);
+  }
+  evaluate<R>(fn: () => R | Promise<R>): Promise<R>;
+  evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
+  evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R> {
+    return this.raw.evaluate<R, A>(fn as never, arg as A);
+  }
+  waitForFunction(fn: () => unknown, arg?: undefined, options?: WaitOptions): Promise<void>;
+  waitForFunction<A>(fn: (arg: A) => unknown, arg: A, options?: WaitOptions): Promise<void>;
+  async waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options?: WaitOptions) {
+    await this.raw.waitForFunction<unknown, A>(fn as never, arg as A, options);
+  }
+  async waitForSelector(selector: string, options?: WaitOptions) {
+    await this.raw.waitForSelector(selector, options);
+  }
+  click(selector: string) {
+    return this.raw.click(selector);
+  }
+  fill(selector: string, value: string) {
+    return this.raw.fill(selector, value);
+  }
+  async selectOption(selector: string, option: string | { label: string }) {
+    await this.raw.selectOption(selector, option);
+  }
+  textContent(selector: string) {
+    return this.raw.textContent(selector);
+  }
+  getAttribute(selector: string, name: string) {
+    return this.raw.getAttribute(selector, name);
+  }
+  inputValue(selector: string) {
+    return this.raw.inputValue(selector);
+  }
+  async reload() {
+    await this.raw.reload();
+  }
+  async screenshot(path: string) {
+    await this.raw.screenshot({ path, fullPage: true });
+  }
+  close() {
+    return this.raw.close();
+  }
+}
+
+class ChromiumContext implements BrowserContext {
+  private readonly pages = new Map<Page, PwPage>();
+
+  constructor(
+    private readonly raw: PwContext,
+    readonly profile: string,
+  ) {}
+
+  async newPage(): Promise<Page> {
+    // A persistent context starts with one blank tab: the first page is that one.
+    const blank = this.raw.pages().find((p) => p.url() === 'about:blank' && ![...this.pages.values()].includes(p));
+    const raw = blank ?? (await this.raw.newPage());
+    const page = new ChromiumPage(raw);
+    this.pages.set(page, raw);
+    return page;
+  }
+
+  close() {
+    return this.raw.close();
+  }
+
+  stopWorkers() {
+    return stopAllWorkers(this.raw);
+  }
+
+  async hardReload(page: Page) {
+    // Page.reload with ignoreCache is Shift+Reload.
+    const raw = (page as ChromiumPage).raw;
+    const cdp = await this.raw.newCDPSession(raw);
+    const loaded = raw.waitForEvent('load');
+    await cdp.send('Page.reload', { ignoreCache: true });
+    await loaded;
+    await cdp.detach();
+  }
+
+  setOffline(offline: boolean) {
+    return this.raw.setOffline(offline);
+  }
+}
+
 /**
- * A persistent context (a real profile folder), so that tests can close the
- * browser and start it again on the same profile.
+ * Playwright's own persistent context (a real profile folder), for what needs
+ * Chromium itself (the benchmark); tests use `engine`.
  */
-export async function launch(profile = mkdtempSync(join(tmpdir(), 'pieces-profile-'))): Promise<{ context: BrowserContext; profile: string }> {
+export async function launchChromium(profile = mkdtempSync(join(tmpdir(), 'pieces-chromium-'))): Promise<{ context: PwContext; profile: string }> {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
     headless: true,
@@ -36,10 +130,19 @@ export async function launch(profile = mkdtempSync(join(tmpdir(), 'pieces-profil
 }
 
 /** Stops every service worker of the context's browser (as the browser does when idle). */
-export async function stopAllWorkers(context: BrowserContext): Promise<void> {
+export async function stopAllWorkers(context: PwContext): Promise<void> {
   const page = context.pages()[0] ?? (await context.newPage());
   const session = await context.newCDPSession(page);
   await session.send('ServiceWorker.enable');
   await session.send('ServiceWorker.stopAllWorkers');
   await session.detach();
 }
+
+export const engine: Engine = {
+  name: 'chromium',
+  async launch(profile?: string) {
+    const launched = await launchChromium(profile);
+    return new ChromiumContext(launched.context, launched.profile);
+  },
+  lacks: () => undefined,
+};

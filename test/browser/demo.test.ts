@@ -1,28 +1,34 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
-import { launch } from './chromium.js';
+import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 import { storeIds } from './pages.js';
 
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-results');
 
-/** Opens the demo, recording CSP violations and page errors. */
+declare global {
+  interface Window {
+    /** CSP violations and uncaught errors seen by the page since the test started watching it. */
+    problems: string[];
+  }
+}
+
+/** Opens the demo, recording CSP violations and errors from the page and, where the engine reports them, console errors. */
 async function openWatchedDemo(context: BrowserContext) {
   const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`);
-    });
-  });
   await page.goto(inject('demoUrl'));
+  await page.evaluate(() => {
+    window.problems = [];
+    document.addEventListener('securitypolicyviolation', (event) => window.problems.push(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+    window.addEventListener('error', (event) => window.problems.push(`error: ${event.message}`));
+    window.addEventListener('unhandledrejection', (event) => window.problems.push(`unhandled rejection: ${event.reason}`));
+  });
   await page.waitForSelector('#status[data-state="ready"]');
   await page.waitForSelector('#stream-state[data-state="open"]');
+  const problems = async () => [
+    ...(await page.evaluate(() => window.problems)),
+    ...page.console.filter((m) => m.type === 'error' || m.type === 'pageerror').map((m) => `${m.type}: ${m.text}`),
+  ];
   return { page, problems };
 }
 
@@ -37,28 +43,21 @@ const visible = (page: Page, selector: string) =>
     return !!element && !element.hidden && element.getClientRects().length > 0;
   }, selector);
 
-/** Chooses an option of a select by value, as a user would. */
-const choose = (page: Page, selector: string, value: string) =>
-  page.evaluate(
-    ([s, v]) => {
-      const select = document.querySelector<HTMLSelectElement>(s!)!;
-      select.value = v!;
-      select.dispatchEvent(new Event('change', { bubbles: true }));
-    },
-    [selector, value],
-  );
-
-const listIds = (page: Page) => page.$$eval('#conversation-list li', (items) => items.map((li) => (li as HTMLElement).dataset.id!));
+const listIds = (page: Page) =>
+  page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].map((li) => li.dataset.id!));
 
 /** Waits until the demo's list shows exactly the store's conversations. */
 async function listMatchesStore(page: Page) {
   await expect.poll(async () => JSON.stringify(await listIds(page)), { timeout: 10_000 }).toBe(JSON.stringify(await storeIds(page)));
 }
 
+/** How each engine's user agent is detected. */
+const BROWSER_NAME = { chromium: /Chromium|Chrome/, firefox: /Firefox/, webkit: /Safari/ }[engine.name];
+
 describe('the demo page', () => {
   let context: BrowserContext;
   let page: Page;
-  let problems: string[];
+  let problems: () => Promise<string[]>;
 
   beforeAll(async () => {
     ({ context } = await launch());
@@ -86,7 +85,7 @@ describe('the demo page', () => {
     await page.waitForFunction((n) => [...document.querySelectorAll('#conversation-list .name')].some((e) => e.textContent === n), name);
     await listMatchesStore(page);
     const id = await page.evaluate((n) => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === n)!.dataset.id!, name);
-    expect(await page.$('#conversation-list img')).toBeNull();
+    expect(await page.evaluate(() => document.querySelector('#conversation-list img'))).toBeNull();
     expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
     await page.click(`#conversation-list li[data-id="${id}"] .link`);
     expect(await page.textContent('#conversation-detail')).toContain('[USER] How do I debounce a function?');
@@ -98,7 +97,7 @@ describe('the demo page', () => {
     await expect.poll(() => page.textContent('#conversation-detail')).toContain('[SYSTEM] Asset: retry.py');
     expect(await page.textContent('#conversation-detail')).toContain('Top-level declarations: class RetryError, def retry');
     await listMatchesStore(page);
-    expect(await page.$$eval('#conversation-list li .name', (names) => names.map((n) => n.textContent))).toContain('retry.py');
+    expect(await page.evaluate(() => [...document.querySelectorAll('#conversation-list li .name')].map((n) => n.textContent))).toContain('retry.py');
   });
 
   it('shows the bytes transferables=false saves, never a negative figure after deletes', async () => {
@@ -171,18 +170,18 @@ describe('the demo page', () => {
   });
 
   it('lists detected and related external applications', async () => {
-    expect(await page.textContent('#detected-list')).toMatch(/Chromium|Chrome/);
+    expect(await page.textContent('#detected-list')).toMatch(BROWSER_NAME);
     expect(await page.textContent('#related-list')).toContain('Visual Studio Code');
   });
 
   it('says so when an event is sent for no application', async () => {
-    await choose(page, '#event-application', '');
+    await page.selectOption('#event-application', '');
     await page.click('[data-event="interaction"]');
     await expect.poll(() => page.textContent('#event-result')).toContain('Interaction recorded for no application: it counts for none.');
   });
 
   it('shows the service message of a failed request next to the control, covering nothing, with a close button', async () => {
-    await choose(page, '#event-application', '');
+    await page.selectOption('#event-application', '');
     await page.click('[data-event="update"]');
     await expect.poll(() => page.textContent('#error-text')).toContain('Choose an application');
     expect(await visible(page, '#error')).toBe(true);
@@ -208,7 +207,7 @@ describe('the demo page', () => {
   });
 
   it('logs every call with its operation', async () => {
-    const operations = await page.$$eval('#request-log li', (items) => items.map((li) => (li as HTMLElement).dataset.operation));
+    const operations = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#request-log li')].map((li) => li.dataset.operation));
     for (const name of ['conversationsCreateSpecificConversation', 'conversationsCreateFromAsset', 'conversationsDeleteSpecificConversation', 'applicationsRegister', 'applicationsSessionOpen', 'assetsIdentifiersSnapshot']) {
       expect(operations).toContain(name);
     }
@@ -217,10 +216,10 @@ describe('the demo page', () => {
 
   it('runs under its strict CSP with no violation and no error, and leaves a screenshot', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: resolve(ARTIFACTS, 'demo.png'), fullPage: true });
+    await page.screenshot(resolve(ARTIFACTS, `demo-${engine.name}.png`));
     const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
     expect(csp).toContain("script-src 'self'");
-    expect(problems).toEqual([]);
+    expect(await problems()).toEqual([]);
   });
 });
 
@@ -255,7 +254,8 @@ describe('the demo in two tabs', () => {
 });
 
 describe('the demo offline', () => {
-  it('answers every operation with the browser offline', async () => {
+  it('answers every operation with the browser offline', async (test) => {
+    need(test, 'offline');
     const { context } = await launch();
     try {
       const { page } = await openWatchedDemo(context);

@@ -1,7 +1,7 @@
 /**
  * The package as users get it: `npm pack`, installed into a fresh minimal
  * Vite app, set up by the README's steps (`pieces-os-worker init public`,
- * `startPiecesService()`), built and opened in Chromium.
+ * `startPiecesService()`), built and opened in the browser.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, preview, type PreviewServer } from 'vite';
-import type { BrowserContext, Page } from 'playwright-core';
-import { launch } from './chromium.js';
+import { launch, type BrowserContext, type Page } from './engine.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

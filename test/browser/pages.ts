@@ -1,6 +1,6 @@
-/** What the Chromium tests do in a demo tab: open it, record a stream socket, read ids. */
+/** What the browser tests do in a demo page: open it, record a stream socket, read ids. */
 import { inject } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from './engine.js';
 
 const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
 
@@ -15,7 +15,7 @@ declare global {
   }
 }
 
-/** Opens the demo (with `query`, e.g. `?bases=…`) in a new tab, once the worker controls it. */
+/** Opens the demo (with `query`, e.g. `?bases=…`) in a new page, once the worker controls it. */
 export async function openDemo(context: BrowserContext, query = ''): Promise<Page> {
   const page = await context.newPage();
   await page.goto(inject('demoUrl') + query);

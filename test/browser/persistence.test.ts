@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
-import { launch, stopAllWorkers } from './chromium.js';
+import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 
 const contexts: BrowserContext[] = [];
 afterEach(async () => {
@@ -10,7 +9,7 @@ afterEach(async () => {
 async function start(profile?: string) {
   const launched = await launch(profile);
   contexts.push(launched.context);
-  const page = launched.context.pages()[0] ?? (await launched.context.newPage());
+  const page = await launched.context.newPage();
   await page.goto(inject('demoUrl'));
   await page.waitForSelector('#status[data-state="ready"]');
   return { ...launched, page };
@@ -35,7 +34,7 @@ const conversations = (page: Page) =>
     return body.iterable.map((c) => ({ id: c.id, name: c.name, text: c.messages.iterable[0]?.reference.fragment.string.raw }));
   });
 
-describe('persistence and control in Chromium', () => {
+describe(`persistence and control in ${engine.name}`, () => {
   it('answers the first requests of the very first load, once startPiecesService resolves', async () => {
     const { page } = await start();
     const controlled = await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL ?? null);
@@ -44,7 +43,9 @@ describe('persistence and control in Chromium', () => {
     expect(first).toBe(200);
   });
 
-  it('keeps data across a reload, a worker stop and a browser restart on the same profile', async () => {
+  it('keeps data across a reload, a worker stop and a browser restart on the same profile', async (test) => {
+    need(test, 'stopWorkers');
+    need(test, 'restart');
     const { context, page, profile } = await start();
     const id = await createConversation(page, 'durable');
 
@@ -52,7 +53,7 @@ describe('persistence and control in Chromium', () => {
     await page.waitForSelector('#status[data-state="ready"]');
     expect(await conversations(page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
 
-    await stopAllWorkers(context);
+    await context.stopWorkers();
     // The next fetch wakes the worker, which reopens the database.
     expect(await conversations(page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
 
@@ -62,14 +63,11 @@ describe('persistence and control in Chromium', () => {
     expect(await conversations(restarted.page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
   });
 
-  it('takes control again after a hard reload, which loads the page past the worker', async () => {
+  it('takes control again after a hard reload, which loads the page past the worker', async (test) => {
+    need(test, 'hardReload');
     const { context, page } = await start();
     const id = await createConversation(page, 'before hard reload');
-    // Page.reload with ignoreCache is Shift+Reload: the navigation skips the worker.
-    const cdp = await context.newCDPSession(page);
-    const loaded = page.waitForEvent('load');
-    await cdp.send('Page.reload', { ignoreCache: true });
-    await loaded;
+    await context.hardReload(page);
     const navigation = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).workerStart);
     expect(navigation).toBe(0);
     await page.waitForSelector('#status[data-state="ready"]');

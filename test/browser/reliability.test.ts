@@ -1,11 +1,11 @@
 /**
- * Faults and load in Chromium: the worker killed in the middle of writes,
+ * Faults and load: the worker killed in the middle of writes,
  * four tabs writing at once, the boundaries of what is intercepted, a stale
  * worker script, and forged change announcements.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import type { BrowserContext } from 'playwright-core';
-import { launch, stopAllWorkers } from './chromium.js';
+import { sleep } from './driver.js';
+import { engine, launch, need, type BrowserContext } from './engine.js';
 import { listen, openDemo, socketIds, storeIds } from './pages.js';
 
 const contexts: BrowserContext[] = [];
@@ -26,7 +26,8 @@ declare global {
 }
 
 describe('the worker killed in the middle of writes', () => {
-  it('keeps every acknowledged create with all its messages, and no conversation without them', async () => {
+  it('keeps every acknowledged create with all its messages, and no conversation without them', async (test) => {
+    need(test, 'stopWorkers');
     const context = await newContext();
     const page = await openDemo(context);
     const writing = page.evaluate(async () => {
@@ -60,7 +61,7 @@ describe('the worker killed in the middle of writes', () => {
     void writing.finally(() => (finished = true));
     let stops = 0;
     while (!finished) {
-      await stopAllWorkers(context);
+      await context.stopWorkers();
       stops++;
       await new Promise((r) => setTimeout(r, 15));
     }
@@ -172,13 +173,11 @@ describe('boundaries', () => {
   it('says so when the worker script is another version than the page library', async () => {
     const context = await newContext();
     const page = await context.newPage();
-    const warnings: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'warning') warnings.push(message.text());
-    });
     await page.goto(`${inject('demoUrl')}?worker=/pieces-os-worker-stale.js`);
     await page.waitForSelector('#status[data-state="ready"]');
     expect(await page.textContent('#status')).toMatch(/worker 0\.0\.0-stale ≠ page \d+\.\d+\.\d+/);
+    if (engine.lacks('console')) return;
+    const warnings = page.console.filter((m) => m.type === 'warning').map((m) => m.text);
     expect(warnings.join('\n')).toMatch(/version mismatch: the page library is \d+\.\d+\.\d+ but the worker script is 0\.0\.0-stale/);
   });
 });
@@ -187,8 +186,6 @@ describe('forged change announcements', () => {
   it('never crash the shim nor reach sockets', async () => {
     const context = await newContext();
     const page = await openDemo(context);
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
     await listen(page);
     await page.evaluate(() => {
       const forger = new BroadcastChannel('pieces-os-worker:changes');
@@ -197,7 +194,7 @@ describe('forged change announcements', () => {
       }
       forger.close();
     });
-    await page.waitForTimeout(300);
+    await sleep(300);
     expect(await page.evaluate(() => window.streamMessages.length)).toBe(1);
     const id = await page.evaluate(async () => {
       const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
@@ -205,6 +202,6 @@ describe('forged change announcements', () => {
     });
     await page.waitForFunction(() => window.streamMessages.length === 2);
     expect(await page.evaluate(() => window.streamMessages[1])).toEqual([{ conversation: { id } }]);
-    expect(errors).toEqual([]);
+    expect(page.console.filter((m) => m.type === 'pageerror')).toEqual([]);
   });
 });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
-import { launch } from './chromium.js';
+import { engine, launch, type BrowserContext, type Page } from './engine.js';
 import { listen, openDemo, socketIds, storeIds } from './pages.js';
 
 function create(page: Page, count: number) {
@@ -20,7 +19,7 @@ function create(page: Page, count: number) {
   }, count);
 }
 
-describe('the stream across tabs in Chromium', () => {
+describe(`the stream across tabs in ${engine.name}`, () => {
   let context: BrowserContext;
   let a: Page;
   let b: Page;

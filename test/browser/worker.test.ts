@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
-import { launch } from './chromium.js';
+import { engine, launch, type BrowserContext, type Page } from './engine.js';
 
-describe('the worker in Chromium', () => {
+describe(`the worker in ${engine.name}`, () => {
   let context: BrowserContext;
   let page: Page;
 
@@ -22,7 +21,7 @@ describe('the worker in Chromium', () => {
       const created = await fetch('http://localhost:1000/conversations/create', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ type: 'COPILOT', name: 'from Chromium' }),
+        body: JSON.stringify({ type: 'COPILOT', name: 'from the page' }),
       });
       const conversation = await created.json();
       const ids = await (await fetch('http://localhost:39300/conversations/identifiers')).json();

@@ -171,6 +171,68 @@ describe('errors', () => {
   });
 });
 
+/**
+ * A Request as Firefox has it: no `body` stream, the bytes reachable only through
+ * the reading methods. (The bytes live in a second Request, because happy-dom's
+ * own reading methods go through `body`.)
+ */
+class BodilessRequest extends Request {
+  readonly #bytes: Request;
+  constructor(input: string, init: RequestInit = {}) {
+    super(input, { ...init, body: undefined });
+    this.#bytes = new Request(input, init);
+  }
+  override get body(): null {
+    return undefined as unknown as null;
+  }
+  override arrayBuffer() {
+    return this.#bytes.arrayBuffer();
+  }
+  override text() {
+    return this.#bytes.text();
+  }
+}
+
+describe('bodies of a Request without a body stream (Firefox)', () => {
+  const bodiless = async (options: Parameters<typeof setup>[0] = {}) => {
+    const t = await setup(options);
+    const fetch = (input: string, init?: RequestInit) => {
+      const request = new BodilessRequest(input, init);
+      expect(request.body).toBeUndefined();
+      return t.service.handle(request);
+    };
+    return { ...t, fetch };
+  };
+
+  it('reads every field of the body', async () => {
+    const t = await bodiless();
+    const created = await t.fetch(
+      `${BASE}/conversations/create`,
+      jsonPost({ type: 'COPILOT', name: 'named', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] }),
+    );
+    expect(created.status).toBe(200);
+    const conversation = await created.json();
+    expect(conversation.name).toBe('named');
+    expect(conversation.messages.iterable).toHaveLength(1);
+    const app = application();
+    const registered = await t.fetch(`${BASE}/applications/register`, jsonPost(app));
+    expect(await registered.json()).toMatchObject({ id: app.id, name: app.name });
+    const open = await t.fetch(`${BASE}/applications/session/open`, { method: 'POST' });
+    expect(open.status).toBe(200);
+  });
+
+  it('keeps 413, strict UTF-8 and JSON validation, changing nothing', async () => {
+    const t = await bodiless({ maxBodyBytes: 1024 });
+    const before = await dump(t.databaseName);
+    await expectText(await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', name: 'x'.repeat(2000) })), 413, /1024 bytes/);
+    await expectText(await t.fetch(`${BASE}/conversations/create`, jsonPost('{nope')), 400, /not valid JSON/);
+    const bytes = new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]);
+    await expectText(await t.fetch(`${BASE}/conversations/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: bytes }), 400, /UTF-8/);
+    await expectText(await t.fetch(`${BASE}/applications/usage/engagement/interaction`, jsonPost('[]')), 400, /JSON object/);
+    expect(await dump(t.databaseName)).toBe(before);
+  });
+});
+
 describe('persistence', () => {
   it('keeps every record when the database is closed and opened again', async () => {
     const first = await setup();
