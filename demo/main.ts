@@ -8,9 +8,15 @@ import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
 import { $, formatBytes, h, plural } from './dom.js';
 
+interface MessageValue {
+  id: string;
+  role: string;
+  fragment?: { string?: { raw?: string } };
+  [key: string]: unknown;
+}
 interface Message {
   id: string;
-  reference?: { role: string; fragment?: { string?: { raw?: string } } };
+  reference?: MessageValue;
 }
 interface Conversation {
   id: string;
@@ -132,6 +138,20 @@ async function main() {
   const api = createApi(base, logCall);
   setStatus('ready', service.version.mismatch ? `Offline-ready (worker ${service.version.worker} ≠ page ${service.version.page})` : 'Offline-ready');
 
+  // Header: what a client's discovery sees (WellKnownApi health and version).
+  async function showHealth() {
+    const pill = $('#health');
+    try {
+      const [health, version] = await Promise.all([api.get('/.well-known/health'), api.get('/.well-known/version')]);
+      pill.dataset.state = health.call.body === 'ok' ? 'ready' : 'error';
+      pill.textContent = `Pieces OS ${version.call.body} · health ${health.call.body}`;
+    } catch (error) {
+      pill.dataset.state = 'error';
+      pill.textContent = 'Health: no answer';
+      throw error;
+    }
+  }
+
   // Conversations ----------------------------------------------------------
   const transferables = $<HTMLInputElement>('#transferables');
   /** The size of each variant and the store state it was measured on (ids, updates, messages). */
@@ -163,28 +183,132 @@ async function main() {
     showSizes();
   }
 
+  // The detail pane: one conversation read with GET /conversation/{id}, its
+  // messages (add, edit, delete) and its name. -------------------------------
   /** The conversation in the detail pane, if any. */
   let shown: string | undefined;
-  function hideDetail() {
-    shown = undefined;
-    $('#conversation-detail').hidden = true;
+  /** The message being edited: the pane is not redrawn under the editor. */
+  let editing: string | undefined;
+  let stale = false;
+
+  /** Marks the list item of the shown conversation. */
+  function markShown() {
+    for (const item of $('#conversation-list').children) item.toggleAttribute('aria-current', (item as HTMLElement).dataset.id === shown);
   }
 
-  function showDetail(title: string, conversation: Conversation) {
-    shown = conversation.id;
-    const detail = $('#conversation-detail');
-    const lines = [title, ''];
-    for (const message of conversation.messages.iterable) {
-      lines.push(
-        message.reference
-          ? `[${message.reference.role}] ${message.reference.fragment?.string?.raw ?? ''}`
-          : `message ${message.id} (transferables=false: text not sent)`,
-      );
-    }
-    if (conversation.messages.iterable.length === 0) lines.push('(no messages)');
-    detail.textContent = lines.join('\n');
-    detail.hidden = false;
+  function hideDetail() {
+    shown = undefined;
+    editing = undefined;
+    $('#conversation-detail').hidden = true;
+    markShown();
   }
+
+  /** Reads the conversation and shows it. */
+  async function openConversation(id: string) {
+    shown = id;
+    editing = undefined;
+    const { value } = await api.get<Conversation>(`/conversation/${id}`);
+    if (shown === id) renderDetail(value);
+  }
+
+  /** Reads the shown conversation again after a change (unless a message is being edited). */
+  async function rereadDetail() {
+    if (!shown) return;
+    if (editing) {
+      stale = true;
+      return;
+    }
+    stale = false;
+    await openConversation(shown).catch((error) => {
+      if (error instanceof ApiError && error.status === 404) hideDetail();
+      else throw error;
+    });
+  }
+
+  function renderDetail(conversation: Conversation) {
+    shown = conversation.id;
+    const rename = $<HTMLInputElement>('#rename-name');
+    if (document.activeElement !== rename) rename.value = conversation.name ?? '';
+    const count = conversation.messages.iterable.length;
+    $('#detail-meta').textContent = `${plural(count, 'message')} · created ${when(conversation.created)} · updated ${when(conversation.updated)}`;
+    $('#message-list').replaceChildren(
+      ...conversation.messages.iterable.map((message) => renderMessage(message)),
+      ...(count === 0 ? [h('li', { class: 'muted' }, '(no messages)')] : []),
+    );
+    $('#conversation-detail').hidden = false;
+    markShown();
+  }
+
+  function renderMessage({ id, reference }: Message) {
+    if (!reference) return h('li', { dataset: { id } }, `message ${id} (text not sent)`);
+    const text = h('span', { class: 'text' }, reference.fragment?.string?.raw ?? '');
+    const edit = h('button', { type: 'button', class: 'link', 'aria-label': 'edit message' }, 'edit');
+    const remove = h('button', { type: 'button', class: 'danger small', 'aria-label': 'delete message' }, 'delete');
+    const item = h('li', { dataset: { id, role: reference.role } }, h('span', { class: 'role' }, `[${reference.role}] `), text, h('span', { class: 'actions' }, edit, remove));
+    remove.addEventListener(
+      'click',
+      act(async () => {
+        await api.post(`/messages/${id}/delete`);
+      }),
+    );
+    edit.addEventListener('click', () => {
+      editing = id;
+      const area = h('textarea', { class: 'edit', rows: '3', 'aria-label': 'message text' });
+      area.value = reference.fragment?.string?.raw ?? '';
+      const save = h('button', { type: 'submit', class: 'small' }, 'save');
+      const cancel = h('button', { type: 'button', class: 'secondary small' }, 'cancel');
+      const form = h('form', { class: 'row edit-form' }, area, save, cancel);
+      const done = () => {
+        editing = undefined;
+        form.replaceWith(text);
+        if (stale) void rereadDetail().catch(showError);
+      };
+      cancel.addEventListener('click', done);
+      form.addEventListener('submit', (event) => {
+        event.preventDefault();
+        act(async () => {
+          // messageUpdateValue: the message as read, with its new text.
+          await api.post('/message/update/value', { ...reference, fragment: { string: { raw: area.value } } });
+          stale = true;
+          done();
+        })(event);
+      });
+      text.replaceWith(form);
+      area.focus();
+    });
+    return item;
+  }
+
+  $('#message-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    act(async () => {
+      const text = $<HTMLTextAreaElement>('#message-text');
+      if (!text.value.trim()) throw new Error('Write the message first.');
+      await api.post('/messages/create', {
+        conversation: { id: shown },
+        role: $<HTMLSelectElement>('#message-role').value,
+        fragment: { string: { raw: text.value } },
+      });
+      text.value = '';
+    })(event);
+  });
+
+  $('#rename-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    act(async () => {
+      // conversationUpdate takes the whole conversation: read it, change the name, send it back.
+      const { value } = await api.get<Conversation>(`/conversation/${shown}`);
+      const name = $<HTMLInputElement>('#rename-name').value.trim();
+      const { name: _old, messages: _messages, ...rest } = value;
+      renderDetail((await api.post<Conversation>('/conversation/update', name ? { ...rest, name } : rest)).value);
+    })(event);
+  });
+  $('#auto-name').addEventListener(
+    'click',
+    act(async () => {
+      renderDetail((await api.post<Conversation>(`/conversation/${shown}/rename`)).value);
+    }),
+  );
 
   function renderConversations(conversations: Conversation[]) {
     if (shown && !conversations.some((c) => c.id === shown)) hideDetail();
@@ -194,7 +318,7 @@ async function main() {
       ...conversations.map((conversation) => {
         const name = conversation.name ?? 'Untitled';
         const show = h('button', { type: 'button', class: 'link' }, 'show');
-        show.addEventListener('click', () => showDetail(name, conversation));
+        show.addEventListener('click', act(() => openConversation(conversation.id)));
         const remove = h('button', { type: 'button', class: 'danger small', 'aria-label': `delete ${name}` }, 'delete');
         remove.addEventListener(
           'click',
@@ -213,6 +337,7 @@ async function main() {
         );
       }),
     );
+    markShown();
   }
 
   $('#create-form').addEventListener('submit', (event) => {
@@ -239,7 +364,7 @@ async function main() {
     act(async () => {
       const id = $<HTMLSelectElement>('#asset-select').value;
       const { value } = await api.post<{ conversation: { id: string; reference: Conversation } }>(`/conversations/create/from_asset/${id}`);
-      showDetail(value.conversation.reference.name ?? 'From asset', value.conversation.reference);
+      renderDetail(value.conversation.reference);
     })(event);
   });
 
@@ -265,9 +390,14 @@ async function main() {
     });
     socket.addEventListener('message', (event) => {
       const { iterable } = JSON.parse(event.data as string) as { iterable: Array<{ conversation: { id: string }; deleted?: true }> };
-      if (iterable.some((item) => item.deleted && item.conversation.id === shown)) hideDetail();
+      const mine = iterable.find((item) => item.conversation.id === shown);
+      if (mine?.deleted) hideDetail();
+      else if (mine) stale = true;
       clearTimeout(refreshTimer);
-      refreshTimer = setTimeout(() => void refreshConversations().catch(showError).finally(firstList), 20);
+      refreshTimer = setTimeout(() => {
+        void refreshConversations().catch(showError).finally(firstList);
+        if (stale) void rereadDetail().catch(showError);
+      }, 20);
     });
     socket.addEventListener('close', () => {
       streamState.dataset.state = 'closed';
@@ -451,7 +581,7 @@ async function main() {
   }
 
   $('#clear-log').addEventListener('click', () => $('#request-log').replaceChildren());
-  await Promise.all([refreshApplications(), refreshSessions(), refreshExternal()]);
+  await Promise.all([showHealth(), refreshApplications(), refreshSessions(), refreshExternal()]);
   document.body.dataset.loaded = 'true';
 }
 

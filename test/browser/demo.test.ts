@@ -88,7 +88,69 @@ describe('the demo page', () => {
     expect(await page.evaluate(() => document.querySelector('#conversation-list img'))).toBeNull();
     expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
     await page.click(`#conversation-list li[data-id="${id}"] .link`);
-    expect(await page.textContent('#conversation-detail')).toContain('[USER] How do I debounce a function?');
+    await expect.poll(() => page.textContent('#conversation-detail')).toContain('[USER] How do I debounce a function?');
+  });
+
+  it('shows health and version in the header, as a client discovering Pieces OS reads them', async () => {
+    expect(await page.textContent('#health')).toMatch(/^Pieces OS \d+\.\d+\.\d+ · health ok$/);
+    expect(await page.getAttribute('#health', 'data-state')).toBe('ready');
+    expect(await logged(page, 'getWellKnownHealth')).toBe(1);
+    expect(await logged(page, 'getWellKnownVersion')).toBe(1);
+  });
+
+  it('opens a conversation with GET /conversation/{id}; adds, edits and deletes its messages; renames it', async () => {
+    await page.fill('#create-name', 'to edit');
+    await page.fill('#create-message', 'first question\nsecond line');
+    await page.click('#create-conversation');
+    await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'to edit'));
+    const id = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'to edit')!.dataset.id!);
+    const reads = await logged(page, 'conversationGetSpecificConversation');
+    await page.click(`#conversation-list li[data-id="${id}"] .link`);
+    await page.waitForFunction(() => document.querySelector('#message-list li[data-role="USER"]')?.textContent?.includes('first question'));
+    expect(await logged(page, 'conversationGetSpecificConversation')).toBe(reads + 1);
+    expect(await page.textContent('#request-log li[data-operation="conversationGetSpecificConversation"] .path')).toBe(`/conversation/${id}`);
+    expect(await page.inputValue('#rename-name')).toBe('to edit');
+    expect(await page.getAttribute(`#conversation-list li[data-id="${id}"]`, 'aria-current')).toBe('');
+    const stored = () =>
+      page.evaluate(async (c) => {
+        const conversation = await (await fetch(`http://localhost:1000/conversation/${c}`)).json();
+        return {
+          name: conversation.name as string | undefined,
+          texts: conversation.messages.iterable.map((m: { reference: { role: string; fragment: { string: { raw: string } } } }) => `${m.reference.role}: ${m.reference.fragment.string.raw}`),
+          deleted: Object.values(conversation.messages.indices as Record<string, number>).filter((i) => i === -1).length,
+        };
+      }, id);
+
+    // Add: an ASSISTANT answer; the pane shows it once the change comes back on the stream.
+    await page.fill('#message-text', 'an answer <b>not bold</b>');
+    await page.selectOption('#message-role', 'ASSISTANT');
+    await page.click('#add-message');
+    await page.waitForFunction(() => document.querySelector('#message-list li[data-role="ASSISTANT"] .text')?.textContent === 'an answer <b>not bold</b>');
+    expect(await page.evaluate(() => document.querySelector('#message-list b'))).toBeNull();
+    expect(await stored()).toEqual({ name: 'to edit', texts: ['USER: first question\nsecond line', 'ASSISTANT: an answer <b>not bold</b>'], deleted: 0 });
+
+    // Edit the answer in place.
+    await page.click('#message-list li[data-role="ASSISTANT"] .link');
+    await page.fill('#message-list .edit', 'a better answer');
+    await page.click('#message-list .edit-form button[type="submit"]');
+    await page.waitForFunction(() => document.querySelector('#message-list li[data-role="ASSISTANT"] .text')?.textContent === 'a better answer');
+    expect((await stored()).texts).toEqual(['USER: first question\nsecond line', 'ASSISTANT: a better answer']);
+
+    // Delete it: gone from the pane and the store, its index -1.
+    await page.click('#message-list li[data-role="ASSISTANT"] .danger');
+    await page.waitForFunction(() => !document.querySelector('#message-list li[data-role="ASSISTANT"]'));
+    expect(await stored()).toEqual({ name: 'to edit', texts: ['USER: first question\nsecond line'], deleted: 1 });
+
+    // Rename with a typed name, then from the messages.
+    await page.fill('#rename-name', 'Renamed <i>here</i>');
+    await page.click('#rename');
+    await page.waitForFunction((c) => document.querySelector(`#conversation-list li[data-id="${c}"] .name`)?.textContent === 'Renamed <i>here</i>', id);
+    expect((await stored()).name).toBe('Renamed <i>here</i>');
+    await page.click('#auto-name');
+    await page.waitForFunction((c) => document.querySelector(`#conversation-list li[data-id="${c}"] .name`)?.textContent === 'first question', id);
+    expect(await page.inputValue('#rename-name')).toBe('first question');
+    expect(await logged(page, 'conversationUpdate')).toBe(1);
+    expect(await logged(page, 'conversationSpecificConversationRename')).toBe(1);
   });
 
   it('creates a conversation from a sample asset and shows its summary message', async () => {
@@ -126,7 +188,7 @@ describe('the demo page', () => {
     await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'shown then deleted'));
     const id = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'shown then deleted')!.dataset.id!);
     await page.click(`#conversation-list li[data-id="${id}"] .link`);
-    expect(await page.textContent('#conversation-detail')).toContain('[USER] bye');
+    await expect.poll(() => page.textContent('#conversation-detail')).toContain('[USER] bye');
     await page.click(`#conversation-list li[data-id="${id}"] .danger`);
     await page.waitForFunction(() => document.querySelector<HTMLElement>('#conversation-detail')!.hidden);
     await listMatchesStore(page);
@@ -216,6 +278,9 @@ describe('the demo page', () => {
 
   it('runs under its strict CSP with no violation and no error, and leaves a screenshot', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
+    // With a conversation open, so that the picture shows the detail pane too.
+    await page.click('#conversation-list li .link');
+    await page.waitForSelector('#message-list li[data-id]');
     await page.screenshot(resolve(ARTIFACTS, `demo-${engine.name}.png`));
     const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
     expect(csp).toContain("script-src 'self'");
@@ -240,7 +305,7 @@ describe('the demo in two tabs', () => {
       await listMatchesStore(b.page);
       const victim = (await storeIds(a.page))[0];
       await a.page.click(`#conversation-list li[data-id="${victim}"] .link`);
-      expect(await visible(a.page, '#conversation-detail')).toBe(true);
+      await expect.poll(() => visible(a.page, '#conversation-detail')).toBe(true);
       await b.page.click(`#conversation-list li[data-id="${victim}"] .danger`);
       await expect.poll(() => listIds(a.page)).not.toContain(victim);
       // The tab that showed it no longer does.
