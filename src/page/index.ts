@@ -8,6 +8,7 @@ import { DEFAULT_BASES } from '../core/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
+import { installSyncProbes } from './sync-probe.js';
 import { VERSION } from '../version.js';
 
 export interface StartOptions {
@@ -24,6 +25,8 @@ export interface StartOptions {
   quiet?: boolean;
   /** Patch `WebSocket` for the socket paths (identifier streams, health, user); default true. */
   stream?: boolean;
+  /** Answer synchronous XHR health/version probes in the page (Chromium does not send them to the worker); default true. */
+  syncProbes?: boolean;
 }
 
 export interface PiecesService {
@@ -33,8 +36,9 @@ export interface PiecesService {
   version: { page: string; worker: string; mismatch: boolean };
 }
 
-export { DEFAULT_BASES, VERSION, installStreamShim };
+export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes };
 export type { StreamShimOptions } from '../stream/shim.js';
+export type { SyncProbeOptions } from './sync-probe.js';
 export type { AssetInput };
 
 const log = (quiet: boolean | undefined, ...args: unknown[]) => {
@@ -103,6 +107,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
     );
   }
   if (options.stream !== false) installStreamShim({ bases: hello.bases });
+  if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
   log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
   return { registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
 }

@@ -112,6 +112,11 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
       }
     }
     if (ids) cache.set(idsKey('conversation'), { ids, seq: last });
+    // The id lists the changes did not touch are as true at the new sequence number.
+    for (const collection of ['conversationMessage', 'asset', 'application'] as const) {
+      const kept = cache.get(idsKey(collection)) as { ids: string[]; seq: number } | undefined;
+      if (kept) cache.set(idsKey(collection), { ids: kept.ids, seq: last });
+    }
   }
 
   const wrapped: Storage = Object.create(storage);

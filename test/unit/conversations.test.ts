@@ -13,21 +13,10 @@ import {
   type SeededConversation,
 } from '@pieces.app/pieces-os-client';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
-import { BASE, dump, jsonPost, setup } from './harness.js';
+import { BASE, MODEL, dump, jsonPost, setup } from './harness.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
 
-/** A whole Model, as the SDK's ModelToJSON writes it. */
-export const MODEL = {
-  id: 'model-1',
-  version: '4o',
-  created: { value: '2026-01-01T00:00:00.000Z' },
-  name: 'GPT-4o',
-  cloud: true,
-  type: 'BALANCED',
-  usage: 'CODE_CONVERSATION',
-  foundation: 'GPT_4',
-};
 
 const seeded = (name: string, texts: string[] = []): SeededConversation => ({
   type: ConversationTypeEnum.Copilot,

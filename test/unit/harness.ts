@@ -1,5 +1,18 @@
 /** Test harness: a service over a fresh fake IndexedDB, and the official SDK pointed at it. */
-import { ApplicationsApi, Configuration, ConversationsApi } from '@pieces.app/pieces-os-client';
+import {
+  ApplicationApi,
+  ApplicationsApi,
+  AssetApi,
+  AssetsApi,
+  Configuration,
+  ConnectorApi,
+  ConversationApi,
+  ConversationMessageApi,
+  ConversationMessagesApi,
+  ConversationsApi,
+  UserApi,
+  WellKnownApi,
+} from '@pieces.app/pieces-os-client';
 import { createService, type ServiceOptions } from '../../src/core/service.js';
 import { openStorage } from '../../src/storage/idb-storage.js';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
@@ -9,13 +22,13 @@ export const BASE = 'http://localhost:1000';
 
 let counter = 0;
 
-export async function setup(options: Partial<ServiceOptions> & { databaseName?: string; sampleAssets?: boolean } = {}) {
+export async function setup(options: Partial<ServiceOptions> & { databaseName?: string; sampleAssets?: boolean; headers?: Record<string, string> } = {}) {
   const databaseName = options.databaseName ?? `test-${Date.now()}-${counter++}`;
   const storage = await openStorage({ name: databaseName, seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS });
   const changes: Change[] = [];
   const service = createService({ storage, onChange: (c) => changes.push(c), ...options });
   const fetchApi = (input: RequestInfo | URL, init?: RequestInit) => service.handle(new Request(input, init));
-  const configuration = new Configuration({ basePath: BASE, fetchApi });
+  const configuration = new Configuration({ basePath: BASE, fetchApi, headers: options.headers });
   return {
     service,
     storage,
@@ -24,6 +37,15 @@ export async function setup(options: Partial<ServiceOptions> & { databaseName?: 
     fetch: fetchApi,
     applications: new ApplicationsApi(configuration),
     conversations: new ConversationsApi(configuration),
+    conversation: new ConversationApi(configuration),
+    messages: new ConversationMessagesApi(configuration),
+    message: new ConversationMessageApi(configuration),
+    assets: new AssetsApi(configuration),
+    asset: new AssetApi(configuration),
+    application: new ApplicationApi(configuration),
+    connector: new ConnectorApi(configuration),
+    user: new UserApi(configuration),
+    wellKnown: new WellKnownApi(configuration),
     configuration,
   };
 }
@@ -78,3 +100,15 @@ export const application = (overrides: Record<string, unknown> = {}) => ({
   privacy: 'OPEN',
   ...overrides,
 });
+
+/** A whole Model, as the SDK's ModelToJSON writes it. */
+export const MODEL = {
+  id: 'model-1',
+  version: '4o',
+  created: { value: '2026-01-01T00:00:00.000Z' },
+  name: 'GPT-4o',
+  cloud: true,
+  type: 'BALANCED',
+  usage: 'CODE_CONVERSATION',
+  foundation: 'GPT_4',
+};

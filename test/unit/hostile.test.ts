@@ -6,12 +6,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/core/routes.js';
-import { application, dump, setup } from './harness.js';
+import { MODEL, application, dump, setup } from './harness.js';
 
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 2500);
 const BASES = ['http://localhost:1000', 'https://api.example.test/pieces'];
 
-type State = { app: string; session: string; conversation: string; asset: string };
+type State = { app: string; session: string; conversation: string; asset: string; message: string };
 
 const validBodies = (state: State): Record<string, unknown> => ({
   applicationsRegister: application(),
@@ -26,6 +26,13 @@ const validBodies = (state: State): Record<string, unknown> => ({
     annotations: [{ type: 'DESCRIPTION', text: 't' }],
     messages: [{ role: 'USER', fragment: { string: { raw: 'x' } }, created: { value: '2026-01-01T00:00:00Z' } }],
   },
+  connect: { application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX', privacy: 'OPEN' } },
+  applicationUpdate: application({ id: state.app, version: '2.0.0' }),
+  conversationUpdate: { id: state.conversation, type: 'COPILOT', name: 'renamed', favorited: true, created: { value: '2026-01-01T00:00:00Z' }, messages: { iterable: [] } },
+  searchConversations: { engines: { iterable: [{ query: 'x' }] } },
+  messagesCreateSpecificMessage: { role: 'ASSISTANT', fragment: { string: { raw: 'y' } }, conversation: { id: state.conversation }, model: MODEL },
+  messageSpecificMessageUpdate: { id: state.message, role: 'USER', fragment: { string: { raw: 'z' } }, sentiment: 'LIKE' },
+  messageUpdateValue: { id: state.message, fragment: { string: { raw: 'v' } } },
 });
 
 /** Replaces the value at a random path of `value` with `replacement` (or deletes it). */
@@ -84,14 +91,18 @@ const hostile = (state: State) => {
     fc.constant('x'.repeat(70 * 1024)),
   );
   const request = (operation: (typeof OPERATIONS)[number]) => {
-    const fill = (which: keyof State | 'random', random: string) =>
-      operation.path.replace(/\{\w+\}/g, () => (which === 'random' ? random : state[which]));
+    const byName: Record<string, keyof State> = { application: 'app', session: 'session', conversation: 'conversation', asset: 'asset', message: 'message' };
+    // 'auto' fills each parameter with the state's id of its kind.
+    const fill = (which: keyof State | 'random' | 'auto', random: string) =>
+      operation.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+        which === 'random' ? random : which === 'auto' ? state[byName[name] ?? 'conversation'] : state[which],
+      );
     const path = fc.oneof(
-      { weight: 3, arbitrary: fc.constantFrom<keyof State>('app', 'session', 'conversation', 'asset').map((w) => fill(w, '')) },
+      { weight: 3, arbitrary: fc.constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message').map((w) => fill(w, '')) },
       {
         weight: 2,
         arbitrary: fc
-          .tuple(fc.constantFrom<keyof State | 'random'>('app', 'session', 'conversation', 'asset', 'random'), segment, fc.nat(6), fc.boolean())
+          .tuple(fc.constantFrom<keyof State | 'random' | 'auto'>('auto', 'app', 'session', 'conversation', 'asset', 'message', 'random'), segment, fc.nat(6), fc.boolean())
           .map(([which, random, trick, upper]) => {
             let path = fill(which, random);
             if (trick === 1) path += '/';
@@ -125,6 +136,7 @@ const hostile = (state: State) => {
       body,
       contentType: fc.oneof({ weight: 4, arbitrary: fc.constant('application/json') }, { weight: 2, arbitrary: contentTypes }),
       appHeader: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constantFrom(state.app, crypto.randomUUID(), 'nope', '') }),
+      appHeaderName: fc.constantFrom('X-Application-ID', 'application'),
     });
   };
   return fc.constantFrom(...OPERATIONS).chain(request);
@@ -136,9 +148,11 @@ describe('hostile input', () => {
     const app = application();
     await t.fetch(`${BASES[0]}/applications/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(app) });
     const session = await t.applications.applicationsSessionOpen();
-    const conversation = await t.conversations.conversationsCreateSpecificConversation({});
+    const conversation = await t.conversations.conversationsCreateSpecificConversation({
+      seededConversation: { type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] } as never,
+    });
     const asset = (await (await t.fetch(`${BASES[0]}/assets/identifiers`)).json()).iterable[0].id as string;
-    const state: State = { app: app.id, session: session.id, conversation: conversation.id, asset };
+    const state: State = { app: app.id, session: session.id, conversation: conversation.id, asset, message: conversation.messages.iterable[0]!.id };
     const statuses = new Map<number, number>();
     let notHandled = 0;
 
@@ -146,7 +160,7 @@ describe('hostile input', () => {
       fc.asyncProperty(hostile(state), async (input) => {
         const headers: Record<string, string> = {};
         if (input.contentType) headers['Content-Type'] = input.contentType;
-        if (input.appHeader !== undefined) headers['X-Application-ID'] = input.appHeader;
+        if (input.appHeader !== undefined) headers[input.appHeaderName] = input.appHeader;
         const withBody = input.body !== undefined && !['GET', 'HEAD'].includes(input.method.toUpperCase());
         let request: Request;
         try {

@@ -5,6 +5,7 @@ import { lazyStorage } from '../../src/storage/lazy.js';
 import { cacheReads } from '../../src/storage/read-cache.js';
 import { DB_VERSION, UPGRADES, type PiecesDB } from '../../src/storage/schema.js';
 import { createService } from '../../src/core/service.js';
+import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
 import { BASE, dump, jsonPost, setup } from './harness.js';
 
 let counter = 0;
@@ -137,6 +138,47 @@ describe('the read cache', () => {
     expect(cached).toBe(await all(raw));
     expect((await storage.listIds('conversation')).ids).toEqual([made[0], made[2]]);
     expect((await storage.listIds('conversation')).seq).toBe(8);
+  });
+
+  it('stays equal to the database through every conversation, message, asset and application write of the service', async () => {
+    const name = freshName();
+    const raw = await openStorage({ name });
+    const storage = cacheReads(raw, null);
+    const service = createService({ storage });
+    const call = async (path: string, init?: RequestInit) => (await service.handle(new Request(`${BASE}${path}`, init))).text();
+    const reads = async (s: typeof storage, ids: string[], messageIds: string[]) =>
+      JSON.stringify(
+        [
+          await s.listConversations({ messages: true }),
+          await s.listConversations({ messages: false }),
+          ...(await Promise.all((['conversation', 'conversationMessage', 'asset', 'application'] as const).map((c) => s.listIds(c)))),
+          ...(await Promise.all(ids.map((id) => s.getConversation(id)))),
+          ...(await Promise.all(messageIds.map((id) => s.getMessage(id)))),
+          await s.listAssets(),
+          await s.listApplications(),
+        ],
+        (_k, v) => (v instanceof Map ? [...v].sort() : v),
+      );
+    const a = JSON.parse(await call('/conversations/create', jsonPost({ type: 'COPILOT', name: 'a', messages: [{ role: 'USER', fragment: { string: { raw: 'x' } } }] })));
+    const b = JSON.parse(await call('/conversations/create', jsonPost({ type: 'COPILOT', name: 'b' })));
+    const ids = [a.id, b.id];
+    const first = a.messages.iterable[0].id;
+    await reads(storage, ids, [first]);
+    const added = JSON.parse(await call('/messages/create', jsonPost({ role: 'ASSISTANT', fragment: { string: { raw: 'y' } }, conversation: { id: a.id } })));
+    const messageIds = [first, added.id];
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call('/message/update/value', jsonPost({ id: added.id, fragment: { string: { raw: 'z' } } }));
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call(`/messages/${first}/delete`, { method: 'POST' });
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call('/conversation/update', jsonPost({ ...b, name: 'renamed' }));
+    await call(`/conversation/${b.id}/assets/associate/${SAMPLE_ASSETS[0]!.id}`, { method: 'POST' });
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call('/connect', jsonPost({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }));
+    await storage.putAssets([{ ...SAMPLE_ASSETS[0]!, name: 'renamed.ts' }]);
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+    await call(`/conversations/${a.id}/delete`, { method: 'POST' });
+    expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
   });
 
   it('does not keep a read that overlapped a write', async () => {

@@ -215,3 +215,126 @@ describe('the stream shim', () => {
     await until(() => messages.length === 1, 'the snapshot');
   });
 });
+
+describe('every socket path through the one mechanism', () => {
+  type Item = Record<string, { id: string } | true | undefined>;
+  /** Opens a socket on `path` that records every message, parsed. */
+  const openPath = (w: Awaited<ReturnType<typeof world>>, url: string) => {
+    const socket = new w.target.WebSocket(url);
+    const messages: unknown[] = [];
+    const events: string[] = [];
+    socket.addEventListener('message', (event) => {
+      const data = (event as MessageEvent).data as string;
+      messages.push(data === 'ok' ? data : JSON.parse(data));
+    });
+    for (const type of ['open', 'error', 'close']) socket.addEventListener(type, () => events.push(type));
+    return { socket, messages, events };
+  };
+  const items = (messages: unknown[]) => messages.flatMap((m) => (m as { iterable: Item[] }).iterable);
+  const post = (w: Awaited<ReturnType<typeof world>>, path: string, body: unknown) =>
+    w.t.fetch(`${BASE}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('messages: snapshot of every message id, then creates, updates and deletes; the conversation stream hears each write', async () => {
+    const w = await world();
+    const conversation = await w.create('c');
+    const messages = openPath(w, 'ws://localhost:1000/messages/stream/identifiers');
+    const conversations = openPath(w, STREAM);
+    await until(() => messages.messages.length === 1 && conversations.messages.length === 1, 'both snapshots');
+    expect(messages.messages[0]).toEqual({ iterable: [] });
+    const created = await (await post(w, '/messages/create', { role: 'USER', fragment: { string: { raw: 'x' } }, conversation: { id: conversation } })).json();
+    await w.t.fetch(`${BASE}/messages/${created.id}/delete`, { method: 'POST' });
+    await until(() => messages.messages.length === 3 && conversations.messages.length === 3, 'the changes');
+    expect(items(messages.messages.slice(1))).toEqual([{ conversationMessage: { id: created.id } }, { conversationMessage: { id: created.id }, deleted: true }]);
+    expect(items(conversations.messages.slice(1))).toEqual([{ conversation: { id: conversation } }, { conversation: { id: conversation } }]);
+    for (const message of messages.messages) expect(instanceOfStreamedIdentifiers(StreamedIdentifiersFromJSON(message))).toBe(true);
+    // A reopened socket's snapshot has no deleted id.
+    const again = openPath(w, 'ws://127.0.0.1:39300/messages/stream/identifiers');
+    await until(() => again.messages.length === 1, 'the new snapshot');
+    expect(again.messages[0]).toEqual({ iterable: [] });
+  });
+
+  it('assets and applications: snapshot of the stored ids, then one message per write', async () => {
+    const w = await world();
+    const assets = openPath(w, 'ws://localhost:39310/assets/stream/identifiers');
+    const applications = openPath(w, 'ws://127.0.0.1:39333/applications/stream/identifiers/');
+    await until(() => assets.messages.length === 1 && applications.messages.length === 1, 'both snapshots');
+    expect(items(assets.messages).length).toBeGreaterThan(0);
+    expect(items(assets.messages).every((i) => typeof (i.asset as { id: string }).id === 'string')).toBe(true);
+    expect(applications.messages[0]).toEqual({ iterable: [] });
+    const context = await (await post(w, '/connect', { application: { name: 'JETBRAINS', version: '1', platform: 'MACOS' } })).json();
+    await until(() => applications.messages.length === 2, 'the connected application');
+    expect(applications.messages[1]).toEqual({ iterable: [{ application: { id: context.application.id } }] });
+    const asset = { id: crypto.randomUUID(), name: 'n.py', language: 'py', text: 'x = 1', created: new Date().toISOString(), formatId: crypto.randomUUID() };
+    const announce = new BroadcastChannel(CHANGES_CHANNEL);
+    for (const change of await w.t.storage.putAssets([asset])) announce.postMessage({ type: 'change', change });
+    announce.close();
+    await until(() => assets.messages.length === 2, 'the added asset');
+    expect(assets.messages[1]).toEqual({ iterable: [{ asset: { id: asset.id } }] });
+    // Neither heard the other collection's change.
+    expect(applications.messages.length).toBe(2);
+  });
+
+  it('several sockets on one path, with and without query strings or a trailing slash, never interfere', async () => {
+    const w = await world();
+    const plain = w.open();
+    const query = w.open(`${STREAM}?x=1`);
+    const other = w.open(`${STREAM}?y=2&z`);
+    const slash = w.open(`${STREAM}/`);
+    const all = [plain, query, other, slash];
+    await until(() => all.every((s) => s.messages.length === 1), 'every snapshot');
+    expect(query.socket.url).toBe(`${STREAM}?x=1`);
+    const a = await w.create('a');
+    await until(() => all.every((s) => s.messages.length === 2), 'the change on each');
+    query.socket.close();
+    await until(() => query.events.includes('close'), 'the close');
+    const b = await w.create('b');
+    await until(() => [plain, other, slash].every((s) => s.messages.length === 3), 'the next change');
+    for (const s of [plain, other, slash]) expect(replay(s.messages)).toEqual([a, b]);
+    expect(query.messages.length).toBe(2);
+    // And a new socket with a query opens while the others are open.
+    const late = w.open(`${STREAM}?late`);
+    await until(() => late.messages.length === 1, 'the late snapshot');
+    expect(late.messages[0]!.map((i) => i.conversation.id)).toEqual([a, b]);
+  });
+
+  it('health: `ok` on open and periodically while the service answers; closes when it stops answering', async () => {
+    let up = true;
+    const t = await setup();
+    const target = { WebSocket: NativeWebSocket as unknown as typeof WebSocket };
+    const uninstall = installStreamShim({
+      target,
+      fetch: async (input, init) => (up ? t.service.handle(new Request(input, init)) : Promise.reject(new TypeError('Failed to fetch'))),
+      isServiceAvailable: () => true,
+      healthIntervalMs: 10,
+    });
+    cleanups.push(uninstall);
+    const socket = new target.WebSocket('ws://127.0.0.1:39300/.well-known/stream/health');
+    const received: string[] = [];
+    let closed: CloseEvent | undefined;
+    socket.onmessage = (event) => received.push(event.data as string);
+    socket.onclose = (event) => (closed = event);
+    await until(() => received.length >= 3, 'three oks');
+    expect(new Set(received)).toEqual(new Set(['ok']));
+    up = false;
+    await until(() => closed !== undefined, 'the close');
+    expect(closed!.code).toBe(4503);
+    expect(socket.readyState).toBe(3);
+  });
+
+  it('user: the ReturnedUserProfile on open', async () => {
+    const w = await world();
+    const user = openPath(w, 'ws://localhost:1000/user/stream');
+    await until(() => user.messages.length === 1, 'the profile');
+    const expected = await (await w.t.fetch(`${BASE}/user`)).json();
+    expect(user.messages[0]).toEqual(expected);
+  });
+
+  it('a plain GET of any socket path is 426', async () => {
+    const t = await setup();
+    for (const path of ['/messages/stream/identifiers', '/assets/stream/identifiers', '/applications/stream/identifiers', '/.well-known/stream/health', '/user/stream']) {
+      const response = await t.fetch(`${BASE}${path}`);
+      expect(response.status).toBe(426);
+      expect(await response.text()).toMatch(/is a WebSocket/);
+    }
+  });
+});
