@@ -19,6 +19,8 @@ import { badRequest } from '../http.js';
 import {
   array,
   boolean,
+  embeddedSchema,
+  knownKeys,
   noServerKeys,
   object,
   oneOf,
@@ -43,6 +45,32 @@ export interface Clock {
 }
 
 const SERVER_KEYS = ['id', 'created', 'updated'] as const;
+
+/**
+ * The fields of the SDK models clients send: any other key is refused (400)
+ * rather than stored and served back where the SDK's models have no such field.
+ */
+const FIELDS = {
+  SeededConversation: ['schema', 'name', 'favorited', 'application', 'annotations', 'messages', 'model', 'assets', 'websites', 'anchors', 'type', 'pipeline', 'demo'],
+  Conversation: [
+    'schema', 'id', 'name', 'created', 'updated', 'deleted', 'favorited', 'application', 'annotations', 'messages', 'model',
+    'assets', 'websites', 'anchors', 'type', 'grounding', 'score', 'pipeline', 'demo', 'summaries',
+  ],
+  SeededConversationMessage: [
+    'schema', 'created', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'assets', 'ranges', 'summaries', 'tags',
+    'messages', 'workstreamEvents', 'sources', 'anchors',
+  ],
+  ConversationMessage: [
+    'schema', 'id', 'created', 'updated', 'deleted', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'score',
+    'annotations', 'websites', 'persons', 'anchors', 'assets', 'ranges', 'summaries', 'tags', 'messages', 'workstreamEvents', 'sources',
+  ],
+  SeededAnnotation: [
+    'schema', 'mechanism', 'asset', 'person', 'type', 'text', 'model', 'pseudo', 'favorited', 'anchor', 'conversation',
+    'workstreamSummary', 'messages', 'assets', 'persons', 'anchors', 'conversations', 'websites', 'tags', 'summaries', 'workstreamEvents',
+  ],
+  SeededAnchor: ['schema', 'type', 'watch', 'fullpath', 'asset', 'platform', 'name', 'annotations', 'conversation', 'persons'],
+  ReferencedModel: ['schema', 'id'],
+} as const;
 
 /** `{iterable: [{id, …}]}`, e.g. FlattenedAssets, FlattenedWebsites, FlattenedAnnotations. */
 function flattened(value: unknown, path: string): JsonObject {
@@ -71,11 +99,12 @@ export function parseModel(value: unknown, path: string): JsonObject {
   return model;
 }
 
-/** A ReferencedModel (a conversation's `model`): `{id, reference?: Model}`. */
+/** A ReferencedModel (a conversation's `model`): `{schema?, id}`. */
 function parseReferencedModel(value: unknown, path: string): JsonObject {
   const model = object(value, path);
+  knownKeys(model, FIELDS.ReferencedModel, path, 'ReferencedModel');
+  optional(model, 'schema', path, embeddedSchema);
   required(model, 'id', path, string);
-  optional(model, 'reference', path, object);
   return model;
 }
 
@@ -86,11 +115,13 @@ const ANNOTATION_LINKS: Array<[seeded: string, wire: string]> = [
   ['model', 'model'],
   ['anchor', 'anchor'],
   ['workstreamSummary', 'summary'],
+  ['conversation', 'conversation'],
 ];
 
 /** A SeededAnnotation becomes a FlattenedAnnotation (links as references). */
 function seedAnnotation(item: Json, path: string, clock: Clock, owner: JsonObject): JsonObject {
   const seeded = object(item, path);
+  knownKeys(seeded, FIELDS.SeededAnnotation, path, 'SeededAnnotation');
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, AnnotationTypeEnum, p));
   const text = required(seeded, 'text', path, string);
   optional(seeded, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p));
@@ -106,6 +137,7 @@ function seedAnnotation(item: Json, path: string, clock: Clock, owner: JsonObjec
 /** A SeededAnchor becomes a FlattenedAnchor with its one point. */
 function seedAnchor(item: Json, path: string, clock: Clock, conversationId: string): JsonObject {
   const seeded = object(item, path);
+  knownKeys(seeded, FIELDS.SeededAnchor, path, 'SeededAnchor');
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, AnchorTypeEnum, p));
   const fullpath = required(seeded, 'fullpath', path, string);
   optional(seeded, 'watch', path, boolean);
@@ -113,7 +145,8 @@ function seedAnchor(item: Json, path: string, clock: Clock, conversationId: stri
   const platform = optional(seeded, 'platform', path, (v, p) => oneOf(v, PlatformEnum, p));
   const asset = optional(seeded, 'asset', path, string);
   const annotations = optional(seeded, 'annotations', path, array);
-  const { asset: _asset, annotations: _annotations, conversation: _conversation, ...rest } = seeded;
+  // fullpath and platform belong to the anchor's point, not to the FlattenedAnchor.
+  const { asset: _asset, annotations: _annotations, conversation: _conversation, fullpath: _fullpath, platform: _platform, ...rest } = seeded;
   const id = clock.id();
   const stamp = { created: { value: clock.now }, updated: { value: clock.now } };
   const point = { id: clock.id(), fullpath, ...stamp, anchor: { id }, ...(platform ? { platform } : {}) };
@@ -141,6 +174,7 @@ const references = (items: JsonObject[]) => ({ iterable: items.map((reference) =
 export function seedMessage(value: unknown, path: string, clock: Clock, conversation?: string): JsonObject {
   const message = object(value, path);
   noServerKeys(message, ['id', 'updated'], path);
+  knownKeys(message, FIELDS.SeededConversationMessage, path, 'SeededConversationMessage');
   const fragment = required(message, 'fragment', path, parseFragment);
   const role = required(message, 'role', path, (v, q) => oneOf(v, MessageRoleEnum, q));
   const created = optional(message, 'created', path, timestamp) ?? { value: clock.now };
@@ -157,12 +191,13 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
   const path = 'conversation';
   const seeded: JsonObject = body === undefined ? { type: 'COPILOT' } : object(body, path);
   noServerKeys(seeded, SERVER_KEYS, path);
+  knownKeys(seeded, FIELDS.SeededConversation, path, 'SeededConversation');
   const id = clock.id();
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, ConversationTypeEnum, p));
   optional(seeded, 'name', path, string);
   optional(seeded, 'favorited', path, boolean);
   optional(seeded, 'demo', path, boolean);
-  optional(seeded, 'schema', path, object);
+  optional(seeded, 'schema', path, embeddedSchema);
   optional(seeded, 'pipeline', path, object);
   const application = optional(seeded, 'application', path, parseApplication);
   optional(seeded, 'model', path, parseReferencedModel);
@@ -228,14 +263,17 @@ export function updatedConversationId(body: unknown): string {
 export function updateConversation(body: unknown, current: ConversationState, clock: Clock): ConversationEdit {
   const path = 'conversation';
   const sent = object(body, path);
+  knownKeys(sent, FIELDS.Conversation, path, 'Conversation');
   const stored = JSON.parse(current.record.json) as JsonObject;
   const next: JsonObject = { id: stored.id!, type: stored.type!, created: stored.created! };
   for (const [key, value] of Object.entries(sent)) {
     if (key === 'id' || key === 'created' || key === 'updated' || key === 'messages') continue;
     const check = UPDATABLE[key];
-    if (check && value !== null && value !== undefined) check(value, `${path}.${key}`);
-    if (value !== null && value !== undefined) next[key] = value;
+    // Fields the service keeps (schema, deleted, score, summaries) stay as stored.
+    if (!check) continue;
+    if (value !== null && value !== undefined) next[key] = check(value, `${path}.${key}`) as Json;
   }
+  for (const key of ['schema', 'deleted', 'score', 'summaries']) if (stored[key] !== undefined) next[key] = stored[key]!;
   next.created = stored.created!;
   next.updated = { value: clock.now };
   return { record: { ...current.record, json: JSON.stringify(next) } };
@@ -277,6 +315,7 @@ const MESSAGE_FIXED = ['id', 'created', 'updated', 'conversation'] as const;
 export function updateMessage(body: JsonObject, stored: MessageRecord, clock: Clock, valueOnly: boolean): MessageRecord {
   const path = 'message';
   const current = JSON.parse(stored.json) as JsonObject;
+  knownKeys(body, FIELDS.ConversationMessage, path, 'ConversationMessage');
   const owner = optional(body, 'conversation', path, object);
   if (owner && owner.id !== stored.conversation) {
     throw badRequest(`message.conversation must stay ${stored.conversation}: a message cannot move to another conversation.`);
