@@ -73,11 +73,13 @@ export function optional<T>(object: JsonObject, key: string, path: string, check
 /** A GroupedTimestamp: `{value: ISO-8601, readable?}`. */
 export function timestamp(value: unknown, path: string): { value: string; readable?: string } {
   const record = object(value, path);
+  knownKeys(record, ['schema', 'value', 'readable'], path, 'GroupedTimestamp');
+  const schema = optional(record, 'schema', path, embeddedSchema);
   const iso = required(record, 'value', path, string);
   const time = Date.parse(iso);
   if (Number.isNaN(time)) throw badRequest(`${path}.value must be an ISO-8601 date, not ${JSON.stringify(iso)}.`);
   const readable = optional(record, 'readable', path, string);
-  return { ...record, value: new Date(time).toISOString(), ...(readable === undefined ? {} : { readable }) };
+  return { ...(schema ? { schema } : {}), value: new Date(time).toISOString(), ...(readable === undefined ? {} : { readable }) };
 }
 
 export function integerArray(value: unknown, path: string): number[] {
@@ -105,6 +107,12 @@ export function embeddedSchema(value: unknown, path: string): { migration: numbe
     semantic: required(record, 'semantic', path, (v, p) => oneOf(v, ['UNKNOWN', 'MAJOR_0_MINOR_0_PATCH_1'], p)),
   };
 }
+
+/**
+ * JSON text of a record to store: a `null` sent for an optional field means
+ * "absent", so the key is left out (the SDK's models have no null fields to serve).
+ */
+export const storedJson = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (v === null ? undefined : v));
 
 /** The fields of `record` that are neither undefined nor null. */
 export function defined<T extends Record<string, unknown>>(record: T): { [K in keyof T]: Exclude<T[K], undefined | null> } {

@@ -125,12 +125,26 @@ describe('conversationsCreateSpecificConversation', () => {
       [{ type: 'COPILOT', annotations: [{ type: 'COMMENT', text: 'x', note: 1 }] }, 'conversation.annotations[0].note is not a field of SeededAnnotation'],
       [{ type: 'COPILOT', messages: [{ ...message, extra: true }] }, 'conversation.messages[0].extra is not a field of SeededConversationMessage'],
       [{ type: 'COPILOT', schema: { migration: 0 } }, 'conversation.schema.semantic is required'],
+      [{ type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'q', colour: 1 } } }] }, 'conversation.messages[0].fragment.string.colour is not a field of TransferableString'],
+      [{ type: 'COPILOT', messages: [{ role: 'USER', fragment: { text: 'q' } }] }, 'conversation.messages[0].fragment.text is not a field of FragmentFormat'],
+      [{ type: 'COPILOT', messages: [{ ...message, created: { value: '2026-01-01T00:00:00Z', millis: 1 } }] }, 'conversation.messages[0].created.millis is not a field of GroupedTimestamp'],
     ] as const) {
       const response = await t.fetch(`${BASE}/conversations/create`, jsonPost(body));
       expect(response.status).toBe(400);
       expect(await response.text()).toContain(refused);
     }
     expect(await dump(t.databaseName)).toBe(before);
+    // Every field a FragmentFormat has is kept (and the response checker reads it back against the SDK).
+    const fragment = { string: { raw: 'q', base64: 'cQ==' }, bytes: { raw: [113] }, metadata: { ext: 'ts' } };
+    const kept = await (await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', messages: [{ role: 'USER', fragment }] }))).json();
+    expect(kept.messages.iterable[0].reference.fragment).toEqual(fragment);
+    // null for an optional field means absent: the key is not stored, nor served.
+    const nulls = await (
+      await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', name: null, messages: [{ role: 'USER', fragment: { string: null, bytes: { raw: [1] } }, sentiment: null }] }))
+    ).json();
+    expect(nulls).not.toHaveProperty('name');
+    expect(nulls.messages.iterable[0].reference).not.toHaveProperty('sentiment');
+    expect(nulls.messages.iterable[0].reference.fragment).toEqual({ bytes: { raw: [1] } });
     // conversationUpdate takes the whole Conversation: a key it does not have is refused too.
     const created = await (await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', name: 'n' }))).json();
     const refused = await t.fetch(`${BASE}/conversation/update`, jsonPost({ ...created, custom: 1 }));

@@ -22,6 +22,7 @@ import {
   embeddedSchema,
   knownKeys,
   noServerKeys,
+  storedJson,
   object,
   oneOf,
   optional,
@@ -79,11 +80,40 @@ function flattened(value: unknown, path: string): JsonObject {
   return record;
 }
 
+/** Wire keys of TransferableString and TransferableBytes (strings, or arrays of byte values). */
+const TRANSFERABLE_KEYS = ['schema', 'raw', 'base64', 'base64_url', 'data_url'] as const;
+
+/** A FragmentFormat: `string` (TransferableString), `bytes` (TransferableBytes), `metadata` ({ext}). */
 function parseFragment(value: unknown, path: string): JsonObject {
   const fragment = object(value, path);
-  const str = optional(fragment, 'string', path, object);
-  if (str) optional(str, 'raw', `${path}.string`, string);
+  knownKeys(fragment, ['schema', 'string', 'bytes', 'metadata'], path, 'FragmentFormat');
+  optional(fragment, 'schema', path, embeddedSchema);
+  const transferable = (key: 'string' | 'bytes', model: string, check: (v: unknown, p: string) => unknown) => {
+    const part = optional(fragment, key, path, object);
+    if (!part) return;
+    knownKeys(part, TRANSFERABLE_KEYS, `${path}.${key}`, model);
+    optional(part, 'schema', `${path}.${key}`, embeddedSchema);
+    for (const field of TRANSFERABLE_KEYS.slice(1)) optional(part, field, `${path}.${key}`, check);
+  };
+  transferable('string', 'TransferableString', string);
+  transferable('bytes', 'TransferableBytes', byteArray);
+  const metadata = optional(fragment, 'metadata', path, object);
+  if (metadata) {
+    knownKeys(metadata, ['schema', 'ext'], `${path}.metadata`, 'FragmentMetadata');
+    optional(metadata, 'schema', `${path}.metadata`, embeddedSchema);
+    optional(metadata, 'ext', `${path}.metadata`, (v, p) => {
+      if (typeof v !== 'string' || !/^[a-z0-9_+#.-]{1,16}$/.test(v)) throw badRequest(`${p} must be a file extension such as "ts" or "py".`);
+      return v;
+    });
+  }
   return fragment;
+}
+
+function byteArray(value: unknown, path: string): number[] {
+  return array(value, path).map((item, i) => {
+    if (typeof item !== 'number' || !Number.isInteger(item) || item < 0 || item > 255) throw badRequest(`${path}[${i}] must be a byte (0 to 255).`);
+    return item;
+  });
 }
 
 /** A whole Model (a message's `model`): every field the SDK requires. */
@@ -222,7 +252,7 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
     ...(anchors ? { anchors: references(anchors.map((a, i) => seedAnchor(a, `${path}.anchors[${i}]`, clock, id))) } : {}),
   };
   return {
-    record: { id, json: JSON.stringify(conversation), messageIds: messages.map((m) => m.id as string) },
+    record: { id, json: storedJson(conversation), messageIds: messages.map((m) => m.id as string) },
     messages: messages.map((message) => messageRecord(message)),
   };
 }
@@ -230,7 +260,7 @@ export function seedConversation(body: unknown, clock: Clock): Seeded {
 export const messageRecord = (message: JsonObject): MessageRecord => ({
   id: message.id as string,
   conversation: (message.conversation as JsonObject).id as string,
-  json: JSON.stringify(message),
+  json: storedJson(message),
 });
 
 /** The fields of a Conversation a client may change with conversationUpdate. */
@@ -276,7 +306,7 @@ export function updateConversation(body: unknown, current: ConversationState, cl
   for (const key of ['schema', 'deleted', 'score', 'summaries']) if (stored[key] !== undefined) next[key] = stored[key]!;
   next.created = stored.created!;
   next.updated = { value: clock.now };
-  return { record: { ...current.record, json: JSON.stringify(next) } };
+  return { record: { ...current.record, json: storedJson(next) } };
 }
 
 /** The conversation JSON with `updated` set to now and `edit` applied. */
@@ -284,7 +314,7 @@ export function touched(record: Omit<ConversationRecord, 'seq'>, clock: Clock, e
   const conversation = JSON.parse(record.json) as JsonObject;
   edit(conversation);
   conversation.updated = { value: clock.now };
-  return JSON.stringify(conversation);
+  return storedJson(conversation);
 }
 
 /** A name from the first USER message's text: its first non-empty line, at most 60 characters. */
@@ -334,7 +364,7 @@ export function updateMessage(body: JsonObject, stored: MessageRecord, clock: Cl
   }
   for (const key of MESSAGE_FIXED) next[key] = current[key]!;
   next.updated = { value: clock.now };
-  return { ...stored, json: JSON.stringify(next) };
+  return { ...stored, json: storedJson(next) };
 }
 
 /** `"indices":{…}`: each message id → its position, each deleted message id → -1. */
