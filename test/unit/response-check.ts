@@ -5,7 +5,8 @@
  * SDK clients, plain fetch, the worker host — is checked; the violations of a
  * test fail it in `afterEach`.
  */
-import { afterEach } from 'vitest';
+import { appendFileSync } from 'node:fs';
+import { afterAll, afterEach } from 'vitest';
 import { OPERATIONS } from '../../src/core/routes.js';
 import { check, type Violation } from './sdk-shape.js';
 
@@ -89,6 +90,8 @@ export async function checkResponse(operation: string, url: URL, response: Respo
 }
 
 const found: string[] = [];
+/** Bodies checked per operation in this test file (PIECES_CHECK_REPORT=<file> appends them there as one JSON line). */
+export const checked = new Map<string, number>();
 const wrapped = new WeakSet<object>();
 
 /** Wraps every handler of the route table with the check; a test with violations fails after it runs. */
@@ -100,6 +103,7 @@ export function installResponseCheck() {
       const response = await handler(context);
       // HEAD is answered by the GET handler: its body is checked like the GET's.
       if (response.status >= 200 && response.status < 300) {
+        checked.set(operation.name, (checked.get(operation.name) ?? 0) + 1);
         for (const v of await checkResponse(operation.name, context.url, response)) {
           found.push(`${operation.name} ${context.request.method} ${context.url.pathname}${context.url.search} ${response.status}: ${v.path}: ${v.message}`);
         }
@@ -113,6 +117,10 @@ export function installResponseCheck() {
     if (violations.length > 0) {
       throw new Error(`Responses that the SDK models do not allow:\n${violations.slice(0, 50).join('\n')}${violations.length > 50 ? `\n… and ${violations.length - 50} more` : ''}`);
     }
+  });
+  afterAll(() => {
+    const report = process.env.PIECES_CHECK_REPORT;
+    if (report) appendFileSync(report, `${JSON.stringify(Object.fromEntries(checked))}\n`);
   });
 }
 
