@@ -1,14 +1,18 @@
 /**
- * One config, three builds, chosen by mode:
+ * One config, four builds, chosen by mode:
  *   vite build --mode worker  → dist/pieces-os-worker.js (self-contained classic script)
- *   vite build --mode lib     → dist/index.js (ESM page library)
+ *   vite build --mode lib     → dist/index.js (ESM page library), dist/worker.js, dist/core.js
+ *   vite build --mode node    → dist/node.js and dist/core.node.js (Node: no browser globals read)
  *   vite [serve|build]        → the demo (root demo/, static files from public/)
  * Vitest reads the `test` block.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { BuildEnvironmentOptions, UserConfig } from 'vite';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+
+/** Where the examples' package build goes (not dist/, which the package test rebuilds meanwhile). */
+export const EXAMPLES_BUILD = resolve(import.meta.dirname, 'node_modules/.cache/pieces-os-worker-examples');
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 const define = { __PIECES_VERSION__: JSON.stringify(version) };
@@ -19,6 +23,61 @@ const packageBuild = (build: BuildEnvironmentOptions): UserConfig => ({
   publicDir: false,
   build: { outDir: 'dist', emptyOutDir: false, target: 'es2022', ...build },
 });
+
+/**
+ * The browser suite, once per engine: the same test files over the driver of
+ * the engine PIECES_BROWSER names. One engine at a time (groupOrder), one file at a time.
+ */
+const browserProject = {
+  environment: 'node',
+  include: ['test/browser/**/*.test.ts'],
+  globalSetup: ['test/browser/global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  fileParallelism: false,
+};
+
+
+/**
+ * The Node entries. workbox-routing is bundled with its development code
+ * compiled out (it reads `self` at import otherwise), and idb's IndexedDB
+ * globals are bound to fake-indexeddb's classes: storage runs in memory, and
+ * no global is read or patched.
+ */
+export const nodeBuild = (outDir: string): UserConfig => {
+  const fake = (name: string): [string, string] => ['fake-indexeddb', name];
+  const idbGlobals = ['IDBCursor', 'IDBDatabase', 'IDBIndex', 'IDBKeyRange', 'IDBObjectStore', 'IDBRequest', 'IDBTransaction', 'indexedDB'];
+  return {
+    define: { ...define, 'process.env.NODE_ENV': JSON.stringify('production') },
+    publicDir: false,
+    build: {
+      outDir,
+      emptyOutDir: false,
+      target: 'node20',
+      ssr: true,
+      lib: {
+        entry: {
+          node: resolve(import.meta.dirname, 'src/node/index.ts'),
+          'core.node': resolve(import.meta.dirname, 'src/core/index.ts'),
+        },
+        formats: ['es'],
+      },
+      rolldownOptions: {
+        external: [/^node:/, 'ws', 'fake-indexeddb', /^@mswjs\/interceptors/, 'mock-socket'],
+        transform: { inject: Object.fromEntries(idbGlobals.map((name) => [name, fake(name)])) },
+      },
+    },
+    ssr: { noExternal: ['idb', /^workbox-/] },
+  };
+};
+
+function examplesProject(name: string, test: TestProjectInlineConfiguration['test']): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    resolve: { alias: [{ find: /^pieces-os-worker\/node$/, replacement: resolve(EXAMPLES_BUILD, name, 'dist/node.js') }] },
+    test: { name, globalSetup: ['examples/global-setup.ts'], ...test },
+  };
+}
 
 export default defineConfig(({ mode }) => {
   if (mode === 'worker') {
@@ -32,6 +91,7 @@ export default defineConfig(({ mode }) => {
       },
     });
   }
+  if (mode === 'node') return nodeBuild('dist');
   if (mode === 'lib') {
     return packageBuild({
       lib: {
@@ -66,19 +126,33 @@ export default defineConfig(({ mode }) => {
             testTimeout: 30_000,
           },
         },
+        // The examples of the README, as a user runs them: `pieces-os-worker/node` is the
+        // package's build, made by examples/global-setup.ts into a folder of each project.
+        ...(['node', 'jsdom', 'happy-dom'] as const).map((environment) =>
+          examplesProject(`examples-${environment}`, { environment, include: ['examples/vitest/**/*.test.ts'] }),
+        ),
+        // The Playwright and loopback-server examples: real Chromium, the real CLI.
+        examplesProject('examples-e2e', {
+          environment: 'node',
+          include: ['examples/playwright/**/*.test.ts', 'examples/serve/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        }),
         {
-          // Real Chromium (Debian's, or CHROME_PATH) driven by playwright-core: see test/browser/engine.ts.
+          // Chromium (Debian's, or CHROME_PATH) driven by playwright-core: see test/browser/engine.ts.
           extends: true,
-          test: {
-            name: 'browser',
-            env: { PIECES_BROWSER: 'chromium' },
-            environment: 'node',
-            include: ['test/browser/**/*.test.ts'],
-            globalSetup: ['test/browser/global-setup.ts'],
-            testTimeout: 60_000,
-            hookTimeout: 120_000,
-            fileParallelism: false,
-          },
+          test: { ...browserProject, name: 'browser', env: { PIECES_BROWSER: 'chromium' }, sequence: { groupOrder: 1 } },
+        },
+        {
+          // Firefox ESR (Debian's, or FIREFOX_PATH) driven by puppeteer-core over WebDriver BiDi.
+          extends: true,
+          test: { ...browserProject, name: 'browser-firefox', env: { PIECES_BROWSER: 'firefox' }, sequence: { groupOrder: 2 } },
+        },
+        {
+          // WebKitGTK's MiniBrowser (Debian's webkit2gtk-driver) under Xvfb, driven by selenium-webdriver.
+          extends: true,
+          test: { ...browserProject, name: 'browser-webkit', env: { PIECES_BROWSER: 'webkit' }, sequence: { groupOrder: 3 } },
         },
         {
           // npm run bench (BENCH=smoke for the short version); not part of npm test.

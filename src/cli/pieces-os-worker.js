@@ -1,30 +1,108 @@
 #!/usr/bin/env node
 // pieces-os-worker init <public dir>: copies the worker script into the folder an app serves statically.
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log]: the service on a loopback port.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const SCRIPT = 'pieces-os-worker.js';
-const source = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist', SCRIPT);
-const [command, folder] = process.argv.slice(2);
+const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist');
+const [command, ...rest] = process.argv.slice(2);
 
-if (command !== 'init' || !folder) {
-  console.error(`Usage: pieces-os-worker init <public dir>
+const USAGE = `Usage:
+  pieces-os-worker init <public dir>
+      Copies ${SCRIPT} into <public dir>, the folder your app serves at its root
+      (public/ for Vite, Next.js and Create React App), so that
+      startPiecesService() can register it at /${SCRIPT}.
 
-Copies ${SCRIPT} into <public dir>, the folder your app serves at its root
-(public/ for Vite, Next.js and Create React App), so that
-startPiecesService() can register it at /${SCRIPT}.`);
-  process.exit(command === '--help' || command === '-h' ? 0 : 1);
-}
-if (!existsSync(source)) {
-  console.error(`pieces-os-worker: ${source} is missing; build the package first (npm run build).`);
+  pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
+      Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
+      --data loads that file (the exportData() format) at start, if it exists,
+      and writes the store back to it on exit (Ctrl+C, SIGTERM).`;
+
+function fail(message) {
+  console.error(`pieces-os-worker: ${message}\n\n${USAGE}`);
   process.exit(1);
 }
-const target = resolve(folder);
-mkdirSync(target, { recursive: true });
-copyFileSync(source, join(target, SCRIPT));
-console.log(`pieces-os-worker: copied ${SCRIPT} to ${relative(process.cwd(), join(target, SCRIPT)) || SCRIPT}`);
-console.log(`Register it in your app:
+
+if (command === '--help' || command === '-h' || command === 'help') {
+  console.log(USAGE);
+} else if (command === 'init') {
+  init(rest[0]);
+} else if (command === 'serve') {
+  await serve(rest);
+} else {
+  fail(command ? `unknown command "${command}".` : 'a command is needed.');
+}
+
+function init(folder) {
+  if (!folder) fail('init needs the folder your app serves statically.');
+  const source = join(dist, SCRIPT);
+  if (!existsSync(source)) {
+    console.error(`pieces-os-worker: ${source} is missing; build the package first (npm run build).`);
+    process.exit(1);
+  }
+  const target = resolve(folder);
+  mkdirSync(target, { recursive: true });
+  copyFileSync(source, join(target, SCRIPT));
+  console.log(`pieces-os-worker: copied ${SCRIPT} to ${relative(process.cwd(), join(target, SCRIPT)) || SCRIPT}`);
+  console.log(`Register it in your app:
 
   import { startPiecesService } from 'pieces-os-worker';
   await startPiecesService();`);
+}
+
+async function serve(args) {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        port: { type: 'string', default: '39300' },
+        host: { type: 'string', default: '127.0.0.1' },
+        data: { type: 'string' },
+        log: { type: 'boolean', default: false },
+        'no-sample-assets': { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    fail(error.message);
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not ${values.port}.`);
+  let data;
+  if (values.data && existsSync(values.data)) {
+    try {
+      data = JSON.parse(readFileSync(values.data, 'utf8'));
+    } catch (error) {
+      fail(`${values.data} is not JSON: ${error.message}`);
+    }
+  }
+  const { startLoopbackServer } = await import(join(dist, 'node.js'));
+  let server;
+  try {
+    server = await startLoopbackServer({ port, host: values.host, data, log: values.log, sampleAssets: !values['no-sample-assets'] });
+  } catch (error) {
+    const reason = error.code === 'EADDRINUSE' ? `port ${port} is in use on ${values.host}.` : error.message;
+    console.error(`pieces-os-worker: cannot serve: ${reason}`);
+    process.exit(1);
+  }
+  console.log(`pieces-os-worker: answering ${server.url} (HTTP and WebSocket)${values.data ? `, data in ${values.data}` : ''}; Ctrl+C to stop.`);
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    try {
+      if (values.data) {
+        writeFileSync(values.data, JSON.stringify(await server.exportData(), null, 2) + '\n');
+        console.log(`pieces-os-worker: wrote the store to ${values.data}.`);
+      }
+    } finally {
+      await server.close();
+      process.exit(0);
+    }
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}

@@ -10,7 +10,10 @@ import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './rou
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from './bases.js';
 import { knownOperation } from './catalogue.js';
+import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
+import { loggerFor, type Logger } from './log.js';
 import type { UserConfig } from './models/user.js';
+import { Overrides, type Override } from './overrides.js';
 
 export { DEFAULT_BASES };
 
@@ -30,9 +33,20 @@ export interface ServiceOptions {
   /** Called after every committed change, in commit order. */
   onChange?: (change: Change) => void;
   userAgent?: string;
+  /** The clock for every time the service records (`created`, `updated`, events); default `new Date()`. */
   now?: () => Date;
+  /** The id generator for every record the service creates; default `crypto.randomUUID()`. */
   newId?: () => string;
+  /** What `reset()` restores (the data format of `seed`); default an empty store. */
+  initialData?: PiecesSeed;
+  /** Print each request and its answer (`true`), or give each log entry to a function. */
+  log?: boolean | Logger;
+  /** Keeps the runtime overrides across restarts: loaded before the first request, saved on each change. */
+  keepOverrides?: { load(): Promise<unknown>; save(overrides: Override[]): Promise<void> };
 }
+
+/** Operations answered at once, even while the database opens (a client's 100 ms health probe on a cold worker). */
+const ANSWERED_WITHOUT_DATABASE = new Set(['getWellKnownHealth', 'getWellKnownVersion']);
 
 /** Methods for which a catch-all route answers 404/405 under a base (the ones Workbox routes). */
 const FALLBACK_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -47,6 +61,18 @@ export interface Service {
   addRoutes(router: Router): void;
   /** The path under a base, or null when the URL is outside every base. */
   pathUnderBase(url: URL): string | null;
+  /** Replaces the whole store with the initial data. */
+  reset(): Promise<void>;
+  /** Adds records (the data format); a record with an existing id replaces it. Invalid data changes nothing. */
+  seed(data: PiecesSeed): Promise<void>;
+  /** The whole store in the data format. */
+  exportData(): Promise<PiecesData>;
+  /** Adds runtime overrides, tried before those already in force; in force at once, the promise says when kept. */
+  use(...overrides: Override[]): Promise<void>;
+  /** Removes every runtime override; at once, the promise says when kept. */
+  resetOverrides(): Promise<void>;
+  /** The runtime overrides in force, newest first. */
+  listOverrides(): Override[];
 }
 
 export function createService(options: ServiceOptions): Service {
@@ -133,14 +159,86 @@ export function createService(options: ServiceOptions): Service {
   const router = new Router();
   addRoutes(router);
 
-  function respond(request: Request, event?: unknown): Promise<Response> | undefined {
-    const handled = router.handleRequest({ request, event: event as never });
-    if (handled) return handled;
+  /** The service's answer, from the route table (no override applied). */
+  function answer(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
+    // The Router's own handleRequest reads the page's `location`; matching needs no origin.
+    const { route, params } = router.findMatchingRoute({ url, sameOrigin: false, request, event: event as never });
+    if (route) {
+      try {
+        return Promise.resolve(route.handler.handle({ url, request, event: event as never, params }));
+      } catch (error) {
+        return Promise.resolve(failure(error));
+      }
+    }
     // Methods the Router has no routes for (PROPFIND, …) still get an answer under a base.
-    const url = new URL(request.url);
-    const path = pathUnderBase(url);
-    return path === null ? undefined : fallback(request, url, path);
+    return fallback(request, url, path);
   }
+
+  const operationOf = (method: string, path: string) =>
+    compiled.find(({ operation, match }) => (operation.method === method || (method === 'HEAD' && operation.method === 'GET')) && match(path))
+      ?.operation.name;
+
+  const overrides = new Overrides();
+  const logger = loggerFor(options.log);
+  const kept = options.keepOverrides;
+  // Saves follow one another, so the last one written is the list in force.
+  let saving = Promise.resolve();
+  const save = () => {
+    if (kept) saving = saving.then(() => kept.save(overrides.list())).catch(() => {});
+    return saving;
+  };
+  let loading: Promise<void> | null = kept
+    ? kept
+        .load()
+        .then((list) => {
+          // Overrides given since the start stay in front of the ones kept.
+          if (Array.isArray(list) && list.length) overrides.restore(list);
+        })
+        .catch(() => {})
+        .finally(() => (loading = null))
+    : null;
+
+  async function answerWithOverrides(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
+    const started = performance.now();
+    const operation = overrides.size || logger || loading ? operationOf(request.method, path) : undefined;
+    // Kept overrides are in force before the first answer, except discovery's, which never waits for the database.
+    if (loading && !ANSWERED_WITHOUT_DATABASE.has(operation!)) await loading;
+    const before = overrides.size;
+    const outcome = overrides.size ? overrides.take(request.method, path, operation) : undefined;
+    // A used-up `once` is written away before the answer, so that a restart cannot revive it.
+    if (overrides.size !== before) await save();
+    if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
+    const response = outcome?.response ? outcome.response() : await answer(request, url, path, event);
+    // A stream socket's catch-up requests are part of its connection, not requests of their own.
+    const catchUp = url.searchParams.has('after') && request.headers.has('x-pieces-stream');
+    if (!catchUp) logger?.({
+      operation,
+      method: request.method,
+      url: request.url,
+      path,
+      status: response.type === 'error' ? 0 : response.status,
+      ms: performance.now() - started,
+      overridden: !!outcome,
+    });
+    return response;
+  }
+
+  function respond(request: Request, event?: unknown): Promise<Response> | undefined {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return undefined;
+    }
+    const path = pathUnderBase(url);
+    return path === null ? undefined : answerWithOverrides(request, url, path, event);
+  }
+
+  const clock = { now: () => context.now().toISOString(), newId: () => context.newId() };
+  const load = async (data: PiecesSeed, replace: boolean) => {
+    const changes = await context.storage.loadData(parseData(data, clock), { replace });
+    for (const change of changes) context.notify(change);
+  };
 
   return {
     bases: matcher.list,
@@ -148,6 +246,18 @@ export function createService(options: ServiceOptions): Service {
     handle: (request) => respond(request) ?? fetch(request),
     addRoutes,
     pathUnderBase,
+    reset: () => load(options.initialData ?? {}, true),
+    seed: (data) => load(data, false),
+    exportData: async () => toData(await context.storage.dumpData()),
+    use: (...list) => {
+      overrides.use(list);
+      return save();
+    },
+    resetOverrides: () => {
+      overrides.reset();
+      return save();
+    },
+    listOverrides: () => overrides.list(),
   };
 }
 

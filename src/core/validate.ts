@@ -18,7 +18,7 @@ export function isObject(value: unknown): value is JsonObject {
 }
 
 const describe = (value: unknown) =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  value === undefined ? 'absent' : value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 
 export function object(value: unknown, path: string): JsonObject {
   if (!isObject(value)) throw badRequest(`${path} must be a JSON object, not ${describe(value)}.`);

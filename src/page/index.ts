@@ -10,6 +10,7 @@ import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
 import { installSyncProbes } from './sync-probe.js';
 import { VERSION } from '../version.js';
+import { controlsOver, type PiecesControls } from './controls.js';
 
 export interface StartOptions {
   /** URL of the worker script copied into your public folder; default `/pieces-os-worker.js`. */
@@ -27,9 +28,11 @@ export interface StartOptions {
   stream?: boolean;
   /** Answer synchronous XHR health/version probes in the page (Chromium does not send them to the worker); default true. */
   syncProbes?: boolean;
+  /** Print each request and its answer in the worker's console (as MSW does); default false. */
+  log?: boolean;
 }
 
-export interface PiecesService {
+export interface PiecesService extends PiecesControls {
   registration: ServiceWorkerRegistration;
   bases: readonly string[];
   /** The page library's version and the worker's; they differ when the worker script is stale. */
@@ -39,7 +42,9 @@ export interface PiecesService {
 export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes };
 export type { StreamShimOptions } from '../stream/shim.js';
 export type { SyncProbeOptions } from './sync-probe.js';
-export type { AssetInput };
+export type { AssetInput, PiecesControls };
+export type { PiecesData, PiecesSeed } from '../core/data.js';
+export type { Override } from '../core/overrides.js';
 
 const log = (quiet: boolean | undefined, ...args: unknown[]) => {
   if (!quiet) console.info('%c[pieces-os-worker]', 'color:#6c5ce7;font-weight:bold', ...args);
@@ -87,8 +92,13 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
   const bases = options.bases ?? DEFAULT_BASES;
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', bases.join(','));
+  if (options.log) url.searchParams.set('log', '1');
   log(options.quiet, 'starting…');
   const registration = await navigator.serviceWorker.register(url.href, options.scope ? { scope: options.scope } : {});
+  if (!registration) {
+    // e.g. Playwright's `serviceWorkers: 'block'`, which makes register() resolve to nothing.
+    throw new Error('Service worker registration is blocked in this browser context; pieces-os-worker needs it (in Playwright, leave serviceWorkers at "allow").');
+  }
   const container = navigator.serviceWorker;
   const ours = () => container.controller?.scriptURL === url.href;
   if (!ours()) {
@@ -109,7 +119,12 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
   if (options.stream !== false) installStreamShim({ bases: hello.bases });
   if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
   log(options.quiet, `ready: answering ${hello.bases.join(', ')}`);
-  return { registration, bases: hello.bases, version: { page: VERSION, worker: hello.version, mismatch } };
+  return {
+    registration,
+    bases: hello.bases,
+    version: { page: VERSION, worker: hello.version, mismatch },
+    ...controlsOver((request) => askWorker(request)),
+  };
 }
 
 /** Adds assets to the store (to start conversations from); an existing id is replaced. */

@@ -1,5 +1,5 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
-import { openDB, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { wrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import {
   DB_NAME,
   DB_VERSION,
@@ -9,7 +9,7 @@ import {
   type EventKind,
   type PiecesDB,
 } from './schema.js';
-import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage } from './storage.js';
+import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
 export const CHANGE_LOG_LIMIT = 10_000;
@@ -26,6 +26,8 @@ export interface OpenStorageOptions {
   name?: string;
   /** Assets stored on first start (the database's first open). */
   seedAssets?: AssetRecord[];
+  /** The IndexedDB to open it in; default the global `indexedDB`. */
+  factory?: IDBFactory;
 }
 
 export class DatabaseVersionError extends Error {
@@ -42,15 +44,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const name = options.name ?? DB_NAME;
   let db: IDBPDatabase<PiecesDB>;
   try {
-    db = await openDB<PiecesDB>(name, DB_VERSION, {
-      upgrade(database, oldVersion, _newVersion, tx) {
-        for (let step = oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
-      },
-      blocking() {
-        // A newer version wants to upgrade: let it, this connection is done.
-        db.close();
-      },
-    });
+    db = await open(options.factory ?? indexedDB, name);
   } catch (error) {
     if ((error as DOMException)?.name === 'VersionError') throw new DatabaseVersionError(name, error);
     throw error;
@@ -58,6 +52,21 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const storage = new IdbStorage(db);
   if (options.seedAssets?.length) await storage.seed(options.seedAssets);
   return storage;
+}
+
+/** Opens (creating or upgrading) the database in `factory`. */
+function open(factory: IDBFactory, name: string): Promise<IDBPDatabase<PiecesDB>> {
+  const request = factory.open(name, DB_VERSION);
+  request.addEventListener('upgradeneeded', (event) => {
+    const database = wrap(request.result) as unknown as IDBPDatabase<PiecesDB>;
+    const tx = wrap(request.transaction!) as unknown as Parameters<(typeof UPGRADES)[number]>[1];
+    for (let step = event.oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
+  });
+  return (wrap(request) as unknown as Promise<IDBPDatabase<PiecesDB>>).then((db) => {
+    // A newer version wants to upgrade: let it, this connection is done.
+    db.addEventListener('versionchange', () => db.close());
+    return db;
+  });
 }
 
 /**
@@ -408,8 +417,108 @@ class IdbStorage implements Storage {
     });
   }
 
+  async dumpData(): Promise<StoredData> {
+    const tx = this.db.transaction(['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external']);
+    const [applications, sessions, events, conversations, messages, assets, external] = await Promise.all([
+      tx.objectStore('applications').getAll(),
+      tx.objectStore('sessions').getAll(),
+      tx.objectStore('events').getAll(),
+      tx.objectStore('conversations').index('by-seq').getAll(),
+      tx.objectStore('messages').getAll(),
+      tx.objectStore('assets').index('by-name').getAll(),
+      tx.objectStore('external').getAll(),
+    ]);
+    await tx.done;
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    return {
+      applications,
+      sessions,
+      events,
+      conversations: conversations.map(({ seq: _seq, ...conversation }) => ({
+        conversation,
+        messages: conversation.messageIds.map((id) => byId.get(id)).filter((m): m is NonNullable<typeof m> => !!m),
+      })),
+      assets,
+      external,
+    };
+  }
+
+  async loadData(data: StoredData, { replace }: { replace: boolean }): Promise<Change[]> {
+    const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta'] as const;
+    const tx = this.db.transaction([...names], 'readwrite');
+    const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
+    const [conversations, messageIds, assetIds, applicationIds] = await Promise.all([
+      store('conversations').getAll(),
+      store('messages').getAllKeys(),
+      store('assets').getAllKeys(),
+      store('applications').getAllKeys(),
+    ]);
+    const existing = new Map(conversations.map((c) => [c.id, c]));
+    const incoming = {
+      conversation: new Set(data.conversations.map(({ conversation }) => conversation.id)),
+      conversationMessage: new Set(data.conversations.flatMap(({ messages }) => messages.map((m) => m.id))),
+      asset: new Set(data.assets.map((a) => a.id)),
+      application: new Set(data.applications.map((a) => a.id)),
+    };
+    // What goes: with `replace`, every record not given again; else the messages an updated conversation no longer has.
+    const removed = (collection: Collection, ids: string[]) =>
+      ids.filter((id) => !incoming[collection].has(id)).map((id) => ({ collection, id, deleted: true as const }));
+    const gone = replace
+      ? [
+          ...removed('conversation', [...existing.keys()]),
+          ...removed('conversationMessage', messageIds),
+          ...removed('asset', assetIds),
+          ...removed('application', applicationIds),
+        ]
+      : removed(
+          'conversationMessage',
+          data.conversations.flatMap(({ conversation }) => existing.get(conversation.id)?.messageIds ?? []),
+        );
+    // What is written: each conversation's change first, then its messages' (as a create logs them).
+    const written: Array<Omit<Change, 'seq'>> = [
+      ...data.conversations.flatMap(({ conversation, messages }) => [
+        { collection: 'conversation' as const, id: conversation.id },
+        ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+      ]),
+      ...data.assets.map(({ id }) => ({ collection: 'asset' as const, id })),
+      ...data.applications.map(({ id }) => ({ collection: 'application' as const, id })),
+    ];
+    const changes: Change[] = [];
+    await commit(tx, function* () {
+      if (replace) {
+        for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external'] as const) {
+          yield store(name).clear();
+        }
+      } else {
+        for (const { id } of gone) yield store('messages').delete(id);
+      }
+      for (const application of data.applications) yield store('applications').put(application);
+      for (const session of data.sessions) yield store('sessions').put(session);
+      for (const event of data.events) yield store('events').put(event);
+      for (const asset of data.assets) yield store('assets').put(asset);
+      for (const application of data.external) yield store('external').put(application);
+      for (const { messages } of data.conversations) for (const message of messages) yield store('messages').put(message);
+      // A new conversation's snapshot order is the sequence number of its change; an updated one keeps its place.
+      yield log(store('changes'), [...gone, ...written], changes).then(() =>
+        Promise.all(
+          data.conversations.map(({ conversation }) => {
+            const kept = replace ? undefined : existing.get(conversation.id)?.seq;
+            const seq = kept ?? changes.find((c) => c.collection === 'conversation' && c.id === conversation.id && !c.deleted)!.seq;
+            return store('conversations').put({ ...conversation, seq });
+          }),
+        ),
+      );
+      yield store('meta').put(true, 'seeded');
+    });
+    return changes;
+  }
+
   async getMeta<T>(key: string) {
     return (await this.db.get('meta', key)) as T | undefined;
+  }
+
+  async putMeta(key: string, value: unknown) {
+    await this.db.put('meta', value, key);
   }
 
   async ensureMeta<T>(key: string, create: () => T) {

@@ -44,9 +44,11 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putAssets: ['getAsset', 'listAssets'],
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
+  putMeta: [],
   createConversation: [],
   deleteConversation: [],
   editConversation: [],
+  loadData: CACHED,
 };
 
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';

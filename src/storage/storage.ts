@@ -55,6 +55,17 @@ export interface ConversationList {
   messages?: Map<string, MessageRecord>;
 }
 
+/** Every record a store holds, as stored: what `dumpData` reads and `loadData` writes. */
+export interface StoredData {
+  applications: ApplicationRecord[];
+  sessions: SessionRecord[];
+  events: EventRecord[];
+  /** In snapshot order, each with its messages in conversation order. */
+  conversations: Array<{ conversation: Omit<ConversationRecord, 'seq'>; messages: MessageRecord[] }>;
+  assets: AssetRecord[];
+  external: ExternalApplicationRecord[];
+}
+
 export interface Storage {
   listApplications(): Promise<Array<{ application: ApplicationRecord; engagement: Engagement }>>;
   getApplication(id: string): Promise<{ application: ApplicationRecord; engagement: Engagement } | undefined>;
@@ -101,9 +112,20 @@ export interface Storage {
   listExternalApplications(): Promise<ExternalApplicationRecord[]>;
   putExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
 
+  /** Every stored record, in one transaction. */
+  dumpData(): Promise<StoredData>;
+  /**
+   * Writes the records in one transaction (a record with an existing id replaces it, a
+   * conversation together with its messages). With `replace`, every other record is
+   * removed first. Returns the conversation changes made, in commit order.
+   */
+  loadData(data: StoredData, options: { replace: boolean }): Promise<Change[]>;
+
   getMeta<T>(key: string): Promise<T | undefined>;
   /** Returns the value stored under `key`, storing `create()` first if there is none. */
   ensureMeta<T>(key: string, create: () => T): Promise<T>;
+  /** Stores a small named value (replacing any). */
+  putMeta(key: string, value: unknown): Promise<void>;
 
   close(): void;
 }

@@ -28,9 +28,19 @@ export type PageRequest =
   | { type: 'pieces:hello'; version: string }
   | { type: 'pieces:claim' }
   | { type: 'pieces:add-assets'; assets: unknown }
-  | { type: 'pieces:report-external-applications'; applications: unknown };
+  | { type: 'pieces:report-external-applications'; applications: unknown }
+  | ControlRequest;
+
+/** The test controls (`reset`, `seed`, …), sent by a page to its worker. */
+export type ControlRequest =
+  | { type: 'pieces:reset' }
+  | { type: 'pieces:seed'; data: unknown }
+  | { type: 'pieces:export' }
+  | { type: 'pieces:use'; overrides: unknown }
+  | { type: 'pieces:reset-overrides' };
 
 export type PageReply =
   | { ok: true; version: string; bases: readonly string[] }
+  | { ok: true; data: unknown }
   | { ok: true }
   | { ok: false; error: string };

@@ -49,6 +49,18 @@ export interface StreamShimOptions {
   isServiceAvailable?: () => boolean;
   /** Period of the health socket's `ok`, in ms; default `HEALTH_INTERVAL_MS`. */
   healthIntervalMs?: number;
+  /**
+   * Opens the channel on which change announcements arrive; default a
+   * BroadcastChannel named `pieces-os-worker:changes` (the worker's). Hosts
+   * running the service in the same process give their own, so that services are isolated.
+   */
+  announcements?: () => AnnouncementChannel;
+}
+
+/** What the shim needs of a BroadcastChannel: its messages, and closing it. */
+export interface AnnouncementChannel {
+  onmessage: ((event: { data: unknown }) => void) | null;
+  close(): void;
 }
 
 interface Handshake {
@@ -93,14 +105,16 @@ interface Client {
 
 /** One BroadcastChannel per page, shared by every open stream socket. */
 class Announcements {
-  private channel: BroadcastChannel | null = null;
+  private channel: AnnouncementChannel | null = null;
   private readonly sockets = new Set<StreamSocket>();
+
+  constructor(private readonly open: () => AnnouncementChannel) {}
 
   add(socket: StreamSocket) {
     this.sockets.add(socket);
     if (!this.channel) {
-      this.channel = new BroadcastChannel(CHANGES_CHANNEL);
-      this.channel.onmessage = (event: MessageEvent) => {
+      this.channel = this.open();
+      this.channel.onmessage = (event) => {
         const data: unknown = event.data;
         // Anything but a well-formed change announcement is ignored.
         if (!isRecord(data) || data.type !== 'change' || !isChange(data.change)) return;
@@ -316,7 +330,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const available =
     options.isServiceAvailable ?? (() => typeof navigator !== 'undefined' && !!navigator.serviceWorker?.controller);
-  const announcements = new Announcements();
+  const announcements = new Announcements(options.announcements ?? (() => new BroadcastChannel(CHANGES_CHANNEL) as unknown as AnnouncementChannel));
 
   /** The http(s) URL and kind of a socket URL under the bases, or null. */
   function socketOf(url: URL): Pick<Feed, 'httpUrl' | 'kind'> | null {

@@ -16,6 +16,7 @@ import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 import type { ServiceWorkerScope } from './sw-types.js';
+import { answerControl, isControl } from './controls.js';
 
 export interface WorkerOptions {
   /** Base URLs to answer (a port range may be written `http://localhost:39300-39333`); default `DEFAULT_BASES`. */
@@ -24,9 +25,11 @@ export interface WorkerOptions {
   user?: UserConfig | null;
   /** IndexedDB database name; default `pieces-os-worker`. */
   databaseName?: string;
-  /** Store the sample assets on the database's first start; default true. */
+  /** Store the sample assets on the database's first start (and on `reset()`); default true. */
   sampleAssets?: boolean;
   maxBodyBytes?: number;
+  /** Print each request and its answer in the worker's console. */
+  log?: boolean;
 }
 
 function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) {
@@ -41,6 +44,10 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
     user: options.user,
     maxBodyBytes: options.maxBodyBytes,
     onChange: announce,
+    log: options.log,
+    initialData: { assets: options.sampleAssets === false ? [] : SAMPLE_ASSETS },
+    // Overrides set by a test hold for every tab until reset, across worker restarts.
+    keepOverrides: { load: () => storage.getMeta('overrides'), save: (list) => storage.putMeta('overrides', list) },
   });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
@@ -61,6 +68,7 @@ async function answerPage(
   announce: (change: Change) => void,
   request: PageRequest,
 ): Promise<PageReply> {
+  if (isControl(request)) return answerControl(service, request);
   switch (request?.type) {
     case 'pieces:hello':
       return { ok: true, version: VERSION, bases: service.bases };

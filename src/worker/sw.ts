@@ -1,11 +1,12 @@
 /**
- * The standalone worker script (built to `pieces-os-worker.js`). Its bases
- * come from the script URL: `pieces-os-worker.js?bases=<comma-separated URLs>`,
- * which `startPiecesService({ bases })` sets.
+ * The standalone worker script (built to `pieces-os-worker.js`). Its options
+ * come from the script URL, which `startPiecesService()` sets:
+ * `pieces-os-worker.js?bases=<comma-separated URLs>&log=1`.
  */
 import { startWorker } from './host.js';
 import type { ServiceWorkerScope } from './sw-types.js';
 
 const scope = self as unknown as ServiceWorkerScope;
-const bases = new URL(scope.location.href).searchParams.get('bases');
-startWorker(scope, bases ? { bases: bases.split(',').filter(Boolean) } : {});
+const params = new URL(scope.location.href).searchParams;
+const bases = params.get('bases');
+startWorker(scope, { ...(bases ? { bases: bases.split(',').filter(Boolean) } : {}), ...(params.get('log') === '1' ? { log: true } : {}) });

@@ -50,6 +50,8 @@ export interface Page {
 export type Capability =
   /** context.stopWorkers(): stop the service workers, as the browser does when idle. */
   | 'stopWorkers'
+  /** context.stopWorkers() stops a worker at once, abandoning the fetch events it is handling. */
+  | 'killWorkers'
   /** context.hardReload(page): a reload that loads the page past the service worker (Shift+Reload). */
   | 'hardReload'
   /** launch(profile) again after context.close(): the data of the first run is there. */

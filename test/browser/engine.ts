@@ -10,6 +10,8 @@ export type { BrowserContext, ConsoleEntry, Page } from './driver.js';
 
 const engines: Partial<Record<EngineName, () => Promise<{ engine: Engine }>>> = {
   chromium: () => import('./chromium.js'),
+  firefox: () => import('./firefox.js'),
+  webkit: () => import('./webkit.js'),
 };
 
 const name = (process.env.PIECES_BROWSER ?? 'chromium') as EngineName;

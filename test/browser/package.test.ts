@@ -3,7 +3,7 @@
  * Vite app, set up by the README's steps (`pieces-os-worker init public`,
  * `startPiecesService()`), built and opened in the browser.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -64,7 +64,7 @@ out.textContent = 'done';
 
   it('installs with types, the worker script and the init command', () => {
     const installed = join(app, 'node_modules/pieces-os-worker');
-    for (const file of ['dist/index.js', 'dist/worker.js', 'dist/core.js', 'dist/pieces-os-worker.js', 'dist/types/page/index.d.ts']) {
+    for (const file of ['dist/index.js', 'dist/worker.js', 'dist/core.js', 'dist/core.node.js', 'dist/node.js', 'dist/pieces-os-worker.js', 'dist/types/page/index.d.ts', 'dist/types/node/index.d.ts']) {
       expect(existsSync(join(installed, file)), file).toBe(true);
     }
     expect(existsSync(join(app, 'public/pieces-os-worker.js'))).toBe(true);
@@ -78,5 +78,46 @@ out.textContent = 'done';
     const created = await page.getAttribute('#out', 'data-created');
     expect(created).toMatch(/^[0-9a-f-]{36}$/);
     expect((await page.getAttribute('#out', 'data-streamed'))!.split(',')).toEqual([created]);
+  });
+
+  it('runs pieces-os-worker/node and /core in plain Node: no global added, nothing printed, requests answered', () => {
+    const script = `
+      const before = new Set(Object.getOwnPropertyNames(globalThis));
+      const { setupPiecesServer } = await import('pieces-os-worker/node');
+      const { createService, openStorage } = await import('pieces-os-worker/core');
+      const added = Object.getOwnPropertyNames(globalThis).filter((name) => !before.has(name) && name !== '__MSW_INTERCEPTORS_REGISTRY');
+      const server = setupPiecesServer();
+      server.listen();
+      const ids = await (await fetch('http://localhost:1000/assets/identifiers')).json();
+      const { request } = await import('node:http');
+      const viaHttp = await new Promise((resolve, reject) =>
+        request('http://localhost:39300/.well-known/health', (res) => res.on('data', (chunk) => resolve(String(chunk)))).on('error', reject).end());
+      server.close();
+      const core = createService({ storage: await openStorage() });
+      const health = await core.handle(new Request('http://localhost:1000/.well-known/health'));
+      process.stdout.write(JSON.stringify({ added, assets: ids.iterable.length, viaHttp, health: await health.text() }));
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: '' } });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ added: [], assets: 4, viaHttp: 'ok', health: 'ok' });
+  });
+
+  it('serves on loopback from the installed command', async () => {
+    const child = spawn(join(app, 'node_modules/.bin/pieces-os-worker'), ['serve', '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const url = await new Promise<string>((resolveUrl, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk) => {
+          out += chunk;
+          const match = /answering (http:\/\/\S+)/.exec(out);
+          if (match) resolveUrl(match[1]!);
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+      });
+      const response = await fetch(`${url}/conversations/identifiers`);
+      expect([response.status, await response.text()]).toEqual([200, '{"iterable":[]}']);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 });

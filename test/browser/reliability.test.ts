@@ -27,7 +27,7 @@ declare global {
 
 describe('the worker killed in the middle of writes', () => {
   it('keeps every acknowledged create with all its messages, and no conversation without them', async (test) => {
-    need(test, 'stopWorkers');
+    need(test, 'killWorkers');
     const context = await newContext();
     const page = await openDemo(context);
     const writing = page.evaluate(async () => {

@@ -228,7 +228,8 @@ describe('bodies of a Request without a body stream (Firefox)', () => {
     await expectText(await t.fetch(`${BASE}/conversations/create`, jsonPost('{nope')), 400, /not valid JSON/);
     const bytes = new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]);
     await expectText(await t.fetch(`${BASE}/conversations/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: bytes }), 400, /UTF-8/);
-    await expectText(await t.fetch(`${BASE}/applications/usage/engagement/interaction`, jsonPost('[]')), 400, /JSON object/);
+    await expectText(await t.fetch(`${BASE}/applications/usage/engagement/interaction`, jsonPost('[]')), 400, /JSON object, not an array/);
+    await expectText(await t.fetch(`${BASE}/applications/usage/engagement/interaction`, jsonPost('')), 400, /JSON object, not absent/);
     expect(await dump(t.databaseName)).toBe(before);
   });
 });

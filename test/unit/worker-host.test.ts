@@ -1,6 +1,7 @@
-import { DEFAULT_BASES } from '../../src/core/bases.js';
 /** The worker host: its fetch and message wiring, and the routes added to an app's own Router. */
-import { describe, expect, it } from 'vitest';
+import { DEFAULT_BASES } from '../../src/core/bases.js';
+import { CHANGES_CHANNEL } from '../../src/stream/protocol.js';
+import { describe, expect, it, vi } from 'vitest';
 import { Route, Router } from 'workbox-routing';
 import { addPiecesRoutes, startWorker } from '../../src/worker/index.js';
 import type { ExtendableMessageEventLike, FetchEventLike, ServiceWorkerScope } from '../../src/worker/sw-types.js';
@@ -67,6 +68,23 @@ describe('startWorker', () => {
     expect(JSON.stringify(external)).toContain('Obsidian');
   });
 
+  it('stores added assets and announces each on the changes channel, as every write is', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
+    const heard: unknown[] = [];
+    const channel = new BroadcastChannel(CHANGES_CHANNEL);
+    channel.onmessage = (event) => heard.push(event.data);
+    const id = crypto.randomUUID();
+    expect(await host.message({ type: 'pieces:add-assets', assets: [{ id, name: 'a.ts', text: 'x' }] })).toEqual({ ok: true });
+    await host.fetch(new Request('http://localhost:1000/connect', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"application":{"name":"VS_CODE","version":"1","platform":"LINUX"}}' }));
+    await vi.waitFor(() => expect(heard).toHaveLength(2));
+    channel.close();
+    expect(heard).toEqual([
+      { type: 'change', change: { seq: 1, collection: 'asset', id } },
+      { type: 'change', change: expect.objectContaining({ seq: 2, collection: 'application' }) },
+    ]);
+  });
+
   it('refuses malformed page requests with a message, storing nothing', async () => {
     const host = fakeScope();
     startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
@@ -102,5 +120,89 @@ describe('addPiecesRoutes', () => {
     expect(handle('http://127.0.0.1/other')).toBeUndefined();
     // The page API is served too.
     expect(await host.message({ type: 'pieces:hello', version: VERSION })).toMatchObject({ ok: true, version: VERSION });
+  });
+});
+
+describe('the test controls through page messages', () => {
+  it('reset, seed, export, use and resetOverrides reach the worker service', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName() });
+    const get = async (path: string) => (await host.fetch(new Request(`http://localhost:1000${path}`)))!;
+    const conversation = { id: '33333333-3333-4333-8333-333333333333', type: 'COPILOT', name: 'seeded' };
+    expect(await host.message({ type: 'pieces:seed', data: { conversations: [conversation] } })).toEqual({ ok: true });
+    expect(await (await get('/conversations/identifiers')).json()).toEqual({ iterable: [{ id: conversation.id }] });
+    const exported = (await host.message({ type: 'pieces:export' })) as { ok: true; data: { conversations: Array<{ id: string }>; assets: unknown[] } };
+    expect(exported.data.conversations.map((c) => c.id)).toEqual([conversation.id]);
+    expect(exported.data.assets).toHaveLength(4);
+
+    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'conversationsSnapshot', status: 503, body: 'down', once: true }] })).toEqual({ ok: true });
+    const overridden = await get('/conversations');
+    expect([overridden.status, await overridden.text()]).toEqual([503, 'down']);
+    expect((await get('/conversations')).status).toBe(200);
+    await host.message({ type: 'pieces:use', overrides: [{ path: '/applications', networkError: true }] });
+    expect((await get('/applications')).type).toBe('error');
+    expect(await host.message({ type: 'pieces:reset-overrides' })).toEqual({ ok: true });
+    expect((await get('/applications')).status).toBe(200);
+
+    // Back to the initial data: the sample assets, no conversation.
+    expect(await host.message({ type: 'pieces:reset' })).toEqual({ ok: true });
+    expect(await (await get('/conversations/identifiers')).json()).toEqual({ iterable: [] });
+    expect(((await (await get('/assets/identifiers')).json()) as { iterable: unknown[] }).iterable).toHaveLength(4);
+  });
+
+  it('refuses bad seeds and overrides with their message', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
+    expect(await host.message({ type: 'pieces:seed', data: { conversations: [{ type: 'CHAT' }] } })).toEqual({
+      ok: false,
+      error: 'data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".',
+    });
+    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'nope', status: 500 }] })).toMatchObject({ ok: false, error: expect.stringContaining('must name an operation') });
+    expect(await host.message({ type: 'pieces:use', overrides: 'all' })).toEqual({ ok: false, error: 'overrides must be an array, not a string.' });
+  });
+});
+
+describe('overrides across worker restarts', () => {
+  it('hold until reset, with a used-up once override staying used up', async () => {
+    const name = databaseName();
+    const first = fakeScope();
+    startWorker(first.scope, { databaseName: name, sampleAssets: false });
+    await first.message({
+      type: 'pieces:use',
+      overrides: [{ operation: 'applicationsSnapshot', status: 500, once: true }, { operation: 'conversationsSnapshot', status: 503 }],
+    });
+    expect((await first.fetch(new Request('http://localhost:1000/applications')))!.status).toBe(500);
+
+    // The browser stops the worker; a new one starts on the same database.
+    const second = fakeScope();
+    startWorker(second.scope, { databaseName: name, sampleAssets: false });
+    expect((await second.fetch(new Request('http://localhost:1000/conversations')))!.status).toBe(503);
+    expect((await second.fetch(new Request('http://localhost:1000/applications')))!.status).toBe(200);
+    await second.message({ type: 'pieces:reset-overrides' });
+
+    const third = fakeScope();
+    startWorker(third.scope, { databaseName: name, sampleAssets: false });
+    expect((await third.fetch(new Request('http://localhost:1000/conversations')))!.status).toBe(200);
+  });
+});
+
+describe('log', () => {
+  it('prints one line per request in the worker console when asked, nothing otherwise', async () => {
+    const lines: string[] = [];
+    const original = console.log;
+    console.log = (...args: unknown[]) => void lines.push(args.join(' '));
+    try {
+      const quiet = fakeScope();
+      startWorker(quiet.scope, { databaseName: databaseName(), sampleAssets: false });
+      await quiet.fetch(new Request('http://localhost:1000/applications'));
+      expect(lines).toEqual([]);
+      const loud = fakeScope();
+      startWorker(loud.scope, { databaseName: databaseName(), sampleAssets: false, log: true });
+      await loud.fetch(new Request('http://localhost:1000/applications'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^\[pieces-os-worker\] \d\d:\d\d:\d\d applicationsSnapshot GET \/applications 200 OK \(\d+ ms\)$/);
+    } finally {
+      console.log = original;
+    }
   });
 });

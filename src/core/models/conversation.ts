@@ -175,7 +175,7 @@ function seedAnchor(item: Json, path: string, clock: Clock, conversationId: stri
   const platform = optional(seeded, 'platform', path, (v, p) => oneOf(v, PlatformEnum, p));
   const asset = optional(seeded, 'asset', path, string);
   const annotations = optional(seeded, 'annotations', path, array);
-  // fullpath and platform belong to the anchor's point, not to the FlattenedAnchor.
+  // `fullpath` and `platform` belong to the anchor's point; `asset` and `annotations` become references.
   const { asset: _asset, annotations: _annotations, conversation: _conversation, fullpath: _fullpath, platform: _platform, ...rest } = seeded;
   const id = clock.id();
   const stamp = { created: { value: clock.now }, updated: { value: clock.now } };

@@ -1,0 +1,24 @@
+"""A client in another language against `npx pieces-os-worker serve`: Python, standard library only.
+
+    python3 client.py http://127.0.0.1:39300
+"""
+import json
+import sys
+import urllib.request
+
+base = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:39300"
+
+
+def call(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        text = response.read().decode()
+        return json.loads(text) if text else None
+
+
+assert urllib.request.urlopen(base + "/.well-known/health").read() == b"ok"
+created = call("POST", "/conversations/create", {"type": "COPILOT", "name": "From Python"})
+names = [c.get("name") for c in call("GET", "/conversations?transferables=false")["iterable"]]
+assert "From Python" in names, names
+print(json.dumps({"created": created["id"], "names": names}))

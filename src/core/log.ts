@@ -1,0 +1,40 @@
+/** The opt-in request log: one line per request, as MSW prints them. */
+
+export interface LogEntry {
+  /** The operation that answered, when the path names one. */
+  operation?: string;
+  method: string;
+  url: string;
+  /** The path under the base. */
+  path: string;
+  /** 0 for a network error. */
+  status: number;
+  /** Milliseconds from the request to the answer. */
+  ms: number;
+  /** The answer came from an override. */
+  overridden: boolean;
+}
+
+export type Logger = (entry: LogEntry) => void;
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 204: 'No Content', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed',
+  413: 'Payload Too Large', 415: 'Unsupported Media Type', 426: 'Upgrade Required', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 507: 'Insufficient Storage',
+};
+
+/** `[pieces-os-worker] 12:04:05 conversationsSnapshot GET /conversations 200 OK (3 ms)` */
+export function formatEntry(entry: LogEntry, at = new Date()): string {
+  const time = at.toTimeString().slice(0, 8);
+  const status = entry.status === 0 ? 'network error' : `${entry.status} ${STATUS_TEXT[entry.status] ?? ''}`.trim();
+  const name = entry.operation ? `${entry.operation} ` : '';
+  const query = new URL(entry.url).search;
+  return `[pieces-os-worker] ${time} ${name}${entry.method} ${entry.path || '/'}${query} ${status} (${Math.round(entry.ms)} ms)${entry.overridden ? ' [override]' : ''}`;
+}
+
+export const consoleLogger: Logger = (entry) => console.log(formatEntry(entry));
+
+/** The logger for a `log` option: `true` prints to the console, a function receives each entry. */
+export function loggerFor(option: boolean | Logger | undefined): Logger | undefined {
+  return typeof option === 'function' ? option : option ? consoleLogger : undefined;
+}

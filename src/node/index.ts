@@ -1,0 +1,85 @@
+/**
+ * The Node host: `setupPiecesServer()` answers this process's requests to the
+ * Pieces OS bases, for tests (vitest or jest, in node, jsdom or happy-dom), as
+ * MSW's `setupServer` does for handlers.
+ *
+ *   import { setupPiecesServer } from 'pieces-os-worker/node';
+ *   const server = setupPiecesServer();
+ *   beforeAll(() => server.listen());
+ *   afterEach(() => server.reset());
+ *   afterAll(() => server.close());
+ */
+import { WebSocket as NodeWebSocket } from 'ws';
+import type { PiecesData, PiecesSeed } from '../core/data.js';
+import type { Override } from '../core/overrides.js';
+import { intercept, openStream } from './interception.js';
+import { createNodeService, type NodeServiceOptions } from './service.js';
+
+export type PiecesServerOptions = NodeServiceOptions;
+
+export interface PiecesServer {
+  /** The base URLs answered. */
+  readonly bases: readonly string[];
+  /** Starts answering requests under the bases (fetch, http, XMLHttpRequest, WebSocket); nothing else is touched. */
+  listen(): void;
+  /** Stops answering and restores every patched global. `listen()` may be called again. */
+  close(): void;
+  /** Answers one request directly, without interception. */
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+  /** Back to the initial data: the sample assets (unless disabled) and the `data` option. */
+  reset(): Promise<void>;
+  /** Adds records in the format of `exportData()`; ids and times are kept as given. */
+  seed(data: PiecesSeed): Promise<void>;
+  /** The whole store as one JSON-ready object. */
+  exportData(): Promise<PiecesData>;
+  /** Adds runtime overrides (status and body, delay, network error), tried before earlier ones. */
+  use(...overrides: Override[]): void;
+  /** Removes every runtime override. */
+  resetOverrides(): void;
+}
+
+export function setupPiecesServer(options: PiecesServerOptions = {}): PiecesServer {
+  const host = createNodeService(options);
+  const { service } = host;
+  let stop: (() => void) | null = null;
+  return {
+    bases: service.bases,
+    listen() {
+      stop ??= intercept(host);
+    },
+    close() {
+      stop?.();
+      stop = null;
+    },
+    fetch: host.fetch,
+    reset: service.reset,
+    seed: service.seed,
+    exportData: service.exportData,
+    use: (...overrides) => void service.use(...overrides),
+    resetOverrides: () => void service.resetOverrides(),
+  };
+}
+
+/**
+ * A WebSocket class for runtimes without a global one (Node 20): stream URLs
+ * under a listening server's bases are served by it; every other URL connects
+ * for real (the global WebSocket where there is one, else the `ws` package).
+ */
+export const WebSocket = function WebSocket(url: string | URL, protocols?: string | string[]) {
+  if (!new.target) throw new TypeError("Failed to construct 'WebSocket': Please use the 'new' operator.");
+  const stream = openStream(String(url), protocols);
+  if (stream) return stream;
+  const Native = (globalThis as { WebSocket?: typeof globalThis.WebSocket }).WebSocket ?? (NodeWebSocket as unknown as typeof globalThis.WebSocket);
+  return new Native(url, protocols);
+} as unknown as typeof globalThis.WebSocket;
+for (const [name, value] of Object.entries({ CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 })) {
+  Object.defineProperty(WebSocket, name, { value, enumerable: true });
+}
+
+export { memoryStorage } from '../storage/memory.js';
+export { formatEntry, type LogEntry, type Logger } from '../core/log.js';
+export type { Override } from '../core/overrides.js';
+export type { PiecesData, PiecesSeed } from '../core/data.js';
+export { startLoopbackServer, type LoopbackOptions, type LoopbackServer } from './serve.js';
+export { piecesControls, type EvaluatingPage } from './page-controls.js';
+export type { PiecesControls } from '../page/controls.js';

@@ -1,0 +1,36 @@
+/**
+ * The controls of the service in a browser page, from a Node test driving it
+ * (Playwright, Puppeteer, or any object with `evaluate(fn, arg)`): each call
+ * is sent by the page to the worker that controls it, so it applies to every
+ * tab of the origin. The app needs no cooperation beyond `startPiecesService()`.
+ *
+ *   const pieces = piecesControls(page);
+ *   await pieces.use({ operation: 'conversationsSnapshot', status: 500 });
+ */
+import { controlsOver, type PiecesControls } from '../page/controls.js';
+import type { ControlRequest, PageReply } from '../stream/protocol.js';
+
+/** What is needed of a page: Playwright's and Puppeteer's `evaluate`. */
+export interface EvaluatingPage {
+  evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
+}
+
+export function piecesControls(page: EvaluatingPage): PiecesControls {
+  return controlsOver(async (request) => {
+    const reply = await page.evaluate(async (message: ControlRequest): Promise<PageReply> => {
+      const container = navigator.serviceWorker;
+      const worker = container?.controller ?? (container ? (await container.ready).active : null);
+      if (!worker) return { ok: false, error: 'No pieces-os-worker controls this page: await startPiecesService() in the app first.' };
+      return new Promise<PageReply>((resolve) => {
+        const { port1, port2 } = new MessageChannel();
+        port1.onmessage = (event) => {
+          port1.close();
+          resolve(event.data as PageReply);
+        };
+        worker.postMessage(message, [port2]);
+      });
+    }, request);
+    if (!reply.ok) throw new Error(reply.error);
+    return reply;
+  });
+}

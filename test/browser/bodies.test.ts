@@ -1,0 +1,134 @@
+/**
+ * Every operation that reads a request body, posted the same bodies (valid,
+ * non-ASCII, malformed, not UTF-8, not JSON, the wrong shape, a reserved key,
+ * one byte over the limit) from a page: the answers, with ids and times
+ * replaced by placeholders, must equal __snapshots__/bodies.json, one file for
+ * every engine, so all engines give the same answers.
+ */
+import { describe, expect, inject, it } from 'vitest';
+import { OPERATIONS } from '../../src/core/routes.js';
+import { MAX_BODY_BYTES } from '../../src/core/http.js';
+import { engine, launch, type BrowserContext } from './engine.js';
+import { openDemo } from './pages.js';
+
+const APP = { id: '0b5a4c6e-8f3d-4e2a-9c71-5d2e8f1a3b40', name: 'VS_CODE', version: '1.2.3', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+
+/** A valid body of every operation that reads one ({session} is replaced by an open session's id). */
+const VALID: Record<string, unknown> = {
+  applicationsRegister: APP,
+  applicationsSessionClose: '{session}',
+  applicationsUsageEngagementInteraction: { description: 'Grüße ✓ 𝄞', element: 'button' },
+  applicationsUsageEngagementKeyboard: { description: 'save', shortcut: [17, 83] },
+  applicationsUsageInstallation: { application: APP },
+  postApplicationsUsageUpdated: { current: { ...APP, version: '1.2.4' }, previous: APP },
+  conversationsCreateSpecificConversation: {
+    type: 'COPILOT',
+    name: 'Grüße ✓ 𝄞',
+    messages: [{ role: 'USER', fragment: { string: { raw: 'How do I debounce a function? ✓' } } }],
+  },
+};
+/** Operations that take no body. */
+const BODILESS = ['applicationsSessionOpen', 'conversationsCreateFromAsset', 'conversationsDeleteSpecificConversation'];
+
+type Body = { text: string } | { bytes: number[] } | { repeat: number };
+interface Case {
+  operation: string;
+  path: string;
+  label: string;
+  contentType: string;
+  body: Body;
+}
+
+function cases(): Case[] {
+  const list: Case[] = [];
+  for (const [operation, valid] of Object.entries(VALID)) {
+    const path = OPERATIONS.find((o) => o.name === operation)!.path;
+    const json = 'application/json';
+    const add = (label: string, body: Body, contentType = json) => list.push({ operation, path, label, contentType, body });
+    add('valid', { text: JSON.stringify(valid) });
+    add('valid, application/vnd.api+json; charset=utf-8', { text: JSON.stringify(valid) }, 'application/vnd.api+json; charset=utf-8');
+    add('malformed JSON', { text: '{nope' });
+    add('not UTF-8', { bytes: [0x7b, 0xff, 0xfe, 0x7d] });
+    add('text/plain', { text: JSON.stringify(valid) }, 'text/plain');
+    add('an array', { text: '[]' });
+    add('a reserved key', { text: '{"__proto__":{"polluted":true}}' });
+    add('nested too deep', { text: '['.repeat(100) + ']'.repeat(100) });
+    add('one byte over the limit', { repeat: MAX_BODY_BYTES + 1 });
+    // An empty register registers the browser itself: checked per engine below.
+    if (operation !== 'applicationsRegister') add('empty', { text: '' });
+  }
+  return list;
+}
+
+interface Answer {
+  status: number;
+  type: string | null;
+  body: string;
+}
+
+/** Posts every case in order from the page; answers in the same order. */
+const post = (context: BrowserContext, list: Case[]) =>
+  openDemo(context).then((page) =>
+    page.evaluate(async (all) => {
+      const base = 'http://localhost:1000';
+      const session = ((await (await fetch(`${base}/applications/session/open`, { method: 'POST' })).json()) as { id: string }).id;
+      const answers: Answer[] = [];
+      for (const c of all) {
+        let body: BodyInit;
+        if ('text' in c.body) body = c.body.text === '"{session}"' ? JSON.stringify(session) : c.body.text;
+        else if ('bytes' in c.body) body = new Uint8Array(c.body.bytes);
+        else body = ' '.repeat(c.body.repeat);
+        const response = await fetch(base + c.path, { method: 'POST', headers: { 'Content-Type': c.contentType }, body });
+        answers.push({ status: response.status, type: response.headers.get('content-type'), body: await response.text() });
+      }
+      return answers;
+    }, list),
+  );
+
+/**
+ * Ids and times as placeholders (ids numbered by first appearance), and the
+ * JSON parser's own message, which is each engine's; JSON answers parsed for reading.
+ */
+function normalise(answers: Answer[]) {
+  const ids = new Map<string, string>();
+  return answers.map(({ status, type, body }) => {
+    const text = body
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => {
+        if (!ids.has(id)) ids.set(id, `<id ${ids.size + 1}>`);
+        return ids.get(id)!;
+      })
+      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
+      .replace(/not valid JSON: .*\.$/s, "not valid JSON: <the engine's parser message>.");
+    return { status, type, answer: type?.startsWith('application/json') ? (JSON.parse(text) as unknown) : text };
+  });
+}
+
+/** The application an empty register makes: the browser itself. */
+const BROWSER_APPLICATION = { chromium: 'GOOGLE_CHROME_EXTENSION_MV3', firefox: 'FIREFOX_ADDON_MV3', webkit: 'SAFARI_EXTENSION_MV3' }[engine.name];
+
+describe(`request bodies in ${engine.name}`, () => {
+  it('names every POST operation as taking a body or not', () => {
+    const posts = OPERATIONS.filter((o) => o.method === 'POST').map((o) => o.name);
+    expect([...Object.keys(VALID), ...BODILESS].sort()).toEqual(posts.sort());
+  });
+
+  it('answers every body of every body-taking operation as in every other engine', async () => {
+    const { context } = await launch();
+    try {
+      const list = cases();
+      const answers = normalise(await post(context, list));
+      const report = list.map((c, i) => ({ operation: c.operation, sent: c.label, contentType: c.contentType, ...answers[i]! }));
+      await expect(JSON.stringify(report, null, 2) + '\n').toMatchFileSnapshot('./__snapshots__/bodies.json');
+      const page = await context.newPage();
+      await page.goto(inject('demoUrl'));
+      await page.waitForSelector('#status[data-state="ready"]');
+      const itself = await page.evaluate(async () => {
+        const response = await fetch('http://localhost:1000/applications/register', { method: 'POST', headers: { 'Content-Type': 'application/json' } });
+        return { status: response.status, body: (await response.json()) as { name: string; platform: string } };
+      });
+      expect(itself).toMatchObject({ status: 200, body: { name: BROWSER_APPLICATION, platform: 'WEB' } });
+    } finally {
+      await context.close();
+    }
+  });
+});
