@@ -2,10 +2,12 @@
  * The demo: an API explorer for the service, with no backend running.
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
-import { startPiecesService } from '../src/page/index.js';
+import { DEFAULT_BASES, startPiecesService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
+import { startChat } from './chat.js';
+import { restrictConnections } from './csp.js';
 import { $, formatBytes, h, plural } from './dom.js';
 
 interface MessageValue {
@@ -129,13 +131,18 @@ async function main() {
   setStatus('starting', 'Worker starting…');
   // ?bases=<comma-separated URLs> and ?worker=<script URL> explore other set-ups.
   const params = new URLSearchParams(location.search);
+  const bases = params.get('bases')?.split(',');
+  restrictConnections(bases ?? DEFAULT_BASES);
   const service = await startPiecesService({
-    ...(params.get('bases') ? { bases: params.get('bases')!.split(',') } : {}),
+    ...(bases ? { bases } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
   });
   const base = service.bases[0]!;
   $('#bases').textContent = service.bases.join(', ');
   const api = createApi(base, logCall);
+  // The copilot pane. A stored answer changes its conversation: the stream's message for
+  // that change refreshes the list and the open conversation, so nothing more to do here.
+  const chat = startChat(base, showError, () => {});
   setStatus('ready', service.version.mismatch ? `Offline-ready (worker ${service.version.worker} ≠ page ${service.version.page})` : 'Offline-ready');
 
   // Header: what a client's discovery sees (WellKnownApi health and version).
@@ -225,8 +232,15 @@ async function main() {
     });
   }
 
+  /** The conversation the copilot pane is on. */
+  let chatOn: string | undefined;
+
   function renderDetail(conversation: Conversation) {
     shown = conversation.id;
+    if (chatOn !== conversation.id) {
+      chatOn = conversation.id;
+      void chat.then((c) => c.open(conversation.id, conversation.name ?? 'Untitled')).catch(showError);
+    }
     const rename = $<HTMLInputElement>('#rename-name');
     if (document.activeElement !== rename) rename.value = conversation.name ?? '';
     const count = conversation.messages.iterable.length;

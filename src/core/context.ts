@@ -1,5 +1,6 @@
 /** What every operation handler receives. */
 import type { Change, Storage } from '../storage/storage.js';
+import type { Copilot } from './copilot/copilot.js';
 import type { UserConfig } from './models/user.js';
 
 export interface ServiceContext {
@@ -11,6 +12,8 @@ export interface ServiceContext {
   newId(): string;
   /** Called after each committed change, in commit order. */
   notify(change: Change): void;
+  /** The copilot: relevance corpus, model adapter, answers in progress. */
+  copilot: Copilot;
   /** The local user profile's settings; null: no user. */
   user: UserConfig | null;
 }

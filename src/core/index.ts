@@ -8,3 +8,20 @@ export type { UserConfig } from './models/user.js';
 export { openStorage, DatabaseVersionError, type OpenStorageOptions } from '../storage/idb-storage.js';
 export type { Storage, Change, Collection, Engagement } from '../storage/storage.js';
 export { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+export type { PiecesData, PiecesSeed } from './data.js';
+export type { Override } from './overrides.js';
+export { formatEntry, type LogEntry, type Logger } from './log.js';
+export {
+  createModel,
+  extractiveModel,
+  ModelError,
+  parseModelConfig,
+  type AnswerRequest,
+  type ChatMessage,
+  type ModelAdapter,
+  type ModelConfig,
+  type OpenAiModelConfig,
+  type RelevantMaterial,
+} from './copilot/model.js';
+export { openAiModel } from './copilot/openai.js';
+export { RelevanceIndex, tokenize } from './relevance.js';

@@ -11,6 +11,8 @@ import * as assets from './handlers/assets.js';
 import * as connector from './handlers/connector.js';
 import * as conversation from './handlers/conversation.js';
 import * as conversations from './handlers/conversations.js';
+import * as qgpt from './handlers/qgpt.js';
+import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
 import * as streams from './handlers/streams.js';
 import * as user from './handlers/user.js';
@@ -27,6 +29,12 @@ export interface Operation {
   deprecated?: true;
   /** A WebSocket path (served by the page's shim). */
   socket?: true;
+  /**
+   * For a socket whose client frames the page's shim carries as requests:
+   * their method (not listed in `Allow`; without the shim's marker header it
+   * is refused like a plain GET).
+   */
+  streamMethod?: 'POST';
 }
 
 export const OPERATIONS: readonly Operation[] = [
@@ -62,6 +70,9 @@ export const OPERATIONS: readonly Operation[] = [
   { api: 'AssetsApi', name: 'assetsSnapshot', method: 'GET', path: '/assets', handler: assets.assetsSnapshot },
   { api: 'AssetsApi', name: 'assetsIdentifiersSnapshot', method: 'GET', path: '/assets/identifiers', handler: assets.assetsIdentifiersSnapshot },
   { api: 'AssetsApi', name: 'assetsStreamIdentifiers', method: 'GET', path: '/assets/stream/identifiers', handler: streams.assetsStreamIdentifiers, socket: true },
+  { api: 'QGPTApi', name: 'relevance', method: 'POST', path: '/qgpt/relevance', handler: qgpt.relevance },
+  { api: 'QGPTApi', name: 'question', method: 'POST', path: '/qgpt/question', handler: qgpt.question },
+  { api: 'QGPTApi', name: 'qgptStream', method: 'GET', path: '/qgpt/stream', handler: qgptStream, socket: true, streamMethod: 'POST' },
   // Parameterised paths last.
   { api: 'ApplicationsApi', name: 'applicationsSpecificApplicationSnapshot', method: 'GET', path: '/applications/{application}', handler: applications.applicationsSpecificApplicationSnapshot },
   { api: 'ApplicationsApi', name: 'applicationsSessionSnapshot', method: 'GET', path: '/applications/sessions/{session}', handler: applications.applicationsSessionSnapshot, deprecated: true },

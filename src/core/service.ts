@@ -14,6 +14,9 @@ import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
 import { loggerFor, type Logger } from './log.js';
 import type { UserConfig } from './models/user.js';
 import { Overrides, type Override } from './overrides.js';
+import { Copilot } from './copilot/copilot.js';
+import type { ModelAdapter, ModelConfig } from './copilot/model.js';
+import { parseAssets } from './models/asset.js';
 
 export { DEFAULT_BASES };
 
@@ -32,6 +35,8 @@ export interface ServiceOptions {
   maxBodyBytes?: number;
   /** Called after every committed change, in commit order. */
   onChange?: (change: Change) => void;
+  /** The copilot's model: an adapter or a configuration; default the extractive answers (no model). */
+  model?: ModelAdapter | ModelConfig;
   userAgent?: string;
   /** The clock for every time the service records (`created`, `updated`, events); default `new Date()`. */
   now?: () => Date;
@@ -73,6 +78,15 @@ export interface Service {
   resetOverrides(): Promise<void>;
   /** The runtime overrides in force, newest first. */
   listOverrides(): Override[];
+  /** Stores assets (AssetInput objects, validated), announces them and makes them findable by relevance at once. */
+  addAssets(assets: unknown): Promise<void>;
+  /** The copilot's model adapter. */
+  model(): Promise<ModelAdapter>;
+  /**
+   * Switches the copilot's model (none: back to the host's); a configuration is kept in the
+   * database and survives restarts. A bad configuration rejects with a 400 HttpError.
+   */
+  setModel(model?: ModelAdapter | ModelConfig): Promise<ModelAdapter>;
 }
 
 export function createService(options: ServiceOptions): Service {
@@ -80,13 +94,19 @@ export function createService(options: ServiceOptions): Service {
   const warn = options.warn ?? ((message: string) => console.warn(`[pieces-os-worker] ${message}`));
   const warned = new Set<string>();
   const maxBodyBytes = Math.min(options.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES);
+  const copilot = new Copilot(options.storage, options.model);
+  const onChange = options.onChange ?? (() => {});
   const context: ServiceContext = {
     storage: options.storage,
     userAgent: options.userAgent ?? globalThis.navigator?.userAgent ?? 'unknown',
     maxBodyBytes,
     now: options.now ?? (() => new Date()),
     newId: options.newId ?? (() => crypto.randomUUID()),
-    notify: options.onChange ?? (() => {}),
+    notify: (change) => {
+      if (change.collection === 'conversation') copilot.corpus.conversationChanged(change.id);
+      onChange(change);
+    },
+    copilot,
     user: options.user === undefined ? {} : options.user,
   };
   const compiled = OPERATIONS.map((operation) => ({ operation, match: compilePath(operation.path) }));
@@ -135,15 +155,17 @@ export function createService(options: ServiceOptions): Service {
 
   function addRoutes(router: Router) {
     for (const { operation, match } of compiled) {
-      const route = new Route(
-        ({ url }) => {
-          const path = pathUnderBase(url);
-          return path === null ? false : match(path) ?? false;
-        },
-        { handle: ({ request, url, params }) => run(operation, request, url, (params ?? {}) as Record<string, string>) },
-        operation.method,
-      );
-      router.registerRoute(route);
+      for (const method of [operation.method, ...(operation.streamMethod ? [operation.streamMethod] : [])]) {
+        const route = new Route(
+          ({ url }) => {
+            const path = pathUnderBase(url);
+            return path === null ? false : match(path) ?? false;
+          },
+          { handle: ({ request, url, params }) => run(operation, request, url, (params ?? {}) as Record<string, string>) },
+          method,
+        );
+        router.registerRoute(route);
+      }
     }
     for (const method of FALLBACK_METHODS) {
       router.registerRoute(
@@ -237,6 +259,7 @@ export function createService(options: ServiceOptions): Service {
   const clock = { now: () => context.now().toISOString(), newId: () => context.newId() };
   const load = async (data: PiecesSeed, replace: boolean) => {
     const changes = await context.storage.loadData(parseData(data, clock), { replace });
+    copilot.corpus.reset();
     for (const change of changes) context.notify(change);
   };
 
@@ -258,6 +281,14 @@ export function createService(options: ServiceOptions): Service {
       return save();
     },
     listOverrides: () => overrides.list(),
+    async addAssets(assets) {
+      const records = parseAssets(assets, context.newId, context.now().toISOString());
+      const changes = await context.storage.putAssets(records);
+      copilot.corpus.assetsWritten(records);
+      for (const change of changes) context.notify(change);
+    },
+    model: () => copilot.model(),
+    setModel: (model) => copilot.setModel(model),
   };
 }
 

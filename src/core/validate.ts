@@ -30,13 +30,13 @@ export function string(value: unknown, path: string): string {
   return value;
 }
 
-export function boolean(value: unknown, path: string): boolean {
-  if (typeof value !== 'boolean') throw badRequest(`${path} must be true or false, not ${describe(value)}.`);
+export function number(value: unknown, path: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`${path} must be a number, not ${describe(value)}.`);
   return value;
 }
 
-export function number(value: unknown, path: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`${path} must be a number, not ${describe(value)}.`);
+export function boolean(value: unknown, path: string): boolean {
+  if (typeof value !== 'boolean') throw badRequest(`${path} must be true or false, not ${describe(value)}.`);
   return value;
 }
 

@@ -6,6 +6,7 @@
  */
 import { DEFAULT_BASES } from '../core/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
+import type { ModelConfig, OpenAiModelConfig } from '../core/copilot/model.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
 import { installSyncProbes } from './sync-probe.js';
@@ -42,9 +43,10 @@ export interface PiecesService extends PiecesControls {
 export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes };
 export type { StreamShimOptions } from '../stream/shim.js';
 export type { SyncProbeOptions } from './sync-probe.js';
-export type { AssetInput, PiecesControls };
+export type { PiecesControls };
 export type { PiecesData, PiecesSeed } from '../core/data.js';
 export type { Override } from '../core/overrides.js';
+export type { AssetInput, ModelConfig, OpenAiModelConfig };
 
 const log = (quiet: boolean | undefined, ...args: unknown[]) => {
   if (!quiet) console.info('%c[pieces-os-worker]', 'color:#6c5ce7;font-weight:bold', ...args);
@@ -130,6 +132,21 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
 /** Adds assets to the store (to start conversations from); an existing id is replaced. */
 export async function addAssets(assets: AssetInput[]): Promise<void> {
   await askWorker({ type: 'pieces:add-assets', assets });
+}
+
+/**
+ * Switches the copilot's model for every page of the app: an OpenAI-compatible endpoint
+ * (`{ type: 'openai', baseUrl, model, apiKey? }`), `{ type: 'extractive' }`, or nothing for
+ * the worker's default. The choice is kept in the database. Resolves with its description.
+ */
+export async function setModel(model?: ModelConfig): Promise<string> {
+  const reply = await askWorker({ type: 'pieces:set-model', ...(model ? { model } : {}) });
+  return (reply as Extract<PageReply, { model: string }>).model;
+}
+
+/** The copilot's current model, described (e.g. `llama3.2 at http://127.0.0.1:11434/v1`). */
+export async function getModel(): Promise<string> {
+  return ((await askWorker({ type: 'pieces:get-model' })) as Extract<PageReply, { model: string }>).model;
 }
 
 /** Reports applications present on the machine; they appear in the external applications snapshot. */

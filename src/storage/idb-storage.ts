@@ -517,8 +517,9 @@ class IdbStorage implements Storage {
     return (await this.db.get('meta', key)) as T | undefined;
   }
 
-  async putMeta(key: string, value: unknown) {
-    await this.db.put('meta', value, key);
+  async setMeta(key: string, value: unknown) {
+    if (value === undefined) await this.db.delete('meta', key);
+    else await this.db.put('meta', value as never, key);
   }
 
   async ensureMeta<T>(key: string, create: () => T) {

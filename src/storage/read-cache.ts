@@ -44,7 +44,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putAssets: ['getAsset', 'listAssets'],
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
-  putMeta: [],
+  setMeta: [],
   createConversation: [],
   deleteConversation: [],
   editConversation: [],

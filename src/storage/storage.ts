@@ -122,10 +122,10 @@ export interface Storage {
   loadData(data: StoredData, options: { replace: boolean }): Promise<Change[]>;
 
   getMeta<T>(key: string): Promise<T | undefined>;
+  /** Stores a value under `key` (undefined deletes it). */
+  setMeta(key: string, value: unknown): Promise<void>;
   /** Returns the value stored under `key`, storing `create()` first if there is none. */
   ensureMeta<T>(key: string, create: () => T): Promise<T>;
-  /** Stores a small named value (replacing any). */
-  putMeta(key: string, value: unknown): Promise<void>;
 
   close(): void;
 }

@@ -12,16 +12,19 @@ export interface ChangeMessage {
 
 /**
  * The WebSocket paths the page's shim serves, and what each carries: the
- * identifiers of a collection, the health heartbeat, or the user profile.
+ * identifiers of a collection, the health heartbeat, the user profile, or
+ * the copilot's answers.
  * (The route table has a GET route for each: the shim's handshake.)
  */
-export const SOCKETS: Readonly<Record<string, Collection | 'health' | 'user'>> = {
+export const SOCKETS: Readonly<Record<string, Collection | 'health' | 'user' | 'copilot'>> = {
   '/conversations/stream/identifiers': 'conversation',
   '/messages/stream/identifiers': 'conversationMessage',
   '/assets/stream/identifiers': 'asset',
   '/applications/stream/identifiers': 'application',
   '/.well-known/stream/health': 'health',
   '/user/stream': 'user',
+  /** The copilot's answers (its client frames travel as POSTs: see qgpt.ts). */
+  '/qgpt/stream': 'copilot',
 };
 
 export type PageRequest =
@@ -29,7 +32,10 @@ export type PageRequest =
   | { type: 'pieces:claim' }
   | { type: 'pieces:add-assets'; assets: unknown }
   | { type: 'pieces:report-external-applications'; applications: unknown }
-  | ControlRequest;
+  | ControlRequest
+  /** Switches the copilot's model: a ModelConfig, or none for the host's default. */
+  | { type: 'pieces:set-model'; model?: unknown }
+  | { type: 'pieces:get-model' };
 
 /** The test controls (`reset`, `seed`, …), sent by a page to its worker. */
 export type ControlRequest =
@@ -43,4 +49,6 @@ export type PageReply =
   | { ok: true; version: string; bases: readonly string[] }
   | { ok: true; data: unknown }
   | { ok: true }
+  /** The copilot's model, described. */
+  | { ok: true; model: string }
   | { ok: false; error: string };

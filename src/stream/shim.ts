@@ -23,6 +23,7 @@ import { baseMatcher, DEFAULT_BASES, webSocketBase } from '../core/bases.js';
 import type { Collection } from '../storage/schema.js';
 import type { Change } from '../storage/storage.js';
 import { CHANGES_CHANNEL, SOCKETS } from './protocol.js';
+import { CopilotSocket, copilotSocket } from './qgpt.js';
 
 export const STREAM_PATH = '/conversations/stream/identifiers';
 
@@ -333,7 +334,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
   const announcements = new Announcements(options.announcements ?? (() => new BroadcastChannel(CHANGES_CHANNEL) as unknown as AnnouncementChannel));
 
   /** The http(s) URL and kind of a socket URL under the bases, or null. */
-  function socketOf(url: URL): Pick<Feed, 'httpUrl' | 'kind'> | null {
+  function socketOf(url: URL): { httpUrl: string; kind: (typeof SOCKETS)[string] } | null {
     const match = matcher.match(url);
     const path = match && match.path.replace(/\/+$/, '');
     const kind = path && Object.hasOwn(SOCKETS, path) ? SOCKETS[path] : undefined;
@@ -352,8 +353,9 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     const socket = parsed && socketOf(parsed);
     if (!parsed || !socket) return new Native(url, protocols);
     const href = parsed.href;
+    if (socket.kind === 'copilot') return copilotSocket(href, protocols, { httpUrl: socket.httpUrl, fetch: doFetch, available });
     serverFor(href);
-    pendingFeed = { ...socket, fetch: doFetch, announcements, available, healthIntervalMs: options.healthIntervalMs ?? HEALTH_INTERVAL_MS };
+    pendingFeed = { ...socket, kind: socket.kind, fetch: doFetch, announcements, available, healthIntervalMs: options.healthIntervalMs ?? HEALTH_INTERVAL_MS };
     try {
       return new StreamSocket(href, protocols);
     } finally {
@@ -365,7 +367,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     Object.defineProperty(PiecesWebSocket, name, { value, enumerable: true });
   }
   Object.defineProperty(PiecesWebSocket, Symbol.hasInstance, {
-    value: (value: unknown) => value instanceof Native || value instanceof StreamSocket,
+    value: (value: unknown) => value instanceof Native || value instanceof StreamSocket || value instanceof CopilotSocket,
   });
   target.WebSocket = PiecesWebSocket as unknown as typeof WebSocket;
 

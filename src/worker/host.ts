@@ -4,7 +4,7 @@
  */
 import type { Router } from 'workbox-routing';
 import { HttpError } from '../core/http.js';
-import { parseAssets } from '../core/models/asset.js';
+import { parseModelConfig, type ModelAdapter, type ModelConfig } from '../core/copilot/model.js';
 import { createService, type Service } from '../core/service.js';
 import type { UserConfig } from '../core/models/user.js';
 import { array, object, optional, required, string } from '../core/validate.js';
@@ -30,6 +30,11 @@ export interface WorkerOptions {
   maxBodyBytes?: number;
   /** Print each request and its answer in the worker's console. */
   log?: boolean;
+  /**
+   * The copilot's model: an adapter or a configuration; default the extractive answers
+   * (no model). A page may switch it at run time (`setModel` of the page API).
+   */
+  model?: ModelAdapter | ModelConfig;
 }
 
 function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) {
@@ -43,17 +48,18 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
     bases: options.bases,
     user: options.user,
     maxBodyBytes: options.maxBodyBytes,
+    model: options.model,
     onChange: announce,
     log: options.log,
     initialData: { assets: options.sampleAssets === false ? [] : SAMPLE_ASSETS },
     // Overrides set by a test hold for every tab until reset, across worker restarts.
-    keepOverrides: { load: () => storage.getMeta('overrides'), save: (list) => storage.putMeta('overrides', list) },
+    keepOverrides: { load: () => storage.getMeta('overrides'), save: (list) => storage.setMeta('overrides', list) },
   });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     const reply = (message: PageReply) => port?.postMessage(message);
     event.waitUntil(
-      answerPage(scope, service, storage, announce, event.data as PageRequest).then(reply, (error: unknown) =>
+      answerPage(scope, service, storage, event.data as PageRequest).then(reply, (error: unknown) =>
         reply({ ok: false, error: error instanceof Error ? error.message : String(error) }),
       ),
     );
@@ -65,7 +71,6 @@ async function answerPage(
   scope: ServiceWorkerScope,
   service: Service,
   storage: Storage,
-  announce: (change: Change) => void,
   request: PageRequest,
 ): Promise<PageReply> {
   if (isControl(request)) return answerControl(service, request);
@@ -76,9 +81,7 @@ async function answerPage(
       await scope.clients.claim();
       return { ok: true };
     case 'pieces:add-assets':
-      for (const change of await storage.putAssets(parseAssets(request.assets, () => crypto.randomUUID(), new Date().toISOString()))) {
-        announce(change);
-      }
+      await service.addAssets(request.assets);
       return { ok: true };
     case 'pieces:report-external-applications':
       await storage.putExternalApplications(
@@ -89,6 +92,10 @@ async function answerPage(
         }),
       );
       return { ok: true };
+    case 'pieces:set-model':
+      return { ok: true, model: (await service.setModel(request.model === undefined || request.model === null ? undefined : parseModelConfig(request.model))).description };
+    case 'pieces:get-model':
+      return { ok: true, model: (await service.model()).description };
     default:
       throw new HttpError(400, `Unknown page request ${JSON.stringify((request as { type?: unknown })?.type)}.`);
   }

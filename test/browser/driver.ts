@@ -54,7 +54,7 @@ export type Capability =
   | 'killWorkers'
   /** context.hardReload(page): a reload that loads the page past the service worker (Shift+Reload). */
   | 'hardReload'
-  /** launch(profile) again after context.close(): the data of the first run is there. */
+  /** launch(profile, { restartable: true }) again after context.close(): the data of the first run is there. */
   | 'restart'
   /** context.setOffline(true): the browser has no network. */
   | 'offline'
@@ -73,10 +73,15 @@ export interface BrowserContext {
   setOffline(offline: boolean): Promise<void>;
 }
 
+export interface LaunchOptions {
+  /** The test will start the browser again on this profile (launch(profile, { restartable: true })) and expects its data. */
+  restartable?: boolean;
+}
+
 export interface Engine {
   readonly name: EngineName;
   /** Starts the browser on `profile` (a new folder unless given). */
-  launch(profile?: string): Promise<BrowserContext>;
+  launch(profile?: string, options?: LaunchOptions): Promise<BrowserContext>;
   /** Why the engine cannot do `capability`, or undefined when it can. */
   lacks(capability: Capability): string | undefined;
 }

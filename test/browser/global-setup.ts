@@ -2,7 +2,7 @@
  * Builds the worker and the demo once, and serves the demo on 127.0.0.1 for
  * the whole browser suite. Tests read the URL from `inject('demoUrl')`.
  */
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -36,6 +36,8 @@ export default async function setup(project: TestProject) {
     publicDir: false,
     build: { outDir: join(outDir, 'clients'), emptyOutDir: true, chunkSizeWarningLimit: 4096 },
   });
+  // A blank page of the demo's origin with no Content-Security-Policy, for requests the demo's policy would refuse.
+  writeFileSync(join(outDir, 'probe.html'), '<!doctype html><title>probe</title>\n');
   const server = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
   const address = server.httpServer.address();
   if (!address || typeof address === 'string') throw new Error('The demo server has no port.');

@@ -403,3 +403,17 @@ describe('kept overrides (the worker keeps them in its database)', () => {
     expect((await service.handle(new Request(`${BASE}/conversations`))).status).toBe(200);
   });
 });
+
+describe('the copilot socket', () => {
+  it('carries questions from the client and answers frames, in-process', async () => {
+    server();
+    const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
+    const frames: Array<{ request?: string; status: string }> = [];
+    socket.onmessage = (event) => frames.push(JSON.parse(String(event.data)));
+    await new Promise((resolve) => (socket.onopen = resolve));
+    socket.send(JSON.stringify({ request: 'q1', question: { query: 'retry with backoff', relevant: { iterable: [] } } }));
+    await until(() => frames.some((f) => f.request === 'q1' && f.status === 'COMPLETED'));
+    expect(frames[0]).toMatchObject({ request: 'q1', status: 'INITIALIZED' });
+    socket.close();
+  });
+});

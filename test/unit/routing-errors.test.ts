@@ -31,7 +31,7 @@ describe('the route table', () => {
       'applicationsUsageEngagementKeyboard', 'applicationsUsageInstallation', 'postApplicationsUsageUpdated',
       'conversationsCreateFromAsset', 'conversationsCreateSpecificConversation',
       'conversationsDeleteSpecificConversation', 'conversationsIdentifiersSnapshot', 'conversationsSnapshot',
-      'conversationsStreamIdentifiers', 'assetsIdentifiersSnapshot',
+      'conversationsStreamIdentifiers', 'assetsIdentifiersSnapshot', 'relevance', 'question', 'qgptStream',
     ]) {
       expect(names).toContain(name);
     }

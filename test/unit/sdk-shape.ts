@@ -44,10 +44,15 @@ export interface Violation {
   message: string;
 }
 
-/** The only fields the service adds to SDK models: documented engagement figures. */
+/**
+ * The only fields the service adds to SDK models, each documented in the
+ * README: engagement figures (Application, Session) and a relevance result's
+ * ranking score (RelevantQGPTSeed).
+ */
 export const EXTRA_FIELDS: Readonly<Record<string, readonly string[]>> = {
   Application: ['engagement'],
   Session: ['engagement'],
+  RelevantQGPTSeed: ['score'],
 };
 
 const require = createRequire(import.meta.url);

@@ -68,6 +68,31 @@ describe('startWorker', () => {
     expect(JSON.stringify(external)).toContain('Obsidian');
   });
 
+  it('takes a model option, and switches the model when a page asks (kept across restarts)', async () => {
+    const name = databaseName();
+    const host = fakeScope();
+    const echo = { description: 'echo', async *answer({ query }: { query: string }) { yield `echo ${query}`; } };
+    startWorker(host.scope, { databaseName: name, model: echo });
+    const ask = async (h: ReturnType<typeof fakeScope>) => {
+      const response = await h.fetch(new Request('http://localhost:1000/qgpt/question', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"query":"hi","relevant":{"iterable":[]}}' }));
+      return ((await response!.json()) as { answers: { iterable: Array<{ text: string }> } }).answers.iterable[0]!.text;
+    };
+    expect(await ask(host)).toBe('echo hi');
+    expect(await host.message({ type: 'pieces:get-model' })).toEqual({ ok: true, model: 'echo' });
+    expect(await host.message({ type: 'pieces:set-model', model: { type: 'extractive' } })).toEqual({ ok: true, model: 'no model (extractive answers)' });
+    expect(await ask(host)).toMatch(/^No model is configured/);
+    expect(await host.message({ type: 'pieces:set-model', model: { type: 'openai', baseUrl: 'not a url', model: 'm' } })).toEqual({
+      ok: false,
+      error: 'model.baseUrl must be an http(s) URL, not "not a url".',
+    });
+    // A restarted worker keeps the page's choice over its own option.
+    const restarted = fakeScope();
+    startWorker(restarted.scope, { databaseName: name, model: echo });
+    expect(await restarted.message({ type: 'pieces:get-model' })).toEqual({ ok: true, model: 'no model (extractive answers)' });
+    expect(await restarted.message({ type: 'pieces:set-model' })).toEqual({ ok: true, model: 'echo' });
+    expect(await ask(restarted)).toBe('echo hi');
+  });
+
   it('stores added assets and announces each on the changes channel, as every write is', async () => {
     const host = fakeScope();
     startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });

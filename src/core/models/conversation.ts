@@ -216,13 +216,13 @@ export function seedMessage(value: unknown, path: string, clock: Clock, conversa
   return { ...message, id: clock.id(), created, updated: created, conversation: { id }, role, fragment };
 }
 
-/** Validates a SeededConversation (or none) into a conversation and its messages. */
-export function seedConversation(body: unknown, clock: Clock): Seeded {
+/** Validates a SeededConversation (or none) into a conversation (with `id`, or a new one) and its messages. */
+export function seedConversation(body: unknown, clock: Clock, id?: string): Seeded {
   const path = 'conversation';
   const seeded: JsonObject = body === undefined ? { type: 'COPILOT' } : object(body, path);
   noServerKeys(seeded, SERVER_KEYS, path);
   knownKeys(seeded, FIELDS.SeededConversation, path, 'SeededConversation');
-  const id = clock.id();
+  id ??= clock.id();
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, ConversationTypeEnum, p));
   optional(seeded, 'name', path, string);
   optional(seeded, 'favorited', path, boolean);

@@ -1,0 +1,212 @@
+/**
+ * The stored material the copilot ranks: every asset and every conversation
+ * message, in one relevance index that is built on first use and then kept
+ * current as the store is written (assets as they are put, a conversation's
+ * messages re-read after each change to it), so a ranking costs the index
+ * lookup alone.
+ */
+import type { AssetRecord, MessageRecord } from '../../storage/schema.js';
+import type { Storage } from '../../storage/storage.js';
+import { byScore, RelevanceIndex, type Field } from '../relevance.js';
+
+export interface Material {
+  id: string;
+  kind: 'asset' | 'message';
+  /** Asset file name. */
+  name?: string;
+  language?: string;
+  description?: string;
+  text: string;
+  /** For a message: its role and its conversation. */
+  role?: string;
+  conversation?: string;
+}
+
+export interface Ranked extends Material {
+  score: number;
+}
+
+export interface CorpusSearch {
+  /** Rank assets; default true. */
+  assets?: boolean;
+  /** Rank conversation messages; default false. */
+  messages?: boolean;
+  /** Only these asset or message ids. */
+  ids?: ReadonlySet<string>;
+  limit?: number;
+}
+
+export function assetMaterial(asset: AssetRecord): Material {
+  return {
+    id: asset.id,
+    kind: 'asset',
+    name: asset.name,
+    language: asset.language,
+    text: asset.text,
+    ...(asset.description ? { description: asset.description } : {}),
+  };
+}
+
+/** A stored message as material, or null when it has no text. */
+export function messageMaterial(record: MessageRecord): Material | null {
+  const message = JSON.parse(record.json) as { role?: string; fragment?: { string?: { raw?: string } } };
+  const text = message.fragment?.string?.raw;
+  if (!text) return null;
+  return { id: record.id, kind: 'message', text, role: message.role ?? 'UNKNOWN', conversation: record.conversation };
+}
+
+function fields(material: Material): Partial<Record<Field, string>> {
+  return {
+    text: material.text,
+    ...(material.name ? { name: material.name } : {}),
+    ...(material.language ? { language: material.language } : {}),
+    ...(material.description ? { description: material.description } : {}),
+  };
+}
+
+export class Corpus {
+  readonly #storage: Storage;
+  /** One index per kind, so that an asset's score depends on the assets alone. */
+  readonly #indexes = { asset: new RelevanceIndex(), message: new RelevanceIndex() };
+  readonly #materials = new Map<string, Material>();
+  #assets: Promise<void> | null = null;
+  /** Assets written while the first load was reading: applied after it. */
+  #written: AssetRecord[] = [];
+  #messages: Promise<void> | null = null;
+  /** Conversations changed since their messages were last read. */
+  readonly #dirty = new Set<string>();
+  readonly #byConversation = new Map<string, string[]>();
+  /** Bumped when the whole store is replaced: loads begun before are dropped. */
+  #generation = 0;
+
+  constructor(storage: Storage) {
+    this.#storage = storage;
+  }
+
+  #add(material: Material) {
+    this.#materials.set(material.id, material);
+    this.#indexes[material.kind].set({ id: material.id, kind: material.kind, fields: fields(material) });
+  }
+
+  #remove(id: string) {
+    const material = this.#materials.get(id);
+    if (!material) return;
+    this.#materials.delete(id);
+    this.#indexes[material.kind].delete(id);
+  }
+
+  #loadAssets(): Promise<void> {
+    const generation = this.#generation;
+    this.#assets ??= this.#storage.listAssets().then(
+      (assets) => {
+        if (generation !== this.#generation) return;
+        for (const asset of [...assets, ...this.#written]) this.#add(assetMaterial(asset));
+        this.#written = [];
+      },
+      (error: unknown) => {
+        this.#assets = null;
+        throw error;
+      },
+    );
+    return this.#assets;
+  }
+
+  #loadMessages(): Promise<void> {
+    const generation = this.#generation;
+    this.#messages ??= this.#storage.listConversations({ messages: true }).then(
+      ({ conversations, messages }) => {
+        if (generation !== this.#generation) return;
+        for (const conversation of conversations) this.#setConversation(conversation.id, conversation.messageIds, messages!);
+      },
+      (error: unknown) => {
+        this.#messages = null;
+        throw error;
+      },
+    );
+    return this.#messages;
+  }
+
+  #setConversation(id: string, messageIds: readonly string[], messages: Map<string, MessageRecord>) {
+    for (const old of this.#byConversation.get(id) ?? []) this.#remove(old);
+    const kept: string[] = [];
+    for (const messageId of messageIds) {
+      const record = messages.get(messageId);
+      const material = record && messageMaterial(record);
+      if (!material) continue;
+      this.#add(material);
+      kept.push(messageId);
+    }
+    if (kept.length) this.#byConversation.set(id, kept);
+    else this.#byConversation.delete(id);
+  }
+
+  /** Re-reads the messages of the conversations changed since the last read. */
+  async #refreshMessages() {
+    await this.#loadMessages();
+    if (this.#dirty.size === 0) return;
+    const changed = [...this.#dirty];
+    this.#dirty.clear();
+    try {
+      const states = await Promise.all(changed.map((id) => this.#storage.getConversation(id)));
+      changed.forEach((id, i) => {
+        const state = states[i];
+        this.#setConversation(id, state?.record.messageIds ?? [], new Map(state?.messages.map((m) => [m.id, m])));
+      });
+    } catch (error) {
+      for (const id of changed) this.#dirty.add(id);
+      throw error;
+    }
+  }
+
+  /** Assets were stored (added or replaced). */
+  assetsWritten(assets: readonly AssetRecord[]): void {
+    if (!this.#assets) return;
+    this.#written.push(...assets);
+    void this.#assets.then(() => {
+      for (const asset of this.#written) this.#add(assetMaterial(asset));
+      this.#written = [];
+    }, () => {});
+  }
+
+  /** A conversation or one of its messages was written or deleted. */
+  conversationChanged(id: string): void {
+    if (this.#messages) this.#dirty.add(id);
+  }
+
+  /** The whole store was replaced (reset, seed, a wiped database): forget everything, read afresh on next use. */
+  reset(): void {
+    this.#generation++;
+    this.#assets = null;
+    this.#messages = null;
+    this.#written = [];
+    this.#dirty.clear();
+    this.#byConversation.clear();
+    this.#materials.clear();
+    this.#indexes.asset = new RelevanceIndex();
+    this.#indexes.message = new RelevanceIndex();
+  }
+
+  /** Stored material by id (after a search loaded it). */
+  get(id: string): Material | undefined {
+    return this.#materials.get(id);
+  }
+
+  /** Ranks stored material against the query: best first, ties by id. */
+  async search(query: string, options: CorpusSearch = {}): Promise<Ranked[]> {
+    const assets = options.assets ?? true;
+    const messages = options.messages ?? false;
+    await Promise.all([assets ? this.#loadAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
+    const search = { ids: options.ids, limit: options.limit };
+    const hits = [
+      ...(assets ? this.#indexes.asset.search(query, search) : []),
+      ...(messages ? this.#indexes.message.search(query, search) : []),
+    ];
+    hits.sort(byScore);
+    return hits.slice(0, options.limit).map((hit) => ({ ...this.#materials.get(hit.id)!, score: hit.score }));
+  }
+
+  /** Loads the given kinds so that `get` finds them. */
+  async load(options: { assets?: boolean; messages?: boolean }): Promise<void> {
+    await Promise.all([options.assets ? this.#loadAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * The copilot stream (`/qgpt/stream`). Clients open a WebSocket; the page's
+ * socket shim carries each frame a client sends as a POST with the header
+ * `X-Pieces-Stream: qgpt`, and this handler answers it with the
+ * QGPTStreamOutput frames for it as server-sent events:
+ *
+ *   INITIALIZED (with `relevance` when asked) → IN-PROGRESS × n (one answer
+ *   chunk each) → COMPLETED, or FAILED (`errorMessage`, `statusCode`),
+ *   STOPPED (a `stop: true` input for its request or conversation),
+ *   RESET (a `reset: true` input).
+ *
+ * A completed answer stores the question and the answer as USER and
+ * ASSISTANT messages of the conversation (a new one, named after the
+ * question, when the input names none); a stopped one stores the question
+ * and the answer so far; a failed one stores nothing.
+ */
+import type { OperationContext, ServiceContext } from '../context.js';
+import { ModelError, type ChatMessage, type RelevantMaterial } from '../copilot/model.js';
+import { messageMaterial } from '../copilot/corpus.js';
+import { HttpError, readJson } from '../http.js';
+import { derivedName, messageRecord, seedConversation, seedMessage, touched } from '../models/conversation.js';
+import type { Change } from '../../storage/storage.js';
+import { parseStreamInput, questionOutput, type StreamInput } from '../models/qgpt.js';
+import { isObject, type JsonObject } from '../validate.js';
+import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMaterialOrStore, relevantSeeds } from './qgpt.js';
+
+/** The marker header the socket shim sends with each client frame. */
+export const QGPT_STREAM_MARKER = 'qgpt';
+
+type Status = 'INITIALIZED' | 'IN-PROGRESS' | 'COMPLETED' | 'FAILED' | 'STOPPED' | 'RESET';
+
+export async function qgptStream({ request, service }: OperationContext): Promise<Response> {
+  if (request.method !== 'POST' || request.headers.get('x-pieces-stream') !== QGPT_STREAM_MARKER) {
+    throw new HttpError(426, 'The copilot stream is a WebSocket: connect with new WebSocket("ws://…/qgpt/stream").', { Upgrade: 'websocket' });
+  }
+  const body = await readJson(request, service.maxBodyBytes);
+  const encoder = new TextEncoder();
+  const disconnected = new AbortController();
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (frame: JsonObject) => {
+        if (disconnected.signal.aborted) return;
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(frame)}\n\n`));
+      };
+      void answer(service, body, send, disconnected.signal).finally(() => {
+        if (!disconnected.signal.aborted) controller.close();
+      });
+    },
+    cancel() {
+      disconnected.abort();
+    },
+  });
+  return new Response(stream, {
+    headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*' },
+  });
+}
+
+function frame(request: string, conversation: string, status: Status, extra: JsonObject = {}): JsonObject {
+  return { request, conversation, status, ...extra };
+}
+
+/** A stored conversation's messages as history, oldest first; undefined when there is no such conversation. */
+async function storedHistory(service: ServiceContext, id: string): Promise<ChatMessage[] | undefined> {
+  const state = await service.storage.getConversation(id);
+  return state?.messages.flatMap((record) => {
+    const material = messageMaterial(record);
+    return material ? [{ role: material.role as ChatMessage['role'], text: material.text }] : [];
+  });
+}
+
+/**
+ * Stores the question and its answer (when there is one) as messages of the
+ * conversation, in one transaction; `create`: a new conversation with that id,
+ * named after the question.
+ */
+async function storeExchange(service: ServiceContext, conversation: string, create: boolean, query: string, answer: string) {
+  const clock = { now: service.now().toISOString(), id: () => service.newId() };
+  const seeded = [
+    { role: 'USER', fragment: { string: { raw: query } } },
+    ...(answer ? [{ role: 'ASSISTANT', fragment: { string: { raw: answer } } }] : []),
+  ];
+  let changes: Change[];
+  if (create) {
+    const built = seedConversation({ type: 'COPILOT', messages: seeded }, clock, conversation);
+    const name = derivedName(built.messages) ?? 'New conversation';
+    changes = await service.storage.createConversation({ ...built.record, json: touched(built.record, clock, (c) => (c.name = name)) }, built.messages);
+  } else {
+    const records = seeded.map((message) => messageRecord(seedMessage(message, 'message', clock, conversation)));
+    const result = await service.storage.editConversation({ conversation }, (current) => ({
+      record: { ...current.record, json: touched(current.record, clock), messageIds: [...current.record.messageIds, ...records.map((r) => r.id)] },
+      putMessages: records,
+    }));
+    if (!result) throw new HttpError(404, `No conversation with id ${conversation}: it was deleted while the answer was written.`);
+    changes = result.changes;
+  }
+  for (const change of changes) service.notify(change);
+}
+
+async function answer(service: ServiceContext, body: unknown, send: (frame: JsonObject) => void, disconnected: AbortSignal) {
+  const sent = isObject(body) ? body : {};
+  let input: StreamInput;
+  try {
+    input = parseStreamInput(body);
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    const request = typeof sent.request === 'string' ? sent.request : service.newId();
+    const conversation = typeof sent.conversation === 'string' ? sent.conversation : '';
+    send(frame(request, conversation, 'FAILED', { statusCode: error.status, errorMessage: error.message }));
+    return;
+  }
+  const { copilot } = service;
+  const request = input.request ?? service.newId();
+
+  if (input.stop || input.reset) {
+    const status = input.reset ? 'RESET' : 'STOPPED';
+    const stopped = copilot.stop({ request: input.request, conversation: input.conversation }, status);
+    // A reset is acknowledged even when nothing was running; a stop only ends what runs.
+    if (input.reset && stopped === 0) send(frame(request, input.conversation ?? '', 'RESET'));
+    return;
+  }
+
+  const create = !input.conversation;
+  const conversation = input.conversation ?? service.newId();
+  const fail = (status: number, message: string) => send(frame(request, conversation, 'FAILED', { statusCode: status, errorMessage: message }));
+  if (copilot.running.has(request)) {
+    fail(409, `The request ${request} is already being answered; send another request id.`);
+    return;
+  }
+  const controller = new AbortController();
+  disconnected.addEventListener('abort', () => controller.abort('DISCONNECTED'), { once: true });
+  copilot.running.set(request, { conversation, controller });
+  const query = input.question?.query ?? input.relevance!.query;
+  let text = '';
+  try {
+    const history = create ? [] : await storedHistory(service, conversation);
+    if (!history) throw new HttpError(404, `No conversation with id ${conversation}.`);
+
+    let relevant: RelevantMaterial[] = [];
+    const initialized: JsonObject = {};
+    if (input.relevance) {
+      const found = await findRelevant(service, input.relevance);
+      initialized.relevance = { relevant: await relevantSeeds(service, input.relevance.query, found) };
+      relevant = found.map(asMaterial);
+    }
+    send(frame(request, conversation, 'INITIALIZED', initialized));
+    if (!input.question && !input.relevance?.question) {
+      send(frame(request, conversation, 'COMPLETED'));
+      return;
+    }
+    if (input.question) {
+      relevant = input.relevance
+        ? [...relevant, ...(await questionMaterial(service, input.question.relevant))]
+        : await questionMaterialOrStore(service, query, input.question.relevant);
+      history.push(...(await questionHistory(service, input.question.messages)));
+    }
+    for await (const chunk of (await copilot.model()).answer({ query, relevant, messages: history, signal: controller.signal })) {
+      if (controller.signal.aborted) break;
+      text += chunk;
+      send(frame(request, conversation, 'IN-PROGRESS', { question: questionOutput(chunk) }));
+    }
+    if (controller.signal.aborted) throw controller.signal.reason;
+    await storeExchange(service, conversation, create, query, text);
+    send(frame(request, conversation, 'COMPLETED'));
+  } catch (error) {
+    const reason = controller.signal.aborted ? controller.signal.reason : undefined;
+    if (reason === 'STOPPED' || reason === 'RESET') {
+      try {
+        await storeExchange(service, conversation, create, query, text);
+        send(frame(request, conversation, reason));
+      } catch (storeError) {
+        send(frame(request, conversation, 'FAILED', failure(storeError)));
+      }
+    } else if (reason !== 'DISCONNECTED') {
+      send(frame(request, conversation, 'FAILED', failure(error)));
+    }
+  } finally {
+    copilot.running.delete(request);
+  }
+}
+
+function failure(error: unknown): JsonObject {
+  if (error instanceof HttpError) return { statusCode: error.status, errorMessage: error.message };
+  if (error instanceof ModelError) return { statusCode: 502, errorMessage: error.message };
+  if ((error as { name?: string })?.name === 'QuotaExceededError') {
+    return { statusCode: 507, errorMessage: 'The browser storage is full: the answer was not stored. Free some space and try again.' };
+  }
+  console.error('[pieces-os-worker] copilot stream error', error);
+  return { statusCode: 500, errorMessage: `Internal error: ${(error as Error)?.message ?? String(error)}.` };
+}
