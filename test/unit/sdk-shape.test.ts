@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import * as sdk from '@pieces.app/pieces-os-client';
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/core/routes.js';
-import { checkResponse, isInstalled, RETURNS } from './response-check.js';
+import { checkBody, checkResponse, isInstalled, RETURNS } from './response-check.js';
 import { check, EXTRA_FIELDS, isIsoDateTime, reachable, SDK_MODELS, SDK_VERSION, sdkHas, shape, type FieldType } from './sdk-shape.js';
 
 const codec = (name: string) => {
@@ -217,5 +217,15 @@ describe('every response of the route table is checked', () => {
     expect(await drifted.json()).toHaveProperty('iterable'); // the response itself stays unread
     expect(await checkResponse('conversationsDeleteSpecificConversation', url, new Response('{}'))).toHaveLength(1);
     expect(await checkResponse('conversationsSnapshot', url, new Response('{"iterable":[]}', { headers: { 'Content-Type': 'text/plain' } }))).toHaveLength(1);
+  });
+
+  it('checks each server-sent event of the copilot socket as a QGPTStreamOutput', () => {
+    const url = new URL('http://localhost:1000/qgpt/stream');
+    const frame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+    const good = frame({ request: 'r', conversation: 'c', status: 'INITIALIZED' }) + frame({ request: 'r', conversation: 'c', status: 'COMPLETED' });
+    expect(checkBody('qgptStream', url, 'text/event-stream; charset=utf-8', good)).toEqual([]);
+    expect(checkBody('qgptStream', url, 'text/event-stream', good + frame({ request: 'r', conversation: 'c', status: 'DONE' }))).toEqual([
+      { path: '$[frame 2].status', message: 'the string "DONE" is not a QGPTStreamEnum (allowed: UNKNOWN, CANCELED, INITIALIZED, IN-PROGRESS, COMPLETED, FAILED, STOPPED, RESET)' },
+    ]);
   });
 });
