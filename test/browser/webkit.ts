@@ -19,8 +19,8 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Builder, type WebDriver } from 'selenium-webdriver';
 import { createInterface } from 'node:readline';
+import { Builder, type WebDriver } from 'selenium-webdriver';
 import { ScriptedPage, sleep, Unsupported, type BrowserContext, type Capability, type Engine, type Page } from './driver.js';
 
 const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
@@ -53,6 +53,22 @@ async function startXvfb(): Promise<{ display: string; process: ChildProcess }> 
     xvfb.on('exit', (code) => reject(new Error(`Xvfb exited with ${code}`)));
   });
   return { display, process: xvfb };
+}
+
+/** What neither WebKit browser can do (see LACKS). */
+abstract class WebKitContextBase implements BrowserContext {
+  abstract readonly profile: string;
+  abstract newPage(): Promise<Page>;
+  abstract close(): Promise<void>;
+  stopWorkers(): Promise<void> {
+    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
+  }
+  hardReload(): Promise<void> {
+    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
+  }
+  setOffline(): Promise<void> {
+    throw new Unsupported('webkit', 'offline', LACKS.offline!);
+  }
 }
 
 async function freePort(): Promise<number> {
@@ -140,7 +156,7 @@ class WebKitPage extends ScriptedPage {
   }
 }
 
-class WebKitContext implements BrowserContext {
+class WebKitContext extends WebKitContextBase {
   private queue: Promise<unknown> = Promise.resolve();
   private current: string | undefined;
   private first: string | undefined;
@@ -151,6 +167,7 @@ class WebKitContext implements BrowserContext {
     readonly profile: string,
     first: string,
   ) {
+    super();
     this.first = this.current = first;
   }
 
@@ -191,15 +208,6 @@ class WebKitContext implements BrowserContext {
     for (const child of this.processes) child.kill();
   }
 
-  stopWorkers(): Promise<void> {
-    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
-  }
-  hardReload(): Promise<void> {
-    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
-  }
-  setOffline(): Promise<void> {
-    throw new Unsupported('webkit', 'offline', LACKS.offline!);
-  }
 }
 
 /** webkit-profile-browser.py: one JSON command per line, one answer per command. */
@@ -257,12 +265,14 @@ class ProfilePage extends ScriptedPage {
   }
 }
 
-class ProfileContext implements BrowserContext {
+class ProfileContext extends WebKitContextBase {
   constructor(
     private readonly browser: ProfileBrowser,
     private readonly xvfb: ChildProcess,
     readonly profile: string,
-  ) {}
+  ) {
+    super();
+  }
 
   async newPage(): Promise<Page> {
     return new ProfilePage(this.browser, await this.browser.send<number>('open'));
@@ -276,15 +286,6 @@ class ProfileContext implements BrowserContext {
     this.xvfb.kill();
   }
 
-  stopWorkers(): Promise<void> {
-    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
-  }
-  hardReload(): Promise<void> {
-    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
-  }
-  setOffline(): Promise<void> {
-    throw new Unsupported('webkit', 'offline', LACKS.offline!);
-  }
 }
 
 async function launchProfileBrowser(profile: string): Promise<ProfileContext> {
