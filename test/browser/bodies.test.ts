@@ -19,8 +19,6 @@ const APP = { id: '0b5a4c6e-8f3d-4e2a-9c71-5d2e8f1a3b40', name: 'VS_CODE', versi
  */
 const VALID: Record<string, unknown> = {
   applicationsRegister: APP,
-  applicationUpdate: { ...APP, version: '1.3.0' },
-  connect: { application: { name: 'VS_CODE', version: '1.2.3', platform: 'LINUX' } },
   applicationsSessionClose: '{session}',
   applicationsUsageEngagementInteraction: { description: 'Grüße ✓ 𝄞', element: 'button' },
   applicationsUsageEngagementKeyboard: { description: 'save', shortcut: [17, 83] },
