@@ -2,7 +2,7 @@
  * The demo: an API explorer for the service, with no backend running.
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
-import { DEFAULT_BASES, startPiecesService } from '../src/page/index.js';
+import { DEFAULT_BASES, startPiecesService, watchService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
@@ -55,12 +55,19 @@ const status = $('#status');
 const errorBox = $('#error');
 const SESSIONS_KEY = 'pieces-demo-sessions';
 
-function setStatus(state: 'starting' | 'ready' | 'error', text: string) {
+function setStatus(state: 'starting' | 'ready' | 'lost' | 'error', text: string) {
   status.dataset.state = state;
   status.textContent = text;
 }
 
 const errorHome = errorBox.parentElement!;
+
+const streamState = $('#stream-state');
+function showStreamState(state: 'open' | 'closed' | 'stale', text: string) {
+  streamState.dataset.state = state;
+  streamState.textContent = text;
+}
+
 let errorTimer: ReturnType<typeof setTimeout> | undefined;
 const hideError = () => {
   clearTimeout(errorTimer);
@@ -133,17 +140,40 @@ async function main() {
   const params = new URLSearchParams(location.search);
   const bases = params.get('bases')?.split(',');
   restrictConnections(bases ?? DEFAULT_BASES);
-  const service = await startPiecesService({
+  const options = {
     ...(bases ? { bases } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
-  });
+  };
+  const service = await startPiecesService(options);
   const base = service.bases[0]!;
   $('#bases').textContent = service.bases.join(', ');
   const api = createApi(base, logCall);
   // The copilot pane. A stored answer changes its conversation: the stream's message for
   // that change refreshes the list and the open conversation, so nothing more to do here.
   const chat = startChat(base, showError, () => {});
-  setStatus('ready', service.version.mismatch ? `Offline-ready (worker ${service.version.worker} ≠ page ${service.version.page})` : 'Offline-ready');
+  const readyText = (worker: string) => (worker !== service.version.page ? `Offline-ready (worker ${worker} ≠ page ${service.version.page})` : 'Offline-ready');
+  setStatus('ready', readyText(service.version.worker));
+
+  // The pill follows the service: lost (and started again), recovered (read everything again), another worker version.
+  let liveSocket: WebSocket | undefined;
+  const watch = watchService(service, () => startPiecesService(options));
+  watch.addEventListener('statechange', () => {
+    if (watch.state === 'lost') {
+      setStatus('lost', `Worker lost: ${watch.reason}`);
+      showStreamState('stale', 'not live: the worker is gone');
+      return;
+    }
+    setStatus('ready', `${readyText(watch.workerVersion)} · recovered`);
+    status.title = watch.reason;
+    // A new socket: closing the old one reads the list again, and the new one's first message is the current snapshot.
+    liveSocket?.close();
+    void refreshApplications();
+    if (shown) {
+      stale = true;
+      void rereadDetail().catch(showError);
+    }
+  });
+  watch.addEventListener('versionchange', () => setStatus('ready', readyText(watch.workerVersion)));
 
   // Header: what a client's discovery sees (WellKnownApi health and version).
   async function showHealth() {
@@ -393,14 +423,13 @@ async function main() {
 
   // The live list: the stream's first message and every change refresh it
   // (writes made here too: their change comes back on the stream).
-  const streamState = $('#stream-state');
   let firstList: () => void;
   const listed = new Promise<void>((resolve) => (firstList = resolve));
   function connect() {
     const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/conversations/stream/identifiers`);
+    liveSocket = socket;
     socket.addEventListener('open', () => {
-      streamState.dataset.state = 'open';
-      streamState.textContent = 'live';
+      if (watch.state !== 'lost') showStreamState('open', 'live');
     });
     socket.addEventListener('message', (event) => {
       const { iterable } = JSON.parse(event.data as string) as { iterable: Array<{ conversation: { id: string }; deleted?: true }> };
@@ -414,8 +443,7 @@ async function main() {
       }, 20);
     });
     socket.addEventListener('close', () => {
-      streamState.dataset.state = 'closed';
-      streamState.textContent = 'stream closed, reconnecting…';
+      showStreamState('closed', 'stream closed, reconnecting…');
       // Without the stream the list could miss changes: read it once now.
       void refreshConversations().catch(showError).finally(firstList);
       setTimeout(connect, 1000);

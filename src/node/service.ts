@@ -3,6 +3,7 @@
  * loopback server): the core over storage in memory, its identifier streams fed
  * in-process, and the controls.
  */
+import type { ModelAdapter, ModelConfig } from '../core/copilot/model.js';
 import { createService, type Service } from '../core/service.js';
 import { parseData, type PiecesSeed } from '../core/data.js';
 import type { Logger } from '../core/log.js';
@@ -27,6 +28,8 @@ export interface NodeServiceOptions {
   log?: boolean | Logger;
   /** Largest accepted request body, in bytes; default and ceiling 16 MiB. */
   maxBodyBytes?: number;
+  /** The copilot's model: an adapter or a configuration; default the extractive answers (no model). */
+  model?: ModelAdapter | ModelConfig;
 }
 
 export interface NodeService {
@@ -67,6 +70,7 @@ export function createNodeService(options: NodeServiceOptions = {}): NodeService
     storage,
     bases: options.bases,
     maxBodyBytes: options.maxBodyBytes,
+    model: options.model,
     now,
     newId,
     log: options.log,

@@ -38,7 +38,25 @@ export default async function setup(project: TestProject) {
   });
   // A blank page of the demo's origin with no Content-Security-Policy, for requests the demo's policy would refuse.
   writeFileSync(join(outDir, 'probe.html'), '<!doctype html><title>probe</title>\n');
-  const server = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
+  const server = await preview({
+    configFile,
+    logLevel: 'warn',
+    build: { outDir },
+    preview: { port: 0, host: '127.0.0.1' },
+    plugins: [
+      {
+        // What a site's "log out and forget me" answer does: /clear-site-data answers with Clear-Site-Data.
+        name: 'clear-site-data',
+        configurePreviewServer(preview) {
+          preview.middlewares.use('/clear-site-data', (_request, response) => {
+            response.setHeader('Clear-Site-Data', '"storage"');
+            response.setHeader('Content-Type', 'text/plain');
+            response.end('cleared');
+          });
+        },
+      },
+    ],
+  });
   const address = server.httpServer.address();
   if (!address || typeof address === 'string') throw new Error('The demo server has no port.');
   project.provide('demoUrl', `http://127.0.0.1:${address.port}/`);
