@@ -164,10 +164,13 @@ async function main() {
     }
     setStatus('ready', `${readyText(watch.workerVersion)} · recovered`);
     status.title = watch.reason;
-    // A new socket: its first message is the current snapshot.
+    // A new socket: closing the old one reads the list again, and the new one's first message is the current snapshot.
     liveSocket?.close();
-    void refreshConversations();
     void refreshApplications();
+    if (shown) {
+      stale = true;
+      void rereadDetail().catch(showError);
+    }
   });
   watch.addEventListener('versionchange', () => setStatus('ready', readyText(watch.workerVersion)));
 

@@ -86,11 +86,12 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
     shortcut: field(T.array(T.number)),
   },
   // The service's own WebSocket handshake (not Pieces models): the socket's first message and the
-  // change sequence it reflects, or the changes of a collection after a sequence number.
-  IdentifierStreamHandshake: { seq: field(T.number), message: field(T.ref('StreamedIdentifiers')) },
+  // change sequence it reflects, or the changes of a collection after a sequence number; identifier
+  // streams also carry the database's identity.
+  IdentifierStreamHandshake: { seq: field(T.number), database: field(T.string), message: field(T.ref('StreamedIdentifiers')) },
   UserStreamHandshake: { seq: field(T.number), message: field(T.ref('ReturnedUserProfile')) },
   HealthStreamHandshake: { seq: field(T.number), message: field(T.ref('HealthStreamMessage')) },
-  StreamCatchUp: { changes: field(T.array(T.ref('StreamChange'))), complete: field(T.boolean), seq: field(T.number) },
+  StreamCatchUp: { changes: field(T.array(T.ref('StreamChange'))), complete: field(T.boolean), seq: field(T.number), database: field(T.string) },
   StreamChange: { seq: field(T.number), collection: field(T.ref('StreamCollection')), id: field(T.string), deleted: field(T.boolean, false) },
 };
 
