@@ -2,6 +2,7 @@
  * The demo: an API explorer for the service, with no backend running.
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
+import { randomUUID } from '../src/core/uuid.js';
 import { DEFAULT_BASES, startPiecesService, watchService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
@@ -124,7 +125,13 @@ async function main() {
   const api = createApi(base, logCall);
   // The copilot pane; an answer changes its conversation, so the list refreshes after each.
   const chat = startChat(base, showError, () => scheduleRefresh());
-  const readyText = (worker: string) => (worker !== service.version.page ? `Offline-ready (worker ${worker} ≠ page ${service.version.page})` : 'Offline-ready');
+  $('#status').dataset.mode = service.mode;
+  const readyText = (worker: string) =>
+    service.mode === 'page'
+      ? `Offline-ready (in the page: ${service.reason})`
+      : worker !== service.version.page
+        ? `Offline-ready (worker ${worker} ≠ page ${service.version.page})`
+        : 'Offline-ready';
   setStatus('ready', readyText(service.version.worker));
 
   // The pill follows the service: lost (and started again), recovered (read everything again), another worker version.
@@ -319,7 +326,7 @@ async function main() {
     event.preventDefault();
     act(async () => {
       const { value } = await api.post<Application>('/applications/register', {
-        id: crypto.randomUUID(),
+        id: randomUUID(),
         name: $<HTMLSelectElement>('#register-name').value,
         version: $<HTMLInputElement>('#register-version').value,
         platform: $<HTMLSelectElement>('#register-platform').value,
@@ -358,7 +365,7 @@ async function main() {
           case 'installation':
             await api.post(
               '/applications/usage/installation',
-              { application: app ? plain : { id: crypto.randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' } },
+              { application: app ? plain : { id: randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' } },
               headers,
             );
             break;
