@@ -2,6 +2,7 @@
  * The demo: an API explorer for the service, with no backend running.
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
+import { randomUUID } from '../src/core/uuid.js';
 import { DEFAULT_BASES, startPiecesService, watchService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
@@ -150,7 +151,13 @@ async function main() {
   // The copilot pane. A stored answer changes its conversation: the stream's message for
   // that change refreshes the list and the open conversation, so nothing more to do here.
   const chat = startChat(base, showError, () => {});
-  const readyText = (worker: string) => (worker !== service.version.page ? `Offline-ready (worker ${worker} ≠ page ${service.version.page})` : 'Offline-ready');
+  $('#status').dataset.mode = service.mode;
+  const readyText = (worker: string) =>
+    service.mode === 'page'
+      ? `Offline-ready (in the page: ${service.reason})`
+      : worker !== service.version.page
+        ? `Offline-ready (worker ${worker} ≠ page ${service.version.page})`
+        : 'Offline-ready';
   setStatus('ready', readyText(service.version.worker));
 
   // The pill follows the service: lost (and started again), recovered (read everything again), another worker version.
@@ -494,7 +501,7 @@ async function main() {
     event.preventDefault();
     act(async () => {
       const { value } = await api.post<Application>('/applications/register', {
-        id: crypto.randomUUID(),
+        id: randomUUID(),
         name: $<HTMLSelectElement>('#register-name').value,
         version: $<HTMLInputElement>('#register-version').value,
         platform: $<HTMLSelectElement>('#register-platform').value,
@@ -543,7 +550,7 @@ async function main() {
             break;
           }
           case 'installation': {
-            const installed = app ? plain : { id: crypto.randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' };
+            const installed = app ? plain : { id: randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' };
             await api.post('/applications/usage/installation', { application: installed }, headers);
             done = app ? `Installation recorded for ${label}.` : `No application chosen: installed a new one, ${installed.name} ${installed.version}.`;
             break;

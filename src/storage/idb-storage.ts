@@ -10,6 +10,7 @@ import {
   type EventKind,
   type PiecesDB,
 } from './schema.js';
+import { randomUUID } from '../core/uuid.js';
 import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
@@ -198,7 +199,7 @@ class IdbStorage implements Storage {
     const tx = this.db.transaction(['assets', 'meta'], 'readwrite');
     const meta = tx.objectStore('meta');
     const [seeded, identity] = await Promise.all([meta.get('seeded'), meta.get('identity')]);
-    this.id = typeof identity === 'string' ? identity : crypto.randomUUID();
+    this.id = typeof identity === 'string' ? identity : randomUUID();
     const id = this.id;
     await commit(tx, function* () {
       if (identity !== id) yield meta.put(id, 'identity');

@@ -6,7 +6,10 @@
  * written); any other write drops the reads it can affect. A read that
  * overlapped a write is not kept. Other connections to the same database
  * (another version of the worker during an update) clear the cache through
- * a BroadcastChannel.
+ * a BroadcastChannel. Several writers (tabs running the service in the page)
+ * share one channel: each announces its commits there, so every other cache
+ * is cleared before any later message from that writer arrives (a change
+ * announcement sent through the same channel object comes after the clear).
  *
  * Cached results are shared and updated in place: callers use what they
  * read at once (or copy what they keep) and never mutate it.
@@ -71,7 +74,11 @@ function listSize(list: ConversationList): number {
 
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';
 
-export function cacheReads(storage: Storage, channelName: string | null = INVALIDATION_CHANNEL, budget = READ_CACHE_BUDGET): Storage {
+export function cacheReads(
+  storage: Storage,
+  channelOrName: string | BroadcastChannel | null = INVALIDATION_CHANNEL,
+  budget = READ_CACHE_BUDGET,
+): Storage {
   const cache = new Map<string, unknown>();
   /** Budgeted size of each cached conversation list. */
   const sizes = new Map<string, number>();
@@ -97,8 +104,9 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
       sizes.delete(k);
     }
   }
-  const channel = channelName && typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelName) : null;
-  if (channel) channel.onmessage = clearAll;
+  const channel =
+    typeof channelOrName !== 'string' ? channelOrName : typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelOrName) : null;
+  channel?.addEventListener('message', clearAll);
 
   const lists = () =>
     [true, false].map((messages) => [messages, cache.get(key('listConversations', [{ messages }])) as ConversationList | undefined] as const);
@@ -210,7 +218,9 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
     };
   }
   wrapped.close = () => {
-    channel?.close();
+    // A channel given by the caller is theirs (shared with other caches, or with the next connection's).
+    if (typeof channelOrName === 'string') channel?.close();
+    else channel?.removeEventListener('message', clearAll);
     storage.close();
   };
   return wrapped;

@@ -53,15 +53,23 @@ describe('controls', () => {
 });
 
 describe("Playwright's serviceWorkers: 'block'", () => {
-  it('fails start-up with a message saying why', async (test) => {
+  it('runs in the page, and the controls reach it', async (test) => {
     if (engine.name !== 'chromium') test.skip('a Playwright option: tested in Chromium');
     const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
     try {
       const context = await browser.newContext({ serviceWorkers: 'block' });
       const page = await context.newPage();
       await page.goto(inject('demoUrl'));
-      await page.waitForSelector('#status[data-state="error"]');
-      expect(await page.textContent('#status')).toContain('Service worker registration is blocked in this browser context');
+      await page.waitForSelector('#status[data-state="ready"][data-mode="page"]');
+      expect(await page.textContent('#status')).toContain('service worker registration is blocked in this browser');
+      const pieces = piecesControls(page);
+      await pieces.reset();
+      await pieces.seed({ conversations: [{ id: '55555555-5555-4555-8555-555555555555', type: 'COPILOT', name: 'seeded in page mode' }] });
+      expect(await storeIds(page as never)).toEqual(['55555555-5555-4555-8555-555555555555']);
+      await pieces.use({ operation: 'conversationsSnapshot', status: 503 });
+      expect(await status(page as never, '/conversations')).toBe(503);
+      await pieces.resetOverrides();
+      expect(await status(page as never, '/conversations')).toBe(200);
     } finally {
       await browser.close();
     }

@@ -6,7 +6,7 @@
 import type { TestContext } from 'vitest';
 import type { BrowserContext, Capability, Engine, EngineName, LaunchOptions } from './driver.js';
 
-export type { BrowserContext, ConsoleEntry, Page } from './driver.js';
+export type { BrowserContext, ConsoleEntry, LaunchOptions, Page } from './driver.js';
 
 const engines: Record<EngineName, () => Promise<{ engine: Engine }>> = {
   chromium: () => import('./chromium.js'),

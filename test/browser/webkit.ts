@@ -36,6 +36,10 @@ const LACKS: Partial<Record<Capability, string>> = {
   killWorkers: 'WebDriver has no command to stop a service worker, and WebKitGTK none of its own',
   hardReload: "WebKit's hard reload (reload from origin) still goes through the service worker, so there is no uncontrolled load to recover from",
   offline: 'WebDriver has no command to take WebKitGTK offline',
+  restart: "MiniBrowser's automation mode always uses throwaway storage",
+  loopbackHosts: 'not implemented in the WebKit driver: MiniBrowser is started without a host-resolver setting',
+  blockServiceWorkers: 'not implemented in the WebKit driver: MiniBrowser is started with service workers on',
+  siteData: 'not implemented in the WebKit driver: MiniBrowser is started with its default cookie policy',
   console:
     'WebDriver classic has no console log command, and MiniBrowser does not apply --enable-write-console-messages-to-stdout to the pages it opens for automation',
 };
