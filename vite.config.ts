@@ -124,6 +124,8 @@ export default defineConfig(({ mode }) => {
             environment: 'happy-dom',
             include: ['test/unit/**/*.test.ts'],
             setupFiles: ['test/unit/setup.ts'],
+            // Two shared cores run every file at once: a time limit guards against hangs, never measures speed.
+            testTimeout: 30_000,
           },
         },
         // The examples of the README, as a user runs them: `pieces-os-worker/node` is the

@@ -10,8 +10,8 @@ import {
   type EventKind,
   type PiecesDB,
 } from './schema.js';
-import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 import { randomUUID } from '../core/uuid.js';
+import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
 export const CHANGE_LOG_LIMIT = 10_000;
@@ -159,7 +159,15 @@ type ChangeStore = {
  */
 async function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
   // Issued together (one round trip, not one per item): requests run in order, so the keys ascend in order.
-  const keys = await Promise.all(items.map((item) => changes.add({ ...item })));
+  const pending: Array<Promise<number>> = [];
+  try {
+    for (const item of items) pending.push(changes.add({ ...item }));
+  } catch (error) {
+    // A request refused at once aborts the transaction: the ones issued before reject with it, handled here.
+    for (const request of pending) request.catch(() => {});
+    throw error;
+  }
+  const keys = await Promise.all(pending);
   keys.forEach((seq, i) => into.push({ ...items[i]!, seq }));
   const seq = keys.at(-1) ?? 0;
   if (seq > CHANGE_LOG_LIMIT) await changes.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));

@@ -27,12 +27,9 @@ export interface WorkerOptions extends HostedOptions {
  */
 export function createPiecesWorker(options: WorkerOptions = {}, scope = self as unknown as ServiceWorkerScope): Service {
   const storage: Storage = lazyStorage((hooks) =>
-    openStorage({
-      name: options.databaseName,
-      seedAssets: initialAssets(options),
-      onLost: hooks.lost,
-      onBlocked: hooks.blocked,
-    }).then((s) => cacheReads(s)),
+    openStorage({ name: options.databaseName, seedAssets: initialAssets(options), onLost: hooks.lost, onBlocked: hooks.blocked }).then((s) =>
+      cacheReads(s),
+    ),
     {
       // A database opened after the previous one was lost is another one: say so to every page.
       onOpen: (opened, reopened) => {
