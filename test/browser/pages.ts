@@ -84,6 +84,7 @@ export const callEveryOperation = (page: Page) =>
   page.evaluate(async () => {
     const base = 'http://localhost:1000';
     const statuses: Record<string, number> = {};
+    const failures: Record<string, string> = {};
     const xhr = (path: string, headers: Record<string, string> = {}) =>
       new Promise<{ status: number; body: unknown }>((resolve, reject) => {
         const request = new XMLHttpRequest();
@@ -108,13 +109,17 @@ export const callEveryOperation = (page: Page) =>
       });
       statuses[name] = response.status;
       const json = (response.headers.get('content-type') ?? '').includes('json');
-      return (json ? await response.json() : { text: await response.text() }) as Record<string, any>;
+      const answer = (json ? await response.json() : { text: await response.text() }) as Record<string, any>;
+      if (response.status >= 400) failures[name] = String(answer.text);
+      return answer;
     };
     const stream = { 'X-Pieces-Stream': 'handshake' };
     await get('getWellKnownHealth', '/.well-known/health');
     await get('getWellKnownVersion', '/.well-known/version');
     await get('getWellKnownStreamHealth', '/.well-known/stream/health', stream);
-    const application = await post('applicationsRegister', '/applications/register');
+    const registered = await post('applicationsRegister', '/applications/register');
+    // The Application itself: the snapshot's engagement figures are not one of its fields.
+    const { engagement: _engagement, ...application } = registered;
     await post('connect', '/connect', { application: { name: application.name, version: application.version, platform: application.platform } });
     await get('userSnapshot', '/user');
     await get('streamUser', '/user/stream', stream);
@@ -178,6 +183,7 @@ export const callEveryOperation = (page: Page) =>
     const after = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');
     return {
       statuses,
+      failures,
       created: conversation.id as string,
       listed: (ids.iterable as { id: string }[]).map((i) => i.id),
       deleted: fromAsset.conversation.id as string,
