@@ -99,10 +99,11 @@ export default defineConfig(({ mode }) => {
           index: resolve(import.meta.dirname, 'src/page/index.ts'),
           worker: resolve(import.meta.dirname, 'src/worker/index.ts'),
           core: resolve(import.meta.dirname, 'src/core/index.ts'),
+          vite: resolve(import.meta.dirname, 'src/vite/index.ts'),
         },
         formats: ['es'],
       },
-      rollupOptions: { external: ['workbox-routing', 'idb', 'mock-socket', /^eventsource-parser/] },
+      rollupOptions: { external: [/^node:/, 'vite', /^workbox-routing/, 'idb', 'mock-socket', /^@mswjs\/interceptors/, /^fake-indexeddb/, /^eventsource-parser/] },
     });
   }
   return {
@@ -111,7 +112,8 @@ export default defineConfig(({ mode }) => {
     define,
     build: { outDir: resolve(import.meta.dirname, 'dist/demo'), emptyOutDir: true, target: 'es2022' },
     server: { host: '127.0.0.1' },
-    preview: { host: '127.0.0.1' },
+    // Any host name: the insecure-origin tests reach the demo under another name.
+    preview: { host: '127.0.0.1', allowedHosts: true },
     test: {
       root: import.meta.dirname,
       projects: [

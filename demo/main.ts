@@ -2,6 +2,7 @@
  * The demo: an API explorer for the service, with no backend running.
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
+import { randomUUID } from '../src/core/uuid.js';
 import { startPiecesService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
@@ -114,7 +115,9 @@ async function main() {
   const api = createApi(base, logCall);
   // The copilot pane; an answer changes its conversation, so the list refreshes after each.
   const chat = startChat(base, showError, () => scheduleRefresh());
-  setStatus('ready', service.version.mismatch ? `Offline-ready (worker ${service.version.worker} ≠ page ${service.version.page})` : 'Offline-ready');
+  $('#status').dataset.mode = service.mode;
+  if (service.mode === 'page') setStatus('ready', `Offline-ready (in the page: ${service.reason})`);
+  else setStatus('ready', service.version.mismatch ? `Offline-ready (worker ${service.version.worker} ≠ page ${service.version.page})` : 'Offline-ready');
 
   // Conversations ----------------------------------------------------------
   const transferables = $<HTMLInputElement>('#transferables');
@@ -292,7 +295,7 @@ async function main() {
     event.preventDefault();
     act(async () => {
       const { value } = await api.post<Application>('/applications/register', {
-        id: crypto.randomUUID(),
+        id: randomUUID(),
         name: $<HTMLSelectElement>('#register-name').value,
         version: $<HTMLInputElement>('#register-version').value,
         platform: $<HTMLSelectElement>('#register-platform').value,
@@ -331,7 +334,7 @@ async function main() {
           case 'installation':
             await api.post(
               '/applications/usage/installation',
-              { application: app ? plain : { id: crypto.randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' } },
+              { application: app ? plain : { id: randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' } },
               headers,
             );
             break;

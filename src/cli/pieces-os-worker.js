@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// pieces-os-worker init <public dir>: copies the worker script into the folder an app serves statically.
+// pieces-os-worker init <public dir> [--save]: copies the worker script into the folder an app serves statically.
 // pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log]: the service on a loopback port.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -11,10 +11,14 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist');
 const [command, ...rest] = process.argv.slice(2);
 
 const USAGE = `Usage:
-  pieces-os-worker init <public dir>
+  pieces-os-worker init <public dir> [--save]
       Copies ${SCRIPT} into <public dir>, the folder your app serves at its root
       (public/ for Vite, Next.js and Create React App), so that
       startPiecesService() can register it at /${SCRIPT}.
+      --save remembers the folder in package.json ("pieces-os-worker": {"workerDirectory": [...]})
+      so that every npm install of pieces-os-worker copies the script there again.
+      With Vite, the plugin needs no copy at all:
+        import { piecesOsWorker } from 'pieces-os-worker/vite';   // plugins: [piecesOsWorker()]
 
   pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
       Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
@@ -29,14 +33,14 @@ function fail(message) {
 if (command === '--help' || command === '-h' || command === 'help') {
   console.log(USAGE);
 } else if (command === 'init') {
-  init(rest[0]);
+  init(rest.filter((arg) => arg !== '--save')[0], rest.includes('--save'));
 } else if (command === 'serve') {
   await serve(rest);
 } else {
   fail(command ? `unknown command "${command}".` : 'a command is needed.');
 }
 
-function init(folder) {
+function init(folder, save) {
   if (!folder) fail('init needs the folder your app serves statically.');
   const source = join(dist, SCRIPT);
   if (!existsSync(source)) {
@@ -46,7 +50,23 @@ function init(folder) {
   const target = resolve(folder);
   mkdirSync(target, { recursive: true });
   copyFileSync(source, join(target, SCRIPT));
-  console.log(`pieces-os-worker: copied ${SCRIPT} to ${relative(process.cwd(), join(target, SCRIPT)) || SCRIPT}`);
+  console.log(`[pieces-os-worker] copied ${SCRIPT} to ${relative(process.cwd(), join(target, SCRIPT)) || SCRIPT}`);
+  if (save) {
+    const manifest = resolve('package.json');
+    if (!existsSync(manifest)) {
+      console.error('[pieces-os-worker] --save: no package.json in this folder; run init from your app\'s root.');
+      process.exit(1);
+    }
+    const text = readFileSync(manifest, 'utf8');
+    const json = JSON.parse(text);
+    const entry = relative(process.cwd(), target).split('\\').join('/') || '.';
+    const config = (json['pieces-os-worker'] ??= {});
+    const folders = new Set([...(config.workerDirectory ?? []), entry]);
+    config.workerDirectory = [...folders];
+    const indent = text.match(/^(\s+)"/m)?.[1] ?? '  ';
+    writeFileSync(manifest, JSON.stringify(json, null, indent) + (text.endsWith('\n') ? '\n' : ''));
+    console.log(`[pieces-os-worker] saved "${entry}" in package.json: every install of pieces-os-worker refreshes the copy.`);
+  }
   console.log(`Register it in your app:
 
   import { startPiecesService } from 'pieces-os-worker';

@@ -17,6 +17,7 @@ import { Overrides, type Override } from './overrides.js';
 import { Copilot } from './copilot/copilot.js';
 import type { ModelAdapter, ModelConfig } from './copilot/model.js';
 import { parseAssets } from './models/asset.js';
+import { randomUUID } from './uuid.js';
 
 export { DEFAULT_BASES };
 
@@ -56,6 +57,15 @@ const ANSWERED_WITHOUT_DATABASE = new Set(['getWellKnownHealth', 'getWellKnownVe
 /** Methods for which a catch-all route answers 404/405 under a base (the ones Workbox routes). */
 const FALLBACK_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/**
+ * What routes are added to: a workbox-routing `Router` (an app's own, or the
+ * one behind Workbox's `registerRoute`). Typed structurally so that the public
+ * types need no Service Worker lib.
+ */
+export interface RouteRegistry {
+  registerRoute(route: never): unknown;
+}
+
 export interface Service {
   readonly bases: readonly string[];
   /** Answers a request under a base; anything else passes to `fetch` untouched. */
@@ -63,7 +73,7 @@ export interface Service {
   /** The response for a request under a base, or undefined when the request is not the service's. */
   respond(request: Request, event?: unknown): Promise<Response> | undefined;
   /** Adds the service's routes to a workbox-routing Router (e.g. an app's existing one). */
-  addRoutes(router: Router): void;
+  addRoutes(router: RouteRegistry): void;
   /** The path under a base, or null when the URL is outside every base. */
   pathUnderBase(url: URL): string | null;
   /** Replaces the whole store with the initial data. */
@@ -101,7 +111,7 @@ export function createService(options: ServiceOptions): Service {
     userAgent: options.userAgent ?? globalThis.navigator?.userAgent ?? 'unknown',
     maxBodyBytes,
     now: options.now ?? (() => new Date()),
-    newId: options.newId ?? (() => crypto.randomUUID()),
+    newId: options.newId ?? randomUUID,
     notify: (change) => {
       if (change.collection === 'conversation') copilot.corpus.conversationChanged(change.id);
       onChange(change);
@@ -153,7 +163,8 @@ export function createService(options: ServiceOptions): Service {
     return errorResponse(new HttpError(404, message));
   }
 
-  function addRoutes(router: Router) {
+  function addRoutes(registry: RouteRegistry) {
+    const router = registry as unknown as Pick<Router, 'registerRoute'>;
     for (const { operation, match } of compiled) {
       for (const method of [operation.method, ...(operation.streamMethod ? [operation.streamMethod] : [])]) {
         const route = new Route(

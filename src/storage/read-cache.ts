@@ -6,7 +6,10 @@
  * written); any other write drops the reads it can affect. A read that
  * overlapped a write is not kept. Other connections to the same database
  * (another version of the worker during an update) clear the cache through
- * a BroadcastChannel.
+ * a BroadcastChannel. Several writers (tabs running the service in the page)
+ * share one channel: each announces its commits there, so every other cache
+ * is cleared before any later message from that writer arrives (a change
+ * announcement sent through the same channel object comes after the clear).
  *
  * Cached results are shared and updated in place: callers use what they
  * read at once and never mutate it.
@@ -53,7 +56,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
 
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';
 
-export function cacheReads(storage: Storage, channelName: string | null = INVALIDATION_CHANNEL): Storage {
+export function cacheReads(storage: Storage, channelOrName: string | BroadcastChannel | null = INVALIDATION_CHANNEL): Storage {
   const cache = new Map<string, unknown>();
   const key = (read: Read, args: unknown[]) => `${read}:${JSON.stringify(args)}`;
   let generation = 0;
@@ -61,8 +64,9 @@ export function cacheReads(storage: Storage, channelName: string | null = INVALI
     generation++;
     cache.clear();
   };
-  const channel = channelName && typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelName) : null;
-  if (channel) channel.onmessage = clearAll;
+  const channel =
+    typeof channelOrName !== 'string' ? channelOrName : typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelOrName) : null;
+  channel?.addEventListener('message', clearAll);
 
   const lists = () =>
     [true, false].map((messages) => [messages, cache.get(key('listConversations', [{ messages }])) as ConversationList | undefined] as const);

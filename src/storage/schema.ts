@@ -4,6 +4,7 @@
  */
 import type { DBSchema, IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type { JsonObject } from '../core/validate.js';
+import { randomUUID } from '../core/uuid.js';
 
 
 export type EventKind = 'interaction' | 'keyboard' | 'installation' | 'update';
@@ -165,7 +166,7 @@ export const UPGRADES: UpgradeStep[] = [
         const { conversation, ...rest } = value as ChangeRecord & { conversation?: string };
         return conversation === undefined ? null : { ...rest, collection: 'conversation', id: conversation };
       }),
-      each('assets', (value) => (value.formatId ? null : { ...value, formatId: crypto.randomUUID() })),
+      each('assets', (value) => (value.formatId ? null : { ...value, formatId: randomUUID() })),
     ]).then(() =>
       // After the rest, so that a database coming from version 2 has its step-3 rewrite done first.
       each('conversations', (value) => {

@@ -2,12 +2,11 @@
  * Runs the service in a Service Worker: opens the database, answers fetches
  * under the bases, broadcasts conversation changes and serves the page API.
  */
-import type { Router } from 'workbox-routing';
-import { HttpError } from '../core/http.js';
-import { parseModelConfig, type ModelAdapter, type ModelConfig } from '../core/copilot/model.js';
-import { createService, type Service } from '../core/service.js';
+import { registerRoute } from 'workbox-routing';
+import { answerPageRequest } from '../core/page-api.js';
+import type { ModelAdapter, ModelConfig } from '../core/copilot/model.js';
+import { createService, type RouteRegistry, type Service } from '../core/service.js';
 import type { UserConfig } from '../core/models/user.js';
-import { array, object, optional, required, string } from '../core/validate.js';
 import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
 import { openStorage } from '../storage/idb-storage.js';
 import { lazyStorage } from '../storage/lazy.js';
@@ -16,7 +15,6 @@ import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 import type { ServiceWorkerScope } from './sw-types.js';
-import { answerControl, isControl } from './controls.js';
 
 export interface WorkerOptions {
   /** Base URLs to answer (a port range may be written `http://localhost:39300-39333`); default `DEFAULT_BASES`. */
@@ -37,7 +35,13 @@ export interface WorkerOptions {
   model?: ModelAdapter | ModelConfig;
 }
 
-function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) {
+/**
+ * Runs the service inside a Service Worker without touching its fetch
+ * handling: opens the database, broadcasts conversation changes and answers
+ * the page API. Answer fetches with the result's `respond(request, event)`
+ * (undefined for requests outside the bases).
+ */
+export function createPiecesWorker(options: WorkerOptions = {}, scope = self as unknown as ServiceWorkerScope): Service {
   const storage: Storage = lazyStorage(
     openStorage({ name: options.databaseName, seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS }).then((s) => cacheReads(s)),
   );
@@ -59,7 +63,7 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
     const port = event.ports[0];
     const reply = (message: PageReply) => port?.postMessage(message);
     event.waitUntil(
-      answerPage(scope, service, storage, event.data as PageRequest).then(reply, (error: unknown) =>
+      answerPageRequest(service, storage, event.data as PageRequest, () => scope.clients.claim()).then(reply, (error: unknown) =>
         reply({ ok: false, error: error instanceof Error ? error.message : String(error) }),
       ),
     );
@@ -67,46 +71,12 @@ function createWorkerService(scope: ServiceWorkerScope, options: WorkerOptions) 
   return service;
 }
 
-async function answerPage(
-  scope: ServiceWorkerScope,
-  service: Service,
-  storage: Storage,
-  request: PageRequest,
-): Promise<PageReply> {
-  if (isControl(request)) return answerControl(service, request);
-  switch (request?.type) {
-    case 'pieces:hello':
-      return { ok: true, version: VERSION, bases: service.bases };
-    case 'pieces:claim':
-      await scope.clients.claim();
-      return { ok: true };
-    case 'pieces:add-assets':
-      await service.addAssets(request.assets);
-      return { ok: true };
-    case 'pieces:report-external-applications':
-      await storage.putExternalApplications(
-        array(request.applications, 'applications').map((item, i) => {
-          const application = object(item, `applications[${i}]`);
-          const version = optional(application, 'version', `applications[${i}]`, string);
-          return { name: required(application, 'name', `applications[${i}]`, string), ...(version ? { version } : {}) };
-        }),
-      );
-      return { ok: true };
-    case 'pieces:set-model':
-      return { ok: true, model: (await service.setModel(request.model === undefined || request.model === null ? undefined : parseModelConfig(request.model))).description };
-    case 'pieces:get-model':
-      return { ok: true, model: (await service.model()).description };
-    default:
-      throw new HttpError(400, `Unknown page request ${JSON.stringify((request as { type?: unknown })?.type)}.`);
-  }
-}
-
 /**
  * Starts the service as the whole Service Worker: answers fetches under the
  * bases (everything else passes through), takes control at once.
  */
 export function startWorker(scope: ServiceWorkerScope, options: WorkerOptions = {}): Service {
-  const service = createWorkerService(scope, options);
+  const service = createPiecesWorker(options, scope);
   scope.addEventListener('install', () => void scope.skipWaiting());
   scope.addEventListener('activate', (event) => event.waitUntil(scope.clients.claim()));
   scope.addEventListener('fetch', (event) => {
@@ -119,10 +89,16 @@ export function startWorker(scope: ServiceWorkerScope, options: WorkerOptions = 
 
 /**
  * For apps that already have a Service Worker built on Workbox: adds the
- * service's routes to their Router (and its change broadcasts and page API).
+ * service's routes to their Router, or to Workbox's default router (the one
+ * behind `registerRoute`) when none is given, plus the change broadcasts and
+ * the page API.
  */
-export function addPiecesRoutes(router: Router, options: WorkerOptions = {}, scope = self as unknown as ServiceWorkerScope): Service {
-  const service = createWorkerService(scope, options);
-  service.addRoutes(router);
+export function addPiecesRoutes(
+  router?: RouteRegistry | null,
+  options: WorkerOptions = {},
+  scope = self as unknown as ServiceWorkerScope,
+): Service {
+  const service = createPiecesWorker(options, scope);
+  service.addRoutes(router ?? { registerRoute: (route: never) => registerRoute(route) });
   return service;
 }

@@ -1,9 +1,9 @@
 /** Chromium (Debian's, or CHROME_PATH), headless, driven by playwright-core over CDP. */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext as PwContext, type Page as PwPage } from 'playwright-core';
-import type { BrowserContext, ConsoleEntry, Engine, Page, WaitOptions } from './driver.js';
+import type { BrowserContext, ConsoleEntry, Engine, LaunchOptions, Page, WaitOptions } from './driver.js';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -120,11 +120,25 @@ class ChromiumContext implements BrowserContext {
  * Playwright's own persistent context (a real profile folder), for what needs
  * Chromium itself (the benchmark); tests use `engine`.
  */
-export async function launchChromium(profile = mkdtempSync(join(tmpdir(), 'pieces-chromium-'))): Promise<{ context: PwContext; profile: string }> {
+export async function launchChromium(
+  profile = mkdtempSync(join(tmpdir(), 'pieces-chromium-')),
+  options: LaunchOptions = {},
+): Promise<{ context: PwContext; profile: string }> {
+  if (options.siteData) {
+    // Content settings live in the profile's preferences.
+    const preferences =
+      options.siteData === 'blocked'
+        ? { profile: { default_content_setting_values: { cookies: 2 } } }
+        : { profile: { cookie_controls_mode: 1, block_third_party_cookies: true } };
+    mkdirSync(join(profile, 'Default'), { recursive: true });
+    writeFileSync(join(profile, 'Default', 'Preferences'), JSON.stringify(preferences));
+  }
+  const hosts = options.loopbackHosts?.map((host) => `MAP ${host} 127.0.0.1`).join(', ');
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...(hosts ? [`--host-resolver-rules=${hosts}`] : [])],
+    ...(options.blockServiceWorkers ? { serviceWorkers: 'block' as const } : {}),
   });
   return { context, profile };
 }
@@ -140,8 +154,8 @@ export async function stopAllWorkers(context: PwContext): Promise<void> {
 
 export const engine: Engine = {
   name: 'chromium',
-  async launch(profile?: string) {
-    const launched = await launchChromium(profile);
+  async launch(profile?: string, options?: LaunchOptions) {
+    const launched = await launchChromium(profile, options);
     return new ChromiumContext(launched.context, launched.profile);
   },
   lacks: () => undefined,

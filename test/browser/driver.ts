@@ -59,7 +59,21 @@ export type Capability =
   /** context.setOffline(true): the browser has no network. */
   | 'offline'
   /** page.console gets the page's console messages and uncaught errors. */
-  | 'console';
+  | 'console'
+  /** LaunchOptions.loopbackHosts: host names that resolve to 127.0.0.1 (a local server on an insecure origin). */
+  | 'loopbackHosts'
+  /** LaunchOptions.blockServiceWorkers: registration does nothing (Playwright's serviceWorkers: 'block'). */
+  | 'blockServiceWorkers'
+  /** LaunchOptions.siteData: cookies and site data blocked by the browser's settings. */
+  | 'siteData';
+
+/** How a browser is started, beyond its profile (see the capabilities of the same names). */
+export interface LaunchOptions {
+  loopbackHosts?: string[];
+  blockServiceWorkers?: boolean;
+  /** `'blocked'` for every site, `'third-party-blocked'` for third-party contexts only. */
+  siteData?: 'blocked' | 'third-party-blocked';
+}
 
 /** A browser running on one profile folder. */
 export interface BrowserContext {
@@ -76,7 +90,7 @@ export interface BrowserContext {
 export interface Engine {
   readonly name: EngineName;
   /** Starts the browser on `profile` (a new folder unless given). */
-  launch(profile?: string): Promise<BrowserContext>;
+  launch(profile?: string, options?: LaunchOptions): Promise<BrowserContext>;
   /** Why the engine cannot do `capability`, or undefined when it can. */
   lacks(capability: Capability): string | undefined;
 }

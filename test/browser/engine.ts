@@ -4,9 +4,9 @@
  * types and `need` from here, never from an engine's module.
  */
 import type { TestContext } from 'vitest';
-import type { BrowserContext, Capability, Engine, EngineName } from './driver.js';
+import type { BrowserContext, Capability, Engine, EngineName, LaunchOptions } from './driver.js';
 
-export type { BrowserContext, ConsoleEntry, Page } from './driver.js';
+export type { BrowserContext, ConsoleEntry, LaunchOptions, Page } from './driver.js';
 
 const engines: Partial<Record<EngineName, () => Promise<{ engine: Engine }>>> = {
   chromium: () => import('./chromium.js'),
@@ -20,8 +20,8 @@ if (!(name in engines)) throw new Error(`PIECES_BROWSER must be one of ${Object.
 export const engine: Engine = (await engines[name]!()).engine;
 
 /** Starts the engine's browser on `profile` (a new folder unless given). */
-export async function launch(profile?: string): Promise<{ context: BrowserContext; profile: string }> {
-  const context = await engine.launch(profile);
+export async function launch(profile?: string, options?: LaunchOptions): Promise<{ context: BrowserContext; profile: string }> {
+  const context = await engine.launch(profile, options);
   return { context, profile: context.profile };
 }
 

@@ -64,3 +64,98 @@ export const storeIds = (page: Page) =>
     const body = (await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] };
     return body.iterable.map((i) => i.id);
   });
+
+/**
+ * Calls every operation of the route table from the page (GETs through
+ * XMLHttpRequest, POSTs through fetch) and returns each one's status by name.
+ */
+export const callEveryOperation = (page: Page) =>
+  page.evaluate(async () => {
+    const base = 'http://localhost:1000';
+    const statuses: Record<string, number> = {};
+    const xhr = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const request = new XMLHttpRequest();
+        request.open('GET', base + path);
+        for (const [name, value] of Object.entries(headers)) request.setRequestHeader(name, value);
+        request.onload = () => {
+          const json = (request.getResponseHeader('content-type') ?? '').includes('json');
+          resolve({ status: request.status, body: json ? JSON.parse(request.responseText) : request.responseText });
+        };
+        request.onerror = () => reject(new Error(`XHR ${path} failed`));
+        request.send();
+      });
+    const get = async (name: string, path: string, headers?: Record<string, string>) => {
+      const { status, body } = await xhr(path, headers);
+      statuses[name] = status;
+      return body as Record<string, any>;
+    };
+    const post = async (name: string, path: string, body?: unknown) => {
+      const response = await fetch(base + path, {
+        method: 'POST',
+        ...(body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+      statuses[name] = response.status;
+      const json = (response.headers.get('content-type') ?? '').includes('json');
+      return (json ? await response.json() : { text: await response.text() }) as Record<string, any>;
+    };
+    const stream = { 'X-Pieces-Stream': 'handshake' };
+    await get('getWellKnownHealth', '/.well-known/health');
+    await get('getWellKnownVersion', '/.well-known/version');
+    await get('getWellKnownStreamHealth', '/.well-known/stream/health', stream);
+    const application = await post('applicationsRegister', '/applications/register');
+    await post('connect', '/connect', { application: { name: application.name, version: application.version, platform: application.platform } });
+    await get('userSnapshot', '/user');
+    await get('streamUser', '/user/stream', stream);
+    await post('applicationUpdate', '/application/update', application);
+    await get('applicationsSnapshot', '/applications');
+    await get('applicationsSpecificApplicationSnapshot', `/applications/${application.id}`);
+    await get('applicationsExternalSnapshot', '/applications/external');
+    await get('applicationsExternalRelated', '/applications/external/related');
+    await get('applicationsStreamIdentifiers', '/applications/stream/identifiers', stream);
+    const session = await post('applicationsSessionOpen', '/applications/session/open');
+    await get('applicationsSessionSnapshot', `/applications/sessions/${session.id}`);
+    await post('applicationsSessionClose', '/applications/session/close', session.id);
+    await post('applicationsUsageEngagementInteraction', '/applications/usage/engagement/interaction', { description: 'clicked' });
+    await post('applicationsUsageEngagementKeyboard', '/applications/usage/engagement/keyboard', { description: 'typed', shortcut: [17, 67] });
+    await post('applicationsUsageInstallation', '/applications/usage/installation', { application });
+    await post('postApplicationsUsageUpdated', '/applications/usage/updated', { current: application });
+    const conversation = await post('conversationsCreateSpecificConversation', '/conversations/create', { type: 'COPILOT', name: 'every operation' });
+    await post('conversationUpdate', '/conversation/update', { ...conversation, name: 'every operation, renamed' });
+    await get('conversationGetSpecificConversation', `/conversation/${conversation.id}`);
+    await post('conversationSpecificConversationRename', `/conversation/${conversation.id}/rename`);
+    const message = await post('messagesCreateSpecificMessage', '/messages/create', {
+      role: 'USER',
+      fragment: { string: { raw: 'How do I debounce?' } },
+      conversation: { id: conversation.id },
+    });
+    await get('messagesSnapshot', '/messages');
+    await get('messageSpecificMessageSnapshot', `/message/${message.id}`);
+    await post('messageSpecificMessageUpdate', '/message/update', message);
+    await post('messageUpdateValue', '/message/update/value', { ...message, fragment: { string: { raw: 'How do I throttle?' } } });
+    await get('conversationSpecificConversationMessages', `/conversation/${conversation.id}/messages`);
+    await get('conversationMessagesStreamIdentifiers', '/messages/stream/identifiers', stream);
+    await post('messagesDeleteSpecificMessage', `/messages/${message.id}/delete`);
+    await post('searchConversations', '/conversations/search', { engines: { iterable: [{ query: 'every' }] } });
+    const assets = await get('assetsIdentifiersSnapshot', '/assets/identifiers');
+    const asset = assets.iterable[0].id as string;
+    await get('assetsSnapshot', '/assets');
+    await get('assetsSpecificAssetSnapshot', `/assets/${asset}`);
+    await get('assetSnapshot', `/asset/${asset}`);
+    await get('assetsStreamIdentifiers', '/assets/stream/identifiers', stream);
+    await post('conversationAssociateAsset', `/conversation/${conversation.id}/assets/associate/${asset}`);
+    await post('conversationDisassociateAsset', `/conversation/${conversation.id}/assets/disassociate/${asset}`);
+    const fromAsset = await post('conversationsCreateFromAsset', `/conversations/create/from_asset/${asset}`);
+    await get('conversationsSnapshot', '/conversations');
+    const ids = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');
+    await get('conversationsStreamIdentifiers', '/conversations/stream/identifiers', stream);
+    await post('conversationsDeleteSpecificConversation', `/conversations/${fromAsset.conversation.id}/delete`);
+    const after = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');
+    return {
+      statuses,
+      created: conversation.id as string,
+      listed: (ids.iterable as { id: string }[]).map((i) => i.id),
+      deleted: fromAsset.conversation.id as string,
+      remaining: (after.iterable as { id: string }[]).map((i) => i.id),
+    };
+  });

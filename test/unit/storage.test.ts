@@ -205,4 +205,31 @@ describe('the read cache', () => {
     one.close();
     two.close();
   });
+
+  it('with several writers on one channel, a writer clears the others before its change announcement arrives', async () => {
+    const name = freshName();
+    const channelName = `cache-writers-${name}`;
+    const tabs = [0, 1].map(() => new BroadcastChannel(channelName));
+    const [a, b] = await Promise.all(tabs.map(async (channel) => cacheReads(await openStorage({ name }), channel)));
+    const sockets = new BroadcastChannel(channelName);
+    const seen: string[][] = [];
+    // B's stream socket reads B's store as soon as it hears of A's change.
+    const heard = new Promise<void>((resolve) => {
+      sockets.onmessage = async (event) => {
+        if ((event.data as { type?: string }).type !== 'change') return;
+        seen.push((await b!.listIds('conversation')).ids);
+        resolve();
+      };
+    });
+    expect((await b!.listIds('conversation')).ids).toEqual([]);
+    const id = crypto.randomUUID();
+    const change = await a!.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
+    tabs[0]!.postMessage({ type: 'change', change });
+    await heard;
+    expect(seen).toEqual([[id]]);
+    sockets.close();
+    a!.close();
+    b!.close();
+  });
 });
+

@@ -2,7 +2,7 @@ import { DEFAULT_BASES } from '../../src/core/bases.js';
 /** The worker host: its fetch and message wiring, and the routes added to an app's own Router. */
 import { describe, expect, it } from 'vitest';
 import { Route, Router } from 'workbox-routing';
-import { addPiecesRoutes, startWorker } from '../../src/worker/index.js';
+import { addPiecesRoutes, createPiecesWorker, startWorker } from '../../src/worker/index.js';
 import type { ExtendableMessageEventLike, FetchEventLike, ServiceWorkerScope } from '../../src/worker/sw-types.js';
 import type { PageReply } from '../../src/stream/protocol.js';
 import { VERSION } from '../../src/version.js';
@@ -126,6 +126,34 @@ describe('addPiecesRoutes', () => {
     expect((await handle('http://localhost:1000/applications', { method: 'DELETE' }))!.status).toBe(405);
     expect(handle('http://127.0.0.1/other')).toBeUndefined();
     // The page API is served too.
+    expect(await host.message({ type: 'pieces:hello', version: VERSION })).toMatchObject({ ok: true, version: VERSION });
+  });
+
+  it("with no router, adds the routes to Workbox's default router (the one behind registerRoute)", async () => {
+    const host = fakeScope();
+    addPiecesRoutes(undefined, { databaseName: databaseName(), sampleAssets: false, bases: ['http://localhost:4555'] }, host.scope);
+    // Workbox's default router listens for fetch events on the global scope.
+    const answer = (url: string) => {
+      let answered: Promise<Response> | Response | undefined;
+      const event = Object.assign(new Event('fetch'), { request: new Request(url), respondWith: (r: Promise<Response> | Response) => (answered = r) });
+      self.dispatchEvent(event);
+      return answered === undefined ? undefined : Promise.resolve(answered);
+    };
+    expect((await answer('http://localhost:4555/applications'))?.status).toBe(200);
+    expect(answer('http://127.0.0.1/app.js')).toBeUndefined();
+  });
+});
+
+describe('createPiecesWorker', () => {
+  it('serves a plain fetch listener (no Workbox in the app) and the page API', async () => {
+    const host = fakeScope();
+    const pieces = createPiecesWorker({ databaseName: databaseName(), sampleAssets: false }, host.scope);
+    host.scope.addEventListener('fetch', (event) => {
+      const response = pieces.respond(event.request, event);
+      if (response) event.respondWith(response);
+    });
+    expect((await host.fetch(new Request('http://localhost:1000/conversations')))?.status).toBe(200);
+    expect(host.fetch(new Request('http://127.0.0.1/index.html'))).toBeUndefined();
     expect(await host.message({ type: 'pieces:hello', version: VERSION })).toMatchObject({ ok: true, version: VERSION });
   });
 });

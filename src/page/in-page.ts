@@ -1,0 +1,108 @@
+/**
+ * Page mode: the same core, run in the page where no service worker can.
+ * `fetch` and `XMLHttpRequest` for the bases are answered in the page
+ * (@mswjs/interceptors; every other request goes out untouched), the stream
+ * shim is fed by this core, and the data lives in IndexedDB, shared by every
+ * tab of the origin (an in-memory IndexedDB when the browser's is unavailable). Tabs announce
+ * their commits on one BroadcastChannel: it clears the other tabs' read
+ * caches and wakes their stream sockets.
+ *
+ * Loaded with a dynamic import, so pages in worker mode never download it.
+ */
+import { BatchInterceptor } from '@mswjs/interceptors';
+import { FetchInterceptor } from '@mswjs/interceptors/fetch';
+import { XMLHttpRequestInterceptor } from '@mswjs/interceptors/XMLHttpRequest';
+import { answerPageRequest } from '../core/page-api.js';
+import { createService } from '../core/service.js';
+import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+import { openStorage } from '../storage/idb-storage.js';
+import { cacheReads } from '../storage/read-cache.js';
+import type { Change, Storage } from '../storage/storage.js';
+import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest } from '../stream/protocol.js';
+import { installStreamShim } from '../stream/shim.js';
+import { warn } from './messages.js';
+import { installSyncProbes } from './sync-probe.js';
+import { keepSyncXhrNative } from './sync-xhr.js';
+
+export interface InPageOptions {
+  bases?: readonly string[];
+  stream: boolean;
+}
+
+export interface InPageHost {
+  bases: readonly string[];
+  /** Where the data lives. */
+  storage: 'indexeddb' | 'memory';
+  ask(request: PageRequest): Promise<PageReply>;
+  stop(): void;
+}
+
+async function openShared(): Promise<{ storage: Storage; kind: InPageHost['storage'] }> {
+  try {
+    if (typeof indexedDB === 'undefined') throw new Error('no indexedDB');
+    return { storage: await openStorage({ seedAssets: SAMPLE_ASSETS }), kind: 'indexeddb' };
+  } catch (error) {
+    // This page cannot use the browser's IndexedDB at all: give it an
+    // in-memory one (fake-indexeddb, installed as the page's IndexedDB).
+    await import('fake-indexeddb/auto');
+    warn(
+      `IndexedDB is unavailable here (${(error as Error)?.name ?? error}): this page now has an in-memory IndexedDB; the data is this tab's only and is lost when it closes.`,
+    );
+    return { storage: await openStorage({ seedAssets: SAMPLE_ASSETS }), kind: 'memory' };
+  }
+}
+
+export async function startInPage(options: InPageOptions): Promise<InPageHost> {
+  const { storage: opened, kind } = await openShared();
+  // One channel object both clears the other tabs' caches and announces
+  // changes, so a clear always arrives before the change that follows it. It
+  // reaches this tab's stream sockets too (they listen on their own object).
+  const channel = new BroadcastChannel(CHANGES_CHANNEL);
+  const storage = cacheReads(opened, channel);
+  const announce = (change: Change) => channel.postMessage({ type: 'change', change } satisfies ChangeMessage);
+  const service = createService({
+    storage,
+    bases: options.bases,
+    onChange: announce,
+  });
+
+  const NativeXhr = globalThis.XMLHttpRequest;
+  const interceptor = new BatchInterceptor({
+    name: 'pieces-os-worker',
+    interceptors: [new FetchInterceptor(), new XMLHttpRequestInterceptor()],
+  });
+  interceptor.on('request', async ({ request, controller }) => {
+    const response = service.respond(request);
+    if (response) controller.respondWith(await response);
+  });
+  interceptor.apply();
+
+  const uninstall = options.stream
+    ? installStreamShim({
+        bases: service.bases,
+        fetch: (input, init) => service.handle(new Request(input, init)),
+        isServiceAvailable: () => true,
+      })
+    : () => {};
+
+  // Synchronous XHR is beyond the interceptor: it stays native, and its
+  // discovery probes under the bases are answered as in worker mode.
+  const uninstallProbes = NativeXhr
+    ? ((restore: () => void, unprobe: () => void) => () => (restore(), unprobe()))(
+        keepSyncXhrNative(globalThis, NativeXhr),
+        installSyncProbes({ bases: service.bases, isServiceAvailable: () => true }),
+      )
+    : () => {};
+
+  return {
+    bases: service.bases,
+    storage: kind,
+    ask: (request) => answerPageRequest(service, storage, request, async () => {}),
+    stop() {
+      uninstall();
+      uninstallProbes();
+      interceptor.dispose();
+      storage.close();
+    },
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Page mode in Chromium: where no service worker can run, the demo still
+ * answers every operation (fetch and XMLHttpRequest) and the stream, in the
+ * page, with tabs of one origin sharing one store.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { OPERATIONS } from '../../src/core/routes.js';
+import { engine, launch, type BrowserContext, type Page } from './engine.js';
+import type { Capability } from './driver.js';
+import { callEveryOperation, listen, socketIds, storeIds } from './pages.js';
+
+async function openPageMode(context: BrowserContext, url: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForSelector('#status[data-state="ready"][data-mode="page"]');
+  return page;
+}
+
+const SUCCESS = new Set([200, 204]);
+
+function suite(name: string, capability: Capability, setup: () => Promise<{ context: BrowserContext; url: string }>, reason: RegExp) {
+  describe.skipIf(engine.lacks(capability))(name, () => {
+    let context: BrowserContext;
+    let url: string;
+    let a: Page;
+    let b: Page;
+
+    beforeAll(async () => {
+      ({ context, url } = await setup());
+      a = await openPageMode(context, url);
+      b = await openPageMode(context, url);
+    });
+
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it('says why it runs in the page', async () => {
+      expect(await a.textContent('#status')).toMatch(reason);
+      expect(await a.evaluate(() => navigator.serviceWorker?.controller ?? null)).toBeNull();
+    });
+
+    it('answers every operation, through fetch and XMLHttpRequest', async () => {
+      const result = await callEveryOperation(a);
+      expect(Object.keys(result.statuses).sort()).toEqual(OPERATIONS.map((o) => o.name).sort());
+      for (const [operation, status] of Object.entries(result.statuses)) expect(SUCCESS.has(status), `${operation} ${status}`).toBe(true);
+      expect(result.listed).toContain(result.created);
+      expect(result.remaining).not.toContain(result.deleted);
+    });
+
+    it('streams changes made in this tab and in another tab; both tabs read one store', async () => {
+      await listen(a);
+      await listen(b);
+      const created = await b.evaluate(async () => {
+        const response = await fetch('http://localhost:1000/conversations/create', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ type: 'COPILOT', name: 'from tab B' }),
+        });
+        return ((await response.json()) as { id: string }).id;
+      });
+      await expect.poll(() => socketIds(a), { timeout: 10_000 }).toContain(created);
+      await expect.poll(() => socketIds(b), { timeout: 10_000 }).toContain(created);
+      // Tab A's cached reads were cleared by tab B's write.
+      expect(await storeIds(a)).toContain(created);
+      await a.evaluate((id) => fetch(`http://localhost:1000/conversations/${id}/delete`, { method: 'POST' }), created);
+      await expect.poll(() => socketIds(b), { timeout: 10_000 }).not.toContain(created);
+      expect(await storeIds(b)).not.toContain(created);
+      expect(await storeIds(a)).toEqual(await storeIds(b));
+    });
+
+    it('answers synchronous XMLHttpRequest discovery probes', async () => {
+      const probe = await a.evaluate(() => {
+        const request = new XMLHttpRequest();
+        request.open('GET', 'http://localhost:39310/.well-known/health', false);
+        request.send();
+        return { status: request.status, text: request.responseText };
+      });
+      expect(probe).toEqual({ status: 200, text: 'ok' });
+      // A synchronous request outside the bases still goes to the network.
+      const own = await a.evaluate(() => {
+        const request = new XMLHttpRequest();
+        request.open('GET', location.href, false);
+        request.send();
+        return { status: request.status, html: request.responseText.includes('<html') };
+      });
+      expect(own).toEqual({ status: 200, html: true });
+    });
+
+    it('leaves requests outside the bases to the network', async () => {
+      const outside = await a.evaluate(async () => {
+        try {
+          await fetch('http://localhost:1001/applications');
+          return 'answered';
+        } catch {
+          return 'network error';
+        }
+      });
+      expect(outside).toBe('network error');
+    });
+  });
+}
+
+suite(
+  'an insecure origin (a LAN-like host name on http://)',
+  'loopbackHosts',
+  async () => {
+    const demo = new URL(inject('demoUrl'));
+    const { context } = await launch(undefined, { loopbackHosts: ['pieces-lan.test'] });
+    return { context, url: `http://pieces-lan.test:${demo.port}/` };
+  },
+  /not a secure context/,
+);
+
+suite(
+  "Playwright's serviceWorkers: 'block'",
+  'blockServiceWorkers',
+  async () => {
+    const { context } = await launch(undefined, { blockServiceWorkers: true });
+    return { context, url: inject('demoUrl') };
+  },
+  /registration is blocked/,
+);
