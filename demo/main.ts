@@ -3,7 +3,7 @@
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
 import { randomUUID } from '../src/core/uuid.js';
-import { startPiecesService } from '../src/page/index.js';
+import { startPiecesService, watchService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
@@ -48,9 +48,15 @@ const status = $('#status');
 const errorBox = $('#error');
 const SESSIONS_KEY = 'pieces-demo-sessions';
 
-function setStatus(state: 'starting' | 'ready' | 'error', text: string) {
+function setStatus(state: 'starting' | 'ready' | 'lost' | 'error', text: string) {
   status.dataset.state = state;
   status.textContent = text;
+}
+
+const streamState = $('#stream-state');
+function showStreamState(state: 'open' | 'closed' | 'stale', text: string) {
+  streamState.dataset.state = state;
+  streamState.textContent = text;
 }
 
 let errorTimer: ReturnType<typeof setTimeout> | undefined;
@@ -106,18 +112,42 @@ async function main() {
   setStatus('starting', 'Worker starting…');
   // ?bases=<comma-separated URLs> and ?worker=<script URL> explore other set-ups.
   const params = new URLSearchParams(location.search);
-  const service = await startPiecesService({
+  const options = {
     ...(params.get('bases') ? { bases: params.get('bases')!.split(',') } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
-  });
+  };
+  const service = await startPiecesService(options);
   const base = service.bases[0]!;
   $('#bases').textContent = service.bases.join(', ');
   const api = createApi(base, logCall);
   // The copilot pane; an answer changes its conversation, so the list refreshes after each.
   const chat = startChat(base, showError, () => scheduleRefresh());
   $('#status').dataset.mode = service.mode;
-  if (service.mode === 'page') setStatus('ready', `Offline-ready (in the page: ${service.reason})`);
-  else setStatus('ready', service.version.mismatch ? `Offline-ready (worker ${service.version.worker} ≠ page ${service.version.page})` : 'Offline-ready');
+  const readyText = (worker: string) =>
+    service.mode === 'page'
+      ? `Offline-ready (in the page: ${service.reason})`
+      : worker !== service.version.page
+        ? `Offline-ready (worker ${worker} ≠ page ${service.version.page})`
+        : 'Offline-ready';
+  setStatus('ready', readyText(service.version.worker));
+
+  // The pill follows the service: lost (and started again), recovered (read everything again), another worker version.
+  let liveSocket: WebSocket | undefined;
+  const watch = watchService(service, () => startPiecesService(options));
+  watch.addEventListener('statechange', () => {
+    if (watch.state === 'lost') {
+      setStatus('lost', `Worker lost: ${watch.reason}`);
+      showStreamState('stale', 'not live: the worker is gone');
+      return;
+    }
+    setStatus('ready', `${readyText(watch.workerVersion)} · recovered`);
+    status.title = watch.reason;
+    // A new socket: its first message is the current snapshot.
+    liveSocket?.close();
+    void refreshConversations();
+    void refreshApplications();
+  });
+  watch.addEventListener('versionchange', () => setStatus('ready', readyText(watch.workerVersion)));
 
   // Conversations ----------------------------------------------------------
   const transferables = $<HTMLInputElement>('#transferables');
@@ -235,17 +265,15 @@ async function main() {
   );
 
   // The live list: the stream's first message and every change refresh it.
-  const streamState = $('#stream-state');
   function connect() {
     const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/conversations/stream/identifiers`);
+    liveSocket = socket;
     socket.addEventListener('open', () => {
-      streamState.dataset.state = 'open';
-      streamState.textContent = 'live';
+      if (watch.state !== 'lost') showStreamState('open', 'live');
     });
     socket.addEventListener('message', scheduleRefresh);
     socket.addEventListener('close', () => {
-      streamState.dataset.state = 'closed';
-      streamState.textContent = 'stream closed, reconnecting…';
+      showStreamState('closed', 'stream closed, reconnecting…');
       setTimeout(connect, 1000);
     });
   }

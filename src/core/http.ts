@@ -14,6 +14,11 @@ export class HttpError extends Error {
   }
 }
 
+/** Text echoed in a message, cut to `max` characters: an error never repeats a huge input whole. */
+export function clip(value: string, max = 200): string {
+  return value.length <= max ? value : `${value.slice(0, max)}… (${value.length} characters)`;
+}
+
 export const badRequest = (message: string) => new HttpError(400, message);
 export const notFound = (message: string) => new HttpError(404, message);
 
@@ -32,8 +37,8 @@ export function json(body: unknown, status = 200): Response {
   return jsonText(JSON.stringify(body), status);
 }
 
-/** A JSON response from text that is already JSON. */
-export function jsonText(body: string, status = 200): Response {
+/** A JSON response from text (or a stream of UTF-8 text) that is already JSON. */
+export function jsonText(body: string | ReadableStream<Uint8Array>, status = 200): Response {
   return new Response(body, {
     status,
     headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' },
@@ -132,7 +137,7 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
     throw new HttpError(
       415,
       `The request body must be JSON (Content-Type: application/json), not ${
-        request.headers.get('content-type') ?? 'an unlabelled body'
+        clip(request.headers.get('content-type') ?? 'an unlabelled body')
       }.`,
     );
   }

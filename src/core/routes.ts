@@ -91,9 +91,25 @@ export const OPERATIONS: readonly Operation[] = [
 
 export type PathMatcher = (path: string) => Record<string, string> | null;
 
-/** Compiles `/a/{b}/c` into a matcher giving `{b}` decoded, or null. */
-export function compilePath(pattern: string): PathMatcher {
+/**
+ * Compiles `/a/{b}/c` into a matcher giving `{b}` decoded, or null. A
+ * parameter never takes a segment that another path of `table` spells out at
+ * the same place (`/applications/{application}` does not match
+ * `/applications/register`), so such a path gets its own 404/405, not a
+ * complaint about a malformed id.
+ */
+export function compilePath(pattern: string, table: readonly string[] = OPERATIONS.map((o) => o.path)): PathMatcher {
   const parts = pattern.split('/');
+  const reserved = parts.map((part, i) => {
+    if (!part.startsWith('{')) return new Set<string>();
+    const prefix = parts.slice(0, i).join('/');
+    return new Set(
+      table
+        .map((path) => path.split('/'))
+        .filter((other) => other.slice(0, i).join('/') === prefix && other[i] && !other[i]!.startsWith('{'))
+        .map((other) => other[i]!),
+    );
+  });
   return (path) => {
     const segments = path.split('/');
     if (segments.length !== parts.length) return null;
@@ -102,7 +118,7 @@ export function compilePath(pattern: string): PathMatcher {
       const part = parts[i]!;
       const segment = segments[i]!;
       if (part.startsWith('{')) {
-        if (segment === '') return null;
+        if (segment === '' || reserved[i]!.has(segment)) return null;
         try {
           params[part.slice(1, -1)] = decodeURIComponent(segment);
         } catch {

@@ -5,7 +5,7 @@
  */
 import { Route, Router } from 'workbox-routing';
 import type { OperationContext, ServiceContext } from './context.js';
-import { errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
+import { clip, errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
 import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from './bases.js';
@@ -147,14 +147,14 @@ export function createService(options: ServiceOptions): Service {
       return new Response(null, { status: response.status, headers: response.headers });
     }
     return errorResponse(
-      new HttpError(405, `${request.method} is not allowed on ${path}; use ${allow}.`, { Allow: allow }),
+      new HttpError(405, `${clip(request.method, 40)} is not allowed on ${clip(path)}; use ${allow}.`, { Allow: allow }),
     );
   }
 
   /** 404; for a Pieces OS path this service does not serve, the message names the operation (warned once per operation). */
   function unserved(method: string, path: string): Response {
     const known = knownOperation(method, path);
-    if (!known) return errorResponse(new HttpError(404, `No operation at ${path}.`));
+    if (!known) return errorResponse(new HttpError(404, `No operation at ${clip(path)}.`));
     const message = `${method} ${path} is the Pieces OS operation ${known}, which this service does not serve.`;
     if (!warned.has(known)) {
       warned.add(known);
@@ -303,13 +303,18 @@ export function createService(options: ServiceOptions): Service {
   };
 }
 
-/** Maps an unexpected error to a response: storage full is 507, everything else a 500 naming the fault. */
+/**
+ * Maps an unexpected error to a response: storage full is 507, storage
+ * unavailable for now (wiped under the worker, an upgrade blocked) 503 with
+ * the reason, everything else a 500 naming the fault.
+ */
 export function failure(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error);
   const name = (error as { name?: string })?.name;
   if (name === 'QuotaExceededError') {
     return text('The browser storage is full: the write was not made. Free some space and try again.', 507);
   }
+  if (name === 'StorageUnavailableError') return text((error as Error).message, 503, { 'Retry-After': '1' });
   console.error('[pieces-os-worker] internal error', error);
   return text(`Internal error: ${(error as Error)?.message ?? String(error)}.`, 500);
 }

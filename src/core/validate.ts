@@ -2,7 +2,10 @@
  * Small, explicit validators for untrusted JSON. Each failure is a 400 whose
  * message names the field (`path`) and what was expected.
  */
-import { badRequest } from './http.js';
+import { badRequest, clip } from './http.js';
+
+/** A value as JSON, cut short when long (for messages). */
+const shown = (value: unknown) => clip(JSON.stringify(value) ?? 'nothing');
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {
@@ -46,14 +49,14 @@ export function array(value: unknown, path: string): Json[] {
 }
 
 export function uuid(value: unknown, path: string): string {
-  if (!isUuid(value)) throw badRequest(`${path} must be a UUID, not ${JSON.stringify(value) ?? 'nothing'}.`);
+  if (!isUuid(value)) throw badRequest(`${path} must be a UUID, not ${shown(value)}.`);
   return value.toLowerCase();
 }
 
 export function oneOf<T extends string>(value: unknown, allowed: readonly T[], path: string): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
     throw badRequest(
-      `${path} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value) ?? 'nothing'}.`,
+      `${path} must be one of ${allowed.join(', ')}; got ${shown(value)}.`,
     );
   }
   return value as T;
@@ -75,7 +78,7 @@ export function timestamp(value: unknown, path: string): { value: string; readab
   const record = object(value, path);
   const iso = required(record, 'value', path, string);
   const time = Date.parse(iso);
-  if (Number.isNaN(time)) throw badRequest(`${path}.value must be an ISO-8601 date, not ${JSON.stringify(iso)}.`);
+  if (Number.isNaN(time)) throw badRequest(`${path}.value must be an ISO-8601 date, not ${shown(iso)}.`);
   const readable = optional(record, 'readable', path, string);
   return { ...record, value: new Date(time).toISOString(), ...(readable === undefined ? {} : { readable }) };
 }

@@ -67,6 +67,7 @@ export interface PiecesService extends PiecesControls {
 }
 
 export { DEFAULT_BASES, VERSION, installStreamShim, installSyncProbes, PiecesServiceError };
+export { watchService, type ServiceState, type ServiceWatch, type WatchOptions } from './state.js';
 export type { StreamShimOptions } from '../stream/shim.js';
 export type { SyncProbeOptions } from './sync-probe.js';
 export type { PiecesControls };

@@ -1,9 +1,11 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
-import { wrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { unwrap, wrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { randomUUID } from '../core/uuid.js';
 import {
   DB_NAME,
   DB_VERSION,
-  UPGRADES,
+  missingStores,
+  upgrade,
   type AssetRecord,
   type Collection,
   type EventKind,
@@ -28,6 +30,14 @@ export interface OpenStorageOptions {
   seedAssets?: AssetRecord[];
   /** The IndexedDB to open it in; default the global `indexedDB`. */
   factory?: IDBFactory;
+  /**
+   * Called once when the connection goes away: the browser closed it (site
+   * data cleared) or another connection asked it to close (a deletion, or a
+   * newer version's upgrade). The storage is unusable from then on.
+   */
+  onLost?: (reason: string) => void;
+  /** Called when the open waits for other connections to an older version to close. */
+  onBlocked?: (message: string) => void;
 }
 
 export class DatabaseVersionError extends Error {
@@ -42,31 +52,50 @@ export class DatabaseVersionError extends Error {
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
   const name = options.name ?? DB_NAME;
-  let db: IDBPDatabase<PiecesDB>;
+  const factory = options.factory ?? indexedDB;
+  let db = await connect(factory, name, options);
+  const missing = missingStores(db);
+  if (missing.length) {
+    // A database of our name and version without our stores was not written by us: start it afresh.
+    db.close();
+    await wrap(factory.deleteDatabase(name));
+    db = await connect(factory, name, options);
+  }
+  const storage = new IdbStorage(db);
+  await storage.start(options.seedAssets ?? []);
+  return storage;
+}
+
+async function connect(factory: IDBFactory, name: string, options: OpenStorageOptions): Promise<IDBPDatabase<PiecesDB>> {
+  let lost = false;
+  const lose = (reason: string) => {
+    if (lost) return;
+    lost = true;
+    options.onLost?.(reason);
+  };
   try {
-    db = await open(options.factory ?? indexedDB, name);
+    const request = factory.open(name, DB_VERSION);
+    request.addEventListener('upgradeneeded', (event) => {
+      const database = wrap(request.result) as unknown as IDBPDatabase<PiecesDB>;
+      upgrade(database, event.oldVersion, wrap(request.transaction!) as unknown as Parameters<typeof upgrade>[2]);
+    });
+    request.addEventListener('blocked', (event) => {
+      options.onBlocked?.(
+        `The database "${name}" cannot be upgraded from version ${event.oldVersion} to ${DB_VERSION}: another connection to it is still open (another tab of this site, or an older worker). The upgrade proceeds as soon as it closes; close or reload the other tabs.`,
+      );
+    });
+    const db = (await wrap(request)) as unknown as IDBPDatabase<PiecesDB>;
+    db.addEventListener('versionchange', (event) => {
+      // Another connection wants to delete or upgrade the database: let it, this connection is done.
+      db.close();
+      lose(event.newVersion === null ? 'the database is being deleted' : `another connection is upgrading the database to version ${event.newVersion}`);
+    });
+    db.addEventListener('close', () => lose('the browser closed the database connection (site data cleared)'));
+    return db;
   } catch (error) {
     if ((error as DOMException)?.name === 'VersionError') throw new DatabaseVersionError(name, error);
     throw error;
   }
-  const storage = new IdbStorage(db);
-  if (options.seedAssets?.length) await storage.seed(options.seedAssets);
-  return storage;
-}
-
-/** Opens (creating or upgrading) the database in `factory`. */
-function open(factory: IDBFactory, name: string): Promise<IDBPDatabase<PiecesDB>> {
-  const request = factory.open(name, DB_VERSION);
-  request.addEventListener('upgradeneeded', (event) => {
-    const database = wrap(request.result) as unknown as IDBPDatabase<PiecesDB>;
-    const tx = wrap(request.transaction!) as unknown as Parameters<(typeof UPGRADES)[number]>[1];
-    for (let step = event.oldVersion; step < DB_VERSION; step++) UPGRADES[step]!(database, tx);
-  });
-  return (wrap(request) as unknown as Promise<IDBPDatabase<PiecesDB>>).then((db) => {
-    // A newer version wants to upgrade: let it, this connection is done.
-    db.addEventListener('versionchange', () => db.close());
-    return db;
-  });
 }
 
 /**
@@ -110,11 +139,10 @@ type ChangeStore = {
  * Fills `into` with the numbered changes, in order.
  */
 async function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
-  let seq = 0;
-  for (const item of items) {
-    seq = await changes.add({ ...item });
-    into.push({ ...item, seq });
-  }
+  // Issued together (one round trip, not one per item): requests run in order, so the keys ascend in order.
+  const keys = await Promise.all(items.map((item) => changes.add({ ...item })));
+  keys.forEach((seq, i) => into.push({ ...items[i]!, seq }));
+  const seq = keys.at(-1) ?? 0;
   if (seq > CHANGE_LOG_LIMIT) await changes.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));
 }
 
@@ -128,21 +156,34 @@ const STORE_OF: Record<Collection, 'conversations' | 'messages' | 'assets' | 'ap
 type AnyTx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'readonly' | 'readwrite'>;
 
 class IdbStorage implements Storage {
+  private id = '';
+
   constructor(private readonly db: IDBPDatabase<PiecesDB>) {}
 
   close() {
     this.db.close();
   }
 
-  /** Stores the sample assets once, on the first start of a database. */
-  async seed(assets: AssetRecord[]) {
+  /**
+   * On the first start of a database: gives it its identity and stores the
+   * sample assets. Later starts read the identity.
+   */
+  async start(assets: AssetRecord[]) {
     const tx = this.db.transaction(['assets', 'meta'], 'readwrite');
-    const seeded = await tx.objectStore('meta').get('seeded');
+    const meta = tx.objectStore('meta');
+    const [seeded, identity] = await Promise.all([meta.get('seeded'), meta.get('identity')]);
+    this.id = typeof identity === 'string' ? identity : randomUUID();
+    const id = this.id;
     await commit(tx, function* () {
-      if (seeded) return;
+      if (identity !== id) yield meta.put(id, 'identity');
+      if (seeded || !assets.length) return;
       for (const asset of assets) yield tx.objectStore('assets').put(asset);
-      yield tx.objectStore('meta').put(true, 'seeded');
+      yield meta.put(true, 'seeded');
     });
+  }
+
+  async identity() {
+    return this.id;
   }
 
   private async engagement(tx: AnyTx, range: { application: string } | { from: string; to: string }): Promise<Engagement> {
@@ -243,7 +284,9 @@ class IdbStorage implements Storage {
     messages: PiecesDB['messages']['value'][],
   ): Promise<Change[]> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
-    const store = tx.objectStore('messages');
+    // Messages go through the plain store: a failed add aborts the transaction (and `tx.done`)
+    // by itself, without a promise per message.
+    const store = unwrap(tx.objectStore('messages'));
     const changes: Change[] = [];
     await commit(tx, function* () {
       const items = [
@@ -254,7 +297,7 @@ class IdbStorage implements Storage {
       yield log(tx.objectStore('changes'), items, changes).then(() =>
         tx.objectStore('conversations').add({ ...conversation, seq: changes[0]!.seq }),
       );
-      for (const message of messages) yield store.add(message);
+      for (const message of messages) store.add(message);
     });
     return changes;
   }

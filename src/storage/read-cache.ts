@@ -12,7 +12,11 @@
  * announcement sent through the same channel object comes after the clear).
  *
  * Cached results are shared and updated in place: callers use what they
- * read at once and never mutate it.
+ * read at once (or copy what they keep) and never mutate it.
+ *
+ * Memory: the cached conversation lists hold at most READ_CACHE_BUDGET of
+ * stored text together; a list larger than that is not kept (it is read
+ * from IndexedDB each time), and one that outgrows it is dropped.
  */
 import type { Collection, ConversationRecord, MessageRecord } from './schema.js';
 import type { Change, ConversationList, ConversationState, Storage } from './storage.js';
@@ -54,16 +58,52 @@ const AFFECTS: Record<string, readonly Read[]> = {
   loadData: CACHED,
 };
 
+/** Most stored text (UTF-16 code units of JSON) the cached conversation lists hold together: 32 Mi. */
+export const READ_CACHE_BUDGET = 32 * 1024 * 1024;
+
+/** Stored text of a conversation (with its message ids) and of messages, as the budget counts it. */
+const conversationSize = (record: Omit<ConversationRecord, 'seq'>) => record.json.length + record.messageIds.length * 40;
+const messageSize = (message: MessageRecord) => message.json.length + 80;
+
+function listSize(list: ConversationList): number {
+  let size = 0;
+  for (const record of list.conversations) size += conversationSize(record);
+  for (const message of list.messages?.values() ?? []) size += messageSize(message);
+  return size;
+}
+
 export const INVALIDATION_CHANNEL = 'pieces-os-worker:storage';
 
-export function cacheReads(storage: Storage, channelOrName: string | BroadcastChannel | null = INVALIDATION_CHANNEL): Storage {
+export function cacheReads(
+  storage: Storage,
+  channelOrName: string | BroadcastChannel | null = INVALIDATION_CHANNEL,
+  budget = READ_CACHE_BUDGET,
+): Storage {
   const cache = new Map<string, unknown>();
+  /** Budgeted size of each cached conversation list. */
+  const sizes = new Map<string, number>();
   const key = (read: Read, args: unknown[]) => `${read}:${JSON.stringify(args)}`;
   let generation = 0;
   const clearAll = () => {
     generation++;
     cache.clear();
+    sizes.clear();
   };
+  const used = () => [...sizes.values()].reduce((a, b) => a + b, 0);
+  /** Keeps a conversation list if it fits in what the budget leaves. */
+  function keepList(k: string, list: ConversationList) {
+    const size = listSize(list);
+    if (used() + size > budget) return;
+    cache.set(k, list);
+    sizes.set(k, size);
+  }
+  function grow(k: string, by: number) {
+    sizes.set(k, (sizes.get(k) ?? 0) + by);
+    if (used() > budget) {
+      cache.delete(k);
+      sizes.delete(k);
+    }
+  }
   const channel =
     typeof channelOrName !== 'string' ? channelOrName : typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelOrName) : null;
   channel?.addEventListener('message', clearAll);
@@ -73,10 +113,17 @@ export function cacheReads(storage: Storage, channelOrName: string | BroadcastCh
   const idsKey = (collection: Collection) => key('listIds', [collection]);
 
   function created(record: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], seq: number) {
-    for (const [, list] of lists()) {
+    for (const [withMessages, list] of lists()) {
       if (!list) continue;
       list.conversations.push({ ...record, seq });
-      for (const message of messages) list.messages?.set(message.id, message);
+      let size = conversationSize(record);
+      if (list.messages) {
+        for (const message of messages) {
+          list.messages.set(message.id, message);
+          size += messageSize(message);
+        }
+      }
+      grow(key('listConversations', [{ messages: withMessages }]), size);
     }
   }
 
@@ -134,7 +181,10 @@ export function cacheReads(storage: Storage, channelOrName: string | BroadcastCh
       if (cache.has(k)) return cache.get(k);
       const started = generation;
       const value = await call(...args);
-      if (generation === started) cache.set(k, value);
+      // Unknown ids are not kept: asking for many of them must not grow the cache.
+      if (generation !== started || value === undefined) return value;
+      if (read === 'listConversations') keepList(k, value as ConversationList);
+      else cache.set(k, value);
       return value;
     };
   }

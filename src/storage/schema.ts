@@ -204,3 +204,40 @@ function wholeNestedModels(text: string): string {
 }
 
 export const DB_VERSION = UPGRADES.length;
+
+/** Every store of the layout, with the version that added it. */
+export const STORES: Record<StoreNames<PiecesDB>, number> = {
+  applications: 1,
+  sessions: 1,
+  events: 1,
+  conversations: 1,
+  messages: 1,
+  assets: 1,
+  changes: 1,
+  external: 1,
+  meta: 1,
+};
+
+/** The stores a database at `version` must have and `db` lacks. */
+export const missingStores = (db: { objectStoreNames: DOMStringList }, version = DB_VERSION) =>
+  Object.entries(STORES)
+    .filter(([name, since]) => since <= version && !db.objectStoreNames.contains(name))
+    .map(([name]) => name);
+
+/**
+ * Runs the steps from `oldVersion` to the current version. A database whose
+ * stores do not match its version (an empty one of the same name, made by a
+ * stray `indexedDB.open(name)` after a wipe) has nothing of ours to keep: its
+ * stores are dropped and every step runs from the start.
+ */
+export function upgrade(db: IDBPDatabase<PiecesDB>, oldVersion: number, tx: UpgradeTransaction): void {
+  const run = (from: number) => {
+    for (let step = from; step < DB_VERSION; step++) UPGRADES[step]!(db, tx);
+  };
+  if (oldVersion > 0 && missingStores(db, oldVersion).length) {
+    for (const name of [...db.objectStoreNames]) db.deleteObjectStore(name);
+    run(0);
+  } else {
+    run(oldVersion);
+  }
+}

@@ -11,6 +11,14 @@ export interface ChangeMessage {
 }
 
 /**
+ * What the worker says about itself on the same channel: `worker` when a
+ * worker (of `version`) has taken over, `database` when it opened a new
+ * database after losing the one it had (wiped: the change sequence starts
+ * again, under a new identity).
+ */
+export type WorkerMessage = { type: 'worker'; version: string } | { type: 'database'; identity: string };
+
+/**
  * The WebSocket paths the page's shim serves, and what each carries: the
  * identifiers of a collection, the health heartbeat, the user profile, or
  * the copilot's answers.

@@ -17,6 +17,15 @@
  * a forged announcement can at most cause one extra fetch. The health socket
  * repeats its handshake periodically and sends `ok` while the service
  * answers; when it does not, the socket closes.
+ *
+ * An identifier socket never looks live while stale: besides announcements
+ * (which a stopped worker or a busy page can miss), it checks the change
+ * sequence every `sequenceCheckMs`; a failed catch-up is retried with a
+ * backoff. It closes, so that the client reconnects for a fresh snapshot,
+ * when catching up is impossible: CLOSE_DATABASE_REPLACED (the database was
+ * wiped and created again: another identity, another sequence),
+ * CLOSE_FELL_BEHIND (the change log no longer reaches back to it),
+ * CLOSE_UNAVAILABLE (the service did not answer for `giveUpMs`).
  */
 import { Server, WebSocket as MockWebSocket } from 'mock-socket';
 import { baseMatcher, DEFAULT_BASES, webSocketBase } from '../core/bases.js';
@@ -30,11 +39,20 @@ export const STREAM_PATH = '/conversations/stream/identifiers';
 /** How often the health socket checks the service and sends `ok`, by default. */
 export const HEALTH_INTERVAL_MS = 5_000;
 
-/** Close code when the service stopped answering the health socket. */
+/** How often an identifier socket checks the change sequence, by default. */
+export const SEQUENCE_CHECK_MS = 3_000;
+
+/** How long an identifier socket keeps retrying a catch-up the service does not answer, by default. */
+export const GIVE_UP_MS = 30_000;
+
+/** Close code when the service stopped answering (the health socket, or a catch-up for GIVE_UP_MS). */
 export const CLOSE_UNAVAILABLE = 4503;
 
-/** Close code used when a socket fell further behind than the change log reaches: reconnect for a fresh snapshot. */
-export const CLOSE_FELL_BEHIND = 1013;
+/** Close code when a socket fell further behind than the change log reaches: reconnect for a fresh snapshot. */
+export const CLOSE_FELL_BEHIND = 4013;
+
+/** Close code when the database was replaced (wiped and created again): reconnect for its snapshot. */
+export const CLOSE_DATABASE_REPLACED = 4001;
 
 export interface StreamShimOptions {
   /** Base URLs (http/https) whose WebSocket form is served; default the service's defaults. */
@@ -50,6 +68,10 @@ export interface StreamShimOptions {
   isServiceAvailable?: () => boolean;
   /** Period of the health socket's `ok`, in ms; default `HEALTH_INTERVAL_MS`. */
   healthIntervalMs?: number;
+  /** Period of an identifier socket's sequence check, in ms; default `SEQUENCE_CHECK_MS`. */
+  sequenceCheckMs?: number;
+  /** How long failed catch-ups are retried before the socket closes with CLOSE_UNAVAILABLE; default `GIVE_UP_MS`. */
+  giveUpMs?: number;
   /**
    * Opens the channel on which change announcements arrive; default a
    * BroadcastChannel named `pieces-os-worker:changes` (the worker's). Hosts
@@ -67,6 +89,8 @@ export interface AnnouncementChannel {
 interface Handshake {
   seq: number;
   message: unknown;
+  /** The database's identity (identifier streams). */
+  database?: string;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -88,9 +112,14 @@ function isHandshake(value: unknown): value is Handshake {
   return isRecord(value) && isSeq(value.seq) && (typeof value.message === 'string' || isRecord(value.message));
 }
 
-function isCatchUp(value: unknown): value is { changes: Change[]; complete: boolean; seq: number } {
+function isCatchUp(value: unknown): value is { changes: Change[]; complete: boolean; seq: number; database: string } {
   return (
-    isRecord(value) && typeof value.complete === 'boolean' && isSeq(value.seq) && Array.isArray(value.changes) && value.changes.every(isChange)
+    isRecord(value) &&
+    typeof value.complete === 'boolean' &&
+    isSeq(value.seq) &&
+    typeof value.database === 'string' &&
+    Array.isArray(value.changes) &&
+    value.changes.every(isChange)
   );
 }
 
@@ -117,7 +146,9 @@ class Announcements {
       this.channel = this.open();
       this.channel.onmessage = (event) => {
         const data: unknown = event.data;
-        // Anything but a well-formed change announcement is ignored.
+        // The worker started over with a new database: every socket checks at once.
+        if (isRecord(data) && data.type === 'database') for (const s of this.sockets) s.check();
+        // Anything else but a well-formed change announcement is ignored.
         if (!isRecord(data) || data.type !== 'change' || !isChange(data.change)) return;
         for (const s of this.sockets) s.announced(data.change);
       };
@@ -138,6 +169,8 @@ interface Feed {
   httpUrl: string;
   kind: Collection | 'health' | 'user';
   healthIntervalMs: number;
+  sequenceCheckMs: number;
+  giveUpMs: number;
   fetch: NonNullable<StreamShimOptions['fetch']>;
   announcements: Announcements;
   available: () => boolean;
@@ -158,6 +191,13 @@ class StreamSocket extends MockWebSocket {
   #announced = 0;
   #catchingUp = false;
   #started = false;
+  /** The identity of the database this socket's sequence numbers belong to. */
+  #database: string | undefined;
+  #sequenceCheck: ReturnType<typeof setInterval> | undefined;
+  /** A scheduled retry of a failed catch-up, and since when catch-ups fail. */
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  #failingSince = 0;
+  #backoff = 0;
   readonly #feed: Feed;
   override readonly extensions = '';
   override readonly bufferedAmount = 0;
@@ -169,6 +209,8 @@ class StreamSocket extends MockWebSocket {
     this.addEventListener('close', () => {
       this.#feed.announcements.delete(this);
       clearInterval(this.#heartbeat);
+      clearInterval(this.#sequenceCheck);
+      clearTimeout(this.#retry);
     });
     void this.#connect();
   }
@@ -186,6 +228,7 @@ class StreamSocket extends MockWebSocket {
       const body = await this.#handshake();
       this.#snapshot = typeof body.message === 'string' ? body.message : JSON.stringify(body.message);
       this.#seq = body.seq;
+      this.#database = body.database;
       this.#accepted = true;
       this.#start();
     } catch {
@@ -222,7 +265,14 @@ class StreamSocket extends MockWebSocket {
     this.#client.send(this.#snapshot!);
     this.#snapshot = null;
     if (this.#feed.kind === 'health') this.#heartbeat = setInterval(() => void this.#beat(), this.#feed.healthIntervalMs);
+    else if (this.#feed.kind !== 'user') this.#sequenceCheck = setInterval(() => this.check(), this.#feed.sequenceCheckMs);
     if (this.#announced > this.#seq) void this.#catchUp();
+  }
+
+  /** Asks the worker for changes after the last delivered one even if none was announced (one may have been missed). */
+  check() {
+    if (!this.#started || this.#feed.kind === 'health' || this.#feed.kind === 'user') return;
+    void this.#catchUp(true);
   }
 
   /** The health socket's period: `ok` while the service answers, else the socket closes. */
@@ -242,16 +292,26 @@ class StreamSocket extends MockWebSocket {
     if (this.#started && change.seq > this.#seq) void this.#catchUp();
   }
 
-  async #catchUp() {
+  async #catchUp(force = false) {
     if (this.#catchingUp) return;
     this.#catchingUp = true;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
     try {
-      while (this.#announced > this.#seq && this.readyState === MockWebSocket.OPEN) {
+      while ((force || this.#announced > this.#seq) && this.readyState === MockWebSocket.OPEN) {
+        force = false;
         const response = await this.#feed.fetch(`${this.#feed.httpUrl}?after=${this.#seq}`, {
           headers: { 'X-Pieces-Stream': 'handshake' },
         });
         const body: unknown = response.ok ? await response.json() : undefined;
-        if (!isCatchUp(body)) break;
+        if (!isCatchUp(body)) throw new Error(`catch-up answered ${response.status}`);
+        this.#failingSince = 0;
+        this.#backoff = 0;
+        if (this.readyState !== MockWebSocket.OPEN) break;
+        if (body.database !== this.#database) {
+          this.close(CLOSE_DATABASE_REPLACED, 'the database was replaced; reconnect for its snapshot');
+          break;
+        }
         if (!body.complete) {
           this.close(CLOSE_FELL_BEHIND, 'fell behind the change log; reconnect');
           break;
@@ -268,7 +328,17 @@ class StreamSocket extends MockWebSocket {
         if (this.#announced > this.#seq && this.#seq === before) this.#announced = this.#seq;
       }
     } catch {
-      // The worker could not answer: the next announcement retries.
+      // The worker did not answer (stopped, restarting, storage unavailable): retry with a backoff, then give up.
+      if (this.readyState === MockWebSocket.OPEN) {
+        const now = Date.now();
+        this.#failingSince ||= now;
+        if (now - this.#failingSince >= this.#feed.giveUpMs) {
+          this.close(CLOSE_UNAVAILABLE, 'the service stopped answering; reconnect');
+        } else {
+          this.#backoff = Math.min(Math.max(this.#backoff * 2, 250), 8_000);
+          this.#retry = setTimeout(() => void this.#catchUp(true), this.#backoff);
+        }
+      }
     } finally {
       this.#catchingUp = false;
     }
@@ -282,7 +352,7 @@ class StreamSocket extends MockWebSocket {
   }
 
   override close(code?: number, reason?: string): void {
-    if (code !== undefined && code !== 1000 && !(code >= 3000 && code <= 4999) && code !== CLOSE_FELL_BEHIND) {
+    if (code !== undefined && code !== 1000 && !(code >= 3000 && code <= 4999)) {
       throw new DOMException(
         `Failed to execute 'close' on 'WebSocket': The close code must be either 1000, or between 3000 and 4999. ${code} is neither.`,
         'InvalidAccessError',
@@ -355,7 +425,16 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     const href = parsed.href;
     if (socket.kind === 'copilot') return copilotSocket(href, protocols, { httpUrl: socket.httpUrl, fetch: doFetch, available });
     serverFor(href);
-    pendingFeed = { ...socket, kind: socket.kind, fetch: doFetch, announcements, available, healthIntervalMs: options.healthIntervalMs ?? HEALTH_INTERVAL_MS };
+    pendingFeed = {
+      ...socket,
+      kind: socket.kind,
+      fetch: doFetch,
+      announcements,
+      available,
+      healthIntervalMs: options.healthIntervalMs ?? HEALTH_INTERVAL_MS,
+      sequenceCheckMs: options.sequenceCheckMs ?? SEQUENCE_CHECK_MS,
+      giveUpMs: options.giveUpMs ?? GIVE_UP_MS,
+    };
     try {
       return new StreamSocket(href, protocols);
     } finally {

@@ -20,9 +20,9 @@ import { benchCopilot } from './copilot.js';
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
 const plan = smoke
-  ? { rounds: 4, batch: 25, sizes: [100], snapshotRepeats: 3, coldSnapshots: 1, streamWrites: 20, coldRepeats: 3,
+  ? { rounds: 4, batch: 25, sizes: [100], snapshotRepeats: 3, coldSnapshots: 1, streamWrites: 20, coldRepeats: 3, durabilityWrites: 40,
       copilot: { assets: 1_000, relevanceRepeats: 12, streamRepeats: 4, chunks: 100 } }
-  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, coldSnapshots: 3, streamWrites: 200, coldRepeats: 10,
+  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000, 50_000], snapshotRepeats: 7, coldSnapshots: 3, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
       copilot: { assets: 10_000, relevanceRepeats: 60, streamRepeats: 20, chunks: 200 } };
 
 const BASE = 'http://localhost:1000';
@@ -143,6 +143,75 @@ const createMany = (page: Page, count: number) =>
     return performance.now() - start;
   }, count);
 
+/**
+ * The worker's JavaScript heap after a garbage collection, in bytes, read over
+ * CDP (Runtime.getHeapUsage in the service worker's target).
+ */
+async function workerHeap(context: BrowserContext, page: Page): Promise<number> {
+  const cdp = await context.newCDPSession(page);
+  try {
+    const { targetInfos } = await cdp.send('Target.getTargets');
+    const worker = targetInfos.find((t) => t.type === 'service_worker' && t.url.includes('pieces-os-worker'));
+    if (!worker) throw new Error('no running pieces-os-worker');
+    const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: worker.targetId, flatten: false });
+    const replies = new Map<number, (result: any) => void>();
+    cdp.on('Target.receivedMessageFromTarget', (event) => {
+      const message = JSON.parse(event.message) as { id?: number; result?: unknown };
+      if (message.id !== undefined) replies.get(message.id)?.(message.result);
+    });
+    const send = (id: number, method: string) =>
+      new Promise<any>((resolve) => {
+        replies.set(id, resolve);
+        void cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method }) });
+      });
+    await send(1, 'HeapProfiler.collectGarbage');
+    const { usedSize } = (await send(2, 'Runtime.getHeapUsage')) as { usedSize: number };
+    await cdp.send('Target.detachFromTarget', { sessionId });
+    return usedSize;
+  } finally {
+    await cdp.detach();
+  }
+}
+
+/**
+ * Runs in the page: `count` transactions shaped like a create (a change, a
+ * conversation, five messages) on a database of its own, alternating the
+ * default durability and `strict` in batches of 20; ms per transaction each.
+ */
+async function durabilityCost(count: number): Promise<{ default: number[]; strict: number[] }> {
+  const request = <T>(r: IDBRequest<T>) =>
+    new Promise<T>((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+  const open = indexedDB.open(`durability-${Date.now()}`, 1);
+  open.onupgradeneeded = () => {
+    const db = open.result;
+    db.createObjectStore('changes', { keyPath: 'seq', autoIncrement: true });
+    db.createObjectStore('conversations', { keyPath: 'id' }).createIndex('by-seq', 'seq', { unique: true });
+    db.createObjectStore('messages', { keyPath: 'id' }).createIndex('by-conversation', 'conversation');
+  };
+  const db = await request(open);
+  const times = { default: [] as number[], strict: [] as number[] };
+  const text = 'lorem ipsum '.repeat(8);
+  for (let i = 0; i < count; i++) {
+    const durability = Math.floor(i / 20) % 2 ? 'strict' : 'default';
+    const id = crypto.randomUUID();
+    const start = performance.now();
+    const tx = db.transaction(['changes', 'conversations', 'messages'], 'readwrite', { durability });
+    const seq = await request(tx.objectStore('changes').add({ conversation: id }));
+    tx.objectStore('conversations').add({ id, seq, json: JSON.stringify({ id, type: 'COPILOT' }), messageIds: [] });
+    for (let m = 0; m < 5; m++) tx.objectStore('messages').add({ id: crypto.randomUUID(), conversation: id, json: JSON.stringify({ text }) });
+    await new Promise((resolve, reject) => {
+      tx.oncomplete = resolve;
+      tx.onabort = () => reject(tx.error);
+    });
+    times[durability].push(performance.now() - start);
+  }
+  db.close();
+  return times;
+}
+
 function gzipSize(path: string) {
   return gzipSync(readFileSync(path), { level: 9 }).byteLength;
 }
@@ -224,7 +293,12 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       const idsOnly = await measure(`${BASE}/conversations?transferables=false`);
       const identifiers = await measure(`${BASE}/conversations/identifiers`);
       existing += 3 * plan.snapshotRepeats;
+      // The worker's heap with both snapshots cached (as far as the read cache's budget allows).
+      await timeReads(ours, `${BASE}/conversations?transferables=true`, 1);
+      await timeReads(ours, `${BASE}/conversations?transferables=false`, 1);
+      const heap = await workerHeap(context, ours);
       scale.push({
+        heapMiB: heap / 1024 / 1024,
         size,
         created: toCreate,
         createPerSecond: (toCreate / createMs) * 1000,
@@ -303,6 +377,13 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       cold.push(...(await timeReads(ours, `${BASE}/applications`, 1)));
     }
     results.cold = { warm: median(warm), cold: median(cold), beyondWarm: median(cold) - median(warm), n: cold.length };
+
+    // 5. Durability: what `strict` costs a create-shaped transaction against the default (relaxed in Chromium).
+    const durability = await ours.evaluate(durabilityCost, plan.durabilityWrites);
+    results.durability = {
+      default: { median: median(durability.default), p95: p95(durability.default), n: durability.default.length },
+      strict: { median: median(durability.strict), p95: p95(durability.strict), n: durability.strict.length },
+    };
   } finally {
     await context.close();
     await Promise.all(servers.map((s) => s.server.close()));
@@ -349,12 +430,12 @@ function report(results: Record<string, any>) {
     '',
   );
   lines.push(
-    'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot reads (false / true), without any service code.',
+    'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot reads (false / true), without any service code. Worker heap: after both snapshots were read, after a garbage collection.',
     '',
   );
   lines.push(
     table(
-      ['conversations', 'creates/s', 'snapshot true', 'snapshot false', 'identifiers', 'IndexedDB alone', 'µs/conv true', 'µs/conv false', 'µs/conv ids', 'true/false'],
+      ['conversations', 'creates/s', 'snapshot true', 'snapshot false', 'identifiers', 'IndexedDB alone', 'µs/conv true', 'µs/conv false', 'µs/conv ids', 'true/false', 'worker heap'],
       scale.map((s) => [
         s.size!,
         s.createPerSecond!.toFixed(0),
@@ -366,6 +447,7 @@ function report(results: Record<string, any>) {
         s.falseUsPerConversation!.toFixed(1),
         s.identifiersUsPerConversation!.toFixed(1),
         (s.snapshotTrue! / s.snapshotFalse!).toFixed(1),
+        `${s.heapMiB!.toFixed(1)} MiB`,
       ]),
     ),
     '',
@@ -380,6 +462,10 @@ function report(results: Record<string, any>) {
         ['stream: write in tab B → message in tab A, beyond the write (median / p95)', `${ms(stream.beyondWrite.median)} / ${ms(stream.beyondWrite.p95)}`],
         ['stream: end to end (median / p95)', `${ms(stream.endToEnd.median)} / ${ms(stream.endToEnd.p95)}`],
         ['cold start: first response after the worker stopped / warm', `${ms(cold.cold)} / ${ms(cold.warm)}`],
+        [
+          'durability: a create-shaped transaction, default (relaxed) / strict (median, p95)',
+          `${ms(results.durability.default.median)}, ${ms(results.durability.default.p95)} / ${ms(results.durability.strict.median)}, ${ms(results.durability.strict.p95)}`,
+        ],
         ['worker script, gzipped', `${(size.workerGzip / 1024).toFixed(1)} KB`],
         ['page library, gzipped', `${(size.libraryGzip / 1024).toFixed(1)} KB`],
       ],

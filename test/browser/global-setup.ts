@@ -27,6 +27,15 @@ export default async function setup(project: TestProject) {
   // The demo is built outside dist/, which the package test rebuilds.
   const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-demo-')), 'demo');
   await build({ configFile, logLevel: 'warn', build: { outDir } });
+  // The client-flow page (the SDK 4.1.0 on window), served under the worker's scope at /clients/.
+  await build({
+    configFile,
+    logLevel: 'warn',
+    root: resolve(root, 'test/browser/clients'),
+    base: '/clients/',
+    publicDir: false,
+    build: { outDir: join(outDir, 'clients'), emptyOutDir: true, chunkSizeWarningLimit: 4096 },
+  });
   const server = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
   const address = server.httpServer.address();
   if (!address || typeof address === 'string') throw new Error('The demo server has no port.');

@@ -14,6 +14,7 @@ import {
 } from '@pieces.app/pieces-os-client';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
 import { BASE, MODEL, dump, jsonPost, setup } from './harness.js';
+import { SNAPSHOT_CHUNK } from '../../src/core/models/conversation.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
 
@@ -193,6 +194,26 @@ describe('conversationsSnapshot and conversationsIdentifiersSnapshot', () => {
     const create = await t.fetch(`${BASE}/conversations/create?transferables=${value}`, jsonPost({ type: 'COPILOT' }));
     expect(create.status).toBe(400);
     expect((await t.conversations.conversationsIdentifiersSnapshot()).iterable).toEqual([]);
+  });
+
+  it('writes a large snapshot as a stream of bounded chunks, never as one string', async () => {
+    const t = await setup();
+    const big = 'x'.repeat(SNAPSHOT_CHUNK / 2);
+    const made: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      made.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`big ${i}`, [big]) })).id);
+    }
+    const response = await t.fetch(`${BASE}/conversations`);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const reader = response.body!.getReader();
+    const chunks: Uint8Array[] = [];
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    // A chunk ends once it has passed the chunk size: at most one conversation more.
+    for (const chunk of chunks) expect(chunk.byteLength).toBeLessThan(SNAPSHOT_CHUNK + big.length + 2000);
+    const body = JSON.parse(new TextDecoder().decode(Buffer.concat(chunks))) as { iterable: Array<{ id: string; messages: { iterable: Array<{ reference: { fragment: { string: { raw: string } } } }> } }> };
+    expect(body.iterable.map((c) => c.id)).toEqual(made);
+    for (const conversation of body.iterable) expect(conversation.messages.iterable[0]!.reference.fragment.string.raw).toBe(big);
   });
 
   it('reads a snapshot of many conversations in a constant number of transactions (no N+1)', async () => {

@@ -67,6 +67,43 @@ describe('routing', () => {
     await expectText(odd, 405, /PROPFIND/);
   });
 
+  it('answers GET and HEAD on a POST-only path with 405, never reading it as an application id', async () => {
+    const t = await setup();
+    for (const path of ['/applications/register', '/applications/session/open', '/applications/usage/installation']) {
+      for (const method of ['GET', 'HEAD']) {
+        const response = await t.fetch(`${BASE}${path}`, { method });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.get('Allow')).toBe('POST, OPTIONS');
+        if (method === 'GET') expect(await response.text()).toBe(`GET is not allowed on ${path}; use POST, OPTIONS.`);
+      }
+    }
+    // A path that only starts operations (no operation of its own) is not an id either.
+    for (const path of ['/applications/session', '/applications/usage', '/applications/sessions']) {
+      const text = await expectText(await t.fetch(`${BASE}${path}`), 404, new RegExp(`${path}`));
+      expect(text).not.toMatch(/UUID/);
+    }
+    // Ids are still ids.
+    await expectText(await t.fetch(`${BASE}/applications/not-an-id`), 400, /must be a UUID/);
+  });
+
+  it('never echoes a huge path, method, id or content type whole', async () => {
+    const t = await setup();
+    const huge = 'x'.repeat(100_000);
+    const responses = [
+      await t.fetch(`${BASE}/${huge}`),
+      await t.fetch(`${BASE}/applications/${huge}`),
+      await t.fetch(`${BASE}/conversations/create`, { method: 'POST', headers: { 'Content-Type': `text/${huge}` }, body: '{}' }),
+      await t.fetch(`${BASE}/conversations?transferables=${huge}`),
+      await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: huge })),
+    ];
+    for (const response of responses) {
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      const text = await response.text();
+      expect(text.length).toBeLessThan(1000);
+      expect(text).toMatch(/… \(\d+ characters\)/);
+    }
+  });
+
   it('answers OPTIONS with 204 and Allow, and HEAD like GET without a body', async () => {
     const t = await setup();
     const options = await t.fetch(`${BASE}/conversations`, { method: 'OPTIONS' });

@@ -5,6 +5,7 @@ import { lazyStorage } from '../../src/storage/lazy.js';
 import { cacheReads } from '../../src/storage/read-cache.js';
 import { DB_VERSION, UPGRADES, type PiecesDB } from '../../src/storage/schema.js';
 import { createService } from '../../src/core/service.js';
+import { MAX_MESSAGES_PER_CREATE } from '../../src/core/models/conversation.js';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
 import { BASE, dump, jsonPost, setup } from './harness.js';
 
@@ -32,7 +33,9 @@ describe('upgrades', () => {
 
     const storage = await openStorage({ name });
     const after = JSON.parse(await dump(name));
-    for (const store of ['meta', 'applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
+    for (const store of ['applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
+    // Meta gains the database's identity, nothing else changes.
+    expect(after.meta).toEqual([['identity', await storage.identity()], ...before.meta]);
     // Version 4: assets got a format id, the change log names its collection.
     expect(after.assets.map(([key, { formatId, ...rest }]: [string, { formatId: string }]) => [key, rest, typeof formatId])).toEqual(
       before.assets.map(([key, value]: [string, object]) => [key, value, 'string']),
@@ -64,7 +67,7 @@ describe('upgrades', () => {
     db.close();
 
     // The service says so on every request, as a real fault.
-    const service = createService({ storage: lazyStorage(openStorage({ name })) });
+    const service = createService({ storage: lazyStorage(() => openStorage({ name })) });
     const response = await service.handle(new Request(`${BASE}/conversations`));
     expect(response.status).toBe(500);
     expect(await response.text()).toMatch(/newer version of pieces-os-worker/);
@@ -94,6 +97,38 @@ describe('storage full', () => {
     expect(await dump(t.databaseName)).toBe(before);
     expect((await t.conversations.conversationsIdentifiersSnapshot()).iterable.map((c) => c.id)).toEqual([earlier.id]);
     expect(t.changes).toHaveLength(1);
+  });
+});
+
+describe('creates', () => {
+  it('store nothing when one message fails after the others were issued', async () => {
+    const name = freshName();
+    const storage = await openStorage({ name });
+    const before = await dump(name);
+    const message = (id: string) => ({ id, conversation: CONVERSATION, json: '{}' });
+    // The duplicate id fails inside IndexedDB, after the first message was added.
+    await expect(
+      storage.createConversation({ id: CONVERSATION, json: '{}', messageIds: [MESSAGE, MESSAGE] }, [message(MESSAGE), message(MESSAGE)]),
+    ).rejects.toBeDefined();
+    expect(await dump(name)).toBe(before);
+    storage.close();
+  });
+
+  it(`take at most ${MAX_MESSAGES_PER_CREATE} messages: 413 past it, changing nothing`, async () => {
+    const t = await setup();
+    const messages = (n: number) => Array.from({ length: n }, (_, i) => ({ role: 'USER', fragment: { string: { raw: `m${i}` } } }));
+    const before = await dump(t.databaseName);
+    const refused = await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', messages: messages(MAX_MESSAGES_PER_CREATE + 1) }));
+    expect(refused.status).toBe(413);
+    expect(await refused.text()).toBe(
+      `conversation.messages has ${MAX_MESSAGES_PER_CREATE + 1} messages; a create takes at most ${MAX_MESSAGES_PER_CREATE}. Create the conversation with fewer messages.`,
+    );
+    expect(await dump(t.databaseName)).toBe(before);
+    const accepted = await t.fetch(`${BASE}/conversations/create?transferables=false`, jsonPost({ type: 'COPILOT', messages: messages(MAX_MESSAGES_PER_CREATE) }));
+    expect(accepted.status).toBe(200);
+    const { id } = (await accepted.json()) as { id: string };
+    const listed = (await (await t.fetch(`${BASE}/conversations`)).json()) as { iterable: Array<{ id: string; messages: { iterable: unknown[] } }> };
+    expect(listed.iterable.find((c) => c.id === id)!.messages.iterable).toHaveLength(MAX_MESSAGES_PER_CREATE);
   });
 });
 
@@ -179,6 +214,45 @@ describe('the read cache', () => {
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
     await call(`/conversations/${a.id}/delete`, { method: 'POST' });
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
+  });
+
+  it('keeps conversation lists within its memory budget', async () => {
+    const raw = await openStorage({ name: freshName() });
+    const budget = 10_000;
+    const reads = vi.spyOn(raw, 'listConversations');
+    const storage = cacheReads(raw, null, budget);
+    const create = async (text: string) => {
+      const id = crypto.randomUUID();
+      const message = { id: crypto.randomUUID(), conversation: id, json: JSON.stringify({ text }) };
+      await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [message.id] }, [message]);
+    };
+    await create('small');
+    await storage.listConversations({ messages: true });
+    await storage.listConversations({ messages: true });
+    expect(reads).toHaveBeenCalledTimes(1);
+    // A create that takes the list past the budget drops it; a list over the budget is never kept.
+    await create('x'.repeat(budget));
+    await storage.listConversations({ messages: true });
+    await storage.listConversations({ messages: true });
+    expect(reads).toHaveBeenCalledTimes(3);
+    // The list without messages still fits, and is kept.
+    await storage.listConversations({ messages: false });
+    await storage.listConversations({ messages: false });
+    expect(reads).toHaveBeenCalledTimes(4);
+    storage.close();
+  });
+
+  it('does not keep reads of unknown ids', async () => {
+    const raw = await openStorage({ name: freshName() });
+    const getApplication = vi.spyOn(raw, 'getApplication');
+    const storage = cacheReads(raw, null);
+    const unknown = crypto.randomUUID();
+    expect(await storage.getApplication(unknown)).toBeUndefined();
+    expect(await storage.getApplication(unknown)).toBeUndefined();
+    expect(await storage.getSession(unknown)).toBeUndefined();
+    // Both reads of the unknown application reached the database.
+    expect(getApplication).toHaveBeenCalledTimes(2);
+    storage.close();
   });
 
   it('does not keep a read that overlapped a write', async () => {

@@ -1,10 +1,10 @@
 import { DEFAULT_BASES } from '../../src/core/bases.js';
 /** The worker host: its fetch and message wiring, and the routes added to an app's own Router. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Route, Router } from 'workbox-routing';
 import { addPiecesRoutes, createPiecesWorker, startWorker } from '../../src/worker/index.js';
 import type { ExtendableMessageEventLike, FetchEventLike, ServiceWorkerScope } from '../../src/worker/sw-types.js';
-import type { PageReply } from '../../src/stream/protocol.js';
+import { CHANGES_CHANNEL, type PageReply } from '../../src/stream/protocol.js';
 import { VERSION } from '../../src/version.js';
 
 let counter = 0;
@@ -90,6 +90,27 @@ describe('startWorker', () => {
     expect(await restarted.message({ type: 'pieces:get-model' })).toEqual({ ok: true, model: 'no model (extractive answers)' });
     expect(await restarted.message({ type: 'pieces:set-model' })).toEqual({ ok: true, model: 'echo' });
     expect(await ask(restarted)).toBe('echo hi');
+  });
+
+  it('tells every page its version once it has taken over, and that it started over when its database was wiped', async () => {
+    const host = fakeScope();
+    const name = databaseName();
+    startWorker(host.scope, { databaseName: name, sampleAssets: false });
+    const heard: unknown[] = [];
+    const page = new BroadcastChannel(CHANGES_CHANNEL);
+    page.onmessage = (event) => heard.push(event.data);
+    host.dispatch('activate', { waitUntil: () => {} });
+    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }]));
+    const before = (await (await host.fetch(new Request('http://localhost:1000/conversations/stream/identifiers', { headers: { 'X-Pieces-Stream': 'handshake' } })))!.json()) as object;
+    expect(before).toBeDefined();
+    await new Promise<void>((resolve, reject) => {
+      const request = indexedDB.deleteDatabase(name);
+      request.onsuccess = () => resolve();
+      request.onerror = () => reject(request.error);
+    });
+    expect((await host.fetch(new Request('http://localhost:1000/conversations/identifiers')))!.status).toBe(200);
+    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }, { type: 'database', identity: expect.stringMatching(/^[0-9a-f-]{36}$/) }]));
+    page.close();
   });
 
   it('refuses malformed page requests with a message, storing nothing', async () => {

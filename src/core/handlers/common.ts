@@ -1,6 +1,6 @@
 /** What several handler groups share: the `transferables` rule, the clock and change publishing. */
 import type { OperationContext } from '../context.js';
-import { badRequest } from '../http.js';
+import { badRequest, clip } from '../http.js';
 import type { Clock } from '../models/conversation.js';
 import type { Change } from '../../storage/storage.js';
 
@@ -9,7 +9,7 @@ export function transferables(url: URL): boolean {
   const values = url.searchParams.getAll('transferables');
   if (values.length === 0) return true;
   if (values.length === 1 && (values[0] === 'true' || values[0] === 'false')) return values[0] === 'true';
-  throw badRequest(`The transferables query parameter must be true or false; got ${JSON.stringify(values.join(','))}.`);
+  throw badRequest(`The transferables query parameter must be true or false; got ${clip(JSON.stringify(values.join(',')))}.`);
 }
 
 export function clock({ service }: OperationContext): Clock {

@@ -3,16 +3,18 @@
  * WebSocket shim (src/stream/) sends `X-Pieces-Stream: handshake` and gets
  * `{seq, message}`: the socket's first message and the change sequence it
  * reflects; on an identifier stream, `?after=N` gives that collection's
- * changes since N (`{changes, complete, seq}`) for catch-up.
+ * changes since N (`{changes, complete, seq}`) for catch-up. Identifier
+ * streams also carry `database`, the database's identity: change sequences
+ * of two databases (one wiped and created again) are not comparable.
  */
 import type { OperationContext } from '../context.js';
-import { badRequest, HttpError, json } from '../http.js';
+import { badRequest, clip, HttpError, json } from '../http.js';
 import type { Collection } from '../../storage/schema.js';
 import { localUser } from './user.js';
 
 function handshake({ request, url }: OperationContext) {
   if (request.headers.get('x-pieces-stream') !== 'handshake') {
-    const path = url.pathname;
+    const path = clip(url.pathname);
     throw new HttpError(426, `${path} is a WebSocket: connect with new WebSocket("ws://${url.host}${path}").`, {
       Upgrade: 'websocket',
     });
@@ -24,12 +26,13 @@ export const identifierStream = (collection: Collection) => async (context: Oper
   handshake(context);
   const { service, url } = context;
   const after = url.searchParams.get('after');
-  if (after !== null) {
-    if (!/^\d+$/.test(after)) throw badRequest(`after must be a change sequence number, not ${JSON.stringify(after)}.`);
-    return json(await service.storage.changesSince(Number(after), collection));
-  }
+  if (after !== null && !/^\d+$/.test(after)) throw badRequest(`after must be a change sequence number, not ${clip(JSON.stringify(after))}.`);
+  // The identity is read before the data: if the database is replaced in between, the socket keeps
+  // the older identity, and its next check (which gets the new one) makes it start afresh.
+  const database = await service.storage.identity();
+  if (after !== null) return json({ ...(await service.storage.changesSince(Number(after), collection)), database });
   const { ids, seq } = await service.storage.listIds(collection);
-  return json({ seq, message: { iterable: ids.map((id) => ({ [collection]: { id } })) } });
+  return json({ seq, database, message: { iterable: ids.map((id) => ({ [collection]: { id } })) } });
 };
 
 export const conversationsStreamIdentifiers = identifierStream('conversation');

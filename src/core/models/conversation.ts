@@ -31,6 +31,7 @@ import {
   type JsonObject,
 } from '../validate.js';
 import { parseApplication } from './application.js';
+import { HttpError } from '../http.js';
 
 export interface Seeded {
   record: Omit<ConversationRecord, 'seq'>;
@@ -43,6 +44,15 @@ export interface Clock {
 }
 
 const SERVER_KEYS = ['id', 'created', 'updated'] as const;
+
+/**
+ * Most messages one create may carry. The create is one transaction (all or
+ * nothing), so its size bounds how long it holds the database (about 0.6 s
+ * in Chromium at the limit); and it logs a change per message, so at half
+ * the change log a socket one create behind can still catch up. Past this a
+ * create is refused with 413.
+ */
+export const MAX_MESSAGES_PER_CREATE = 5_000;
 
 /** `{iterable: [{id, …}]}`, e.g. FlattenedAssets, FlattenedWebsites, FlattenedAnnotations. */
 function flattened(value: unknown, path: string): JsonObject {
@@ -171,6 +181,13 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
   const annotations = optional(seeded, 'annotations', path, array);
   const anchors = optional(seeded, 'anchors', path, array);
   const seededMessages = optional(seeded, 'messages', path, array) ?? [];
+  if (seededMessages.length > MAX_MESSAGES_PER_CREATE) {
+    throw new HttpError(
+      413,
+      `${path}.messages has ${seededMessages.length} messages; a create takes at most ${MAX_MESSAGES_PER_CREATE}. Create the conversation with fewer messages.`,
+    );
+  }
+
   const messages = seededMessages.map((item, i) => seedMessage(item, `${path}.messages[${i}]`, clock, id));
 
   const { messages: _messages, ...rest } = seeded;
@@ -320,9 +337,32 @@ export function conversationJson(record: Omit<ConversationRecord, 'seq'>, messag
   return `${record.json.slice(0, -1)},"messages":{"iterable":[${iterable}],"indices":${indicesJson(record)}}}`;
 }
 
-/** A Conversations body from stored conversations, in their order. */
-export function conversationsJson(records: ConversationRecord[], messages?: Map<string, MessageRecord>): string {
-  return `{"iterable":[${records.map((record) => conversationJson(record, messages)).join(',')}]}`;
+/** Size of the chunks a streamed Conversations body is written in (UTF-16 code units, about bytes). */
+export const SNAPSHOT_CHUNK = 256 * 1024;
+
+/**
+ * A Conversations body (stored conversations, in their order) as a stream of UTF-8 chunks of about SNAPSHOT_CHUNK,
+ * composed as the reader pulls: the body is never held as one string, so it
+ * has no size limit of its own.
+ */
+export function conversationsStream(records: ConversationRecord[], messages?: Map<string, MessageRecord>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let next = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        let chunk = next === 0 ? '{"iterable":[' : '';
+        while (next < records.length && chunk.length < SNAPSHOT_CHUNK) {
+          chunk += (next > 0 ? ',' : '') + conversationJson(records[next]!, messages);
+          next++;
+        }
+        if (next === records.length) chunk += ']}';
+        controller.enqueue(encoder.encode(chunk));
+        if (next === records.length) controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** A ConversationMessages body: the messages, and each one's position in its conversation. */

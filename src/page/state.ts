@@ -1,0 +1,145 @@
+/**
+ * Whether the service still answers this page, and what happened to it:
+ *
+ *   const watch = watchService(service, () => startPiecesService(options));
+ *   watch.addEventListener('statechange', () => show(watch.state, watch.reason));
+ *
+ * `ready`: the worker controls the page. `lost`: it no longer does (its
+ * registration was removed, e.g. by Clear-Site-Data or DevTools, or it stopped
+ * controlling the page); calls are not answered. `recovered`: answered again
+ * after a loss, or the worker had to start over with a new database (it was
+ * wiped): what the page shows may be stale, read it again.
+ *
+ * A lost service is started again (`restart`) at once and then with a
+ * backoff of up to 30 s. The checks cost nothing to the worker: they read
+ * the page's registration every `intervalMs`, and listen to the worker's
+ * announcements. `versionchange` fires when another worker version takes over
+ * (`detail.mismatch` when it differs from the page library's version).
+ */
+import { CHANGES_CHANNEL, type WorkerMessage } from '../stream/protocol.js';
+import { VERSION } from '../version.js';
+
+export type ServiceState = 'ready' | 'lost' | 'recovered';
+
+export interface WatchedService {
+  /** Undefined in page mode: the service runs in this page and cannot be lost. */
+  registration?: ServiceWorkerRegistration;
+  version: { worker: string };
+}
+
+export interface WatchOptions {
+  /** How often the registration is read; default 2 s. */
+  intervalMs?: number;
+}
+
+export interface ServiceWatch extends EventTarget {
+  readonly state: ServiceState;
+  /** Why the service was lost or what it recovered from ('' while ready). */
+  readonly reason: string;
+  /** The version of the worker that controls the page, as last announced. */
+  readonly workerVersion: string;
+  /** Resolves when the service answers (now, if it does). */
+  answering(): Promise<void>;
+  stop(): void;
+}
+
+export function watchService(
+  service: WatchedService,
+  restart: () => Promise<WatchedService>,
+  options: WatchOptions = {},
+): ServiceWatch {
+  const intervalMs = options.intervalMs ?? 2000;
+  const target = new EventTarget();
+  let state: ServiceState = 'ready';
+  let reason = '';
+  let lostBecause = '';
+  let workerVersion = service.version.worker;
+  let current = service;
+  let recovering = false;
+  let backoff = 500;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  const waiting: Array<() => void> = [];
+
+  function set(next: ServiceState, why: string) {
+    if (next === state && why === reason) return;
+    state = next;
+    reason = why;
+    if (next !== 'lost') waiting.splice(0).forEach((resolve) => resolve());
+    target.dispatchEvent(new CustomEvent('statechange', { detail: { state, reason } }));
+  }
+
+  async function recover() {
+    if (recovering || stopped) return;
+    recovering = true;
+    try {
+      current = await restart();
+      backoff = 500;
+      workerVersion = current.version.worker;
+      set('recovered', `started again after ${lostBecause}`);
+    } catch (error) {
+      set('lost', `${lostBecause}; starting it again failed: ${(error as Error)?.message ?? error}`);
+      retry = setTimeout(() => {
+        retry = undefined;
+        void recover();
+      }, backoff);
+      backoff = Math.min(backoff * 2, 30_000);
+    } finally {
+      recovering = false;
+    }
+  }
+
+  async function check() {
+    // While starting again is under way or waiting for its backoff, there is nothing to check.
+    if (stopped || recovering || retry !== undefined) return;
+    if (!current.registration) return;
+    const container = navigator.serviceWorker;
+    const scope = current.registration.scope;
+    const registration = await container.getRegistration(scope).catch(() => undefined);
+    const controller = container.controller;
+    let why = '';
+    if (!registration) why = 'the worker was unregistered (site data cleared?)';
+    else if (!controller) why = 'no worker controls this page any more';
+    if (!why) return;
+    lostBecause = why;
+    if (state !== 'lost') set('lost', why);
+    await recover();
+  }
+
+  const timer = setInterval(() => void check(), intervalMs);
+  const onControllerChange = () => void check();
+  navigator.serviceWorker?.addEventListener('controllerchange', onControllerChange);
+  const channel = new BroadcastChannel(CHANGES_CHANNEL);
+  channel.onmessage = (event: MessageEvent) => {
+    const message = event.data as WorkerMessage;
+    if (message?.type === 'worker' && typeof message.version === 'string' && message.version !== workerVersion) {
+      const from = workerVersion;
+      workerVersion = message.version;
+      target.dispatchEvent(
+        new CustomEvent('versionchange', { detail: { from, to: message.version, page: VERSION, mismatch: message.version !== VERSION } }),
+      );
+    }
+    if (message?.type === 'database') {
+      set('recovered', 'the database was wiped and created again: read what you show again');
+    }
+  };
+
+  // Accessors, not copies: Object.assign would read the getters once.
+  return Object.defineProperties(target, {
+    state: { get: () => state },
+    reason: { get: () => reason },
+    workerVersion: { get: () => workerVersion },
+    answering: {
+      value: () => (state === 'lost' ? new Promise<void>((resolve) => waiting.push(resolve)) : Promise.resolve()),
+    },
+    stop: {
+      value: () => {
+        stopped = true;
+        clearInterval(timer);
+        clearTimeout(retry);
+        navigator.serviceWorker?.removeEventListener('controllerchange', onControllerChange);
+        channel.close();
+      },
+    },
+  }) as ServiceWatch;
+}
