@@ -106,6 +106,9 @@ function prettify(text: string) {
   }
 }
 
+/** False in a build made with PIECES_FAST_PATH=off (vite.config.ts). */
+declare const __PIECES_FAST_PATH__: boolean;
+
 const when = (timestamp?: { value: string }) => (timestamp ? new Date(timestamp.value).toLocaleTimeString() : '—');
 
 async function main() {
@@ -113,6 +116,8 @@ async function main() {
   // ?bases=<comma-separated URLs> and ?worker=<script URL> explore other set-ups.
   const params = new URLSearchParams(location.search);
   const options = {
+    // ?fastPath=0 (or a build with PIECES_FAST_PATH=off): every request through the worker's fetch handler.
+    fastPath: __PIECES_FAST_PATH__ && params.get('fastPath') !== '0',
     ...(params.get('bases') ? { bases: params.get('bases')!.split(',') } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
   };

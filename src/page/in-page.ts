@@ -9,9 +9,6 @@
  *
  * Loaded with a dynamic import, so pages in worker mode never download it.
  */
-import { BatchInterceptor } from '@mswjs/interceptors';
-import { FetchInterceptor } from '@mswjs/interceptors/fetch';
-import { XMLHttpRequestInterceptor } from '@mswjs/interceptors/XMLHttpRequest';
 import { answerPageRequest } from '../core/page-api.js';
 import { createService } from '../core/service.js';
 import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
@@ -22,7 +19,7 @@ import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest }
 import { installStreamShim } from '../stream/shim.js';
 import { warn } from './messages.js';
 import { installSyncProbes } from './sync-probe.js';
-import { keepSyncXhrNative } from './sync-xhr.js';
+import { interceptRequests } from './intercept.js';
 
 export interface InPageOptions {
   bases?: readonly string[];
@@ -66,16 +63,7 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
     onChange: announce,
   });
 
-  const NativeXhr = globalThis.XMLHttpRequest;
-  const interceptor = new BatchInterceptor({
-    name: 'pieces-os-worker',
-    interceptors: [new FetchInterceptor(), new XMLHttpRequestInterceptor()],
-  });
-  interceptor.on('request', async ({ request, controller }) => {
-    const response = service.respond(request);
-    if (response) controller.respondWith(await response);
-  });
-  interceptor.apply();
+  const stopIntercepting = interceptRequests((request) => service.respond(request));
 
   const uninstall = options.stream
     ? installStreamShim({
@@ -87,12 +75,8 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
 
   // Synchronous XHR is beyond the interceptor: it stays native, and its
   // discovery probes under the bases are answered as in worker mode.
-  const uninstallProbes = NativeXhr
-    ? ((restore: () => void, unprobe: () => void) => () => (restore(), unprobe()))(
-        keepSyncXhrNative(globalThis, NativeXhr),
-        installSyncProbes({ bases: service.bases, isServiceAvailable: () => true }),
-      )
-    : () => {};
+  const uninstallProbes =
+    typeof XMLHttpRequest !== 'undefined' ? installSyncProbes({ bases: service.bases, isServiceAvailable: () => true }) : () => {};
 
   return {
     bases: service.bases,
@@ -101,7 +85,7 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
     stop() {
       uninstall();
       uninstallProbes();
-      interceptor.dispose();
+      stopIntercepting();
       storage.close();
     },
   };

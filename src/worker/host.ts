@@ -15,6 +15,8 @@ import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest, type WorkerMessage } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 import type { ServiceWorkerScope } from './sw-types.js';
+import type { ConnectMessage } from '../port/protocol.js';
+import { createPortServer, type PortLike } from '../port/server.js';
 
 export interface WorkerOptions {
   /** Base URLs to answer (a port range may be written `http://localhost:39300-39333`); default `DEFAULT_BASES`. */
@@ -84,8 +86,16 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
     // Overrides set by a test hold for every tab until reset, across worker restarts.
     keepOverrides: { load: () => storage.getMeta('overrides'), save: (list) => storage.setMeta('overrides', list) },
   });
+  // The fast path: pages send their requests over a port (see src/port/).
+  let fetches = 0;
+  const ports = createPortServer((request) => service.respond(request), { stats: () => ({ fetches }) });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
+    if ((event.data as ConnectMessage)?.type === 'pieces:fast-path') {
+      // A connect (port attached), or a page telling that it still uses its port.
+      if (port) ports.serve(port as unknown as PortLike);
+      return;
+    }
     const reply = (message: PageReply) => port?.postMessage(message);
     event.waitUntil(
       answerPageRequest(service, storage, event.data as PageRequest, () => scope.clients.claim()).then(reply, (error: unknown) =>
@@ -93,7 +103,15 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
       ),
     );
   });
-  return service;
+  return {
+    ...service,
+    // A fallback of a request that went over a port first is answered without running it twice.
+    respond(request, event) {
+      const response = ports.fallback(request) ?? service.respond(request, event);
+      if (response) fetches++;
+      return response;
+    },
+  };
 }
 
 /**
