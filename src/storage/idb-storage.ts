@@ -30,6 +30,8 @@ export interface OpenStorageOptions {
   seedAssets?: AssetRecord[];
   /** The IndexedDB to open it in; default the global `indexedDB`. */
   factory?: IDBFactory;
+  /** Write concurrent creates together, in one transaction (see createConversation); default true. */
+  groupCommit?: boolean;
   /**
    * Called once when the connection goes away: the browser closed it (site
    * data cleared) or another connection asked it to close (a deletion, or a
@@ -61,7 +63,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     await wrap(factory.deleteDatabase(name));
     db = await connect(factory, name, options);
   }
-  const storage = new IdbStorage(db);
+  const storage = new IdbStorage(db, options.groupCommit !== false);
   await storage.start(options.seedAssets ?? []);
   return storage;
 }
@@ -153,12 +155,27 @@ const STORE_OF: Record<Collection, 'conversations' | 'messages' | 'assets' | 'ap
   application: 'applications',
 };
 
+type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
+
+interface CreateJob {
+  conversation: NewConversation;
+  messages: PiecesDB['messages']['value'][];
+  resolve(changes: Change[]): void;
+  reject(error: unknown): void;
+}
+
+/** Most creates written in one group transaction. */
+const GROUP_LIMIT = 64;
+
 type AnyTx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'readonly' | 'readwrite'>;
 
 class IdbStorage implements Storage {
   private id = '';
 
-  constructor(private readonly db: IDBPDatabase<PiecesDB>) {}
+  constructor(
+    private readonly db: IDBPDatabase<PiecesDB>,
+    private readonly groupCommit = true,
+  ) {}
 
   close() {
     this.db.close();
@@ -279,25 +296,64 @@ class IdbStorage implements Storage {
     return session;
   }
 
-  async createConversation(
-    conversation: Omit<PiecesDB['conversations']['value'], 'seq'>,
-    messages: PiecesDB['messages']['value'][],
-  ): Promise<Change[]> {
+  /**
+   * Group commit: creates that arrive while one is being written wait and are
+   * then written together, in one transaction; each is still acknowledged only
+   * after that commit. A group that fails committed nothing: its members are
+   * then written one by one, so that one bad create fails alone.
+   */
+  private readonly waiting: CreateJob[] = [];
+  private writing = false;
+
+  createConversation(conversation: NewConversation, messages: PiecesDB['messages']['value'][]): Promise<Change[]> {
+    if (!this.groupCommit) return this.createGroup([{ conversation, messages }]).then(([changes]) => changes!);
+    return new Promise<Change[]>((resolve, reject) => {
+      this.waiting.push({ conversation, messages, resolve, reject });
+      if (!this.writing) void this.writeWaiting();
+    });
+  }
+
+  private async writeWaiting() {
+    this.writing = true;
+    try {
+      while (this.waiting.length) {
+        const group = this.waiting.splice(0, GROUP_LIMIT);
+        try {
+          const changes = await this.createGroup(group);
+          group.forEach((job, i) => job.resolve(changes[i]!));
+        } catch (error) {
+          if (group.length === 1) {
+            group[0]!.reject(error);
+            continue;
+          }
+          // Nothing of the group was written: each member on its own, failing alone.
+          await Promise.all(group.map((job) => this.createGroup([job]).then(([changes]) => job.resolve(changes!), job.reject)));
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Writes conversations with their messages in one transaction; the changes of each, in order. */
+  private async createGroup(group: Array<Pick<CreateJob, 'conversation' | 'messages'>>): Promise<Change[][]> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
     // Messages go through the plain store: a failed add aborts the transaction (and `tx.done`)
     // by itself, without a promise per message.
     const store = unwrap(tx.objectStore('messages'));
-    const changes: Change[] = [];
+    const changes = group.map((): Change[] => []);
     await commit(tx, function* () {
-      const items = [
-        { collection: 'conversation' as const, id: conversation.id },
-        ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
-      ];
-      // The conversation's snapshot order is the sequence number of its creation.
-      yield log(tx.objectStore('changes'), items, changes).then(() =>
-        tx.objectStore('conversations').add({ ...conversation, seq: changes[0]!.seq }),
-      );
-      for (const message of messages) store.add(message);
+      for (const [i, { conversation, messages }] of group.entries()) {
+        const items = [
+          { collection: 'conversation' as const, id: conversation.id },
+          ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+        ];
+        // The conversation's snapshot order is the sequence number of its creation.
+        yield log(tx.objectStore('changes'), items, changes[i]!).then(() =>
+          tx.objectStore('conversations').add({ ...conversation, seq: changes[i]![0]!.seq }),
+        );
+        for (const message of messages) store.add(message);
+      }
     });
     return changes;
   }

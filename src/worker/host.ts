@@ -30,6 +30,8 @@ export interface WorkerOptions {
   maxBodyBytes?: number;
   /** Print each request and its answer in the worker's console. */
   log?: boolean;
+  /** Write concurrent creates together, in one transaction, each acknowledged after it; default true. */
+  groupCommit?: boolean;
   /**
    * The copilot's model: an adapter or a configuration; default the extractive answers
    * (no model). A page may switch it at run time (`setModel` of the page API).
@@ -48,6 +50,7 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
     openStorage({
       name: options.databaseName,
       seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS,
+      groupCommit: options.groupCommit,
       onLost: hooks.lost,
       onBlocked: hooks.blocked,
     }).then((s) => cacheReads(s)),
