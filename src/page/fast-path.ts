@@ -7,7 +7,7 @@
  * import, like page mode.
  */
 import { baseMatcher } from '../core/bases.js';
-import { PortClient, type ClientPort } from '../port/client.js';
+import { PortClient, type ClientPort, type Connected } from '../port/client.js';
 import type { ConnectMessage, ToPage } from '../port/protocol.js';
 import { interceptRequests } from './intercept.js';
 
@@ -28,25 +28,25 @@ export function startFastPath(bases: readonly string[]): FastPath {
   const nativeFetch = globalThis.fetch.bind(globalThis);
   let touched = 0;
 
-  const connect = async (): Promise<ClientPort | null> => {
+  const connect = async (): Promise<Connected | null> => {
     const worker = container.controller;
     if (!worker) return null;
     const { port1, port2 } = new MessageChannel();
     worker.postMessage({ type: 'pieces:fast-path' } satisfies ConnectMessage, [port2]);
     touched = Date.now();
-    const ready = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), CONNECT_TIMEOUT_MS);
+    const ready = await new Promise<ToPage | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), CONNECT_TIMEOUT_MS);
       port1.onmessage = (event: MessageEvent) => {
         clearTimeout(timer);
-        // A worker without the fast path answers the page API's way (ok: false).
-        resolve((event.data as ToPage)?.type === 'ready');
+        resolve(event.data as ToPage);
       };
     });
-    if (!ready) {
+    // A worker without the fast path answers the page API's way (ok: false).
+    if (ready?.type !== 'ready') {
       port1.close();
       return null;
     }
-    return port1 as unknown as ClientPort;
+    return { port: port1 as unknown as ClientPort, instance: ready.instance, worker };
   };
 
   const client = new PortClient({ connect, fetch: (request) => nativeFetch(request) });

@@ -5,7 +5,7 @@
  * be used, without losing a request or having it run twice.
  */
 import { randomUUID } from '../core/uuid.js';
-import { EXPIRY_MS, GRACE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
+import { CHECK_MS, EXPIRY_MS, GRACE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
 
 /** What the client needs of a port (a MessagePort). */
 export interface ClientPort {
@@ -14,19 +14,32 @@ export interface ClientPort {
   close(): void;
 }
 
+/** A port to a worker, with what identifies the worker behind it. */
+export interface Connected {
+  port: ClientPort;
+  /** The worker instance serving the port (a restarted worker has another). */
+  instance: string;
+  /** The worker (version) it belongs to: one version never runs two instances at once. */
+  worker: unknown;
+}
+
 export interface PortClientOptions {
   /** Opens a port to the worker that controls the page (waking it), or null where there is none. */
-  connect(): Promise<ClientPort | null>;
+  connect(): Promise<Connected | null>;
   /** The network fetch (the worker's fetch handler answers it). */
   fetch(request: Request): Promise<Response>;
   now?: () => number;
   expiryMs?: number;
   graceMs?: number;
   pingMs?: number;
+  /** How long a request waits for its acknowledgement before the worker behind the port is checked. */
+  checkMs?: number;
 }
 
 interface Pending {
   id: string;
+  /** When it was sent (the page's clock). */
+  sent: number;
   copy: Request;
   acked: boolean;
   /** Set once the head arrived: the body's stream. */
@@ -35,13 +48,13 @@ interface Pending {
   timer: ReturnType<typeof setTimeout>;
 }
 
-interface Connection {
-  port: ClientPort;
+interface Connection extends Connected {
   pending: Map<string, Pending>;
   dead: boolean;
   ping?: ReturnType<typeof setInterval>;
   pingWaiting?: { n: number; timer: ReturnType<typeof setTimeout> };
   pings: number;
+  checking?: boolean;
 }
 
 /** The error a failed request rejects with, as fetch's does. */
@@ -53,6 +66,7 @@ export class PortClient {
   private readonly expiryMs: number;
   private readonly graceMs: number;
   private readonly pingMs: number;
+  private readonly checkMs: number;
   /** How many requests went over a port, and how many by fetch (a fallback). */
   readonly counts = { port: 0, fetch: 0 };
 
@@ -61,6 +75,7 @@ export class PortClient {
     this.expiryMs = options.expiryMs ?? EXPIRY_MS;
     this.graceMs = options.graceMs ?? GRACE_MS;
     this.pingMs = options.pingMs ?? PING_MS;
+    this.checkMs = options.checkMs ?? CHECK_MS;
   }
 
   /** Forgets the current port (e.g. another worker took over): the next request connects again. */
@@ -79,8 +94,10 @@ export class PortClient {
     const id = randomUUID();
     return new Promise<Response>((resolve, reject) => {
       let settled = false;
+      const sent = this.now();
       const pending: Pending = {
         id,
+        sent,
         copy,
         acked: false,
         settle: (outcome) => {
@@ -88,14 +105,14 @@ export class PortClient {
           settled = true;
           outcome.then(resolve, reject);
         },
-        timer: setTimeout(() => this.judgeDead(connection), this.expiryMs + this.graceMs),
+        timer: setTimeout(() => void this.check(connection), this.checkMs),
       };
       connection.pending.set(id, pending);
       this.counts.port++;
       const message: ToWorker = {
         type: 'request',
         id,
-        sent: this.now(),
+        sent,
         method: request.method,
         url: request.url,
         headers: [...request.headers],
@@ -108,7 +125,7 @@ export class PortClient {
 
   private connect(): Promise<Connection | null> {
     this.connection ??= this.options.connect().then(
-      (port) => (port ? { port, pending: new Map(), dead: false, pings: 0 } : null),
+      (connected) => (connected ? { ...connected, pending: new Map(), dead: false, pings: 0 } : null),
       () => null,
     );
     const connection = this.connection;
@@ -176,6 +193,49 @@ export class PortClient {
     if (connection.pending.size === 0 && this.connection && connection.dead) this.close(connection);
   }
 
+  /**
+   * A request not acknowledged in time: connect again (which wakes the worker)
+   * and compare. Another instance of the same worker means the one behind the
+   * port has stopped (a worker never runs two instances at once): the port is
+   * dead, at once. The same instance is only slow: wait on. Another worker
+   * (an update took over) may still be running the old one: its requests
+   * wait out the expiry, past which it refuses them.
+   */
+  private async check(connection: Connection) {
+    if (connection.dead || connection.checking) return;
+    connection.checking = true;
+    const fresh = await this.options.connect().catch(() => null);
+    connection.checking = false;
+    if (connection.dead) {
+      fresh?.port.close();
+      return;
+    }
+    if (fresh && fresh.instance === connection.instance) {
+      fresh.port.close();
+      // Alive: unacknowledged requests get the full expiry before the port is judged dead.
+      for (const pending of connection.pending.values()) {
+        if (pending.acked) continue;
+        clearTimeout(pending.timer);
+        pending.timer = setTimeout(() => this.judgeDead(connection), Math.max(0, pending.sent + this.expiryMs + this.graceMs - this.now()));
+      }
+      return;
+    }
+    if (fresh && fresh.worker === connection.worker) {
+      // The next requests use the new port.
+      const next: Connection = { ...fresh, pending: new Map(), dead: false, pings: 0 };
+      next.port.onmessage = (event) => this.onMessage(next, event.data as ToPage);
+      this.connection = Promise.resolve(next);
+      this.judgeDead(connection, next);
+      return;
+    }
+    fresh?.port.close();
+    for (const pending of connection.pending.values()) {
+      if (pending.acked) continue;
+      clearTimeout(pending.timer);
+      pending.timer = setTimeout(() => this.judgeDead(connection), Math.max(0, pending.sent + this.expiryMs + this.graceMs - this.now()));
+    }
+  }
+
   /** While requests are under way, a port that stops answering pings is judged dead. */
   private watch(connection: Connection) {
     connection.ping ??= setInterval(() => {
@@ -199,13 +259,15 @@ export class PortClient {
    * requests) and goes by fetch; what it acknowledged is asked for by id,
    * answered only from the memory of a worker that received it.
    */
-  private judgeDead(connection: Connection) {
+  private judgeDead(connection: Connection, replaced?: Connection) {
     if (connection.dead) return;
     connection.dead = true;
     this.unwatch(connection);
-    void this.connection?.then((current) => {
-      if (current === connection) this.connection = null;
-    });
+    if (!replaced) {
+      void this.connection?.then((current) => {
+        if (current === connection) this.connection = null;
+      });
+    }
     for (const pending of [...connection.pending.values()]) {
       clearTimeout(pending.timer);
       connection.pending.delete(pending.id);

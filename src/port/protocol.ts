@@ -8,9 +8,12 @@
  *   refuses one that reaches it later than `EXPIRY_MS` after it was sent
  *   (`expired`): after that time a request it has not acknowledged can never
  *   run there;
- * - the page gives a request `EXPIRY_MS + GRACE_MS` to be acknowledged; past
- *   that the port is judged dead and its requests go by `fetch` (which wakes
- *   the worker), carrying their id (`ID_HEADER`);
+ * - a request not acknowledged within `CHECK_MS` makes the page connect again
+ *   (a `postMessage` to the worker, which wakes it): another instance of the
+ *   same worker proves the one behind the port stopped (a worker never runs two
+ *   instances at once), and the port is judged dead at once; otherwise the
+ *   request gets `EXPIRY_MS + GRACE_MS` to be acknowledged. A dead port's
+ *   requests go by `fetch` (which wakes the worker), carrying their id (`ID_HEADER`);
  * - the worker remembers each id it received (port or fetch) for
  *   `REMEMBER_MS`, with the answer of a write: a write that arrives again
  *   is answered from memory, never run again; a request that was acknowledged
@@ -27,6 +30,8 @@ export const LOST = 'lost';
 
 /** A request older than this when the worker receives it is refused, not run. */
 export const EXPIRY_MS = 1000;
+/** How long the page waits for an acknowledgement before checking the worker behind the port. */
+export const CHECK_MS = 50;
 /** Extra time the page waits for an acknowledgement before judging the port dead. */
 export const GRACE_MS = 1000;
 /** How long the worker remembers a request id (and a write's answer). */

@@ -40,7 +40,7 @@ function joined(respond: (request: Request) => Promise<Response>, options: { exp
     connect: async () => {
       const { page, worker } = channel();
       server.serve(worker);
-      return page;
+      return { port: page, instance: server.instance, worker: 'w' };
     },
     fetch: async (request) => {
       fetched.push(request.clone());
@@ -110,11 +110,13 @@ describe('fast path failures', () => {
     const client = new PortClient({
       expiryMs: 20,
       graceMs: 20,
-      // The first port leads to a stopped worker: nothing reads it. The next ones are served.
+      // The first port leads to a stopped worker: nothing reads it. The next ones are served,
+      // by another instance of the same worker.
       connect: async () => {
         const { page, worker } = channel();
-        if (connects++ > 0) server.serve(worker);
-        return page;
+        if (connects++ === 0) return { port: page, instance: 'stopped', worker: 'w' };
+        server.serve(worker);
+        return { port: page, instance: server.instance, worker: 'w' };
       },
       fetch: async (request) => {
         fetched.push(request);
@@ -131,6 +133,37 @@ describe('fast path failures', () => {
     expect(ran).toHaveLength(2);
   });
 
+  it('a slow worker (the same instance answers the check) is waited for: the request runs there, once, not by fetch', async () => {
+    const { ran, respond } = service();
+    const server = createPortServer(respond);
+    let release!: () => void;
+    const checked = new Promise<void>((resolve) => (release = resolve));
+    let connects = 0;
+    const client = new PortClient({
+      checkMs: 5,
+      connect: async () => {
+        const { page, worker } = channel();
+        server.serve(worker);
+        if (connects++ === 0) {
+          // The worker is busy: it reads the port only after the page has checked on it.
+          const serve = worker.onmessage!;
+          worker.onmessage = (event) => void checked.then(() => serve(event));
+        } else {
+          release();
+        }
+        return { port: page, instance: server.instance, worker: 'w' };
+      },
+      fetch: async () => {
+        throw new Error('not by fetch');
+      },
+    });
+    const response = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'slow' }));
+    expect(await response.text()).toBe('wrote slow');
+    expect(connects).toBe(2);
+    expect(ran).toEqual(['POST /conversations/create']);
+    expect(client.counts).toEqual({ port: 1, fetch: 0 });
+  });
+
   it('a request the worker received too late is refused there and run once, by fetch', async () => {
     const { ran, respond } = service();
     // The worker's clock says the request is older than the expiry.
@@ -139,7 +172,7 @@ describe('fast path failures', () => {
       connect: async () => {
         const { page, worker } = channel();
         server.serve(worker);
-        return page;
+        return { port: page, instance: server.instance, worker: 'w' };
       },
       fetch: async (request) => (server.fallback(request) ?? respond(request))!,
     });
@@ -169,7 +202,7 @@ describe('fast path failures', () => {
         // The port goes silent after the acknowledgement (pings are never answered).
         const serve = (worker as unknown as { onmessage: (event: { data: ToWorker }) => void }).onmessage;
         worker.onmessage = (event) => (event.data as ToWorker).type === 'request' && serve(event as { data: ToWorker });
-        return page;
+        return { port: page, instance: server.instance, worker: 'w' };
       },
       fetch: async (request) => {
         fetched.push(request);
@@ -198,7 +231,7 @@ describe('fast path failures', () => {
         // The worker stops after acknowledging: pings go unanswered.
         const serve = worker.onmessage!;
         worker.onmessage = (event) => (event.data as ToWorker).type === 'request' && serve(event);
-        return page;
+        return { port: page, instance: stopped.instance, worker: 'w' };
       },
       fetch: async (request) => (restarted.fallback(request) ?? new Response('ran again'))!,
     });
