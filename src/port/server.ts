@@ -78,6 +78,11 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       port.postMessage({ type: 'error', id, message: `${message.url} is not under the service's bases.` });
       return undefined;
     }
+    if (response.type === 'error') {
+      // A network error (e.g. an override's): the page's request fails as fetch's would.
+      port.postMessage({ type: 'error', id, message: 'network error' });
+      return undefined;
+    }
     const headers = [...response.headers];
     port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers });
     // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.

@@ -1,9 +1,7 @@
 /** The test controls in a browser: from one tab, for every tab of the origin, across worker restarts. */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { piecesControls } from '../../src/node/page-controls.js';
-import { CHROMIUM_ARGS, chromiumPath } from './chromium.js';
-import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
+import { launch, need, type BrowserContext, type Page } from './engine.js';
 import { openDemo, storeIds } from './pages.js';
 
 const status = (page: Page, path: string) => page.evaluate((url) => fetch(url).then((r) => r.status, () => 'network error'), `http://localhost:1000${path}`);
@@ -49,21 +47,5 @@ describe('controls', () => {
     expect(await status(b, '/conversations')).toBe(503);
     await pieces.resetOverrides();
     expect(await status(b, '/conversations')).toBe(200);
-  });
-});
-
-describe("Playwright's serviceWorkers: 'block'", () => {
-  it('fails start-up with a message saying why', async (test) => {
-    if (engine.name !== 'chromium') test.skip('a Playwright option: tested in Chromium');
-    const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
-    try {
-      const context = await browser.newContext({ serviceWorkers: 'block' });
-      const page = await context.newPage();
-      await page.goto(inject('demoUrl'));
-      await page.waitForSelector('#status[data-state="error"]');
-      expect(await page.textContent('#status')).toContain('Service worker registration is blocked in this browser context');
-    } finally {
-      await browser.close();
-    }
   });
 });

@@ -83,6 +83,11 @@ describe('fast path framing', () => {
     expect((await reader.read()).done).toBe(true);
   });
 
+  it('fails like fetch when the service answers with a network error', async () => {
+    const { client } = joined(async () => Response.error());
+    await expect(client.request(new Request('http://localhost:1000/applications'))).rejects.toThrow(TypeError);
+  });
+
   it('fails the body like a dropped connection when the answer breaks off', async () => {
     let push!: ReadableStreamDefaultController<Uint8Array>;
     const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
