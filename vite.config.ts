@@ -136,10 +136,10 @@ export default defineConfig(({ mode }) => {
         ...(['node', 'jsdom', 'happy-dom'] as const).map((environment) =>
           examplesProject(`examples-${environment}`, { environment, include: ['examples/vitest/**/*.test.ts'] }),
         ),
-        // The Playwright and loopback-server examples: real Chromium, the real CLI.
+        // The Playwright, loopback-server and Jest examples: real Chromium, the real CLI, Jest itself.
         examplesProject('examples-e2e', {
           environment: 'node',
-          include: ['examples/playwright/**/*.test.ts', 'examples/serve/**/*.test.ts'],
+          include: ['examples/playwright/**/*.test.ts', 'examples/serve/**/*.test.ts', 'examples/jest/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           fileParallelism: false,

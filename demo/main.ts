@@ -3,11 +3,12 @@
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
 import { randomUUID } from '../src/core/uuid.js';
-import { startPiecesService, watchService } from '../src/page/index.js';
+import { DEFAULT_BASES, startPiecesService, watchService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
 import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
 import { startChat } from './chat.js';
+import { restrictConnections } from './csp.js';
 import { $, formatBytes, h } from './dom.js';
 
 interface Message {
@@ -115,10 +116,12 @@ async function main() {
   setStatus('starting', 'Worker starting…');
   // ?bases=<comma-separated URLs> and ?worker=<script URL> explore other set-ups.
   const params = new URLSearchParams(location.search);
+  const bases = params.get('bases')?.split(',');
+  restrictConnections(bases ?? DEFAULT_BASES);
   const options = {
     // ?fastPath=0 (or a build with PIECES_FAST_PATH=off): every request through the worker's fetch handler.
     fastPath: __PIECES_FAST_PATH__ && params.get('fastPath') !== '0',
-    ...(params.get('bases') ? { bases: params.get('bases')!.split(',') } : {}),
+    ...(bases ? { bases } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
   };
   const service = await startPiecesService(options);

@@ -7,10 +7,12 @@
  *   node scripts/catalogue.mjs
  *
  * Compact form (it ships in the worker script): operations grouped by API
- * class (a line with the class name, then one line per operation, a blank
- * line between classes). An operation line is `[P]path name`: `P` for POST
- * (GET otherwise), `{}` for each path parameter, and in the name `*` stands
- * for the camelCase of the path's fixed segments (`^` for it capitalised).
+ * class (a line with the class name without its `Api` suffix, then one line
+ * per operation sorted by path, a blank line between classes). An operation
+ * line is `K[P]rest name`: the path is the first K `/`-separated segments of
+ * the previous line's path followed by `rest`; `P` for POST (GET otherwise);
+ * `{}` for each path parameter; in the name `*` stands for the camelCase of
+ * the path's fixed segments (`^` for it capitalised).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,7 +37,7 @@ const groups = [];
 for (const file of readdirSync(apis).filter((f) => f.endsWith('Api.js')).sort()) {
   const api = file.replace(/\.js$/, '');
   const source = readFileSync(join(apis, file), 'utf8');
-  const lines = [];
+  const operations = [];
   // Each operation: `async nameRaw(…) { … path: `/…`… method: 'GET', …`
   for (const [, name, rawPath, method] of source.matchAll(/async (\w+)Raw\([^)]*\)\s*\{[\s\S]*?path: `([^`]+)`[\s\S]*?method: '(\w+)'/g)) {
     if (method !== 'GET' && method !== 'POST') throw new Error(`${api}.${name}: method ${method} has no compact form`);
@@ -43,9 +45,19 @@ for (const file of readdirSync(apis).filter((f) => f.endsWith('Api.js')).sort())
     const s = stem(path);
     const capital = s && s[0].toUpperCase() + s.slice(1);
     const short = s && name.includes(s) ? name.replace(s, '*') : capital && name.includes(capital) ? name.replace(capital, '^') : name;
-    lines.push(`${method === 'POST' ? 'P' : ''}${path} ${short}`);
+    operations.push({ path, post: method === 'POST', short });
   }
-  if (lines.length) groups.push(`${api}\n${lines.join('\n')}`);
+  operations.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  let previous = [];
+  const lines = operations.map(({ path, post, short }) => {
+    const segments = path.split('/');
+    let shared = 0;
+    while (shared < segments.length && shared < previous.length && segments[shared] === previous[shared]) shared++;
+    if (shared > 9) throw new Error(`${path}: more shared segments than one digit says`);
+    previous = segments;
+    return `${shared}${post ? 'P' : ''}${segments.slice(shared).join('/')} ${short}`;
+  });
+  if (lines.length) groups.push(`${api.replace(/Api$/, '')}\n${lines.join('\n')}`);
 }
 const catalogue = groups.join('\n\n');
 const count = groups.reduce((n, g) => n + g.split('\n').length - 1, 0);
@@ -76,12 +88,16 @@ let entries: Entry[] | undefined;
 function decode(): Entry[] {
   return CATALOGUE.split('\\n\\n').flatMap((group) => {
     const [api, ...lines] = group.split('\\n');
+    let previous: string[] = [];
     return lines.map((line) => {
       const [raw, short] = line.split(' ') as [string, string];
-      const path = raw.replace(/^P/, '');
-      const s = stem(path);
+      const post = raw[1] === 'P';
+      const rest = raw.slice(post ? 2 : 1);
+      const parts = [...previous.slice(0, Number(raw[0])), ...(rest === '' ? [] : rest.split('/'))];
+      previous = parts;
+      const s = stem(parts.join('/'));
       const name = short.replace('*', s).replace('^', s && s[0]!.toUpperCase() + s.slice(1));
-      return { method: raw.startsWith('P') ? 'POST' : 'GET', parts: path.split('/'), name: \`\${api}.\${name}\` };
+      return { method: post ? 'POST' : 'GET', parts, name: \`\${api}Api.\${name}\` };
     });
   });
 }

@@ -81,7 +81,8 @@ it('shows the error when the snapshot fails with a 500', async () => {
 
 it('shows the loading state while the answer is delayed', async () => {
   await pieces.seed({ conversations });
-  await pieces.use({ operation: 'conversationsSnapshot', delay: 1_000, once: true });
+  // Every snapshot is slow (not `once`: the tab's live list may read one before the reload).
+  await pieces.use({ operation: 'conversationsSnapshot', delay: 1_000 });
   await reload('loading');
   expect(await page.textContent('#conversations')).toBe('Loading…');
   await page.waitForSelector('#conversations[data-status="ready"]', { state: 'attached' });

@@ -4,6 +4,7 @@
 """
 import json
 import sys
+import urllib.error
 import urllib.request
 
 base = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:39300"
@@ -18,7 +19,18 @@ def call(method, path, body=None):
 
 
 assert urllib.request.urlopen(base + "/.well-known/health").read() == b"ok"
+
+# A test's arrangement, through the controls over HTTP: known data, a forced failure.
+call("POST", "/__pieces/reset")  # back to the data serve started with (--data)
+call("POST", "/__pieces/seed", {"conversations": [{"type": "COPILOT", "name": "Seeded from Python"}]})
+call("POST", "/__pieces/use", {"operation": "conversationsSnapshot", "status": 500, "body": "forced", "once": True})
+try:
+    call("GET", "/conversations")
+    raise AssertionError("the override did not apply")
+except urllib.error.HTTPError as error:
+    assert error.code == 500 and error.read() == b"forced"
+
 created = call("POST", "/conversations/create", {"type": "COPILOT", "name": "From Python"})
 names = [c.get("name") for c in call("GET", "/conversations?transferables=false")["iterable"]]
-assert "From Python" in names, names
+assert names[-2:] == ["Seeded from Python", "From Python"], names
 print(json.dumps({"created": created["id"], "names": names}))

@@ -70,3 +70,12 @@ it('starts each test from the same data (reset between tests)', async () => {
   const exported = await server.exportData();
   expect(exported.conversations.map((c) => c.name)).toEqual(['Refactor the parser', 'Write the release notes']);
 });
+
+// jsdom and happy-dom (and Node 22+) have a global WebSocket: it is intercepted too.
+it.runIf(typeof globalThis.WebSocket === 'function')('works with the global WebSocket where there is one', async () => {
+  const list = new ConversationList(); // the component's default: globalThis.WebSocket
+  await list.until((s) => s.status === 'ready');
+  await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT","name":"Live"}' });
+  expect((await list.until((s) => s.names.length === 3)).names.at(-1)).toBe('Live');
+  list.close();
+});

@@ -99,7 +99,12 @@ async function serve(args) {
       fail(`${values.data} is not JSON: ${error.message}`);
     }
   }
-  const { startLoopbackServer } = await import(join(dist, 'node.js'));
+  const build = join(dist, 'node.js');
+  if (!existsSync(build)) {
+    console.error(`pieces-os-worker: ${build} is missing; build the package first (npm run build).`);
+    process.exit(1);
+  }
+  const { startLoopbackServer } = await import(build);
   let server;
   try {
     server = await startLoopbackServer({ port, host: values.host, data, log: values.log, sampleAssets: !values['no-sample-assets'] });

@@ -63,8 +63,11 @@ function grouped(value: unknown, path: string): JsonObject {
   return record;
 }
 
+/** A list's items, holes of a sparse array (possible from JavaScript callers) read as missing items. */
+const dense = (items: unknown[]): unknown[] => Array.from(items);
+
 function list(data: JsonObject, key: string): unknown[] {
-  return optional(data, key, 'data', array) ?? [];
+  return dense(optional(data, key, 'data', array) ?? []);
 }
 
 function conversation(value: unknown, path: string, clock: Clock): StoredData['conversations'][number] {
@@ -75,7 +78,7 @@ function conversation(value: unknown, path: string, clock: Clock): StoredData['c
   const updated = optional(input, 'updated', path, grouped) ?? created;
   const type = optional(input, 'type', path, (v, p) => oneOf(v, ConversationTypeEnum, p)) ?? 'COPILOT';
   optional(input, 'name', path, string);
-  const messages = (messageList === undefined || messageList === null ? [] : array(messageList, `${path}.messages`)).map((item, i) => {
+  const messages = dense(messageList === undefined || messageList === null ? [] : array(messageList, `${path}.messages`)).map((item, i) => {
     const p = `${path}.messages[${i}]`;
     const message = object(item, p);
     const owner = optional(message, 'conversation', p, object);
@@ -101,7 +104,7 @@ function conversation(value: unknown, path: string, clock: Clock): StoredData['c
   const deletedMessageIds =
     deletedList === undefined || deletedList === null
       ? undefined
-      : array(deletedList, `${path}.deletedMessages`).map((item, i) => uuid(item, `${path}.deletedMessages[${i}]`));
+      : dense(array(deletedList, `${path}.deletedMessages`)).map((item, i) => uuid(item, `${path}.deletedMessages[${i}]`));
   const record = { ...rest, id, type, created, updated };
   return {
     conversation: { id, json: JSON.stringify(record), messageIds: messages.map((m) => m.id), ...(deletedMessageIds ? { deletedMessageIds } : {}) },

@@ -69,23 +69,17 @@ function stem(word: string): string {
   return word;
 }
 
-/**
- * Terms of a text: words lower-cased, identifiers split at camelCase,
- * snake_case and kebab-case boundaries (keeping the whole identifier too),
- * stop words dropped, plurals folded.
- */
-export function tokenize(text: string): string[] {
-  // ASCII text (most code) takes cheaper expressions than the Unicode classes.
-  const ascii = /^[\x00-\x7f]*$/.test(text);
-  const words = ascii ? /[A-Za-z0-9_]+/g : /[\p{L}\p{N}_]+/gu;
-  const compound = ascii ? /[A-Z_]/ : /[\p{Lu}_]/u;
-  const terms: string[] = [];
-  for (const match of text.matchAll(words)) {
-    const word = match[0];
-    if (!compound.test(word)) {
-      if (!STOP_WORDS.has(word)) terms.push(stem(word));
-      continue;
-    }
+/** The terms of one word; computed once per distinct word (words repeat across a store). */
+const wordTerms = new Map<string, readonly string[]>();
+const WORD_CACHE_LIMIT = 100_000;
+
+function termsOf(word: string): readonly string[] {
+  let terms = wordTerms.get(word);
+  if (terms) return terms;
+  const ascii = /^[\x00-\x7f]*$/.test(word);
+  if (!(ascii ? /[A-Z_]/ : /[\p{Lu}_]/u).test(word)) {
+    terms = STOP_WORDS.has(word) ? [] : [stem(word)];
+  } else {
     const parts = word
       .replace(ascii ? /([a-z0-9])([A-Z])/g : /([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
       .replace(ascii ? /([A-Z])([A-Z][a-z]{2,})/g : /(\p{Lu})(\p{Lu}\p{Ll}{2,})/gu, '$1 $2')
@@ -93,8 +87,27 @@ export function tokenize(text: string): string[] {
       .filter(Boolean)
       .map((part) => part.toLowerCase());
     const whole = parts.join('');
-    if (parts.length > 1 && !STOP_WORDS.has(whole)) terms.push(stem(whole));
-    for (const part of parts) if (!STOP_WORDS.has(part)) terms.push(stem(part));
+    terms = [
+      ...(parts.length > 1 && !STOP_WORDS.has(whole) ? [stem(whole)] : []),
+      ...parts.filter((part) => !STOP_WORDS.has(part)).map(stem),
+    ];
+  }
+  if (wordTerms.size >= WORD_CACHE_LIMIT) wordTerms.clear();
+  wordTerms.set(word, terms);
+  return terms;
+}
+
+/**
+ * Terms of a text: words lower-cased, identifiers split at camelCase,
+ * snake_case and kebab-case boundaries (keeping the whole identifier too),
+ * stop words dropped, plurals folded.
+ */
+export function tokenize(text: string): string[] {
+  // ASCII text (most code) is split by a cheaper expression than the Unicode classes.
+  const words = /^[\x00-\x7f]*$/.test(text) ? /[A-Za-z0-9_]+/g : /[\p{L}\p{N}_]+/gu;
+  const terms: string[] = [];
+  for (let match = words.exec(text); match; match = words.exec(text)) {
+    for (const term of termsOf(match[0])) terms.push(term);
   }
   return terms;
 }

@@ -270,7 +270,7 @@ export function createService(options: ServiceOptions): Service {
   const clock = { now: () => context.now().toISOString(), newId: () => context.newId() };
   const load = async (data: PiecesSeed, replace: boolean) => {
     const changes = await context.storage.loadData(parseData(data, clock), { replace });
-    copilot.corpus.reset();
+    copilot.reset();
     for (const change of changes) context.notify(change);
   };
 

@@ -9,6 +9,7 @@
  *   afterEach(() => server.reset());
  *   afterAll(() => server.close());
  */
+import { WebSocket as MockWebSocket } from 'mock-socket';
 import { WebSocket as NodeWebSocket } from 'ws';
 import type { PiecesData, PiecesSeed } from '../core/data.js';
 import type { Override } from '../core/overrides.js';
@@ -75,6 +76,13 @@ export const WebSocket = function WebSocket(url: string | URL, protocols?: strin
 for (const [name, value] of Object.entries({ CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 })) {
   Object.defineProperty(WebSocket, name, { value, enumerable: true });
 }
+// `socket instanceof WebSocket` holds for what it makes: a service's socket (mock-socket's) or a real one.
+Object.defineProperty(WebSocket, Symbol.hasInstance, {
+  value: (value: unknown) =>
+    value instanceof MockWebSocket ||
+    value instanceof NodeWebSocket ||
+    (typeof globalThis.WebSocket === 'function' && value instanceof globalThis.WebSocket),
+});
 
 export { memoryStorage } from '../storage/memory.js';
 export { formatEntry, type LogEntry, type Logger } from '../core/log.js';

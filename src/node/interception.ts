@@ -60,6 +60,7 @@ function start() {
         client.close(1006, '');
       },
       onClose: (listener) => client.addEventListener('close', listener),
+      onMessage: (listener) => client.addEventListener('message', (event) => listener(String(event.data))),
     });
   });
   http.apply();

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Readable } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { Override } from '../core/overrides.js';
+import { answerControl, CONTROLS_PATH } from './http-controls.js';
 import { bridgeStream, createNodeService, type NodeService, type NodeServiceOptions } from './service.js';
 
 export interface LoopbackOptions extends Omit<NodeServiceOptions, 'bases'> {
@@ -52,7 +53,9 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
       ),
       ...(hasBody ? { body: Readable.toWeb(incoming) as ReadableStream, duplex: 'half' } : {}),
     } as RequestInit);
-    service.handle(request).then(
+    const path = new URL(request.url).pathname;
+    const answer = path.startsWith(CONTROLS_PATH) ? answerControl(service, request, path) : service.handle(request);
+    answer.then(
       async (response) => {
         if (response.type === 'error') {
           // A network error: the connection drops without an answer.
@@ -82,6 +85,7 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
         close: (code, reason) => connection.close(code, reason),
         refuse: () => connection.terminate(),
         onClose: (listener) => connection.on('close', listener),
+        onMessage: (listener) => connection.on('message', (data) => listener(String(data))),
       });
     });
   });

@@ -3,6 +3,7 @@
  * loopback server): the core over storage in memory, its identifier streams fed
  * in-process, and the controls.
  */
+import type { ModelAdapter, ModelConfig } from '../core/copilot/model.js';
 import { createService, type Service } from '../core/service.js';
 import { parseData, type PiecesSeed } from '../core/data.js';
 import type { Logger } from '../core/log.js';
@@ -27,6 +28,8 @@ export interface NodeServiceOptions {
   log?: boolean | Logger;
   /** Largest accepted request body, in bytes; default and ceiling 16 MiB. */
   maxBodyBytes?: number;
+  /** The copilot's model: an adapter or a configuration; default the extractive answers (no model). */
+  model?: ModelAdapter | ModelConfig;
 }
 
 export interface NodeService {
@@ -68,6 +71,7 @@ export function createNodeService(options: NodeServiceOptions = {}): NodeService
     storage,
     bases: options.bases,
     maxBodyBytes: options.maxBodyBytes,
+    model: options.model,
     now,
     newId,
     log: options.log,
@@ -110,17 +114,23 @@ export interface StreamPeer {
   /** The stream could not start: fail as a refused connection. */
   refuse(): void;
   onClose(listener: () => void): void;
+  /** Frames the client sends (the copilot socket's questions; identifier streams ignore them). */
+  onMessage(listener: (data: string) => void): void;
 }
 
 /**
- * Carries a stream socket's messages to a peer and closes each side with the
- * other. Resolves true once the stream is open (its first message follows), false if refused.
+ * Carries a socket's messages between the service's socket and a peer, and
+ * closes each side with the other. Resolves true once the socket is open (its
+ * first message follows), false if refused.
  */
 export function bridgeStream(feed: WebSocket, peer: StreamPeer): Promise<boolean> {
   return new Promise((resolve) => {
     let open = false;
+    // What the client sends before the service's socket is open waits for it (a loopback client opens first).
+    const waiting: string[] = [];
     feed.onopen = () => {
       open = true;
+      for (const data of waiting.splice(0)) feed.send(data);
       resolve(true);
     };
     feed.onmessage = (event) => peer.send(String(event.data));
@@ -131,6 +141,10 @@ export function bridgeStream(feed: WebSocket, peer: StreamPeer): Promise<boolean
     };
     peer.onClose(() => {
       if (feed.readyState <= 1) feed.close(); // CONNECTING or OPEN
+    });
+    peer.onMessage((data) => {
+      if (feed.readyState === 1) feed.send(data);
+      else if (feed.readyState === 0) waiting.push(data);
     });
   });
 }

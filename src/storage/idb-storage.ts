@@ -76,28 +76,48 @@ async function connect(factory: IDBFactory, name: string, options: OpenStorageOp
     options.onLost?.(reason);
   };
   try {
-    const request = factory.open(name, DB_VERSION);
-    request.addEventListener('upgradeneeded', (event) => {
-      const database = wrap(request.result) as unknown as IDBPDatabase<PiecesDB>;
-      upgrade(database, event.oldVersion, wrap(request.transaction!) as unknown as Parameters<typeof upgrade>[2]);
+    return await open(factory, name, {
+      blocked(currentVersion) {
+        options.onBlocked?.(
+          `The database "${name}" cannot be upgraded from version ${currentVersion} to ${DB_VERSION}: another connection to it is still open (another tab of this site, or an older worker). The upgrade proceeds as soon as it closes; close or reload the other tabs.`,
+        );
+      },
+      blocking(blockedVersion) {
+        lose(blockedVersion === null ? 'the database is being deleted' : `another connection is upgrading the database to version ${blockedVersion}`);
+      },
+      terminated() {
+        lose('the browser closed the database connection (site data cleared)');
+      },
     });
-    request.addEventListener('blocked', (event) => {
-      options.onBlocked?.(
-        `The database "${name}" cannot be upgraded from version ${event.oldVersion} to ${DB_VERSION}: another connection to it is still open (another tab of this site, or an older worker). The upgrade proceeds as soon as it closes; close or reload the other tabs.`,
-      );
-    });
-    const db = (await wrap(request)) as unknown as IDBPDatabase<PiecesDB>;
-    db.addEventListener('versionchange', (event) => {
-      // Another connection wants to delete or upgrade the database: let it, this connection is done.
-      db.close();
-      lose(event.newVersion === null ? 'the database is being deleted' : `another connection is upgrading the database to version ${event.newVersion}`);
-    });
-    db.addEventListener('close', () => lose('the browser closed the database connection (site data cleared)'));
-    return db;
   } catch (error) {
     if ((error as DOMException)?.name === 'VersionError') throw new DatabaseVersionError(name, error);
     throw error;
   }
+}
+
+/** Opens (creating or upgrading) the database in `factory`, and reports what happens to the connection. */
+function open(
+  factory: IDBFactory,
+  name: string,
+  events: { blocked(currentVersion: number): void; blocking(blockedVersion: number | null): void; terminated(): void },
+): Promise<IDBPDatabase<PiecesDB>> {
+  const request = factory.open(name, DB_VERSION);
+  request.addEventListener('upgradeneeded', (event) => {
+    const database = wrap(request.result) as unknown as IDBPDatabase<PiecesDB>;
+    const tx = wrap(request.transaction!) as unknown as Parameters<typeof upgrade>[2];
+    upgrade(database, event.oldVersion, tx);
+  });
+  request.addEventListener('blocked', (event) => events.blocked(event.oldVersion));
+  return (wrap(request) as unknown as Promise<IDBPDatabase<PiecesDB>>).then((db) => {
+    // Another connection wants to delete or upgrade the database: let it, this connection is done.
+    db.addEventListener('versionchange', (event) => {
+      db.close();
+      events.blocking(event.newVersion);
+    });
+    // The browser closed it (site data cleared).
+    db.addEventListener('close', () => events.terminated());
+    return db;
+  });
 }
 
 /**
@@ -142,7 +162,15 @@ type ChangeStore = {
  */
 async function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
   // Issued together (one round trip, not one per item): requests run in order, so the keys ascend in order.
-  const keys = await Promise.all(items.map((item) => changes.add({ ...item })));
+  const pending: Array<Promise<number>> = [];
+  try {
+    for (const item of items) pending.push(changes.add({ ...item }));
+  } catch (error) {
+    // A request refused at once aborts the transaction: the ones issued before reject with it, handled here.
+    for (const request of pending) request.catch(() => {});
+    throw error;
+  }
+  const keys = await Promise.all(pending);
   keys.forEach((seq, i) => into.push({ ...items[i]!, seq }));
   const seq = keys.at(-1) ?? 0;
   if (seq > CHANGE_LOG_LIMIT) await changes.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));

@@ -1,5 +1,6 @@
 /**
- * A Storage over a database connection that can go away: opened on first
+ * A Storage over a database connection that can go away (or, given a
+ * promise, over a storage opened once, e.g. in memory): opened on first
  * use, reopened after the browser or another connection closed it (site data
  * cleared, the database deleted or upgraded elsewhere). Each connection comes
  * with its own read cache, so a lost connection takes every cached read with
@@ -44,7 +45,13 @@ interface Connection {
   blocked: Promise<string>;
 }
 
-export function lazyStorage(open: (hooks: ConnectionHooks) => Promise<Storage>, options: LazyStorageOptions = {}): Storage {
+export function lazyStorage(
+  open: ((hooks: ConnectionHooks) => Promise<Storage>) | Promise<Storage>,
+  options: LazyStorageOptions = {},
+): Storage {
+  // A storage opened once (in memory, say) is waited for, never reopened.
+  if (typeof open !== 'function') return onceOpened(open);
+  const openConnection = open;
   const blockedWaitMs = options.blockedWaitMs ?? 3000;
   let current: Connection | null = null;
   let opened = 0;
@@ -56,7 +63,7 @@ export function lazyStorage(open: (hooks: ConnectionHooks) => Promise<Storage>, 
       blocked: new Promise((resolve) => (onBlocked = resolve)),
       opening: undefined as never,
     };
-    connection.opening = open({
+    connection.opening = openConnection({
       lost(reason) {
         connection.lost ??= reason;
         if (current === connection) current = null;
@@ -123,6 +130,20 @@ export function lazyStorage(open: (hooks: ConnectionHooks) => Promise<Storage>, 
         };
       }
       return (...args: unknown[]) => call(key, args);
+    },
+  });
+}
+
+function onceOpened(opening: Promise<Storage>): Storage {
+  // A failed open is reported by every call, not as an unhandled rejection.
+  opening.catch(() => {});
+  return new Proxy({} as Storage, {
+    get(_target, key: keyof Storage) {
+      if (key === 'close') return () => void opening.then((s) => s.close(), () => {});
+      return async (...args: unknown[]) => {
+        const storage = await opening;
+        return (storage[key] as (...a: unknown[]) => unknown)(...args);
+      };
     },
   });
 }

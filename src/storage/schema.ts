@@ -187,13 +187,16 @@ function wholeNestedModels(text: string): string {
   for (const item of conversation.anchors?.iterable ?? []) {
     const anchor = item.reference;
     if (anchor && !anchor.points) {
-      anchor.points = { iterable: [] };
+      // The anchor's path becomes its one point, as anchors are stored now.
+      const { fullpath, platform, ...rest } = anchor;
+      const point = { id: crypto.randomUUID(), fullpath, created: anchor.created, updated: anchor.updated, anchor: { id: anchor.id }, ...(platform ? { platform } : {}) };
+      item.reference = { ...rest, points: { iterable: typeof fullpath === 'string' ? [{ id: point.id, reference: point }] : [] } };
       changed = true;
     }
   }
   for (const item of conversation.annotations?.iterable ?? []) {
     const annotation = item.reference;
-    for (const key of ['asset', 'person', 'model', 'anchor'] as const) {
+    for (const key of ['asset', 'person', 'model', 'anchor', 'conversation'] as const) {
       if (annotation && typeof annotation[key] === 'string') {
         annotation[key] = { id: annotation[key] };
         changed = true;

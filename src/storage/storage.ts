@@ -120,6 +120,7 @@ export interface Storage {
    * removed first. Returns the conversation changes made, in commit order.
    */
   loadData(data: StoredData, options: { replace: boolean }): Promise<Change[]>;
+
   /**
    * The database's identity: a random id made on its first start. A wiped and
    * recreated database has a new one (its change sequence starts again).

@@ -427,8 +427,8 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     serverFor(href);
     pendingFeed = {
       ...socket,
-      kind: socket.kind,
       fetch: doFetch,
+      kind: socket.kind,
       announcements,
       available,
       healthIntervalMs: options.healthIntervalMs ?? HEALTH_INTERVAL_MS,

@@ -26,9 +26,26 @@ const VALID: Record<string, unknown> = {
     name: 'Grüße ✓ 𝄞',
     messages: [{ role: 'USER', fragment: { string: { raw: 'How do I debounce a function? ✓' } } }],
   },
+  connect: { application: { name: 'VS_CODE', version: '1.96.0', platform: 'LINUX' } },
+  applicationUpdate: { ...APP, version: '1.3.0' },
+  conversationUpdate: { id: '{conversation}', type: 'COPILOT', name: 'Grüße ✓ 𝄞', favorited: true, created: { value: '2026-01-01T00:00:00.000Z' } },
+  searchConversations: { engines: { iterable: [{ query: 'debounce' }] } },
+  messagesCreateSpecificMessage: { role: 'ASSISTANT', fragment: { string: { raw: 'Wrap it ✓' } }, conversation: { id: '{conversation}' } },
+  messageSpecificMessageUpdate: { id: '{message}', role: 'USER', fragment: { string: { raw: 'Edited ✓' } }, sentiment: 'LIKE' },
+  messageUpdateValue: { id: '{message}', fragment: { string: { raw: 'Edited again ✓' } } },
+  relevance: { query: 'debounce a function ✓' },
+  question: { query: 'How do I debounce a function? ✓', relevant: { iterable: [] } },
 };
 /** Operations that take no body. */
-const BODILESS = ['applicationsSessionOpen', 'conversationsCreateFromAsset', 'conversationsDeleteSpecificConversation'];
+const BODILESS = [
+  'applicationsSessionOpen',
+  'conversationsCreateFromAsset',
+  'conversationsDeleteSpecificConversation',
+  'conversationSpecificConversationRename',
+  'conversationAssociateAsset',
+  'conversationDisassociateAsset',
+  'messagesDeleteSpecificMessage',
+];
 
 type Body = { text: string } | { bytes: number[] } | { repeat: number };
 interface Case {
@@ -72,10 +89,20 @@ const post = (context: BrowserContext, list: Case[]) =>
     page.evaluate(async (all) => {
       const base = 'http://localhost:1000';
       const session = ((await (await fetch(`${base}/applications/session/open`, { method: 'POST' })).json()) as { id: string }).id;
+      // A conversation with one message, for the operations that name them.
+      const made = (await (
+        await fetch(`${base}/conversations/create`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'first' } } }] }),
+        })
+      ).json()) as { id: string; messages: { iterable: Array<{ id: string }> } };
+      const fill = (text: string) =>
+        text.replaceAll('{session}', session).replaceAll('{conversation}', made.id).replaceAll('{message}', made.messages.iterable[0]!.id);
       const answers: Answer[] = [];
       for (const c of all) {
         let body: BodyInit;
-        if ('text' in c.body) body = c.body.text === '"{session}"' ? JSON.stringify(session) : c.body.text;
+        if ('text' in c.body) body = fill(c.body.text);
         else if ('bytes' in c.body) body = new Uint8Array(c.body.bytes);
         else body = ' '.repeat(c.body.repeat);
         const response = await fetch(base + c.path, { method: 'POST', headers: { 'Content-Type': c.contentType }, body });

@@ -226,3 +226,42 @@ describe('the demo offline', () => {
     }
   });
 });
+
+describe('the demo on a base that is not localhost', () => {
+  it('connects to https://api.example.test/pieces under its policy, and to nothing else', async () => {
+    const { context } = await launch();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${inject('demoUrl')}?bases=https://api.example.test/pieces`);
+      await page.evaluate(() => {
+        window.problems = [];
+        document.addEventListener('securitypolicyviolation', (event) => window.problems.push(`${event.violatedDirective} ${event.blockedURI}`));
+      });
+      await page.waitForSelector('#status[data-state="ready"]');
+      await page.waitForSelector('#stream-state[data-state="open"]');
+      expect(await page.textContent('#bases')).toBe('https://api.example.test/pieces');
+      const policies = await page.evaluate(() =>
+        [...document.querySelectorAll('meta[http-equiv="Content-Security-Policy"]')].map((m) => m.getAttribute('content')),
+      );
+      expect(policies).toContain("connect-src 'self' https://api.example.test/pieces/ wss://api.example.test/pieces/");
+      // The demo itself works on that base.
+      await page.fill('#create-name', 'on another base');
+      await page.click('#create-conversation');
+      await expect.poll(() => page.textContent('#conversation-list')).toContain('on another base');
+      expect(await page.evaluate(() => window.problems)).toEqual([]);
+      // Any other URL is refused by the policy.
+      const outside = await page.evaluate(async () => {
+        try {
+          await fetch('http://localhost:1000/applications');
+          return 'answered';
+        } catch {
+          return 'refused';
+        }
+      });
+      expect(outside).toBe('refused');
+      await expect.poll(() => page.evaluate(() => window.problems)).toEqual([expect.stringMatching(/^connect-src http:\/\/localhost:1000\//)]);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -54,7 +54,7 @@ export type Capability =
   | 'killWorkers'
   /** context.hardReload(page): a reload that loads the page past the service worker (Shift+Reload). */
   | 'hardReload'
-  /** launch(profile) again after context.close(): the data of the first run is there. */
+  /** launch(profile, { restartable: true }) again after context.close(): the data of the first run is there. */
   | 'restart'
   /** context.setOffline(true): the browser has no network. */
   | 'offline'
@@ -85,6 +85,11 @@ export interface BrowserContext {
   stopWorkers(): Promise<void>;
   hardReload(page: Page): Promise<void>;
   setOffline(offline: boolean): Promise<void>;
+}
+
+export interface LaunchOptions {
+  /** The test will start the browser again on this profile (launch(profile, { restartable: true })) and expects its data. */
+  restartable?: boolean;
 }
 
 export interface Engine {

@@ -2,7 +2,7 @@
  * Builds the worker and the demo once, and serves the demo on 127.0.0.1 for
  * the whole browser suite. Tests read the URL from `inject('demoUrl')`.
  */
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -36,7 +36,27 @@ export default async function setup(project: TestProject) {
     publicDir: false,
     build: { outDir: join(outDir, 'clients'), emptyOutDir: true, chunkSizeWarningLimit: 4096 },
   });
-  const server = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
+  // A blank page of the demo's origin with no Content-Security-Policy, for requests the demo's policy would refuse.
+  writeFileSync(join(outDir, 'probe.html'), '<!doctype html><title>probe</title>\n');
+  const server = await preview({
+    configFile,
+    logLevel: 'warn',
+    build: { outDir },
+    preview: { port: 0, host: '127.0.0.1' },
+    plugins: [
+      {
+        // What a site's "log out and forget me" answer does: /clear-site-data answers with Clear-Site-Data.
+        name: 'clear-site-data',
+        configurePreviewServer(preview) {
+          preview.middlewares.use('/clear-site-data', (_request, response) => {
+            response.setHeader('Clear-Site-Data', '"storage"');
+            response.setHeader('Content-Type', 'text/plain');
+            response.end('cleared');
+          });
+        },
+      },
+    ],
+  });
   const address = server.httpServer.address();
   if (!address || typeof address === 'string') throw new Error('The demo server has no port.');
   project.provide('demoUrl', `http://127.0.0.1:${address.port}/`);

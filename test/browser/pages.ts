@@ -24,6 +24,17 @@ export async function openDemo(context: BrowserContext, query = ''): Promise<Pag
 }
 
 /**
+ * Opens a blank page of the demo's origin, with no Content-Security-Policy, once
+ * the worker (installed by a demo page before, with its bases) controls it.
+ */
+export async function openProbe(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${inject('demoUrl')}probe.html`);
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  return page;
+}
+
+/**
  * Opens a stream socket in the page that records every message (closing the one
  * opened before); resolves with the first message, the snapshot.
  */

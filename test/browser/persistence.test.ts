@@ -6,8 +6,8 @@ afterEach(async () => {
   while (contexts.length) await contexts.pop()!.close();
 });
 
-async function start(profile?: string) {
-  const launched = await launch(profile);
+async function start(profile?: string, options?: { restartable: true }) {
+  const launched = await launch(profile, options);
   contexts.push(launched.context);
   const page = await launched.context.newPage();
   await page.goto(inject('demoUrl'));
@@ -43,24 +43,28 @@ describe(`persistence and control in ${engine.name}`, () => {
     expect(first).toBe(200);
   });
 
-  it('keeps data across a reload, a worker stop and a browser restart on the same profile', async (test) => {
-    need(test, 'stopWorkers');
+  it('keeps data across a reload and a browser restart on the same profile', async (test) => {
     need(test, 'restart');
-    const { context, page, profile } = await start();
+    const { context, page, profile } = await start(undefined, { restartable: true });
     const id = await createConversation(page, 'durable');
 
     await page.reload();
     await page.waitForSelector('#status[data-state="ready"]');
     expect(await conversations(page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
 
+    await context.close();
+    contexts.pop();
+    const restarted = await start(profile, { restartable: true });
+    expect(await conversations(restarted.page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
+  });
+
+  it('keeps data across a worker stop', async (test) => {
+    need(test, 'stopWorkers');
+    const { context, page } = await start();
+    const id = await createConversation(page, 'durable');
     await context.stopWorkers();
     // The next fetch wakes the worker, which reopens the database.
     expect(await conversations(page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
-
-    await context.close();
-    contexts.pop();
-    const restarted = await start(profile);
-    expect(await conversations(restarted.page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
   });
 
   it('takes control again after a hard reload, which loads the page past the worker', async (test) => {

@@ -8,6 +8,11 @@
  * windows as needed, and `evaluate` starts the function in the page and then
  * polls for its outcome, so that a long evaluation in one page never blocks
  * the others.
+ *
+ * MiniBrowser's automation mode always uses throwaway storage, so a test that
+ * restarts the browser on its profile runs in webkit-profile-browser.py, a
+ * small WebKit2GTK browser (the same engine, through python3-gi) that keeps
+ * its data in the profile folder.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -15,12 +20,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Builder, type WebDriver } from 'selenium-webdriver';
+import { createInterface } from 'node:readline';
 import { ScriptedPage, sleep, Unsupported, type BrowserContext, type Capability, type Engine, type Page } from './driver.js';
 
 const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+/** Debian's python3, the one python3-gi is for. */
+const PYTHON = '/usr/bin/python3';
 
 function check(path: string, what: string) {
-  if (!existsSync(path)) throw new Error(`No ${what} at ${path}: apt-get install -y webkit2gtk-driver xvfb xauth`);
+  if (!existsSync(path)) throw new Error(`No ${what} at ${path}: apt-get install -y webkit2gtk-driver xvfb xauth python3-gi gir1.2-webkit2-4.1`);
 }
 
 const LACKS: Partial<Record<Capability, string>> = {
@@ -28,7 +36,6 @@ const LACKS: Partial<Record<Capability, string>> = {
   killWorkers: 'WebDriver has no command to stop a service worker, and WebKitGTK none of its own',
   hardReload: "WebKit's hard reload (reload from origin) still goes through the service worker, so there is no uncontrolled load to recover from",
   offline: 'WebDriver has no command to take WebKitGTK offline',
-  restart: "MiniBrowser's automation mode always uses throwaway storage",
   console:
     'WebDriver classic has no console log command, and MiniBrowser does not apply --enable-write-console-messages-to-stdout to the pages it opens for automation',
 };
@@ -115,7 +122,16 @@ class WebKitPage extends ScriptedPage {
   }
 
   async screenshot(path: string) {
-    writeFileSync(path, Buffer.from(await this.on((driver) => driver.takeScreenshot()), 'base64'));
+    // WebKitWebDriver's snapshot now and then fails with an empty "unknown error" on a busy machine: try again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        writeFileSync(path, Buffer.from(await this.on((driver) => driver.takeScreenshot()), 'base64'));
+        return;
+      } catch (error) {
+        if (attempt === 3) throw error;
+        await sleep(500);
+      }
+    }
   }
 
   async close() {
@@ -186,9 +202,106 @@ class WebKitContext implements BrowserContext {
   }
 }
 
+/** webkit-profile-browser.py: one JSON command per line, one answer per command. */
+class ProfileBrowser {
+  private next = 0;
+  private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+
+  constructor(readonly child: ChildProcess) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const { id, value, error } = JSON.parse(line) as { id: number; value?: unknown; error?: string };
+      const waiter = this.waiting.get(id);
+      this.waiting.delete(id);
+      if (error !== undefined) waiter?.reject(new Error(error));
+      else waiter?.resolve(value);
+    });
+    child.on('exit', (code) => {
+      for (const waiter of this.waiting.values()) waiter.reject(new Error(`the WebKit2GTK browser exited with ${code}`));
+      this.waiting.clear();
+    });
+  }
+
+  send<T>(command: string, fields: object = {}): Promise<T> {
+    const id = this.next++;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.child.stdin!.write(`${JSON.stringify({ id, command, ...fields })}\n`);
+    });
+  }
+}
+
+class ProfilePage extends ScriptedPage {
+  constructor(
+    private readonly browser: ProfileBrowser,
+    private readonly page: number,
+  ) {
+    super();
+  }
+  async goto(url: string) {
+    await this.browser.send('goto', { page: this.page, url });
+  }
+  protected async run<A, R>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
+    // The browser awaits the returned promise; the function's result travels as JSON.
+    const body = `return (async () => JSON.stringify({ v: await (${fn.toString()})(JSON.parse(arg)) }))();`;
+    const json = await this.browser.send<string>('call', { page: this.page, body, arg: JSON.stringify(arg ?? null) });
+    return (JSON.parse(json) as { v: R }).v;
+  }
+  async reload() {
+    await this.browser.send('reload', { page: this.page });
+  }
+  async screenshot(path: string) {
+    await this.browser.send('screenshot', { page: this.page, path });
+  }
+  async close() {
+    await this.browser.send('close', { page: this.page });
+  }
+}
+
+class ProfileContext implements BrowserContext {
+  constructor(
+    private readonly browser: ProfileBrowser,
+    private readonly xvfb: ChildProcess,
+    readonly profile: string,
+  ) {}
+
+  async newPage(): Promise<Page> {
+    return new ProfilePage(this.browser, await this.browser.send<number>('open'));
+  }
+
+  async close() {
+    const exited = new Promise((resolve) => this.browser.child.once('exit', resolve));
+    await this.browser.send('quit').catch(() => {});
+    await Promise.race([exited, sleep(5_000)]);
+    this.browser.child.kill();
+    this.xvfb.kill();
+  }
+
+  stopWorkers(): Promise<void> {
+    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
+  }
+  hardReload(): Promise<void> {
+    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
+  }
+  setOffline(): Promise<void> {
+    throw new Unsupported('webkit', 'offline', LACKS.offline!);
+  }
+}
+
+async function launchProfileBrowser(profile: string): Promise<ProfileContext> {
+  check(PYTHON, 'python3 with python3-gi and gir1.2-webkit2-4.1');
+  const xvfb = await startXvfb();
+  const child = spawn(PYTHON, [join(import.meta.dirname, 'webkit-profile-browser.py'), profile], {
+    env: { ...process.env, DISPLAY: xvfb.display },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  return new ProfileContext(new ProfileBrowser(child), xvfb.process, profile);
+}
+
 export const engine: Engine = {
   name: 'webkit',
-  async launch(profile = mkdtempSync(join(tmpdir(), 'pieces-webkit-'))) {
+  async launch(given, options) {
+    const profile = given ?? mkdtempSync(join(tmpdir(), 'pieces-webkit-'));
+    if (given !== undefined || options?.restartable) return launchProfileBrowser(profile);
     check(MINIBROWSER, 'MiniBrowser');
     check('/usr/bin/WebKitWebDriver', 'WebKitWebDriver');
     const xvfb = await startXvfb();

@@ -99,7 +99,8 @@ describe('conversationsCreateSpecificConversation', () => {
       custom: body.custom,
     });
     expect(raw.annotations.iterable[0].reference).toMatchObject({ type: 'DESCRIPTION', text: 'about it', conversation: { id: raw.id } });
-    expect(raw.anchors.iterable[0].reference).toMatchObject({ type: 'FILE', fullpath: '/src/a.ts', name: 'a.ts' });
+    expect(raw.anchors.iterable[0].reference).toMatchObject({ type: 'FILE', name: 'a.ts' });
+    expect(raw.anchors.iterable[0].reference.points.iterable[0].reference).toMatchObject({ fullpath: '/src/a.ts' });
     const message = raw.messages.iterable[0].reference;
     expect(message).toMatchObject({
       role: 'USER',

@@ -72,8 +72,7 @@ describe('WellKnownApi', () => {
 
   it('getWellKnownHealth answers while the database is still opening, without touching storage', async () => {
     let open!: (storage: Storage) => void;
-    const opening = new Promise<Storage>((resolve) => (open = resolve));
-    const storage = lazyStorage(() => opening);
+    const storage = lazyStorage(new Promise<Storage>((resolve) => (open = resolve)));
     const service = createService({ storage });
     const response = await service.handle(new Request('http://localhost:39333/.well-known/health'));
     expect(response.status).toBe(200);

@@ -125,7 +125,7 @@ describe('interception', () => {
     s.close();
     expect({ fetch: globalThis.fetch, XMLHttpRequest: globalThis.XMLHttpRequest, WebSocket: globalThis.WebSocket, request: http.request, get: http.get }).toEqual(before);
     // Nothing listens on the base: the request goes to the network and fails there.
-    await expect(fetch(`${BASE}/applications`)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(get(`${BASE}/applications`)).rejects.toThrow(/ECONNREFUSED/);
     s.listen();
     expect((await fetch(`${BASE}/applications`)).status).toBe(200);
   });
@@ -155,7 +155,10 @@ describe('interception', () => {
     const stream = listen(ExportedWebSocket);
     await stream.first;
     expect(stream.messages[0]).toEqual([]);
+    expect(stream.socket).toBeInstanceOf(ExportedWebSocket);
+    expect(stream.socket.readyState).toBe(ExportedWebSocket.OPEN);
     stream.socket.close();
+    expect({}).not.toBeInstanceOf(ExportedWebSocket);
   });
 });
 
@@ -401,5 +404,31 @@ describe('kept overrides (the worker keeps them in its database)', () => {
     // The used-up override was written away; the malformed one was dropped.
     expect(saved.at(-1)).toEqual([]);
     expect((await service.handle(new Request(`${BASE}/conversations`))).status).toBe(200);
+  });
+});
+
+describe('the copilot socket', () => {
+  it('carries questions from the client and answers frames, in-process', async () => {
+    server();
+    const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
+    const frames: Array<{ request?: string; status: string }> = [];
+    socket.onmessage = (event) => frames.push(JSON.parse(String(event.data)));
+    await new Promise((resolve) => (socket.onopen = resolve));
+    socket.send(JSON.stringify({ request: 'q1', question: { query: 'retry with backoff', relevant: { iterable: [] } } }));
+    await until(() => frames.some((f) => f.request === 'q1' && f.status === 'COMPLETED'));
+    expect(frames[0]).toMatchObject({ request: 'q1', status: 'INITIALIZED' });
+    socket.close();
+  });
+});
+
+describe('servers on the same bases', () => {
+  it('the most recent listen() answers; closing it hands back to the other', async () => {
+    const first = server({ data: { conversations: [{ type: 'COPILOT', name: 'first' }] } });
+    const second = server({ data: { conversations: [{ type: 'COPILOT', name: 'second' }] } });
+    const names = async () => ((await (await fetch(`${BASE}/conversations`)).json()) as { iterable: Array<{ name: string }> }).iterable.map((c) => c.name);
+    expect(await names()).toEqual(['second']);
+    second.close();
+    expect(await names()).toEqual(['first']);
+    first.close();
   });
 });

@@ -62,6 +62,19 @@ describe('startLoopbackServer', () => {
     socket.close();
   });
 
+  it('carries the copilot socket both ways', async () => {
+    const socket = new WebSocket(`${server.url.replace('http', 'ws')}/qgpt/stream`);
+    const frames: Array<{ request?: string; status: string }> = [];
+    socket.on('message', (data) => frames.push(JSON.parse(String(data))));
+    await new Promise((open) => socket.once('open', open));
+    const completed = new Promise<void>((done) => socket.on('message', () => frames.some((f) => f.status === 'COMPLETED') && done()));
+    socket.send(JSON.stringify({ request: 'q1', question: { query: 'retry with backoff', relevant: { iterable: [] } } }));
+    await completed;
+    expect(frames.map((f) => f.status)[0]).toBe('INITIALIZED');
+    expect(frames.every((f) => f.request === 'q1')).toBe(true);
+    socket.close();
+  });
+
   it('refuses a WebSocket on another path with 404', async () => {
     const socket = new WebSocket(`${server.url.replace('http', 'ws')}/applications`);
     const status = await new Promise((resolve) => socket.on('unexpected-response', (_request, response) => resolve(response.statusCode)));
@@ -72,5 +85,25 @@ describe('startLoopbackServer', () => {
     server.use({ operation: 'applicationsSnapshot', networkError: true, once: true });
     await expect(fetch(`${server.url}/applications`)).rejects.toThrow(TypeError);
     expect((await fetch(`${server.url}/applications`)).status).toBe(200);
+  });
+
+  it('offers the controls over HTTP under /__pieces/, outside the API', async () => {
+    const post = (path: string, body?: unknown) =>
+      fetch(`${server.url}/__pieces/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    expect((await post('reset')).status).toBe(204);
+    expect((await post('seed', { conversations: [{ id: '55555555-5555-4555-8555-555555555555', type: 'COPILOT', name: 'over HTTP' }] })).status).toBe(204);
+    const exported = (await (await fetch(`${server.url}/__pieces/export`)).json()) as { conversations: Array<{ name: string }> };
+    expect(exported.conversations.map((c) => c.name)).toEqual(['over HTTP']);
+    expect((await post('use', { operation: 'conversationsSnapshot', status: 418, body: 'teapot', once: true })).status).toBe(204);
+    expect((await fetch(`${server.url}/conversations`)).status).toBe(418);
+    expect((await post('use', [{ path: '/applications', status: 503 }])).status).toBe(204);
+    expect((await post('reset-overrides')).status).toBe(204);
+    expect((await fetch(`${server.url}/applications`)).status).toBe(200);
+    const bad = await post('seed', { conversations: [{ type: 'CHAT' }] });
+    expect([bad.status, await bad.text()]).toEqual([400, 'data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".']);
+    expect((await post('use', { operation: 'nope', status: 500 })).status).toBe(400);
+    expect((await post('nothing')).status).toBe(404);
+    expect((await fetch(`${server.url}/__pieces/reset`)).status).toBe(405);
+    await post('reset');
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { ConversationFromJSON, instanceOfConversation } from '@pieces.app/pieces-os-client';
 import { openDB } from 'idb';
 import { DatabaseVersionError, openStorage } from '../../src/storage/idb-storage.js';
 import { lazyStorage } from '../../src/storage/lazy.js';
@@ -52,6 +53,39 @@ describe('upgrades', () => {
     expect(reopened.version).toBe(DB_VERSION);
     expect([...reopened.transaction('assets').store.indexNames]).toContain('by-name');
     reopened.close();
+  });
+
+  it('upgrades a version-3 database to one change log and whole nested models (step 4)', async () => {
+    const name = freshName();
+    const v3 = await openDB<PiecesDB>(name, 3, {
+      upgrade: (db, old, _new, tx) => {
+        for (let step = old; step < 3; step++) UPGRADES[step]!(db, tx as never);
+      },
+    });
+    const stamp = { value: '2026-01-01T00:00:00.000Z' };
+    const conversation = {
+      id: CONVERSATION,
+      type: 'COPILOT',
+      created: stamp,
+      updated: stamp,
+      anchors: { iterable: [{ id: 'an', reference: { id: 'an', type: 'FILE', fullpath: '/a.ts', created: stamp, updated: stamp } }] },
+      annotations: { iterable: [{ id: 'ann', reference: { id: 'ann', type: 'COMMENT', text: 't', asset: 'as', created: stamp, updated: stamp } }] },
+    };
+    await v3.put('conversations', { id: CONVERSATION, seq: 1, json: JSON.stringify(conversation), messageIds: [] });
+    await v3.add('changes', { conversation: CONVERSATION, deleted: true } as never);
+    await v3.put('assets', { id: '00000000-0000-4000-8000-000000000009', name: 'a.ts', language: 'ts', text: 'x', created: stamp.value } as never);
+    await v3.put('meta', true, 'seeded');
+    v3.close();
+    const storage = await openStorage({ name });
+    expect(await storage.changesSince(0)).toEqual({ changes: [{ seq: 1, collection: 'conversation', id: CONVERSATION, deleted: true }], complete: true, seq: 1 });
+    expect((await storage.getAsset('00000000-0000-4000-8000-000000000009'))!.formatId).toMatch(/^[0-9a-f-]{36}$/);
+    const service = createService({ storage });
+    const read = ConversationFromJSON(await (await service.handle(new Request(`${BASE}/conversation/${CONVERSATION}`))).json());
+    expect(instanceOfConversation(read)).toBe(true);
+    const anchorRead = read.anchors!.iterable[0]!.reference!;
+    expect(anchorRead.points.iterable[0]!.reference).toMatchObject({ fullpath: '/a.ts', anchor: { id: 'an' } });
+    expect(read.annotations!.iterable[0]!.reference!.asset).toEqual({ id: 'as' });
+    storage.close();
   });
 
   it('refuses a database written by a newer version with a clear error, and leaves it untouched', async () => {

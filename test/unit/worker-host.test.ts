@@ -1,5 +1,5 @@
-import { DEFAULT_BASES } from '../../src/core/bases.js';
 /** The worker host: its fetch and message wiring, and the routes added to an app's own Router. */
+import { DEFAULT_BASES } from '../../src/core/bases.js';
 import { describe, expect, it, vi } from 'vitest';
 import { Route, Router } from 'workbox-routing';
 import { addPiecesRoutes, createPiecesWorker, startWorker } from '../../src/worker/index.js';
@@ -67,6 +67,44 @@ describe('startWorker', () => {
     expect(JSON.stringify(external)).toContain('Obsidian');
   });
 
+  it('stores added assets and announces each on the changes channel, as every write is', async () => {
+    const host = fakeScope();
+    startWorker(host.scope, { databaseName: databaseName(), sampleAssets: false });
+    const heard: unknown[] = [];
+    const channel = new BroadcastChannel(CHANGES_CHANNEL);
+    channel.onmessage = (event) => heard.push(event.data);
+    const id = crypto.randomUUID();
+    expect(await host.message({ type: 'pieces:add-assets', assets: [{ id, name: 'a.ts', text: 'x' }] })).toEqual({ ok: true });
+    await host.fetch(new Request('http://localhost:1000/connect', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"application":{"name":"VS_CODE","version":"1","platform":"LINUX"}}' }));
+    await vi.waitFor(() => expect(heard).toHaveLength(2));
+    channel.close();
+    expect(heard).toEqual([
+      { type: 'change', change: { seq: 1, collection: 'asset', id } },
+      { type: 'change', change: expect.objectContaining({ seq: 2, collection: 'application' }) },
+    ]);
+  });
+
+  it('tells every page its version once it has taken over, and that it started over when its database was wiped', async () => {
+    const host = fakeScope();
+    const name = databaseName();
+    startWorker(host.scope, { databaseName: name, sampleAssets: false });
+    const heard: unknown[] = [];
+    const page = new BroadcastChannel(CHANGES_CHANNEL);
+    page.onmessage = (event) => heard.push(event.data);
+    host.dispatch('activate', { waitUntil: () => {} });
+    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }]));
+    const before = (await (await host.fetch(new Request('http://localhost:1000/conversations/stream/identifiers', { headers: { 'X-Pieces-Stream': 'handshake' } })))!.json()) as object;
+    expect(before).toBeDefined();
+    await new Promise<void>((resolve, reject) => {
+      const request = indexedDB.deleteDatabase(name);
+      request.onsuccess = () => resolve();
+      request.onerror = () => reject(request.error);
+    });
+    expect((await host.fetch(new Request('http://localhost:1000/conversations/identifiers')))!.status).toBe(200);
+    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }, { type: 'database', identity: expect.stringMatching(/^[0-9a-f-]{36}$/) }]));
+    page.close();
+  });
+
   it('takes a model option, and switches the model when a page asks (kept across restarts)', async () => {
     const name = databaseName();
     const host = fakeScope();
@@ -90,27 +128,6 @@ describe('startWorker', () => {
     expect(await restarted.message({ type: 'pieces:get-model' })).toEqual({ ok: true, model: 'no model (extractive answers)' });
     expect(await restarted.message({ type: 'pieces:set-model' })).toEqual({ ok: true, model: 'echo' });
     expect(await ask(restarted)).toBe('echo hi');
-  });
-
-  it('tells every page its version once it has taken over, and that it started over when its database was wiped', async () => {
-    const host = fakeScope();
-    const name = databaseName();
-    startWorker(host.scope, { databaseName: name, sampleAssets: false });
-    const heard: unknown[] = [];
-    const page = new BroadcastChannel(CHANGES_CHANNEL);
-    page.onmessage = (event) => heard.push(event.data);
-    host.dispatch('activate', { waitUntil: () => {} });
-    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }]));
-    const before = (await (await host.fetch(new Request('http://localhost:1000/conversations/stream/identifiers', { headers: { 'X-Pieces-Stream': 'handshake' } })))!.json()) as object;
-    expect(before).toBeDefined();
-    await new Promise<void>((resolve, reject) => {
-      const request = indexedDB.deleteDatabase(name);
-      request.onsuccess = () => resolve();
-      request.onerror = () => reject(request.error);
-    });
-    expect((await host.fetch(new Request('http://localhost:1000/conversations/identifiers')))!.status).toBe(200);
-    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }, { type: 'database', identity: expect.stringMatching(/^[0-9a-f-]{36}$/) }]));
-    page.close();
   });
 
   it('refuses malformed page requests with a message, storing nothing', async () => {

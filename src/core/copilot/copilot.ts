@@ -4,6 +4,7 @@
  * (so that a stop or reset can reach them).
  */
 import type { Storage } from '../../storage/storage.js';
+import type { JsonObject } from '../validate.js';
 import { Corpus } from './corpus.js';
 import { createModel, parseModelConfig, type ModelAdapter, type ModelConfig } from './model.js';
 
@@ -23,6 +24,8 @@ export class Copilot {
   #model: Promise<ModelAdapter> | null = null;
   /** Streamed answers in progress, by request id. */
   readonly running = new Map<string, RunningAnswer>();
+  /** The application named in the seeds the service returns, once read. */
+  application: Promise<JsonObject> | null = null;
 
   constructor(storage: Storage, model?: ModelAdapter | ModelConfig) {
     this.corpus = new Corpus(storage);
@@ -50,6 +53,13 @@ export class Copilot {
     await this.#storage.setMeta(MODEL_KEY, persisted);
     this.#model = Promise.resolve(adapter);
     return adapter;
+  }
+
+  /** The whole store was replaced: forget what was read from it. */
+  reset(): void {
+    this.corpus.reset();
+    this.application = null;
+    this.#model = null;
   }
 
   /**

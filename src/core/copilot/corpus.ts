@@ -78,6 +78,8 @@ export class Corpus {
   readonly #byConversation = new Map<string, string[]>();
   /** Bumped when the whole store is replaced: loads begun before are dropped. */
   #generation = 0;
+  /** The identity of the database the index was read from: another one (a wiped store) is read afresh. */
+  #identity: string | undefined;
 
   constructor(storage: Storage) {
     this.#storage = storage;
@@ -173,6 +175,12 @@ export class Corpus {
     if (this.#messages) this.#dirty.add(id);
   }
 
+  async #sameDatabase() {
+    const identity = await this.#storage.identity();
+    if (this.#identity !== undefined && identity !== this.#identity) this.reset();
+    this.#identity = identity;
+  }
+
   /** The whole store was replaced (reset, seed, a wiped database): forget everything, read afresh on next use. */
   reset(): void {
     this.#generation++;
@@ -195,6 +203,7 @@ export class Corpus {
   async search(query: string, options: CorpusSearch = {}): Promise<Ranked[]> {
     const assets = options.assets ?? true;
     const messages = options.messages ?? false;
+    await this.#sameDatabase();
     await Promise.all([assets ? this.#loadAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
     const search = { ids: options.ids, limit: options.limit };
     const hits = [
@@ -207,6 +216,7 @@ export class Corpus {
 
   /** Loads the given kinds so that `get` finds them. */
   async load(options: { assets?: boolean; messages?: boolean }): Promise<void> {
+    await this.#sameDatabase();
     await Promise.all([options.assets ? this.#loadAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
   }
 }

@@ -51,8 +51,16 @@ export async function findRelevant(service: ServiceContext, input: RelevanceQuer
 }
 
 /** The application named in the seeds the service returns: the browser it runs in. */
-async function serviceApplication(service: ServiceContext): Promise<JsonObject> {
-  return browserApplication(await service.storage.ensureMeta('browserApplicationId', service.newId), service.userAgent);
+function serviceApplication(service: ServiceContext): Promise<JsonObject> {
+  const { copilot } = service;
+  copilot.application ??= service.storage.ensureMeta('browserApplicationId', service.newId).then(
+    (id) => browserApplication(id, service.userAgent),
+    (error: unknown) => {
+      copilot.application = null;
+      throw error;
+    },
+  );
+  return copilot.application;
 }
 
 export async function relevantSeeds(service: ServiceContext, query: string, found: Found[]) {

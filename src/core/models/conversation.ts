@@ -96,6 +96,7 @@ const ANNOTATION_LINKS: Array<[seeded: string, wire: string]> = [
   ['model', 'model'],
   ['anchor', 'anchor'],
   ['workstreamSummary', 'summary'],
+  ['conversation', 'conversation'],
 ];
 
 /** A SeededAnnotation becomes a FlattenedAnnotation (links as references). */
@@ -123,7 +124,8 @@ function seedAnchor(item: Json, path: string, clock: Clock, conversationId: stri
   const platform = optional(seeded, 'platform', path, (v, p) => oneOf(v, PlatformEnum, p));
   const asset = optional(seeded, 'asset', path, string);
   const annotations = optional(seeded, 'annotations', path, array);
-  const { asset: _asset, annotations: _annotations, conversation: _conversation, ...rest } = seeded;
+  // `fullpath` and `platform` belong to the anchor's point; `asset` and `annotations` become references.
+  const { asset: _asset, annotations: _annotations, conversation: _conversation, fullpath: _fullpath, platform: _platform, ...rest } = seeded;
   const id = clock.id();
   const stamp = { created: { value: clock.now }, updated: { value: clock.now } };
   const point = { id: clock.id(), fullpath, ...stamp, anchor: { id }, ...(platform ? { platform } : {}) };

@@ -16,7 +16,7 @@ const terms = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}_
 
 /** The query of a SearchInput: the `query` of its engines (and their nested operations), or a top-level `query`. */
 export function searchQuery(body: unknown): string {
-  const input = object(body ?? null, 'searchInput');
+  const input = object(body, 'searchInput');
   const found: string[] = [];
   const top = optional(input, 'query', 'searchInput', string);
   if (top) found.push(top);

@@ -1,0 +1,75 @@
+/**
+ * Chromium's own ways of clearing a site under a running worker: DevTools'
+ * "Clear site data" (CDP Storage.clearDataForOrigin, which closes the
+ * worker's database connection) and a Clear-Site-Data response header.
+ */
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from './chromium.js';
+import { engine } from './engine.js';
+
+const contexts: BrowserContext[] = [];
+afterEach(async () => {
+  while (contexts.length) await contexts.pop()!.close();
+});
+
+async function demo(): Promise<{ context: BrowserContext; page: Page }> {
+  const { context } = await launchChromium();
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(inject('demoUrl'));
+  await page.waitForSelector('#status[data-state="ready"]');
+  return { context, page };
+}
+
+const create = (page: Page) =>
+  page.evaluate(async () => {
+    const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
+    return { status: response.status, id: response.ok ? ((await response.json()) as { id: string }).id : undefined };
+  });
+
+const ids = (page: Page) =>
+  page.evaluate(async () => ((await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] }).iterable.map((i) => i.id));
+
+describe.skipIf(engine.name !== 'chromium')('clearing the site in Chromium', () => {
+  it('DevTools "Clear site data" (Storage.clearDataForOrigin): no ghosts, writes at once', async () => {
+    const { context, page } = await demo();
+    const ghost = await create(page);
+    expect(await ids(page)).toEqual([ghost.id]);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Storage.clearDataForOrigin', { origin: new URL(inject('demoUrl')).origin, storageTypes: 'indexeddb' });
+    await cdp.detach();
+    expect(await ids(page)).toEqual([]);
+    const after = await create(page);
+    expect(after.status).toBe(200);
+    expect(await ids(page)).toEqual([after.id]);
+  });
+
+  it('a Clear-Site-Data response: the demo says lost, then recovered, and works', async () => {
+    const { page } = await demo();
+    await create(page);
+    await page.evaluate(async () => {
+      window.pillStates = [];
+      const pill = document.querySelector('#status')!;
+      new MutationObserver(() => window.pillStates.push(`${pill.getAttribute('data-state')}: ${pill.textContent}`)).observe(pill, { childList: true, subtree: true, characterData: true, attributes: true });
+      // The demo server answers it with the header (test/browser/global-setup.ts).
+      await fetch('/clear-site-data');
+    });
+    await page.waitForFunction(
+      () => {
+        const lost = window.pillStates.findIndex((s) => s.startsWith('lost: '));
+        return lost >= 0 && window.pillStates.slice(lost).some((s) => /^ready: .*recovered/.test(s));
+      },
+      undefined,
+      { timeout: 20_000 },
+    );
+    expect(await ids(page)).toEqual([]);
+    expect((await create(page)).status).toBe(200);
+  });
+});
+
+declare global {
+  interface Window {
+    pillStates: string[];
+  }
+}
