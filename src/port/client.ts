@@ -5,7 +5,7 @@
  * be used, without losing a request or having it run twice.
  */
 import { randomUUID } from '../core/uuid.js';
-import { CHECK_MS, EXPIRY_MS, GRACE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
+import { CHECK_MS, EXPIRY_MS, GRACE_MS, IDLE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
 
 /** What the client needs of a port (a MessagePort). */
 export interface ClientPort {
@@ -34,6 +34,8 @@ export interface PortClientOptions {
   pingMs?: number;
   /** How long a request waits for its acknowledgement before the worker behind the port is checked. */
   checkMs?: number;
+  /** After this long without a word from the worker, the next request goes by fetch and the port is opened afresh. */
+  idleMs?: number;
 }
 
 interface Pending {
@@ -55,6 +57,8 @@ interface Connection extends Connected {
   pingWaiting?: { n: number; timer: ReturnType<typeof setTimeout> };
   pings: number;
   checking?: boolean;
+  /** When the worker was last heard from on this port. */
+  heard: number;
 }
 
 /** The error a failed request rejects with, as fetch's does. */
@@ -62,11 +66,14 @@ const networkError = (message: string) => new TypeError(`Failed to fetch: ${mess
 
 export class PortClient {
   private connection: Promise<Connection | null> | null = null;
+  /** The connection made last (once made). */
+  private current: Connection | null = null;
   private readonly now: () => number;
   private readonly expiryMs: number;
   private readonly graceMs: number;
   private readonly pingMs: number;
   private readonly checkMs: number;
+  private readonly idleMs: number;
   /** How many requests went over a port, and how many by fetch (a fallback). */
   readonly counts = { port: 0, fetch: 0 };
 
@@ -76,12 +83,14 @@ export class PortClient {
     this.graceMs = options.graceMs ?? GRACE_MS;
     this.pingMs = options.pingMs ?? PING_MS;
     this.checkMs = options.checkMs ?? CHECK_MS;
+    this.idleMs = options.idleMs ?? IDLE_MS;
   }
 
   /** Forgets the current port (e.g. another worker took over): the next request connects again. */
   reconnect(): void {
     const current = this.connection;
     this.connection = null;
+    this.current = null;
     // Requests under way on the old port stay there: the old worker may still answer them.
     void current?.then((c) => c && c.pending.size === 0 && this.close(c));
   }
@@ -89,6 +98,14 @@ export class PortClient {
   async request(request: Request): Promise<Response> {
     const copy = request.clone();
     const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer();
+    const idle = this.current && this.now() - this.current.heard > this.idleMs ? this.current : null;
+    if (idle && idle.pending.size === 0) {
+      // Quiet for a while: the worker may have been stopped, and a port message would not wake it.
+      // This request goes by fetch (which does), and the next ones over a port opened afresh.
+      this.reconnect();
+      void this.connect();
+      return this.viaFetch(copy);
+    }
     const connection = await this.connect();
     if (!connection) return this.viaFetch(copy);
     const id = randomUUID();
@@ -125,7 +142,12 @@ export class PortClient {
 
   private connect(): Promise<Connection | null> {
     this.connection ??= this.options.connect().then(
-      (connected) => (connected ? { ...connected, pending: new Map(), dead: false, pings: 0 } : null),
+      (connected) => {
+        if (!connected) return null;
+        const connection: Connection = { ...connected, pending: new Map(), dead: false, pings: 0, heard: this.now() };
+        this.current = connection;
+        return connection;
+      },
       () => null,
     );
     const connection = this.connection;
@@ -140,6 +162,7 @@ export class PortClient {
   }
 
   private onMessage(connection: Connection, message: ToPage) {
+    connection.heard = this.now();
     if (message?.type === 'pong') {
       if (connection.pingWaiting?.n === message.n) {
         clearTimeout(connection.pingWaiting.timer);
@@ -222,7 +245,8 @@ export class PortClient {
     }
     if (fresh && fresh.worker === connection.worker) {
       // The next requests use the new port.
-      const next: Connection = { ...fresh, pending: new Map(), dead: false, pings: 0 };
+      const next: Connection = { ...fresh, pending: new Map(), dead: false, pings: 0, heard: this.now() };
+      this.current = next;
       next.port.onmessage = (event) => this.onMessage(next, event.data as ToPage);
       this.connection = Promise.resolve(next);
       this.judgeDead(connection, next);

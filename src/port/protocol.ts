@@ -31,7 +31,13 @@ export const LOST = 'lost';
 /** A request older than this when the worker receives it is refused, not run. */
 export const EXPIRY_MS = 1000;
 /** How long the page waits for an acknowledgement before checking the worker behind the port. */
-export const CHECK_MS = 50;
+export const CHECK_MS = 15;
+/**
+ * After this long without a word from the worker on its port, the page's next request goes
+ * by fetch (the worker may have been stopped as idle; a fetch wakes it) and the port is
+ * opened afresh.
+ */
+export const IDLE_MS = 5000;
 /** Extra time the page waits for an acknowledgement before judging the port dead. */
 export const GRACE_MS = 1000;
 /** How long the worker remembers a request id (and a write's answer). */

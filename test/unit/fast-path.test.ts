@@ -169,6 +169,31 @@ describe('fast path failures', () => {
     expect(client.counts).toEqual({ port: 1, fetch: 0 });
   });
 
+  it('after a quiet spell, the next request goes by fetch (which wakes a stopped worker) and the port is opened afresh', async () => {
+    const { ran, respond } = service();
+    let clock = 1_000_000;
+    const server = createPortServer(respond, { now: () => clock });
+    let connects = 0;
+    const client = new PortClient({
+      now: () => clock,
+      connect: async () => {
+        connects++;
+        const { page, worker } = channel();
+        server.serve(worker);
+        return { port: page, instance: server.instance, worker: 'w' };
+      },
+      fetch: async (request) => (server.fallback(request) ?? respond(request))!,
+    });
+    const get = () => client.request(new Request('http://localhost:1000/applications')).then(async (r) => (await r.text(), r.status));
+    expect(await get()).toBe(200);
+    clock += 60_000;
+    expect(await get()).toBe(200);
+    expect(await get()).toBe(200);
+    expect(client.counts).toEqual({ port: 2, fetch: 1 });
+    expect(connects).toBe(2);
+    expect(ran).toHaveLength(3);
+  });
+
   it('a request the worker received too late is refused there and run once, by fetch', async () => {
     const { ran, respond } = service();
     // The worker's clock says the request is older than the expiry.
