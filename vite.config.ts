@@ -108,7 +108,7 @@ export default defineConfig(({ mode }) => {
         },
         formats: ['es'],
       },
-      rollupOptions: { external: [/^node:/, 'vite', /^workbox-routing/, 'idb', 'mock-socket', /^@mswjs\/interceptors/, /^fake-indexeddb/, /^eventsource-parser/] },
+      rollupOptions: { external: [/^node:/, 'vite', /^workbox-routing/, 'idb', 'mock-socket', /^eventsource-parser/, /^@mswjs\/interceptors/, /^fake-indexeddb/] },
     });
   }
   return {
@@ -129,6 +129,8 @@ export default defineConfig(({ mode }) => {
             environment: 'happy-dom',
             include: ['test/unit/**/*.test.ts'],
             setupFiles: ['test/unit/setup.ts'],
+            // Two shared cores run every file at once: a time limit guards against hangs, never measures speed.
+            testTimeout: 30_000,
           },
         },
         // The examples of the README, as a user runs them: `pieces-os-worker/node` is the

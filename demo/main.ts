@@ -9,16 +9,23 @@ import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
 import { startChat } from './chat.js';
 import { restrictConnections } from './csp.js';
-import { $, formatBytes, h } from './dom.js';
+import { $, formatBytes, h, plural } from './dom.js';
 
+interface MessageValue {
+  id: string;
+  role: string;
+  fragment?: { string?: { raw?: string } };
+  [key: string]: unknown;
+}
 interface Message {
   id: string;
-  reference?: { role: string; fragment?: { string?: { raw?: string } } };
+  reference?: MessageValue;
 }
 interface Conversation {
   id: string;
   name?: string;
   created: { value: string };
+  updated: { value: string };
   messages: { iterable: Message[] };
 }
 interface Engagement {
@@ -60,16 +67,34 @@ function showStreamState(state: 'open' | 'closed' | 'stale', text: string) {
   streamState.textContent = text;
 }
 
+const errorHome = errorBox.parentElement!;
 let errorTimer: ReturnType<typeof setTimeout> | undefined;
-function showError(error: unknown) {
-  errorBox.textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String((error as Error)?.message ?? error);
+const hideError = () => {
+  clearTimeout(errorTimer);
+  errorBox.hidden = true;
+};
+$('#error-close').addEventListener('click', hideError);
+
+/**
+ * Shows an error just below the control that failed (its form, row or list),
+ * in the flow of the page so that it covers nothing, or in the header when no
+ * control caused it. It has a close button and hides itself after 15 s.
+ */
+function showError(error: unknown, control?: EventTarget | null) {
+  $('#error-text').textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String((error as Error)?.message ?? error);
+  const anchor = control instanceof Element ? control.closest('form, .row, ul, ol') : null;
+  if (anchor) anchor.after(errorBox);
+  else errorHome.append(errorBox);
   errorBox.hidden = false;
   clearTimeout(errorTimer);
-  errorTimer = setTimeout(() => (errorBox.hidden = true), 8000);
+  errorTimer = setTimeout(hideError, 15_000);
 }
 
-/** Runs an action from a control, showing the service's message on failure. */
-const act = (action: () => Promise<unknown>) => () => void action().catch(showError);
+/** Runs an action from a control, showing the service's message next to it on failure. */
+const act =
+  (action: () => Promise<unknown>) =>
+  (event?: Event): void =>
+    void action().catch((error) => showError(error, event?.currentTarget));
 
 function logCall(call: Call) {
   const log = $('#request-log');
@@ -128,8 +153,9 @@ async function main() {
   const base = service.bases[0]!;
   $('#bases').textContent = service.bases.join(', ');
   const api = createApi(base, logCall);
-  // The copilot pane; an answer changes its conversation, so the list refreshes after each.
-  const chat = startChat(base, showError, () => scheduleRefresh());
+  // The copilot pane. A stored answer changes its conversation: the stream's message for
+  // that change refreshes the list and the open conversation, so nothing more to do here.
+  const chat = startChat(base, showError, () => {});
   $('#status').dataset.mode = service.mode;
   const readyText = (worker: string) =>
     service.mode === 'page'
@@ -150,73 +176,210 @@ async function main() {
     }
     setStatus('ready', `${readyText(watch.workerVersion)} · recovered`);
     status.title = watch.reason;
-    // A new socket: its first message is the current snapshot.
+    // A new socket: closing the old one reads the list again, and the new one's first message is the current snapshot.
     liveSocket?.close();
-    void refreshConversations();
     void refreshApplications();
+    if (shown) {
+      stale = true;
+      void rereadDetail().catch(showError);
+    }
   });
   watch.addEventListener('versionchange', () => setStatus('ready', readyText(watch.workerVersion)));
 
+  // Header: what a client's discovery sees (WellKnownApi health and version).
+  async function showHealth() {
+    const pill = $('#health');
+    try {
+      const [health, version] = await Promise.all([api.get('/.well-known/health'), api.get('/.well-known/version')]);
+      pill.dataset.state = health.call.body === 'ok' ? 'ready' : 'error';
+      pill.textContent = `Pieces OS ${version.call.body} · health ${health.call.body}`;
+    } catch (error) {
+      pill.dataset.state = 'error';
+      pill.textContent = 'Health: no answer';
+      throw error;
+    }
+  }
+
   // Conversations ----------------------------------------------------------
   const transferables = $<HTMLInputElement>('#transferables');
-  const sizes: Partial<Record<'true' | 'false', number>> = {};
+  /** The size of each variant and the store state it was measured on (ids, updates, messages). */
+  const sizes: Partial<Record<'true' | 'false', { bytes: number; state: string }>> = {};
+  const stateOf = (conversations: Conversation[]) =>
+    JSON.stringify(conversations.map((c) => [c.id, c.updated?.value, c.messages.iterable.map((m) => m.id)]));
   let refreshTimer: ReturnType<typeof setTimeout> | undefined;
 
+  /** The response size, and what transferables=false saves when both variants were measured on the same records. */
   function showSizes() {
-    const current = transferables.checked ? 'true' : 'false';
-    const other = current === 'true' ? 'false' : 'true';
-    const here = sizes[current];
-    const there = sizes[other];
-    let text = here === undefined ? '—' : `response ${formatBytes(here)}`;
-    if (here !== undefined && there !== undefined && sizes.true) {
-      const saved = 1 - (sizes.false ?? 0) / sizes.true;
-      text += ` · transferables=false saves ${formatBytes(sizes.true - (sizes.false ?? 0))} (${(saved * 100).toFixed(0)}%)`;
+    const here = sizes[transferables.checked ? 'true' : 'false'];
+    let text = here === undefined ? '—' : `response ${formatBytes(here.bytes)}`;
+    const { true: full, false: ids } = sizes;
+    if (full && ids && full.state === ids.state && full.bytes > 0) {
+      const saved = full.bytes - ids.bytes;
+      text += ` · transferables=false saves ${formatBytes(saved)} (${((saved / full.bytes) * 100).toFixed(0)}%)`;
     }
     $('#transfer-size').textContent = text;
   }
 
-  async function refreshConversations() {
-    const flag = transferables.checked ? 'true' : 'false';
+  async function measure(flag: 'true' | 'false') {
     const { value, call } = await api.get<{ iterable: Conversation[] }>(`/conversations?transferables=${flag}`);
-    sizes[flag] = call.bytes;
-    renderConversations(value.iterable);
+    sizes[flag] = { bytes: call.bytes, state: stateOf(value.iterable) };
+    return value.iterable;
+  }
+
+  async function refreshConversations() {
+    renderConversations(await measure(transferables.checked ? 'true' : 'false'));
     showSizes();
   }
-  const scheduleRefresh = () => {
-    clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(act(refreshConversations), 20);
-  };
 
-  function showDetail(title: string, conversation: Conversation) {
-    const detail = $('#conversation-detail');
-    const lines = [title, ''];
-    for (const message of conversation.messages.iterable) {
-      lines.push(
-        message.reference
-          ? `[${message.reference.role}] ${message.reference.fragment?.string?.raw ?? ''}`
-          : `message ${message.id} (transferables=false: text not sent)`,
-      );
-    }
-    if (conversation.messages.iterable.length === 0) lines.push('(no messages)');
-    detail.textContent = lines.join('\n');
-    detail.hidden = false;
-    void chat.then((c) => c.open(conversation.id, title)).catch(showError);
+  // The detail pane: one conversation read with GET /conversation/{id}, its
+  // messages (add, edit, delete) and its name. -------------------------------
+  /** The conversation in the detail pane, if any. */
+  let shown: string | undefined;
+  /** The message being edited: the pane is not redrawn under the editor. */
+  let editing: string | undefined;
+  let stale = false;
+
+  /** Marks the list item of the shown conversation. */
+  function markShown() {
+    for (const item of $('#conversation-list').children) item.toggleAttribute('aria-current', (item as HTMLElement).dataset.id === shown);
   }
 
+  function hideDetail() {
+    shown = undefined;
+    editing = undefined;
+    $('#conversation-detail').hidden = true;
+    markShown();
+  }
+
+  /** Reads the conversation and shows it. */
+  async function openConversation(id: string) {
+    shown = id;
+    editing = undefined;
+    const { value } = await api.get<Conversation>(`/conversation/${id}`);
+    if (shown === id) renderDetail(value);
+  }
+
+  /** Reads the shown conversation again after a change (unless a message is being edited). */
+  async function rereadDetail() {
+    if (!shown) return;
+    if (editing) {
+      stale = true;
+      return;
+    }
+    stale = false;
+    await openConversation(shown).catch((error) => {
+      if (error instanceof ApiError && error.status === 404) hideDetail();
+      else throw error;
+    });
+  }
+
+  /** The conversation the copilot pane is on. */
+  let chatOn: string | undefined;
+
+  function renderDetail(conversation: Conversation) {
+    shown = conversation.id;
+    if (chatOn !== conversation.id) {
+      chatOn = conversation.id;
+      void chat.then((c) => c.open(conversation.id, conversation.name ?? 'Untitled')).catch(showError);
+    }
+    const rename = $<HTMLInputElement>('#rename-name');
+    if (document.activeElement !== rename) rename.value = conversation.name ?? '';
+    const count = conversation.messages.iterable.length;
+    $('#detail-meta').textContent = `${plural(count, 'message')} · created ${when(conversation.created)} · updated ${when(conversation.updated)}`;
+    $('#message-list').replaceChildren(
+      ...conversation.messages.iterable.map((message) => renderMessage(message)),
+      ...(count === 0 ? [h('li', { class: 'muted' }, '(no messages)')] : []),
+    );
+    $('#conversation-detail').hidden = false;
+    markShown();
+  }
+
+  function renderMessage({ id, reference }: Message) {
+    if (!reference) return h('li', { dataset: { id } }, `message ${id} (text not sent)`);
+    const text = h('span', { class: 'text' }, reference.fragment?.string?.raw ?? '');
+    const edit = h('button', { type: 'button', class: 'link', 'aria-label': 'edit message' }, 'edit');
+    const remove = h('button', { type: 'button', class: 'danger small', 'aria-label': 'delete message' }, 'delete');
+    const item = h('li', { dataset: { id, role: reference.role } }, h('span', { class: 'role' }, `[${reference.role}] `), text, h('span', { class: 'actions' }, edit, remove));
+    remove.addEventListener(
+      'click',
+      act(async () => {
+        await api.post(`/messages/${id}/delete`);
+      }),
+    );
+    edit.addEventListener('click', () => {
+      editing = id;
+      const area = h('textarea', { class: 'edit', rows: '3', 'aria-label': 'message text' });
+      area.value = reference.fragment?.string?.raw ?? '';
+      const save = h('button', { type: 'submit', class: 'small' }, 'save');
+      const cancel = h('button', { type: 'button', class: 'secondary small' }, 'cancel');
+      const form = h('form', { class: 'row edit-form' }, area, save, cancel);
+      const done = () => {
+        editing = undefined;
+        form.replaceWith(text);
+        if (stale) void rereadDetail().catch(showError);
+      };
+      cancel.addEventListener('click', done);
+      form.addEventListener('submit', (event) => {
+        event.preventDefault();
+        act(async () => {
+          // messageUpdateValue: the message as read, with its new text.
+          await api.post('/message/update/value', { ...reference, fragment: { string: { raw: area.value } } });
+          stale = true;
+          done();
+        })(event);
+      });
+      text.replaceWith(form);
+      area.focus();
+    });
+    return item;
+  }
+
+  $('#message-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    act(async () => {
+      const text = $<HTMLTextAreaElement>('#message-text');
+      if (!text.value.trim()) throw new Error('Write the message first.');
+      await api.post('/messages/create', {
+        conversation: { id: shown },
+        role: $<HTMLSelectElement>('#message-role').value,
+        fragment: { string: { raw: text.value } },
+      });
+      text.value = '';
+    })(event);
+  });
+
+  $('#rename-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    act(async () => {
+      // conversationUpdate takes the whole conversation: read it, change the name, send it back.
+      const { value } = await api.get<Conversation>(`/conversation/${shown}`);
+      const name = $<HTMLInputElement>('#rename-name').value.trim();
+      const { name: _old, messages: _messages, ...rest } = value;
+      renderDetail((await api.post<Conversation>('/conversation/update', name ? { ...rest, name } : rest)).value);
+    })(event);
+  });
+  $('#auto-name').addEventListener(
+    'click',
+    act(async () => {
+      renderDetail((await api.post<Conversation>(`/conversation/${shown}/rename`)).value);
+    }),
+  );
+
   function renderConversations(conversations: Conversation[]) {
+    if (shown && !conversations.some((c) => c.id === shown)) hideDetail();
     $('#conversation-count').textContent = String(conversations.length);
     const list = $('#conversation-list');
     list.replaceChildren(
       ...conversations.map((conversation) => {
         const name = conversation.name ?? 'Untitled';
         const show = h('button', { type: 'button', class: 'link' }, 'show');
-        show.addEventListener('click', () => showDetail(name, conversation));
+        show.addEventListener('click', act(() => openConversation(conversation.id)));
         const remove = h('button', { type: 'button', class: 'danger small', 'aria-label': `delete ${name}` }, 'delete');
         remove.addEventListener(
           'click',
           act(async () => {
             await api.post(`/conversations/${conversation.id}/delete`);
-            scheduleRefresh();
+            if (shown === conversation.id) hideDetail();
           }),
         );
         const count = conversation.messages.iterable.length;
@@ -224,11 +387,12 @@ async function main() {
           'li',
           { dataset: { id: conversation.id } },
           h('span', { class: 'name' }, name),
-          h('span', { class: 'muted' }, `${count} message${count === 1 ? '' : 's'} · ${when(conversation.created)}`),
+          h('span', { class: 'muted' }, `${plural(count, 'message')} · ${when(conversation.created)}`),
           h('span', { class: 'actions' }, show, remove),
         );
       }),
     );
+    markShown();
   }
 
   $('#create-form').addEventListener('submit', (event) => {
@@ -242,8 +406,7 @@ async function main() {
         messages: text ? [{ role: 'USER', fragment: { string: { raw: text } } }] : [],
       });
       $<HTMLFormElement>('#create-form').reset();
-      scheduleRefresh();
-    })();
+    })(event);
   });
 
   const assetNames = new Map(SAMPLE_ASSETS.map((a) => [a.id, a.name]));
@@ -256,37 +419,49 @@ async function main() {
     act(async () => {
       const id = $<HTMLSelectElement>('#asset-select').value;
       const { value } = await api.post<{ conversation: { id: string; reference: Conversation } }>(`/conversations/create/from_asset/${id}`);
-      showDetail(value.conversation.reference.name ?? 'From asset', value.conversation.reference);
-      scheduleRefresh();
-    })();
+      renderDetail(value.conversation.reference);
+    })(event);
   });
 
   transferables.addEventListener(
     'change',
     act(async () => {
       await refreshConversations();
-      const other = transferables.checked ? 'false' : 'true';
-      const { call } = await api.get(`/conversations?transferables=${other}`);
-      sizes[other] = call.bytes;
+      await measure(transferables.checked ? 'false' : 'true');
       showSizes();
     }),
   );
 
-  // The live list: the stream's first message and every change refresh it.
+  // The live list: the stream's first message and every change refresh it
+  // (writes made here too: their change comes back on the stream).
+  let firstList: () => void;
+  const listed = new Promise<void>((resolve) => (firstList = resolve));
   function connect() {
     const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/conversations/stream/identifiers`);
     liveSocket = socket;
     socket.addEventListener('open', () => {
       if (watch.state !== 'lost') showStreamState('open', 'live');
     });
-    socket.addEventListener('message', scheduleRefresh);
+    socket.addEventListener('message', (event) => {
+      const { iterable } = JSON.parse(event.data as string) as { iterable: Array<{ conversation: { id: string }; deleted?: true }> };
+      const mine = iterable.find((item) => item.conversation.id === shown);
+      if (mine?.deleted) hideDetail();
+      else if (mine) stale = true;
+      clearTimeout(refreshTimer);
+      refreshTimer = setTimeout(() => {
+        void refreshConversations().catch(showError).finally(firstList);
+        if (stale) void rereadDetail().catch(showError);
+      }, 20);
+    });
     socket.addEventListener('close', () => {
       showStreamState('closed', 'stream closed, reconnecting…');
+      // Without the stream the list could miss changes: read it once now.
+      void refreshConversations().catch(showError).finally(firstList);
       setTimeout(connect, 1000);
     });
   }
   connect();
-  await refreshConversations();
+  await listed;
 
   // Applications -----------------------------------------------------------
   const fill = (select: string, values: readonly string[], selected: string) =>
@@ -311,7 +486,7 @@ async function main() {
             ? h(
                 'span',
                 { class: 'engagement' },
-                `${e.interactions} interactions · ${e.keyboard} keyboard · ${e.installations} installs · ${e.updates} updates · last ${when(e.lastActivity)}`,
+                `${plural(e.interactions, 'interaction')} · ${plural(e.keyboard, 'keyboard event')} · ${plural(e.installations, 'install')} · ${plural(e.updates, 'update')} · last ${when(e.lastActivity)}`,
               )
             : null,
         );
@@ -340,7 +515,7 @@ async function main() {
       });
       await refreshApplications();
       $<HTMLSelectElement>('#event-application').value = value.id;
-    })();
+    })(event);
   });
   $('#register-browser').addEventListener(
     'click',
@@ -360,26 +535,38 @@ async function main() {
         const app = applications.find((a) => a.id === id);
         const headers: Record<string, string> = id ? { 'X-Application-ID': id } : {};
         const { engagement: _engagement, ...plain } = app ?? ({} as Application);
+        const label = app ? `${app.name} ${app.version}` : '';
+        const result = $('#event-result');
+        result.textContent = '';
+        let done: string;
         switch (button.dataset.event) {
           case 'interaction':
-            await api.post('/applications/usage/engagement/interaction', { description: 'Clicked in the demo', element: 'demo-button' }, headers);
+          case 'keyboard': {
+            const kind = button.dataset.event;
+            if (kind === 'interaction') {
+              await api.post('/applications/usage/engagement/interaction', { description: 'Clicked in the demo', element: 'demo-button' }, headers);
+            } else {
+              await api.post('/applications/usage/engagement/keyboard', { description: 'Copy', shortcut: [17, 67] }, headers);
+            }
+            const name = kind === 'interaction' ? 'Interaction' : 'Keyboard event';
+            done = app
+              ? `${name} recorded for ${label}.`
+              : `${name} recorded for no application: it counts for none. Choose an application to see its figures change.`;
             break;
-          case 'keyboard':
-            await api.post('/applications/usage/engagement/keyboard', { description: 'Copy', shortcut: [17, 67] }, headers);
+          }
+          case 'installation': {
+            const installed = app ? plain : { id: randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' };
+            await api.post('/applications/usage/installation', { application: installed }, headers);
+            done = app ? `Installation recorded for ${label}.` : `No application chosen: installed a new one, ${installed.name} ${installed.version}.`;
             break;
-          case 'installation':
-            await api.post(
-              '/applications/usage/installation',
-              { application: app ? plain : { id: randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' } },
-              headers,
-            );
-            break;
-          case 'update':
+          }
+          default:
             if (!app) throw new Error('Choose an application to update.');
             await api.post('/applications/usage/updated', { previous: plain, current: { ...plain, version: bump(app.version) } }, headers);
-            break;
+            done = `Update recorded: ${label} → ${bump(app.version)}.`;
         }
         await Promise.all([refreshApplications(), refreshSessions()]);
+        result.textContent = done;
       }),
     );
   }
@@ -422,7 +609,7 @@ async function main() {
           'li',
           { dataset: { id: session.id, state: session.closed ? 'closed' : 'open' } },
           h('span', { class: 'name' }, `${session.id.slice(0, 8)} ${session.closed ? 'closed' : 'open'}`),
-          h('span', { class: 'muted' }, `opened ${when(session.opened)} · closed ${when(session.closed)} · ${e.interactions + e.keyboard} events`),
+          h('span', { class: 'muted' }, `opened ${when(session.opened)} · closed ${when(session.closed)} · ${plural(e.interactions + e.keyboard, 'event')}`),
           h('span', { class: 'actions' }, inspect, session.closed ? null : close),
           detail,
         );
@@ -447,7 +634,8 @@ async function main() {
   }
 
   $('#clear-log').addEventListener('click', () => $('#request-log').replaceChildren());
-  await Promise.all([refreshApplications(), refreshSessions(), refreshExternal()]);
+  await Promise.all([showHealth(), refreshApplications(), refreshSessions(), refreshExternal()]);
+  document.body.dataset.loaded = 'true';
 }
 
 main().catch((error: Error) => {

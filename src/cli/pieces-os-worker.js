@@ -15,10 +15,9 @@ const USAGE = `Usage:
       Copies ${SCRIPT} into <public dir>, the folder your app serves at its root
       (public/ for Vite, Next.js and Create React App), so that
       startPiecesService() can register it at /${SCRIPT}.
-      --save remembers the folder in package.json ("pieces-os-worker": {"workerDirectory": [...]})
+      --save remembers the folder in package.json ("pieces-os-worker": {"workerDirectory": [...]}),
       so that every npm install of pieces-os-worker copies the script there again.
-      With Vite, the plugin needs no copy at all:
-        import { piecesOsWorker } from 'pieces-os-worker/vite';   // plugins: [piecesOsWorker()]
+      With Vite, the plugin needs no copy: import { piecesOsWorker } from 'pieces-os-worker/vite'.
 
   pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
       Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
@@ -50,27 +49,26 @@ function init(folder, save) {
   const target = resolve(folder);
   mkdirSync(target, { recursive: true });
   copyFileSync(source, join(target, SCRIPT));
-  console.log(`[pieces-os-worker] copied ${SCRIPT} to ${relative(process.cwd(), join(target, SCRIPT)) || SCRIPT}`);
-  if (save) {
-    const manifest = resolve('package.json');
-    if (!existsSync(manifest)) {
-      console.error('[pieces-os-worker] --save: no package.json in this folder; run init from your app\'s root.');
-      process.exit(1);
-    }
-    const text = readFileSync(manifest, 'utf8');
-    const json = JSON.parse(text);
-    const entry = relative(process.cwd(), target).split('\\').join('/') || '.';
-    const config = (json['pieces-os-worker'] ??= {});
-    const folders = new Set([...(config.workerDirectory ?? []), entry]);
-    config.workerDirectory = [...folders];
-    const indent = text.match(/^(\s+)"/m)?.[1] ?? '  ';
-    writeFileSync(manifest, JSON.stringify(json, null, indent) + (text.endsWith('\n') ? '\n' : ''));
-    console.log(`[pieces-os-worker] saved "${entry}" in package.json: every install of pieces-os-worker refreshes the copy.`);
-  }
+  console.log(`pieces-os-worker: copied ${SCRIPT} to ${relative(process.cwd(), join(target, SCRIPT)) || SCRIPT}`);
+  if (save) saveFolder(target);
   console.log(`Register it in your app:
 
   import { startPiecesService } from 'pieces-os-worker';
   await startPiecesService();`);
+}
+
+/** Remembers `target` in the app's package.json; the package's postinstall refreshes the copy there. */
+function saveFolder(target) {
+  const manifest = resolve('package.json');
+  if (!existsSync(manifest)) fail("--save: no package.json in this folder; run init from your app's root.");
+  const text = readFileSync(manifest, 'utf8');
+  const json = JSON.parse(text);
+  const entry = relative(process.cwd(), target).split('\\').join('/') || '.';
+  const config = (json['pieces-os-worker'] ??= {});
+  config.workerDirectory = [...new Set([...(config.workerDirectory ?? []), entry])];
+  const indent = text.match(/^(\s+)"/m)?.[1] ?? '  ';
+  writeFileSync(manifest, JSON.stringify(json, null, indent) + (text.endsWith('\n') ? '\n' : ''));
+  console.log(`[pieces-os-worker] saved "${entry}" in package.json: every install of pieces-os-worker refreshes the copy.`);
 }
 
 async function serve(args) {

@@ -1,17 +1,16 @@
 /**
- * The page API's requests (hello, claim, add assets, report external
- * applications, the copilot's model, the test controls), answered the same way
- * by every host: the Service Worker over a MessageChannel, the in-page host by
- * a direct call.
+ * The page API's requests (hello, claim, assets, external applications, the
+ * copilot's model, the test controls), answered the same way by every host:
+ * the Service Worker over a MessageChannel, the in-page host by a direct call.
  */
-import { parseModelConfig } from './copilot/model.js';
 import { HttpError } from './http.js';
-import type { Override } from './overrides.js';
+import { parseModelConfig } from './copilot/model.js';
 import type { Service } from './service.js';
 import { array, object, optional, required, string } from './validate.js';
 import type { Storage } from '../storage/storage.js';
 import type { PageReply, PageRequest } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
+import { answerControl, isControl } from '../worker/controls.js';
 
 export async function answerPageRequest(
   service: Service,
@@ -19,6 +18,7 @@ export async function answerPageRequest(
   request: PageRequest,
   claim: () => Promise<void>,
 ): Promise<PageReply> {
+  if (isControl(request)) return answerControl(service, request);
   switch (request?.type) {
     case 'pieces:hello':
       return { ok: true, version: VERSION, bases: service.bases };
@@ -38,24 +38,12 @@ export async function answerPageRequest(
       );
       return { ok: true };
     case 'pieces:set-model':
-      return { ok: true, model: (await service.setModel(request.model === undefined || request.model === null ? undefined : parseModelConfig(request.model))).description };
+      return {
+        ok: true,
+        model: (await service.setModel(request.model === undefined || request.model === null ? undefined : parseModelConfig(request.model))).description,
+      };
     case 'pieces:get-model':
       return { ok: true, model: (await service.model()).description };
-    // The test controls; in a worker, overrides then apply to every tab of the origin.
-    case 'pieces:reset':
-      await service.reset();
-      return { ok: true };
-    case 'pieces:seed':
-      await service.seed(request.data as never);
-      return { ok: true };
-    case 'pieces:export':
-      return { ok: true, data: await service.exportData() };
-    case 'pieces:use':
-      await service.use(...(array(request.overrides, 'overrides') as Override[]));
-      return { ok: true };
-    case 'pieces:reset-overrides':
-      await service.resetOverrides();
-      return { ok: true };
     default:
       throw new HttpError(400, `Unknown page request ${JSON.stringify((request as { type?: unknown })?.type)}.`);
   }

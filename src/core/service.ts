@@ -13,11 +13,11 @@ import { knownOperation } from './catalogue.js';
 import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
 import { loggerFor, type Logger } from './log.js';
 import type { UserConfig } from './models/user.js';
+import { randomUUID } from './uuid.js';
 import { Overrides, type Override } from './overrides.js';
 import { Copilot } from './copilot/copilot.js';
 import type { ModelAdapter, ModelConfig } from './copilot/model.js';
 import { parseAssets } from './models/asset.js';
-import { randomUUID } from './uuid.js';
 
 export { DEFAULT_BASES };
 

@@ -76,11 +76,13 @@ export function optional<T>(object: JsonObject, key: string, path: string, check
 /** A GroupedTimestamp: `{value: ISO-8601, readable?}`. */
 export function timestamp(value: unknown, path: string): { value: string; readable?: string } {
   const record = object(value, path);
+  knownKeys(record, ['schema', 'value', 'readable'], path, 'GroupedTimestamp');
+  const schema = optional(record, 'schema', path, embeddedSchema);
   const iso = required(record, 'value', path, string);
   const time = Date.parse(iso);
   if (Number.isNaN(time)) throw badRequest(`${path}.value must be an ISO-8601 date, not ${shown(iso)}.`);
   const readable = optional(record, 'readable', path, string);
-  return { ...record, value: new Date(time).toISOString(), ...(readable === undefined ? {} : { readable }) };
+  return { ...(schema ? { schema } : {}), value: new Date(time).toISOString(), ...(readable === undefined ? {} : { readable }) };
 }
 
 export function integerArray(value: unknown, path: string): number[] {
@@ -90,6 +92,34 @@ export function integerArray(value: unknown, path: string): number[] {
     }
     return item;
   });
+}
+
+/** Refuses keys that are not fields of the model, so that every stored field is one the SDK reads back. */
+export function knownKeys(record: JsonObject, keys: readonly string[], path: string, model: string): void {
+  for (const key of Object.keys(record)) {
+    if (!keys.includes(key)) throw badRequest(`${path}.${key} is not a field of ${model} (its fields: ${keys.join(', ')}).`);
+  }
+}
+
+/** An EmbeddedModelSchema: `{migration: number, semantic: "UNKNOWN" | "MAJOR_0_MINOR_0_PATCH_1"}`. */
+export function embeddedSchema(value: unknown, path: string): { migration: number; semantic: string } {
+  const record = object(value, path);
+  knownKeys(record, ['migration', 'semantic'], path, 'EmbeddedModelSchema');
+  return {
+    migration: required(record, 'migration', path, number),
+    semantic: required(record, 'semantic', path, (v, p) => oneOf(v, ['UNKNOWN', 'MAJOR_0_MINOR_0_PATCH_1'], p)),
+  };
+}
+
+/**
+ * JSON text of a record to store: a `null` sent for an optional field means
+ * "absent", so the key is left out (the SDK's models have no null fields to serve).
+ */
+export const storedJson = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (v === null ? undefined : v));
+
+/** The fields of `record` that are neither undefined nor null. */
+export function defined<T extends Record<string, unknown>>(record: T): { [K in keyof T]: Exclude<T[K], undefined | null> } {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined && v !== null)) as never;
 }
 
 /** Refuses keys the service assigns itself, so that nothing sent is silently replaced. */

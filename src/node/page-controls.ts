@@ -1,8 +1,8 @@
 /**
  * The controls of the service in a browser page, from a Node test driving it
  * (Playwright, Puppeteer, or any object with `evaluate(fn, arg)`): each call
- * is sent by the page to the worker that controls it, so it applies to every
- * tab of the origin. The app needs no cooperation beyond `startPiecesService()`.
+ * is sent by the page to the worker that controls it (or, in page mode, to
+ * the service running in the page), so it applies to every tab of the origin. The app needs no cooperation beyond `startPiecesService()`.
  *
  *   const pieces = piecesControls(page);
  *   await pieces.use({ operation: 'conversationsSnapshot', status: 500 });
@@ -18,6 +18,9 @@ export interface EvaluatingPage {
 export function piecesControls(page: EvaluatingPage): PiecesControls {
   return controlsOver(async (request) => {
     const reply = await page.evaluate(async (message: ControlRequest): Promise<PageReply> => {
+      // Page mode: the in-page host (see src/page/in-page.ts) answers.
+      const inPage = (globalThis as Record<symbol, { ask(m: unknown): Promise<PageReply> } | undefined>)[Symbol.for('pieces-os-worker.page-host')];
+      if (inPage) return inPage.ask(message).catch((error: Error) => ({ ok: false as const, error: error.message }));
       const container = navigator.serviceWorker;
       const worker = container?.controller ?? (container ? (await container.ready).active : null);
       if (!worker) return { ok: false, error: 'No pieces-os-worker controls this page: await startPiecesService() in the app first.' };

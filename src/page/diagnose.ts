@@ -18,12 +18,27 @@ function inThirdPartyFrame(): boolean {
   }
 }
 
+/** Blocked storage, said for what it is: a third-party iframe, or site data blocked by the browser's settings. */
+function storageBlockedReason(): string {
+  if (inThirdPartyFrame()) {
+    return 'this page runs in a third-party iframe, where the browser blocks service workers and partitions or blocks storage. Open the app in its own tab to use the worker.';
+  }
+  return 'the browser blocks site data (cookies and storage) for this site, so no service worker can register. Allow site data for this site to use the worker.';
+}
+
 /** Why this page can never have a service worker, or null when it may. */
 export function environmentReason(): string | null {
   if (!globalThis.isSecureContext) {
     return `this page (${location.origin}) is not a secure context: browsers run service workers only on https:// and on http://localhost (a LAN address such as http://192.168.1.20 is neither).`;
   }
-  if (!navigator.serviceWorker) {
+  let container: ServiceWorkerContainer | undefined;
+  try {
+    container = navigator.serviceWorker;
+  } catch {
+    // Firefox throws SecurityError ("The operation is insecure.") where site data is blocked.
+    return storageBlockedReason();
+  }
+  if (!container) {
     return 'this browser offers no service workers here (a private window, a setting or an embedding browser disables them).';
   }
   return null;
@@ -41,15 +56,8 @@ export async function explainRegistrationFailure(error: unknown, scriptURL: stri
   const message = (error as Error)?.message ?? String(error);
   const script = await checkScript(scriptURL);
   if (script) return script;
-  if (/denied permission|storage|cookie/i.test(message) || (error as DOMException)?.name === 'SecurityError') {
-    if (inThirdPartyFrame()) {
-      return new NoWorkerReason(
-        'this page runs in a third-party iframe, where the browser blocks service workers and partitions or blocks storage. Open the app in its own tab to use the worker.',
-      );
-    }
-    return new NoWorkerReason(
-      'the browser blocks site data (cookies and storage) for this site, so no service worker can register. Allow site data for this site to use the worker.',
-    );
+  if (/denied permission|insecure|storage|cookie/i.test(message) || (error as DOMException)?.name === 'SecurityError') {
+    return new NoWorkerReason(storageBlockedReason());
   }
   return `the worker script ${scriptURL} failed to register: ${message}`;
 }

@@ -122,7 +122,12 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
     if (!(error instanceof NoWorkerReason)) throw error;
     if (options.fallback === false) throw new PiecesServiceError(`no service worker can run: ${error.reason}`);
     const { startInPage } = await import('./in-page.js');
-    const host = await startInPage({ bases: options.bases, stream: options.stream !== false });
+    const host = await startInPage({
+      bases: options.bases,
+      stream: options.stream !== false,
+      syncProbes: options.syncProbes !== false,
+      log: options.log,
+    });
     ask = host.ask;
     // Said once, even with `quiet`: the app runs differently than it may expect.
     warn(

@@ -22,7 +22,7 @@ import { VERSION } from '../version.js';
 export type ServiceState = 'ready' | 'lost' | 'recovered';
 
 export interface WatchedService {
-  /** Undefined in page mode: the service runs in this page and cannot be lost. */
+  /** The worker's registration; none when the service runs in the page itself (nothing to lose then). */
   registration?: ServiceWorkerRegistration;
   version: { worker: string };
 }
@@ -92,9 +92,9 @@ export function watchService(
   async function check() {
     // While starting again is under way or waiting for its backoff, there is nothing to check.
     if (stopped || recovering || retry !== undefined) return;
-    if (!current.registration) return;
     const container = navigator.serviceWorker;
-    const scope = current.registration.scope;
+    const scope = current.registration?.scope;
+    if (scope === undefined) return;
     const registration = await container.getRegistration(scope).catch(() => undefined);
     const controller = container.controller;
     let why = '';
@@ -106,11 +106,18 @@ export function watchService(
     await recover();
   }
 
-  const timer = setInterval(() => void check(), intervalMs);
+  // A service running in the page has no worker to lose (and there, navigator.serviceWorker may even throw).
+  const watched = service.registration !== undefined;
+  const timer = watched ? setInterval(() => void check(), intervalMs) : undefined;
   const onControllerChange = () => void check();
-  navigator.serviceWorker?.addEventListener('controllerchange', onControllerChange);
-  const channel = new BroadcastChannel(CHANGES_CHANNEL);
-  channel.onmessage = (event: MessageEvent) => {
+  if (watched) navigator.serviceWorker.addEventListener('controllerchange', onControllerChange);
+  let channel: BroadcastChannel | null = null;
+  try {
+    channel = new BroadcastChannel(CHANGES_CHANNEL);
+  } catch {
+    // Refused (some browsers' private modes): no announcements to follow.
+  }
+  if (channel) channel.onmessage = (event: MessageEvent) => {
     const message = event.data as WorkerMessage;
     if (message?.type === 'worker' && typeof message.version === 'string' && message.version !== workerVersion) {
       const from = workerVersion;
@@ -137,8 +144,8 @@ export function watchService(
         stopped = true;
         clearInterval(timer);
         clearTimeout(retry);
-        navigator.serviceWorker?.removeEventListener('controllerchange', onControllerChange);
-        channel.close();
+        if (watched) navigator.serviceWorker.removeEventListener('controllerchange', onControllerChange);
+        channel?.close();
       },
     },
   }) as ServiceWatch;

@@ -41,7 +41,7 @@ export async function askWorker(request: PageRequest, worker?: ServiceWorker | n
 
 class TimeoutError extends Error {}
 
-/** The worker script URL: the given one with its own query kept, plus `bases` when given. */
+/** The worker script URL: the given one with its own query kept, plus `bases` and `log` when given. */
 export function workerURL(options: WorkerModeOptions): URL {
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', options.bases.join(','));
@@ -111,7 +111,9 @@ async function update(registration: ServiceWorkerRegistration): Promise<boolean>
   } catch {
     return false; // offline: keep the running worker
   }
-  const next = registration.installing ?? registration.waiting;
+  // The new worker: still installing or waiting, or already active (the
+  // browser's own update check on navigation may have got there first).
+  const next = registration.installing ?? registration.waiting ?? (registration.active !== controller ? registration.active : null);
   if (!next) return false;
   const changed = new Promise((resolve) => container.addEventListener('controllerchange', resolve, { once: true }));
   while (next.state !== 'activated') {

@@ -218,7 +218,9 @@ export function cacheReads(
     };
   }
   wrapped.close = () => {
-    channel?.close();
+    // A channel given by the caller is theirs (shared with other caches, or with the next connection's).
+    if (typeof channelOrName === 'string') channel?.close();
+    else channel?.removeEventListener('message', clearAll);
     storage.close();
   };
   return wrapped;

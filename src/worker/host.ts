@@ -3,11 +3,9 @@
  * under the bases, broadcasts conversation changes and serves the page API.
  */
 import { registerRoute } from 'workbox-routing';
+import { createHostedService, initialAssets, type HostedOptions } from '../core/hosted.js';
 import { answerPageRequest } from '../core/page-api.js';
-import type { ModelAdapter, ModelConfig } from '../core/copilot/model.js';
-import { createService, type RouteRegistry, type Service } from '../core/service.js';
-import type { UserConfig } from '../core/models/user.js';
-import { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+import type { RouteRegistry, Service } from '../core/service.js';
 import { openStorage } from '../storage/idb-storage.js';
 import { lazyStorage } from '../storage/lazy.js';
 import { cacheReads } from '../storage/read-cache.js';
@@ -18,25 +16,11 @@ import type { ServiceWorkerScope } from './sw-types.js';
 import type { ConnectMessage } from '../port/protocol.js';
 import { createPortServer, type PortLike } from '../port/server.js';
 
-export interface WorkerOptions {
-  /** Base URLs to answer (a port range may be written `http://localhost:39300-39333`); default `DEFAULT_BASES`. */
-  bases?: readonly string[];
-  /** The local user profile; null for none. */
-  user?: UserConfig | null;
+export interface WorkerOptions extends HostedOptions {
   /** IndexedDB database name; default `pieces-os-worker`. */
   databaseName?: string;
-  /** Store the sample assets on the database's first start (and on `reset()`); default true. */
-  sampleAssets?: boolean;
-  maxBodyBytes?: number;
-  /** Print each request and its answer in the worker's console. */
-  log?: boolean;
   /** Write concurrent creates together, in one transaction, each acknowledged after it; default true. */
   groupCommit?: boolean;
-  /**
-   * The copilot's model: an adapter or a configuration; default the extractive answers
-   * (no model). A page may switch it at run time (`setModel` of the page API).
-   */
-  model?: ModelAdapter | ModelConfig;
 }
 
 /**
@@ -49,7 +33,7 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
   const storage: Storage = lazyStorage((hooks) =>
     openStorage({
       name: options.databaseName,
-      seedAssets: options.sampleAssets === false ? [] : SAMPLE_ASSETS,
+      seedAssets: initialAssets(options),
       groupCommit: options.groupCommit,
       onLost: hooks.lost,
       onBlocked: hooks.blocked,
@@ -77,18 +61,7 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
     const known = pending.get(change.collection);
     if (!known || change.seq > known.seq) pending.set(change.collection, change);
   };
-  const service = createService({
-    storage,
-    bases: options.bases,
-    user: options.user,
-    maxBodyBytes: options.maxBodyBytes,
-    model: options.model,
-    onChange: announce,
-    log: options.log,
-    initialData: { assets: options.sampleAssets === false ? [] : SAMPLE_ASSETS },
-    // Overrides set by a test hold for every tab until reset, across worker restarts.
-    keepOverrides: { load: () => storage.getMeta('overrides'), save: (list) => storage.setMeta('overrides', list) },
-  });
+  const service = createHostedService(storage, announce, options);
   // The fast path: pages send their requests over a port (see src/port/).
   let fetches = 0;
   const ports = createPortServer((request) => service.respond(request), { stats: () => ({ fetches }) });

@@ -1,7 +1,9 @@
 /** The test controls in a browser: from one tab, for every tab of the origin, across worker restarts. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { chromium } from 'playwright-core';
 import { piecesControls } from '../../src/node/page-controls.js';
-import { launch, need, type BrowserContext, type Page } from './engine.js';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium.js';
+import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 import { openDemo, storeIds } from './pages.js';
 
 const status = (page: Page, path: string) => page.evaluate((url) => fetch(url).then((r) => r.status, () => 'network error'), `http://localhost:1000${path}`);
@@ -47,5 +49,29 @@ describe('controls', () => {
     expect(await status(b, '/conversations')).toBe(503);
     await pieces.resetOverrides();
     expect(await status(b, '/conversations')).toBe(200);
+  });
+});
+
+describe("Playwright's serviceWorkers: 'block'", () => {
+  it('runs in the page, and the controls reach it', async (test) => {
+    if (engine.name !== 'chromium') test.skip('a Playwright option: tested in Chromium');
+    const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+    try {
+      const context = await browser.newContext({ serviceWorkers: 'block' });
+      const page = await context.newPage();
+      await page.goto(inject('demoUrl'));
+      await page.waitForSelector('#status[data-state="ready"][data-mode="page"]');
+      expect(await page.textContent('#status')).toContain('service worker registration is blocked in this browser');
+      const pieces = piecesControls(page);
+      await pieces.reset();
+      await pieces.seed({ conversations: [{ id: '55555555-5555-4555-8555-555555555555', type: 'COPILOT', name: 'seeded in page mode' }] });
+      expect(await storeIds(page as never)).toEqual(['55555555-5555-4555-8555-555555555555']);
+      await pieces.use({ operation: 'conversationsSnapshot', status: 503 });
+      expect(await status(page as never, '/conversations')).toBe(503);
+      await pieces.resetOverrides();
+      expect(await status(page as never, '/conversations')).toBe(200);
+    } finally {
+      await browser.close();
+    }
   });
 });

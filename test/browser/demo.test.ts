@@ -32,6 +32,17 @@ async function openWatchedDemo(context: BrowserContext) {
   return { page, problems };
 }
 
+/** How many requests of an operation the demo's request log shows. */
+const logged = (page: Page, operation: string) =>
+  page.evaluate((name) => document.querySelectorAll(`#request-log li[data-operation="${name}"]`).length, operation);
+
+/** True when the element is present and not hidden. */
+const visible = (page: Page, selector: string) =>
+  page.evaluate((s) => {
+    const element = document.querySelector<HTMLElement>(s);
+    return !!element && !element.hidden && element.getClientRects().length > 0;
+  }, selector);
+
 const listIds = (page: Page) =>
   page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].map((li) => li.dataset.id!));
 
@@ -57,18 +68,89 @@ describe('the demo page', () => {
     await context?.close();
   });
 
+  it('reads the conversations snapshot once on load, and once per change', async () => {
+    await page.waitForSelector('body[data-loaded="true"]');
+    expect(await logged(page, 'conversationsSnapshot')).toBe(1);
+    await page.fill('#create-name', 'one read');
+    await page.click('#create-conversation');
+    await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'one read'));
+    expect(await logged(page, 'conversationsSnapshot')).toBe(2);
+  });
+
   it('creates a conversation with a seed message; the name renders as text, never HTML', async () => {
     const name = 'Ideas <img src=x onerror="window.pwned=1">';
     await page.fill('#create-name', name);
     await page.fill('#create-message', 'How do I debounce a function?');
     await page.click('#create-conversation');
-    await page.waitForSelector('#conversation-list li');
+    await page.waitForFunction((n) => [...document.querySelectorAll('#conversation-list .name')].some((e) => e.textContent === n), name);
     await listMatchesStore(page);
-    expect(await page.textContent('#conversation-list li .name')).toBe(name);
+    const id = await page.evaluate((n) => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === n)!.dataset.id!, name);
     expect(await page.evaluate(() => document.querySelector('#conversation-list img'))).toBeNull();
     expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
-    await page.click('#conversation-list li .link');
-    expect(await page.textContent('#conversation-detail')).toContain('[USER] How do I debounce a function?');
+    await page.click(`#conversation-list li[data-id="${id}"] .link`);
+    await expect.poll(() => page.textContent('#conversation-detail')).toContain('[USER] How do I debounce a function?');
+  });
+
+  it('shows health and version in the header, as a client discovering Pieces OS reads them', async () => {
+    expect(await page.textContent('#health')).toMatch(/^Pieces OS \d+\.\d+\.\d+ · health ok$/);
+    expect(await page.getAttribute('#health', 'data-state')).toBe('ready');
+    expect(await logged(page, 'getWellKnownHealth')).toBe(1);
+    expect(await logged(page, 'getWellKnownVersion')).toBe(1);
+  });
+
+  it('opens a conversation with GET /conversation/{id}; adds, edits and deletes its messages; renames it', async () => {
+    await page.fill('#create-name', 'to edit');
+    await page.fill('#create-message', 'first question\nsecond line');
+    await page.click('#create-conversation');
+    await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'to edit'));
+    const id = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'to edit')!.dataset.id!);
+    const reads = await logged(page, 'conversationGetSpecificConversation');
+    await page.click(`#conversation-list li[data-id="${id}"] .link`);
+    await page.waitForFunction(() => document.querySelector('#message-list li[data-role="USER"]')?.textContent?.includes('first question'));
+    expect(await logged(page, 'conversationGetSpecificConversation')).toBe(reads + 1);
+    expect(await page.textContent('#request-log li[data-operation="conversationGetSpecificConversation"] .path')).toBe(`/conversation/${id}`);
+    expect(await page.inputValue('#rename-name')).toBe('to edit');
+    expect(await page.getAttribute(`#conversation-list li[data-id="${id}"]`, 'aria-current')).toBe('');
+    const stored = () =>
+      page.evaluate(async (c) => {
+        const conversation = await (await fetch(`http://localhost:1000/conversation/${c}`)).json();
+        return {
+          name: conversation.name as string | undefined,
+          texts: conversation.messages.iterable.map((m: { reference: { role: string; fragment: { string: { raw: string } } } }) => `${m.reference.role}: ${m.reference.fragment.string.raw}`),
+          deleted: Object.values(conversation.messages.indices as Record<string, number>).filter((i) => i === -1).length,
+        };
+      }, id);
+
+    // Add: an ASSISTANT answer; the pane shows it once the change comes back on the stream.
+    await page.fill('#message-text', 'an answer <b>not bold</b>');
+    await page.selectOption('#message-role', 'ASSISTANT');
+    await page.click('#add-message');
+    await page.waitForFunction(() => document.querySelector('#message-list li[data-role="ASSISTANT"] .text')?.textContent === 'an answer <b>not bold</b>');
+    expect(await page.evaluate(() => document.querySelector('#message-list b'))).toBeNull();
+    expect(await stored()).toEqual({ name: 'to edit', texts: ['USER: first question\nsecond line', 'ASSISTANT: an answer <b>not bold</b>'], deleted: 0 });
+
+    // Edit the answer in place.
+    await page.click('#message-list li[data-role="ASSISTANT"] .link');
+    await page.fill('#message-list .edit', 'a better answer');
+    await page.click('#message-list .edit-form button[type="submit"]');
+    await page.waitForFunction(() => document.querySelector('#message-list li[data-role="ASSISTANT"] .text')?.textContent === 'a better answer');
+    expect((await stored()).texts).toEqual(['USER: first question\nsecond line', 'ASSISTANT: a better answer']);
+
+    // Delete it: gone from the pane and the store, its index -1.
+    await page.click('#message-list li[data-role="ASSISTANT"] .danger');
+    await page.waitForFunction(() => !document.querySelector('#message-list li[data-role="ASSISTANT"]'));
+    expect(await stored()).toEqual({ name: 'to edit', texts: ['USER: first question\nsecond line'], deleted: 1 });
+
+    // Rename with a typed name, then from the messages.
+    await page.fill('#rename-name', 'Renamed <i>here</i>');
+    await page.click('#rename');
+    await page.waitForFunction((c) => document.querySelector(`#conversation-list li[data-id="${c}"] .name`)?.textContent === 'Renamed <i>here</i>', id);
+    expect((await stored()).name).toBe('Renamed <i>here</i>');
+    await page.click('#auto-name');
+    await page.waitForFunction((c) => document.querySelector(`#conversation-list li[data-id="${c}"] .name`)?.textContent === 'first question', id);
+    expect(await page.inputValue('#rename-name')).toBe('first question');
+    expect(await logged(page, 'conversationUpdate')).toBe(1);
+    expect(await logged(page, 'conversationSpecificConversationRename')).toBe(1);
   });
 
   it('creates a conversation from a sample asset and shows its summary message', async () => {
@@ -80,10 +162,36 @@ describe('the demo page', () => {
     expect(await page.evaluate(() => [...document.querySelectorAll('#conversation-list li .name')].map((n) => n.textContent))).toContain('retry.py');
   });
 
-  it('shows the bytes transferables=false saves', async () => {
+  it('shows the bytes transferables=false saves, never a negative figure after deletes', async () => {
     await page.click('#transferables');
     await expect.poll(() => page.textContent('#transfer-size')).toMatch(/transferables=false saves .+ \(\d+%\)/);
     await page.click('#transferables');
+    await expect.poll(() => page.textContent('#transfer-size')).toMatch(/^response .+ · transferables=false saves \d/);
+    // Deleting the conversation with the most text: the sizes measured before no longer describe the same records.
+    const ids = await storeIds(page);
+    const fromAsset = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'retry.py')!.dataset.id!);
+    await page.click(`#conversation-list li[data-id="${fromAsset}"] .danger`);
+    await expect.poll(() => storeIds(page)).toEqual(ids.filter((id) => id !== fromAsset));
+    await listMatchesStore(page);
+    const label = (await page.textContent('#transfer-size'))!;
+    expect(label).not.toContain('-');
+    expect(label).toMatch(/^response \d/);
+    await page.click('#transferables');
+    await expect.poll(() => page.textContent('#transfer-size')).toMatch(/saves \d+(\.\d)? (B|KB) \((\d|[1-9]\d)%\)$/);
+    await page.click('#transferables');
+  });
+
+  it('hides the detail pane when the conversation it shows is deleted', async () => {
+    await page.fill('#create-name', 'shown then deleted');
+    await page.fill('#create-message', 'bye');
+    await page.click('#create-conversation');
+    await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'shown then deleted'));
+    const id = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'shown then deleted')!.dataset.id!);
+    await page.click(`#conversation-list li[data-id="${id}"] .link`);
+    await expect.poll(() => page.textContent('#conversation-detail')).toContain('[USER] bye');
+    await page.click(`#conversation-list li[data-id="${id}"] .danger`);
+    await page.waitForFunction(() => document.querySelector<HTMLElement>('#conversation-detail')!.hidden);
+    await listMatchesStore(page);
   });
 
   it('deletes a conversation from the list and the store', async () => {
@@ -105,7 +213,8 @@ describe('the demo page', () => {
     }
     await expect
       .poll(() => page.textContent(`#application-list li[data-id="${id}"] .engagement`))
-      .toMatch(/^1 interactions · 1 keyboard · 1 installs · 1 updates/);
+      .toMatch(/^1 interaction · 1 keyboard event · 1 install · 1 update · last /);
+    expect(await page.textContent('#event-result')).toMatch(/^Update recorded: OBSIDIAN 1\.5\.0 → 1\.5\.1\.$/);
     expect(await page.textContent('#application-list')).toContain('OBSIDIAN 1.5.1');
     const stored = await page.evaluate(async (app) => (await (await fetch(`http://localhost:1000/applications/${app}`)).json()).engagement, id);
     expect(stored).toMatchObject({ interactions: 1, keyboard: 1, installations: 1, updates: 1 });
@@ -127,10 +236,39 @@ describe('the demo page', () => {
     expect(await page.textContent('#related-list')).toContain('Visual Studio Code');
   });
 
-  it('shows the service message of a failed request, and logs every call with its operation', async () => {
+  it('says so when an event is sent for no application', async () => {
+    await page.selectOption('#event-application', '');
+    await page.click('[data-event="interaction"]');
+    await expect.poll(() => page.textContent('#event-result')).toContain('Interaction recorded for no application: it counts for none.');
+  });
+
+  it('shows the service message of a failed request next to the control, covering nothing, with a close button', async () => {
     await page.selectOption('#event-application', '');
     await page.click('[data-event="update"]');
-    await expect.poll(() => page.textContent('#error')).toContain('Choose an application');
+    await expect.poll(() => page.textContent('#error-text')).toContain('Choose an application');
+    expect(await visible(page, '#error')).toBe(true);
+    // In the flow of the page, right after the failing control's row: every control stays reachable.
+    const covered = await page.evaluate(() => {
+      const row = document.querySelector('[data-event="update"]')!.closest('.row')!;
+      return {
+        after: row.nextElementSibling?.id,
+        hidden: [...document.querySelectorAll<HTMLElement>('button, input, select, textarea')]
+          .filter((control) => control.getClientRects().length > 0 && !control.closest('#error'))
+          .filter((control) => {
+            control.scrollIntoView({ block: 'center' });
+            const box = control.getBoundingClientRect();
+            const top = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+            return top !== null && !control.contains(top) && !!top.closest('#error');
+          })
+          .map((control) => control.id || control.textContent),
+      };
+    });
+    expect(covered).toEqual({ after: 'error', hidden: [] });
+    await page.click('#error-close');
+    expect(await visible(page, '#error')).toBe(false);
+  });
+
+  it('logs every call with its operation', async () => {
     const operations = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#request-log li')].map((li) => li.dataset.operation));
     for (const name of ['conversationsCreateSpecificConversation', 'conversationsCreateFromAsset', 'conversationsDeleteSpecificConversation', 'applicationsRegister', 'applicationsSessionOpen', 'assetsIdentifiersSnapshot']) {
       expect(operations).toContain(name);
@@ -140,6 +278,9 @@ describe('the demo page', () => {
 
   it('runs under its strict CSP with no violation and no error, and leaves a screenshot', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
+    // With a conversation open, so that the picture shows the detail pane too.
+    await page.click('#conversation-list li .link');
+    await page.waitForSelector('#message-list li[data-id]');
     await page.screenshot(resolve(ARTIFACTS, `demo-${engine.name}.png`));
     const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
     expect(csp).toContain("script-src 'self'");
@@ -163,8 +304,12 @@ describe('the demo in two tabs', () => {
       await listMatchesStore(a.page);
       await listMatchesStore(b.page);
       const victim = (await storeIds(a.page))[0];
+      await a.page.click(`#conversation-list li[data-id="${victim}"] .link`);
+      await expect.poll(() => visible(a.page, '#conversation-detail')).toBe(true);
       await b.page.click(`#conversation-list li[data-id="${victim}"] .danger`);
       await expect.poll(() => listIds(a.page)).not.toContain(victim);
+      // The tab that showed it no longer does.
+      expect(await visible(a.page, '#conversation-detail')).toBe(false);
       await listMatchesStore(a.page);
       expect(await listIds(b.page)).toEqual(await listIds(a.page));
     } finally {

@@ -8,7 +8,7 @@ import type { BrowserContext, Capability, Engine, EngineName, LaunchOptions } fr
 
 export type { BrowserContext, ConsoleEntry, LaunchOptions, Page } from './driver.js';
 
-const engines: Partial<Record<EngineName, () => Promise<{ engine: Engine }>>> = {
+const engines: Record<EngineName, () => Promise<{ engine: Engine }>> = {
   chromium: () => import('./chromium.js'),
   firefox: () => import('./firefox.js'),
   webkit: () => import('./webkit.js'),
@@ -17,7 +17,7 @@ const engines: Partial<Record<EngineName, () => Promise<{ engine: Engine }>>> = 
 const name = (process.env.PIECES_BROWSER ?? 'chromium') as EngineName;
 if (!(name in engines)) throw new Error(`PIECES_BROWSER must be one of ${Object.keys(engines).join(', ')}, not ${name}.`);
 
-export const engine: Engine = (await engines[name]!()).engine;
+export const engine: Engine = (await engines[name]()).engine;
 
 /** Starts the engine's browser on `profile` (a new folder unless given). */
 export async function launch(profile?: string, options?: LaunchOptions): Promise<{ context: BrowserContext; profile: string }> {

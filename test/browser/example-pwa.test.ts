@@ -9,13 +9,14 @@ import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, createServer, preview, type PreviewServer, type ViteDevServer } from 'vite';
-import { launch, type BrowserContext } from './engine.js';
+import { engine, launch, type BrowserContext } from './engine.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const example = join(root, 'examples/vite-pwa');
 const configFile = join(example, 'vite.config.js');
 
-describe('the vite-plugin-pwa example', () => {
+// The package and the example are engine-independent: built and run once, in Chromium.
+describe.skipIf(engine.name !== 'chromium')('the vite-plugin-pwa example', () => {
   let dev: ViteDevServer;
   let built: PreviewServer;
 

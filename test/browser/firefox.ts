@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page as PpPage } from 'puppeteer-core';
-import { ScriptedPage, type BrowserContext, type Engine, type Page } from './driver.js';
+import { ScriptedPage, type BrowserContext, type Engine, type LaunchOptions, type Page } from './driver.js';
 
 export function firefoxPath(): string {
   const path = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
@@ -116,8 +116,15 @@ class FirefoxContext implements BrowserContext {
 
 export const engine: Engine = {
   name: 'firefox',
-  async launch(profile = mkdtempSync(join(tmpdir(), 'pieces-firefox-'))) {
+  async launch(profile = mkdtempSync(join(tmpdir(), 'pieces-firefox-')), options: LaunchOptions = {}) {
+    const prefs: Record<string, unknown> = {};
+    // Listed host names resolve as localhost does.
+    if (options.loopbackHosts) prefs['network.dns.localDomains'] = options.loopbackHosts.join(',');
+    if (options.blockServiceWorkers) prefs['dom.serviceWorkers.enabled'] = false;
+    // 2: block every cookie and site data; 1: block third-party ones.
+    if (options.siteData) prefs['network.cookie.cookieBehavior'] = options.siteData === 'blocked' ? 2 : 1;
     const browser = await puppeteer.launch({
+      extraPrefsFirefox: prefs,
       browser: 'firefox',
       executablePath: firefoxPath(),
       headless: true,

@@ -168,6 +168,20 @@ export const callEveryOperation = (page: Page) =>
     await get('assetsStreamIdentifiers', '/assets/stream/identifiers', stream);
     await post('conversationAssociateAsset', `/conversation/${conversation.id}/assets/associate/${asset}`);
     await post('conversationDisassociateAsset', `/conversation/${conversation.id}/assets/disassociate/${asset}`);
+    await post('relevance', '/qgpt/relevance', { query: 'debounce a function' });
+    await post('question', '/qgpt/question', { query: 'How do I debounce a function?', relevant: { iterable: [] } });
+    // The copilot stream is a socket: a question sent, answered until COMPLETED.
+    statuses.qgptStream = await new Promise<number>((resolve) => {
+      const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
+      socket.onopen = () => socket.send(JSON.stringify({ question: { query: 'How do I debounce a function?', relevant: { iterable: [] } } }));
+      socket.onmessage = (event) => {
+        if ((JSON.parse(event.data) as { status?: string }).status === 'COMPLETED') {
+          socket.close();
+          resolve(200);
+        }
+      };
+      socket.onerror = () => resolve(0);
+    });
     const fromAsset = await post('conversationsCreateFromAsset', `/conversations/create/from_asset/${asset}`);
     await get('conversationsSnapshot', '/conversations');
     const ids = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');

@@ -175,6 +175,31 @@ describe('where the browser refuses service workers', () => {
       expect(logs).toContain('IndexedDB is unavailable here');
       expect(logs).toContain('running in the page, without a service worker');
       expect(await page.evaluate(() => fetch('http://localhost:1000/applications').then((r) => r.status))).toBe(200);
+      // The stream works too (without BroadcastChannel where the browser refuses it).
+      const streamed = await page.evaluate(
+        () =>
+          new Promise<string[][]>((resolve, reject) => {
+            const messages: string[][] = [];
+            const socket = new WebSocket('ws://localhost:1000/conversations/stream/identifiers');
+            socket.onmessage = async (event) => {
+              messages.push((JSON.parse(event.data) as { iterable: { conversation: { id: string } }[] }).iterable.map((i) => i.conversation.id));
+              if (messages.length === 1) {
+                const response = await fetch('http://localhost:1000/conversations/create', {
+                  method: 'POST',
+                  headers: { 'Content-Type': 'application/json' },
+                  body: JSON.stringify({ type: 'COPILOT', name: 'in memory' }),
+                });
+                messages.push([((await response.json()) as { id: string }).id]);
+              } else {
+                socket.close();
+                resolve(messages);
+              }
+            };
+            socket.onerror = () => reject(new Error('the stream failed'));
+          }),
+      );
+      expect(streamed[0]).toEqual([]);
+      expect(streamed[2]).toEqual(streamed[1]);
     } finally {
       await context.close();
     }
@@ -198,7 +223,7 @@ describe('where the browser refuses service workers', () => {
     try {
       const result = await start(page, { fallback: false });
       prefixed(result);
-      expect(result.error).toContain('[pieces-os-worker] no service worker can run: service worker registration is blocked');
+      expect(result.error).toMatch(/^\[pieces-os-worker\] no service worker can run: (service worker registration is blocked|this browser offers no service workers here)/);
       const outside = await page.evaluate(() => fetch('http://localhost:1000/applications').then(() => 'answered', () => 'network error'));
       expect(outside).toBe('network error');
     } finally {

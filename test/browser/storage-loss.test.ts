@@ -122,11 +122,12 @@ describe('the database deleted under a running worker', () => {
 describe('an upgrade blocked by an older connection', () => {
   it('answers 503 saying what blocks it, and proceeds as soon as that connection closes', async () => {
     const page = await demo();
-    await deleteDatabase(page);
-    // An older version's connection (version 2) that stays open when asked to close.
+    // Deleted, then at once an older version's connection (version 2) that stays open when asked to close
+    // (in one task: the worker cannot open the database again in between).
     await page.evaluate(
       (name) =>
         new Promise<void>((resolve, reject) => {
+          indexedDB.deleteDatabase(name);
           const request = indexedDB.open(name, 2);
           request.onupgradeneeded = () => request.result.createObjectStore('meta');
           request.onsuccess = () => {

@@ -19,8 +19,8 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Builder, type WebDriver } from 'selenium-webdriver';
 import { createInterface } from 'node:readline';
+import { Builder, type WebDriver } from 'selenium-webdriver';
 import { ScriptedPage, sleep, Unsupported, type BrowserContext, type Capability, type Engine, type Page } from './driver.js';
 
 const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
@@ -36,6 +36,10 @@ const LACKS: Partial<Record<Capability, string>> = {
   killWorkers: 'WebDriver has no command to stop a service worker, and WebKitGTK none of its own',
   hardReload: "WebKit's hard reload (reload from origin) still goes through the service worker, so there is no uncontrolled load to recover from",
   offline: 'WebDriver has no command to take WebKitGTK offline',
+  restart: "MiniBrowser's automation mode always uses throwaway storage",
+  loopbackHosts: 'not implemented in the WebKit driver: MiniBrowser is started without a host-resolver setting',
+  blockServiceWorkers: 'not implemented in the WebKit driver: MiniBrowser is started with service workers on',
+  siteData: 'not implemented in the WebKit driver: MiniBrowser is started with its default cookie policy',
   console:
     'WebDriver classic has no console log command, and MiniBrowser does not apply --enable-write-console-messages-to-stdout to the pages it opens for automation',
 };
@@ -53,6 +57,22 @@ async function startXvfb(): Promise<{ display: string; process: ChildProcess }> 
     xvfb.on('exit', (code) => reject(new Error(`Xvfb exited with ${code}`)));
   });
   return { display, process: xvfb };
+}
+
+/** What neither WebKit browser can do (see LACKS). */
+abstract class WebKitContextBase implements BrowserContext {
+  abstract readonly profile: string;
+  abstract newPage(): Promise<Page>;
+  abstract close(): Promise<void>;
+  stopWorkers(): Promise<void> {
+    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
+  }
+  hardReload(): Promise<void> {
+    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
+  }
+  setOffline(): Promise<void> {
+    throw new Unsupported('webkit', 'offline', LACKS.offline!);
+  }
 }
 
 async function freePort(): Promise<number> {
@@ -140,7 +160,7 @@ class WebKitPage extends ScriptedPage {
   }
 }
 
-class WebKitContext implements BrowserContext {
+class WebKitContext extends WebKitContextBase {
   private queue: Promise<unknown> = Promise.resolve();
   private current: string | undefined;
   private first: string | undefined;
@@ -151,6 +171,7 @@ class WebKitContext implements BrowserContext {
     readonly profile: string,
     first: string,
   ) {
+    super();
     this.first = this.current = first;
   }
 
@@ -191,15 +212,6 @@ class WebKitContext implements BrowserContext {
     for (const child of this.processes) child.kill();
   }
 
-  stopWorkers(): Promise<void> {
-    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
-  }
-  hardReload(): Promise<void> {
-    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
-  }
-  setOffline(): Promise<void> {
-    throw new Unsupported('webkit', 'offline', LACKS.offline!);
-  }
 }
 
 /** webkit-profile-browser.py: one JSON command per line, one answer per command. */
@@ -257,12 +269,14 @@ class ProfilePage extends ScriptedPage {
   }
 }
 
-class ProfileContext implements BrowserContext {
+class ProfileContext extends WebKitContextBase {
   constructor(
     private readonly browser: ProfileBrowser,
     private readonly xvfb: ChildProcess,
     readonly profile: string,
-  ) {}
+  ) {
+    super();
+  }
 
   async newPage(): Promise<Page> {
     return new ProfilePage(this.browser, await this.browser.send<number>('open'));
@@ -276,15 +290,6 @@ class ProfileContext implements BrowserContext {
     this.xvfb.kill();
   }
 
-  stopWorkers(): Promise<void> {
-    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
-  }
-  hardReload(): Promise<void> {
-    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
-  }
-  setOffline(): Promise<void> {
-    throw new Unsupported('webkit', 'offline', LACKS.offline!);
-  }
 }
 
 async function launchProfileBrowser(profile: string): Promise<ProfileContext> {

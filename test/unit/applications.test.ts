@@ -11,7 +11,7 @@ import {
   instanceOfDetectedExternalApplications,
   type Application,
 } from '@pieces.app/pieces-os-client';
-import { BASE, application, jsonPost, setup } from './harness.js';
+import { BASE, application, dump, jsonPost, setup } from './harness.js';
 
 const sdkApplication = (overrides: Partial<Application> = {}): Application => ({
   id: crypto.randomUUID(),
@@ -57,11 +57,24 @@ describe('applicationsRegister', () => {
     expect((await t.applications.applicationsSnapshot()).iterable).toHaveLength(1);
   });
 
-  it('keeps fields the SDK ignores, and rejects bad enums listing the allowed values', async () => {
+  it('keeps every field of the SDK Application, refuses other fields and bad nested values, and rejects bad enums listing the allowed values', async () => {
     const t = await setup();
-    const body = application({ enrichment: { tags: true } });
+    const schema = { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' };
+    const body = application({ schema, capabilities: 'LOCAL', mechanism: 'MANUAL', automaticUnload: false, enrichment: { tags: 2, hints: 0 } });
     const ok = await t.fetch(`${BASE}/applications/register`, jsonPost(body));
-    expect(((await ok.json()) as { enrichment: unknown }).enrichment).toEqual({ tags: true });
+    expect(await ok.json()).toMatchObject(body);
+    const before = await dump(t.databaseName);
+    for (const [extra, message] of [
+      [{ enrichment: { tags: true } }, 'application.enrichment.tags must be a number'],
+      [{ enrichment: { colour: 1 } }, 'application.enrichment.colour is not a field of SeededAssetEnrichment'],
+      [{ schema: { migration: 0 } }, 'application.schema.semantic is required'],
+      [{ nickname: 'code' }, 'application.nickname is not a field of Application'],
+    ] as const) {
+      const refused = await t.fetch(`${BASE}/applications/register`, jsonPost(application(extra)));
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toContain(message);
+    }
+    expect(await dump(t.databaseName)).toBe(before);
     const bad = await t.fetch(`${BASE}/applications/register`, jsonPost(application({ platform: 'AMIGA' })));
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toBe('text/plain; charset=utf-8');

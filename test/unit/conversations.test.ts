@@ -69,12 +69,11 @@ describe('conversationsCreateSpecificConversation', () => {
       favorited: true,
       demo: false,
       pipeline: { conversation: { contextualized_code_dialog: {} } },
-      model: { id: 'model-1', reference: { name: 'GPT', foundation: 'GPT_4' } },
+      model: { id: 'model-1' },
       assets: { iterable: [{ id: assetId }] },
       websites: { iterable: [{ id: 'w1' }] },
       annotations: [{ type: 'DESCRIPTION', text: 'about it' }],
-      anchors: [{ type: 'FILE', fullpath: '/src/a.ts', name: 'a.ts' }],
-      custom: { kept: [1, 2, 3] },
+      anchors: [{ type: 'FILE', fullpath: '/src/a.ts', name: 'a.ts', platform: 'LINUX', watch: true }],
       messages: [
         {
           role: 'USER',
@@ -96,11 +95,13 @@ describe('conversationsCreateSpecificConversation', () => {
       model: body.model,
       assets: body.assets,
       websites: body.websites,
-      custom: body.custom,
     });
     expect(raw.annotations.iterable[0].reference).toMatchObject({ type: 'DESCRIPTION', text: 'about it', conversation: { id: raw.id } });
-    expect(raw.anchors.iterable[0].reference).toMatchObject({ type: 'FILE', name: 'a.ts' });
-    expect(raw.anchors.iterable[0].reference.points.iterable[0].reference).toMatchObject({ fullpath: '/src/a.ts' });
+    // The anchor's path and platform are its point's.
+    const anchor = raw.anchors.iterable[0].reference;
+    expect(anchor).toMatchObject({ type: 'FILE', name: 'a.ts', watch: true });
+    expect(anchor).not.toHaveProperty('fullpath');
+    expect(anchor.points.iterable[0].reference).toMatchObject({ fullpath: '/src/a.ts', platform: 'LINUX', anchor: { id: anchor.id } });
     const message = raw.messages.iterable[0].reference;
     expect(message).toMatchObject({
       role: 'USER',
@@ -112,6 +113,44 @@ describe('conversationsCreateSpecificConversation', () => {
     // And the same when read back.
     const listed = (await getJson(t, '/conversations')).iterable[0];
     expect(listed).toEqual(raw);
+  });
+
+  it('refuses fields the SDK models do not have, at every level it stores, naming the field and changing nothing', async () => {
+    const t = await setup();
+    const before = await dump(t.databaseName);
+    const message = { role: 'USER', fragment: { string: { raw: 'q' } } };
+    for (const [body, refused] of [
+      [{ type: 'COPILOT', custom: { kept: [1] } }, 'conversation.custom is not a field of SeededConversation'],
+      [{ type: 'COPILOT', model: { id: 'm', reference: { name: 'GPT' } } }, 'conversation.model.reference is not a field of ReferencedModel'],
+      [{ type: 'COPILOT', anchors: [{ type: 'FILE', fullpath: '/a', colour: 'red' }] }, 'conversation.anchors[0].colour is not a field of SeededAnchor'],
+      [{ type: 'COPILOT', annotations: [{ type: 'COMMENT', text: 'x', note: 1 }] }, 'conversation.annotations[0].note is not a field of SeededAnnotation'],
+      [{ type: 'COPILOT', messages: [{ ...message, extra: true }] }, 'conversation.messages[0].extra is not a field of SeededConversationMessage'],
+      [{ type: 'COPILOT', schema: { migration: 0 } }, 'conversation.schema.semantic is required'],
+      [{ type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'q', colour: 1 } } }] }, 'conversation.messages[0].fragment.string.colour is not a field of TransferableString'],
+      [{ type: 'COPILOT', messages: [{ role: 'USER', fragment: { text: 'q' } }] }, 'conversation.messages[0].fragment.text is not a field of FragmentFormat'],
+      [{ type: 'COPILOT', messages: [{ ...message, created: { value: '2026-01-01T00:00:00Z', millis: 1 } }] }, 'conversation.messages[0].created.millis is not a field of GroupedTimestamp'],
+    ] as const) {
+      const response = await t.fetch(`${BASE}/conversations/create`, jsonPost(body));
+      expect(response.status).toBe(400);
+      expect(await response.text()).toContain(refused);
+    }
+    expect(await dump(t.databaseName)).toBe(before);
+    // Every field a FragmentFormat has is kept (and the response checker reads it back against the SDK).
+    const fragment = { string: { raw: 'q', base64: 'cQ==' }, bytes: { raw: [113] }, metadata: { ext: 'ts' } };
+    const kept = await (await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', messages: [{ role: 'USER', fragment }] }))).json();
+    expect(kept.messages.iterable[0].reference.fragment).toEqual(fragment);
+    // null for an optional field means absent: the key is not stored, nor served.
+    const nulls = await (
+      await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', name: null, messages: [{ role: 'USER', fragment: { string: null, bytes: { raw: [1] } }, sentiment: null }] }))
+    ).json();
+    expect(nulls).not.toHaveProperty('name');
+    expect(nulls.messages.iterable[0].reference).not.toHaveProperty('sentiment');
+    expect(nulls.messages.iterable[0].reference.fragment).toEqual({ bytes: { raw: [1] } });
+    // conversationUpdate takes the whole Conversation: a key it does not have is refused too.
+    const created = await (await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', name: 'n' }))).json();
+    const refused = await t.fetch(`${BASE}/conversation/update`, jsonPost({ ...created, custom: 1 }));
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('conversation.custom is not a field of Conversation');
   });
 
   it('with transferables=false answers message ids only', async () => {

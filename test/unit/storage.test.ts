@@ -163,7 +163,7 @@ describe('creates', () => {
     const { id } = (await accepted.json()) as { id: string };
     const listed = (await (await t.fetch(`${BASE}/conversations`)).json()) as { iterable: Array<{ id: string; messages: { iterable: unknown[] } }> };
     expect(listed.iterable.find((c) => c.id === id)!.messages.iterable).toHaveLength(MAX_MESSAGES_PER_CREATE);
-  }, 60_000); // 10,001 messages twice: heavy, more time than the default on a busy machine.
+  }, 60_000);
 });
 
 describe('the read cache', () => {

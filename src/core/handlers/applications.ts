@@ -5,7 +5,7 @@ import { applicationWire, browserApplication, parseApplication } from '../models
 import { detectedApplications, relatedApplications } from '../models/external.js';
 import type { ApplicationRecord, EventKind } from '../../storage/schema.js';
 import { publish } from './common.js';
-import { integerArray, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
+import { defined, embeddedSchema, integerArray, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
 
 const now = ({ service }: OperationContext) => service.now().toISOString();
 
@@ -104,6 +104,7 @@ async function recordEvent(
   const { request, service } = context;
   const path = 'event';
   const body = object(await readJson(request, service.maxBodyBytes), path);
+  optional(body, 'schema', path, embeddedSchema);
   const upsert = parse(body, path);
   const application = await scope(context, upsert);
   const changes = await service.storage.recordEvent(
@@ -127,8 +128,9 @@ export async function applicationsUsageEngagementInteraction(context: OperationC
     identifierDescriptionPair(b, p);
     return [];
   });
-  const { description, element, identifier_description_pair, schema } = body;
-  return json({ schema, description, element, identifier_description_pair });
+  // The Tracked form echoes the event; the identifier/description pair is stored, not echoed (TrackedInteractionEvent has none).
+  const { description, element, schema } = body;
+  return json(defined({ schema, description, element }));
 }
 
 export async function applicationsUsageEngagementKeyboard(context: OperationContext) {
@@ -138,8 +140,8 @@ export async function applicationsUsageEngagementKeyboard(context: OperationCont
     identifierDescriptionPair(b, p);
     return [];
   });
-  const { description, shortcut, identifier_description_pair, schema } = body;
-  return json({ schema, description, shortcut, identifier_description_pair });
+  const { description, shortcut, schema } = body;
+  return json(defined({ schema, description, shortcut }));
 }
 
 export async function applicationsUsageInstallation(context: OperationContext) {

@@ -9,26 +9,44 @@ import {
 } from '../enums.js';
 import type { ApplicationRecord } from '../../storage/schema.js';
 import type { Engagement } from '../../storage/storage.js';
-import { boolean, object, oneOf, optional, required, string, uuid, type Json } from '../validate.js';
+import { boolean, defined, embeddedSchema, knownKeys, number, object, oneOf, optional, required, string, uuid, type Json } from '../validate.js';
 
-/** Validates an Application body; unknown fields are kept as sent. */
+const APPLICATION_FIELDS = [
+  'schema', 'id', 'name', 'version', 'platform', 'onboarded', 'privacy',
+  'capabilities', 'mechanism', 'automaticUnload', 'enrichment',
+] as const;
+const ENRICHMENT_FIELDS = ['schema', 'tags', 'websites', 'persons', 'hints'] as const;
+
+/** Validates an Application body: every field the SDK's Application has, and no other. */
 export function parseApplication(value: unknown, path = 'application'): ApplicationRecord {
   const body = object(value, path);
-  const application: ApplicationRecord = {
-    ...body,
+  knownKeys(body, APPLICATION_FIELDS, path, 'Application');
+  return defined({
+    schema: optional(body, 'schema', path, embeddedSchema),
     id: required(body, 'id', path, uuid),
     name: required(body, 'name', path, (v, p) => oneOf(v, ApplicationNameEnum, p)),
     version: required(body, 'version', path, string),
     platform: required(body, 'platform', path, (v, p) => oneOf(v, PlatformEnum, p)),
     onboarded: required(body, 'onboarded', path, boolean),
     privacy: required(body, 'privacy', path, (v, p) => oneOf(v, PrivacyEnum, p)),
-  };
-  optional(body, 'capabilities', path, (v, p) => oneOf(v, CapabilitiesEnum, p));
-  optional(body, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p));
-  optional(body, 'automaticUnload', path, boolean);
-  optional(body, 'schema', path, object);
-  optional(body, 'enrichment', path, object);
-  return application;
+    capabilities: optional(body, 'capabilities', path, (v, p) => oneOf(v, CapabilitiesEnum, p)),
+    mechanism: optional(body, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p)),
+    automaticUnload: optional(body, 'automaticUnload', path, boolean),
+    enrichment: optional(body, 'enrichment', path, parseEnrichment),
+  });
+}
+
+/** A SeededAssetEnrichment: counts of tags, websites, persons and hints to generate. */
+function parseEnrichment(value: unknown, path: string) {
+  const body = object(value, path);
+  knownKeys(body, ENRICHMENT_FIELDS, path, 'SeededAssetEnrichment');
+  return defined({
+    schema: optional(body, 'schema', path, embeddedSchema),
+    tags: optional(body, 'tags', path, number),
+    websites: optional(body, 'websites', path, number),
+    persons: optional(body, 'persons', path, number),
+    hints: optional(body, 'hints', path, number),
+  });
 }
 
 /** The wire Application: the stored record plus its engagement (ignored by the SDK, kept for clients that want it). */

@@ -19,7 +19,10 @@ import { badRequest } from '../http.js';
 import {
   array,
   boolean,
+  embeddedSchema,
+  knownKeys,
   noServerKeys,
+  storedJson,
   object,
   oneOf,
   optional,
@@ -54,6 +57,32 @@ const SERVER_KEYS = ['id', 'created', 'updated'] as const;
  */
 export const MAX_MESSAGES_PER_CREATE = 5_000;
 
+/**
+ * The fields of the SDK models clients send: any other key is refused (400)
+ * rather than stored and served back where the SDK's models have no such field.
+ */
+const FIELDS = {
+  SeededConversation: ['schema', 'name', 'favorited', 'application', 'annotations', 'messages', 'model', 'assets', 'websites', 'anchors', 'type', 'pipeline', 'demo'],
+  Conversation: [
+    'schema', 'id', 'name', 'created', 'updated', 'deleted', 'favorited', 'application', 'annotations', 'messages', 'model',
+    'assets', 'websites', 'anchors', 'type', 'grounding', 'score', 'pipeline', 'demo', 'summaries',
+  ],
+  SeededConversationMessage: [
+    'schema', 'created', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'assets', 'ranges', 'summaries', 'tags',
+    'messages', 'workstreamEvents', 'sources', 'anchors',
+  ],
+  ConversationMessage: [
+    'schema', 'id', 'created', 'updated', 'deleted', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'score',
+    'annotations', 'websites', 'persons', 'anchors', 'assets', 'ranges', 'summaries', 'tags', 'messages', 'workstreamEvents', 'sources',
+  ],
+  SeededAnnotation: [
+    'schema', 'mechanism', 'asset', 'person', 'type', 'text', 'model', 'pseudo', 'favorited', 'anchor', 'conversation',
+    'workstreamSummary', 'messages', 'assets', 'persons', 'anchors', 'conversations', 'websites', 'tags', 'summaries', 'workstreamEvents',
+  ],
+  SeededAnchor: ['schema', 'type', 'watch', 'fullpath', 'asset', 'platform', 'name', 'annotations', 'conversation', 'persons'],
+  ReferencedModel: ['schema', 'id'],
+} as const;
+
 /** `{iterable: [{id, …}]}`, e.g. FlattenedAssets, FlattenedWebsites, FlattenedAnnotations. */
 function flattened(value: unknown, path: string): JsonObject {
   const record = object(value, path);
@@ -61,11 +90,40 @@ function flattened(value: unknown, path: string): JsonObject {
   return record;
 }
 
+/** Wire keys of TransferableString and TransferableBytes (strings, or arrays of byte values). */
+const TRANSFERABLE_KEYS = ['schema', 'raw', 'base64', 'base64_url', 'data_url'] as const;
+
+/** A FragmentFormat: `string` (TransferableString), `bytes` (TransferableBytes), `metadata` ({ext}). */
 function parseFragment(value: unknown, path: string): JsonObject {
   const fragment = object(value, path);
-  const str = optional(fragment, 'string', path, object);
-  if (str) optional(str, 'raw', `${path}.string`, string);
+  knownKeys(fragment, ['schema', 'string', 'bytes', 'metadata'], path, 'FragmentFormat');
+  optional(fragment, 'schema', path, embeddedSchema);
+  const transferable = (key: 'string' | 'bytes', model: string, check: (v: unknown, p: string) => unknown) => {
+    const part = optional(fragment, key, path, object);
+    if (!part) return;
+    knownKeys(part, TRANSFERABLE_KEYS, `${path}.${key}`, model);
+    optional(part, 'schema', `${path}.${key}`, embeddedSchema);
+    for (const field of TRANSFERABLE_KEYS.slice(1)) optional(part, field, `${path}.${key}`, check);
+  };
+  transferable('string', 'TransferableString', string);
+  transferable('bytes', 'TransferableBytes', byteArray);
+  const metadata = optional(fragment, 'metadata', path, object);
+  if (metadata) {
+    knownKeys(metadata, ['schema', 'ext'], `${path}.metadata`, 'FragmentMetadata');
+    optional(metadata, 'schema', `${path}.metadata`, embeddedSchema);
+    optional(metadata, 'ext', `${path}.metadata`, (v, p) => {
+      if (typeof v !== 'string' || !/^[a-z0-9_+#.-]{1,16}$/.test(v)) throw badRequest(`${p} must be a file extension such as "ts" or "py".`);
+      return v;
+    });
+  }
   return fragment;
+}
+
+function byteArray(value: unknown, path: string): number[] {
+  return array(value, path).map((item, i) => {
+    if (typeof item !== 'number' || !Number.isInteger(item) || item < 0 || item > 255) throw badRequest(`${path}[${i}] must be a byte (0 to 255).`);
+    return item;
+  });
 }
 
 /** A whole Model (a message's `model`): every field the SDK requires. */
@@ -81,11 +139,12 @@ export function parseModel(value: unknown, path: string): JsonObject {
   return model;
 }
 
-/** A ReferencedModel (a conversation's `model`): `{id, reference?: Model}`. */
+/** A ReferencedModel (a conversation's `model`): `{schema?, id}`. */
 function parseReferencedModel(value: unknown, path: string): JsonObject {
   const model = object(value, path);
+  knownKeys(model, FIELDS.ReferencedModel, path, 'ReferencedModel');
+  optional(model, 'schema', path, embeddedSchema);
   required(model, 'id', path, string);
-  optional(model, 'reference', path, object);
   return model;
 }
 
@@ -102,6 +161,7 @@ const ANNOTATION_LINKS: Array<[seeded: string, wire: string]> = [
 /** A SeededAnnotation becomes a FlattenedAnnotation (links as references). */
 function seedAnnotation(item: Json, path: string, clock: Clock, owner: JsonObject): JsonObject {
   const seeded = object(item, path);
+  knownKeys(seeded, FIELDS.SeededAnnotation, path, 'SeededAnnotation');
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, AnnotationTypeEnum, p));
   const text = required(seeded, 'text', path, string);
   optional(seeded, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p));
@@ -117,6 +177,7 @@ function seedAnnotation(item: Json, path: string, clock: Clock, owner: JsonObjec
 /** A SeededAnchor becomes a FlattenedAnchor with its one point. */
 function seedAnchor(item: Json, path: string, clock: Clock, conversationId: string): JsonObject {
   const seeded = object(item, path);
+  knownKeys(seeded, FIELDS.SeededAnchor, path, 'SeededAnchor');
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, AnchorTypeEnum, p));
   const fullpath = required(seeded, 'fullpath', path, string);
   optional(seeded, 'watch', path, boolean);
@@ -153,6 +214,7 @@ const references = (items: JsonObject[]) => ({ iterable: items.map((reference) =
 export function seedMessage(value: unknown, path: string, clock: Clock, conversation?: string): JsonObject {
   const message = object(value, path);
   noServerKeys(message, ['id', 'updated'], path);
+  knownKeys(message, FIELDS.SeededConversationMessage, path, 'SeededConversationMessage');
   const fragment = required(message, 'fragment', path, parseFragment);
   const role = required(message, 'role', path, (v, q) => oneOf(v, MessageRoleEnum, q));
   const created = optional(message, 'created', path, timestamp) ?? { value: clock.now };
@@ -169,12 +231,13 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
   const path = 'conversation';
   const seeded: JsonObject = body === undefined ? { type: 'COPILOT' } : object(body, path);
   noServerKeys(seeded, SERVER_KEYS, path);
+  knownKeys(seeded, FIELDS.SeededConversation, path, 'SeededConversation');
   id ??= clock.id();
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, ConversationTypeEnum, p));
   optional(seeded, 'name', path, string);
   optional(seeded, 'favorited', path, boolean);
   optional(seeded, 'demo', path, boolean);
-  optional(seeded, 'schema', path, object);
+  optional(seeded, 'schema', path, embeddedSchema);
   optional(seeded, 'pipeline', path, object);
   const application = optional(seeded, 'application', path, parseApplication);
   optional(seeded, 'model', path, parseReferencedModel);
@@ -206,7 +269,7 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
     ...(anchors ? { anchors: references(anchors.map((a, i) => seedAnchor(a, `${path}.anchors[${i}]`, clock, id))) } : {}),
   };
   return {
-    record: { id, json: JSON.stringify(conversation), messageIds: messages.map((m) => m.id as string) },
+    record: { id, json: storedJson(conversation), messageIds: messages.map((m) => m.id as string) },
     messages: messages.map((message) => messageRecord(message)),
   };
 }
@@ -214,7 +277,7 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
 export const messageRecord = (message: JsonObject): MessageRecord => ({
   id: message.id as string,
   conversation: (message.conversation as JsonObject).id as string,
-  json: JSON.stringify(message),
+  json: storedJson(message),
 });
 
 /** The fields of a Conversation a client may change with conversationUpdate. */
@@ -247,17 +310,20 @@ export function updatedConversationId(body: unknown): string {
 export function updateConversation(body: unknown, current: ConversationState, clock: Clock): ConversationEdit {
   const path = 'conversation';
   const sent = object(body, path);
+  knownKeys(sent, FIELDS.Conversation, path, 'Conversation');
   const stored = JSON.parse(current.record.json) as JsonObject;
   const next: JsonObject = { id: stored.id!, type: stored.type!, created: stored.created! };
   for (const [key, value] of Object.entries(sent)) {
     if (key === 'id' || key === 'created' || key === 'updated' || key === 'messages') continue;
     const check = UPDATABLE[key];
-    if (check && value !== null && value !== undefined) check(value, `${path}.${key}`);
-    if (value !== null && value !== undefined) next[key] = value;
+    // Fields the service keeps (schema, deleted, score, summaries) stay as stored.
+    if (!check) continue;
+    if (value !== null && value !== undefined) next[key] = check(value, `${path}.${key}`) as Json;
   }
+  for (const key of ['schema', 'deleted', 'score', 'summaries']) if (stored[key] !== undefined) next[key] = stored[key]!;
   next.created = stored.created!;
   next.updated = { value: clock.now };
-  return { record: { ...current.record, json: JSON.stringify(next) } };
+  return { record: { ...current.record, json: storedJson(next) } };
 }
 
 /** The conversation JSON with `updated` set to now and `edit` applied. */
@@ -265,7 +331,7 @@ export function touched(record: Omit<ConversationRecord, 'seq'>, clock: Clock, e
   const conversation = JSON.parse(record.json) as JsonObject;
   edit(conversation);
   conversation.updated = { value: clock.now };
-  return JSON.stringify(conversation);
+  return storedJson(conversation);
 }
 
 /** A name from the first USER message's text: its first non-empty line, at most 60 characters. */
@@ -296,6 +362,7 @@ const MESSAGE_FIXED = ['id', 'created', 'updated', 'conversation'] as const;
 export function updateMessage(body: JsonObject, stored: MessageRecord, clock: Clock, valueOnly: boolean): MessageRecord {
   const path = 'message';
   const current = JSON.parse(stored.json) as JsonObject;
+  knownKeys(body, FIELDS.ConversationMessage, path, 'ConversationMessage');
   const owner = optional(body, 'conversation', path, object);
   if (owner && owner.id !== stored.conversation) {
     throw badRequest(`message.conversation must stay ${stored.conversation}: a message cannot move to another conversation.`);
@@ -314,7 +381,7 @@ export function updateMessage(body: JsonObject, stored: MessageRecord, clock: Cl
   }
   for (const key of MESSAGE_FIXED) next[key] = current[key]!;
   next.updated = { value: clock.now };
-  return { ...stored, json: JSON.stringify(next) };
+  return { ...stored, json: storedJson(next) };
 }
 
 /** `"indices":{…}`: each message id → its position, each deleted message id → -1. */

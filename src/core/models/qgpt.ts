@@ -157,14 +157,15 @@ export function relevantSeed(material: Ranked | (RelevantMaterial & { kind: 'see
   const passage = bestPassage(material.text, query);
   const location = { text: passage.text, start: passage.start, end: passage.end };
   const score = material.score ?? 0;
-  if (material.kind === 'seed') return { seed: material.seed, location, score };
+  // Every seed comes back as a whole SeededAsset of its text (a seed sent by the client included:
+  // echoed as sent, a partial one would not decode with the SDK).
   const asset: JsonObject = {
     application,
     format: { fragment: { string: { raw: material.text } } },
     ...(material.name ? { metadata: { name: material.name } } : {}),
   };
   return {
-    id: material.id,
+    ...(material.kind === 'seed' ? {} : { id: material.id }),
     seed: { type: 'SEEDED_ASSET', asset },
     ...(material.kind === 'asset' ? { asset: { id: material.id } } : {}),
     location,
