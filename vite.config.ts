@@ -16,6 +16,11 @@ export const EXAMPLES_BUILD = resolve(import.meta.dirname, 'node_modules/.cache/
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 const define = { __PIECES_VERSION__: JSON.stringify(version) };
+/**
+ * The demo and the test pages: PIECES_FAST_PATH=off builds them with `fastPath: false`
+ * (the browser suite then proves the fetch path alone serves everything).
+ */
+export const pageDefine = { ...define, __PIECES_FAST_PATH__: JSON.stringify(process.env.PIECES_FAST_PATH !== 'off') };
 
 /** The production builds of the package: workbox-routing's asserts and logs compiled out. */
 const packageBuild = (build: BuildEnvironmentOptions): UserConfig => ({
@@ -109,7 +114,7 @@ export default defineConfig(({ mode }) => {
   return {
     root: resolve(import.meta.dirname, 'demo'),
     publicDir: resolve(import.meta.dirname, 'public'),
-    define,
+    define: pageDefine,
     build: { outDir: resolve(import.meta.dirname, 'dist/demo'), emptyOutDir: true, target: 'es2022' },
     server: { host: '127.0.0.1' },
     // Any host name: the insecure-origin tests reach the demo under another name.

@@ -132,6 +132,9 @@ function prettify(text: string) {
   }
 }
 
+/** False in a build made with PIECES_FAST_PATH=off (vite.config.ts). */
+declare const __PIECES_FAST_PATH__: boolean;
+
 const when = (timestamp?: { value: string }) => (timestamp ? new Date(timestamp.value).toLocaleTimeString() : '—');
 
 async function main() {
@@ -141,6 +144,8 @@ async function main() {
   const bases = params.get('bases')?.split(',');
   restrictConnections(bases ?? DEFAULT_BASES);
   const options = {
+    // ?fastPath=0 (or a build with PIECES_FAST_PATH=off): every request through the worker's fetch handler.
+    fastPath: __PIECES_FAST_PATH__ && params.get('fastPath') !== '0',
     ...(bases ? { bases } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
   };

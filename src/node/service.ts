@@ -59,7 +59,8 @@ export function createNodeService(options: NodeServiceOptions = {}): NodeService
   parseData(options.data ?? {}, clock);
   const initial = initialData(options);
   const records = parseData(initial, clock);
-  const storage = lazyStorage(
+  // Memory is never lost, so this opens once.
+  const storage = lazyStorage(() =>
     memoryStorage().then(async (opened) => {
       await opened.loadData(records, { replace: true });
       return opened;

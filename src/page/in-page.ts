@@ -9,9 +9,6 @@
  *
  * Loaded with a dynamic import, so pages in worker mode never download it.
  */
-import { BatchInterceptor } from '@mswjs/interceptors';
-import { FetchInterceptor } from '@mswjs/interceptors/fetch';
-import { XMLHttpRequestInterceptor } from '@mswjs/interceptors/XMLHttpRequest';
 import { answerPageRequest } from '../core/page-api.js';
 import { createHostedService, initialAssets, type HostedOptions } from '../core/hosted.js';
 import { openStorage } from '../storage/idb-storage.js';
@@ -23,7 +20,7 @@ import { LocalAnnouncements } from '../stream/local.js';
 import { installStreamShim } from '../stream/shim.js';
 import { warn } from './messages.js';
 import { installSyncProbes } from './sync-probe.js';
-import { keepSyncXhrNative } from './sync-xhr.js';
+import { interceptRequests } from './intercept.js';
 
 /** The global under which a page in page mode offers its page API to test drivers. */
 export const PAGE_HOST = Symbol.for('pieces-os-worker.page-host');
@@ -76,16 +73,7 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
     channel ? channel.postMessage({ type: 'change', change } satisfies ChangeMessage) : local!.announce(change);
   const service = createHostedService(storage, announce, options);
 
-  const NativeXhr = globalThis.XMLHttpRequest;
-  const interceptor = new BatchInterceptor({
-    name: 'pieces-os-worker',
-    interceptors: [new FetchInterceptor(), new XMLHttpRequestInterceptor()],
-  });
-  interceptor.on('request', async ({ request, controller }) => {
-    const response = service.respond(request);
-    if (response) controller.respondWith(await response);
-  });
-  interceptor.apply();
+  const stopIntercepting = interceptRequests((request) => service.respond(request));
 
   const uninstall = options.stream
     ? installStreamShim({
@@ -99,12 +87,9 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
   // Synchronous XHR is beyond the interceptor: it stays native, and its
   // discovery probes under the bases are answered as in worker mode.
   const uninstallProbes =
-    NativeXhr && options.syncProbes
-    ? ((restore: () => void, unprobe: () => void) => () => (restore(), unprobe()))(
-        keepSyncXhrNative(globalThis, NativeXhr),
-        installSyncProbes({ bases: service.bases, isServiceAvailable: () => true }),
-      )
-    : () => {};
+    typeof XMLHttpRequest !== 'undefined' && options.syncProbes
+      ? installSyncProbes({ bases: service.bases, isServiceAvailable: () => true })
+      : () => {};
 
   const ask = (request: PageRequest) => answerPageRequest(service, storage, request, async () => {});
   // Where Node-side test drivers (piecesControls(page)) find the service of a page in page mode.
@@ -117,7 +102,7 @@ export async function startInPage(options: InPageOptions): Promise<InPageHost> {
     stop() {
       uninstall();
       uninstallProbes();
-      interceptor.dispose();
+      stopIntercepting();
       storage.close();
       delete (globalThis as Record<symbol, unknown>)[PAGE_HOST];
     },

@@ -1,5 +1,6 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
 import { unwrap, wrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { randomUUID } from '../core/uuid.js';
 import {
   DB_NAME,
   DB_VERSION,
@@ -10,7 +11,6 @@ import {
   type EventKind,
   type PiecesDB,
 } from './schema.js';
-import { randomUUID } from '../core/uuid.js';
 import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
@@ -30,6 +30,8 @@ export interface OpenStorageOptions {
   seedAssets?: AssetRecord[];
   /** The IndexedDB to open it in; default the global `indexedDB`. */
   factory?: IDBFactory;
+  /** Write concurrent creates together, in one transaction (see createConversation); default true. */
+  groupCommit?: boolean;
   /**
    * Called once when the connection goes away: the browser closed it (site
    * data cleared) or another connection asked it to close (a deletion, or a
@@ -52,20 +54,21 @@ export class DatabaseVersionError extends Error {
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
   const name = options.name ?? DB_NAME;
-  let db = await connect(name, options);
+  const factory = options.factory ?? indexedDB;
+  let db = await connect(factory, name, options);
   const missing = missingStores(db);
   if (missing.length) {
     // A database of our name and version without our stores was not written by us: start it afresh.
     db.close();
-    await wrap((options.factory ?? indexedDB).deleteDatabase(name));
-    db = await connect(name, options);
+    await wrap(factory.deleteDatabase(name));
+    db = await connect(factory, name, options);
   }
-  const storage = new IdbStorage(db);
+  const storage = new IdbStorage(db, options.groupCommit !== false);
   await storage.start(options.seedAssets ?? []);
   return storage;
 }
 
-async function connect(name: string, options: OpenStorageOptions): Promise<IDBPDatabase<PiecesDB>> {
+async function connect(factory: IDBFactory, name: string, options: OpenStorageOptions): Promise<IDBPDatabase<PiecesDB>> {
   let lost = false;
   const lose = (reason: string) => {
     if (lost) return;
@@ -73,7 +76,7 @@ async function connect(name: string, options: OpenStorageOptions): Promise<IDBPD
     options.onLost?.(reason);
   };
   try {
-    return await open(options.factory ?? indexedDB, name, {
+    return await open(factory, name, {
       blocked(currentVersion) {
         options.onBlocked?.(
           `The database "${name}" cannot be upgraded from version ${currentVersion} to ${DB_VERSION}: another connection to it is still open (another tab of this site, or an older worker). The upgrade proceeds as soon as it closes; close or reload the other tabs.`,
@@ -180,12 +183,27 @@ const STORE_OF: Record<Collection, 'conversations' | 'messages' | 'assets' | 'ap
   application: 'applications',
 };
 
+type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
+
+interface CreateJob {
+  conversation: NewConversation;
+  messages: PiecesDB['messages']['value'][];
+  resolve(changes: Change[]): void;
+  reject(error: unknown): void;
+}
+
+/** Most creates written in one group transaction. */
+const GROUP_LIMIT = 64;
+
 type AnyTx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'readonly' | 'readwrite'>;
 
 class IdbStorage implements Storage {
   private id = '';
 
-  constructor(private readonly db: IDBPDatabase<PiecesDB>) {}
+  constructor(
+    private readonly db: IDBPDatabase<PiecesDB>,
+    private readonly groupCommit = true,
+  ) {}
 
   close() {
     this.db.close();
@@ -306,25 +324,64 @@ class IdbStorage implements Storage {
     return session;
   }
 
-  async createConversation(
-    conversation: Omit<PiecesDB['conversations']['value'], 'seq'>,
-    messages: PiecesDB['messages']['value'][],
-  ): Promise<Change[]> {
+  /**
+   * Group commit: creates that arrive while one is being written wait and are
+   * then written together, in one transaction; each is still acknowledged only
+   * after that commit. A group that fails committed nothing: its members are
+   * then written one by one, so that one bad create fails alone.
+   */
+  private readonly waiting: CreateJob[] = [];
+  private writing = false;
+
+  createConversation(conversation: NewConversation, messages: PiecesDB['messages']['value'][]): Promise<Change[]> {
+    if (!this.groupCommit) return this.createGroup([{ conversation, messages }]).then(([changes]) => changes!);
+    return new Promise<Change[]>((resolve, reject) => {
+      this.waiting.push({ conversation, messages, resolve, reject });
+      if (!this.writing) void this.writeWaiting();
+    });
+  }
+
+  private async writeWaiting() {
+    this.writing = true;
+    try {
+      while (this.waiting.length) {
+        const group = this.waiting.splice(0, GROUP_LIMIT);
+        try {
+          const changes = await this.createGroup(group);
+          group.forEach((job, i) => job.resolve(changes[i]!));
+        } catch (error) {
+          if (group.length === 1) {
+            group[0]!.reject(error);
+            continue;
+          }
+          // Nothing of the group was written: each member on its own, failing alone.
+          await Promise.all(group.map((job) => this.createGroup([job]).then(([changes]) => job.resolve(changes!), job.reject)));
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Writes conversations with their messages in one transaction; the changes of each, in order. */
+  private async createGroup(group: Array<Pick<CreateJob, 'conversation' | 'messages'>>): Promise<Change[][]> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
     // Messages go through the plain store: a failed add aborts the transaction (and `tx.done`)
     // by itself, without a promise per message.
     const store = unwrap(tx.objectStore('messages'));
-    const changes: Change[] = [];
+    const changes = group.map((): Change[] => []);
     await commit(tx, function* () {
-      const items = [
-        { collection: 'conversation' as const, id: conversation.id },
-        ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
-      ];
-      // The conversation's snapshot order is the sequence number of its creation.
-      yield log(tx.objectStore('changes'), items, changes).then(() =>
-        tx.objectStore('conversations').add({ ...conversation, seq: changes[0]!.seq }),
-      );
-      for (const message of messages) store.add(message);
+      for (const [i, { conversation, messages }] of group.entries()) {
+        const items = [
+          { collection: 'conversation' as const, id: conversation.id },
+          ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+        ];
+        // The conversation's snapshot order is the sequence number of its creation.
+        yield log(tx.objectStore('changes'), items, changes[i]!).then(() =>
+          tx.objectStore('conversations').add({ ...conversation, seq: changes[i]![0]!.seq }),
+        );
+        for (const message of messages) store.add(message);
+      }
     });
     return changes;
   }

@@ -13,10 +13,14 @@ import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest, type WorkerMessage } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 import type { ServiceWorkerScope } from './sw-types.js';
+import type { ConnectMessage } from '../port/protocol.js';
+import { createPortServer, type PortLike } from '../port/server.js';
 
 export interface WorkerOptions extends HostedOptions {
   /** IndexedDB database name; default `pieces-os-worker`. */
   databaseName?: string;
+  /** Write concurrent creates together, in one transaction, each acknowledged after it; default true. */
+  groupCommit?: boolean;
 }
 
 /**
@@ -27,9 +31,13 @@ export interface WorkerOptions extends HostedOptions {
  */
 export function createPiecesWorker(options: WorkerOptions = {}, scope = self as unknown as ServiceWorkerScope): Service {
   const storage: Storage = lazyStorage((hooks) =>
-    openStorage({ name: options.databaseName, seedAssets: initialAssets(options), onLost: hooks.lost, onBlocked: hooks.blocked }).then((s) =>
-      cacheReads(s),
-    ),
+    openStorage({
+      name: options.databaseName,
+      seedAssets: initialAssets(options),
+      groupCommit: options.groupCommit,
+      onLost: hooks.lost,
+      onBlocked: hooks.blocked,
+    }).then((s) => cacheReads(s)),
     {
       // A database opened after the previous one was lost is another one: say so to every page.
       onOpen: (opened, reopened) => {
@@ -54,8 +62,16 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
     if (!known || change.seq > known.seq) pending.set(change.collection, change);
   };
   const service = createHostedService(storage, announce, options);
+  // The fast path: pages send their requests over a port (see src/port/).
+  let fetches = 0;
+  const ports = createPortServer((request) => service.respond(request), { stats: () => ({ fetches }) });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
+    if ((event.data as ConnectMessage)?.type === 'pieces:fast-path') {
+      // A connect (port attached), or a page telling that it still uses its port.
+      if (port) ports.serve(port as unknown as PortLike);
+      return;
+    }
     const reply = (message: PageReply) => port?.postMessage(message);
     event.waitUntil(
       answerPageRequest(service, storage, event.data as PageRequest, () => scope.clients.claim()).then(reply, (error: unknown) =>
@@ -63,7 +79,15 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
       ),
     );
   });
-  return service;
+  return {
+    ...service,
+    // A fallback of a request that went over a port first is answered without running it twice.
+    respond(request, event) {
+      const response = ports.fallback(request) ?? service.respond(request, event);
+      if (response) fetches++;
+      return response;
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The standalone worker script (built to `pieces-os-worker.js`). Its options
  * come from the script URL, which `startPiecesService()` sets:
- * `pieces-os-worker.js?bases=<comma-separated URLs>&log=1`.
+ * `pieces-os-worker.js?bases=<comma-separated URLs>&log=1` (and `groupCommit=0`, for comparisons).
  */
 import { startWorker } from './host.js';
 import type { ServiceWorkerScope } from './sw-types.js';
@@ -9,4 +9,8 @@ import type { ServiceWorkerScope } from './sw-types.js';
 const scope = self as unknown as ServiceWorkerScope;
 const params = new URL(scope.location.href).searchParams;
 const bases = params.get('bases');
-startWorker(scope, { ...(bases ? { bases: bases.split(',').filter(Boolean) } : {}), ...(params.get('log') === '1' ? { log: true } : {}) });
+startWorker(scope, {
+  ...(bases ? { bases: bases.split(',').filter(Boolean) } : {}),
+  ...(params.get('log') === '1' ? { log: true } : {}),
+  ...(params.get('groupCommit') === '0' ? { groupCommit: false } : {}),
+});

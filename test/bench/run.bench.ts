@@ -21,9 +21,9 @@ const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
 const plan = smoke
   ? { rounds: 4, batch: 25, sizes: [100], snapshotRepeats: 3, coldSnapshots: 1, streamWrites: 20, coldRepeats: 3, durabilityWrites: 40,
-      copilot: { assets: 1_000, relevanceRepeats: 12, streamRepeats: 4, chunks: 100 } }
-  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000, 50_000], snapshotRepeats: 7, coldSnapshots: 3, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
-      copilot: { assets: 10_000, relevanceRepeats: 60, streamRepeats: 20, chunks: 200 } };
+      copilot: { assets: 1_000, relevanceRepeats: 12, streamRepeats: 4, chunks: 100 }, createRounds: 2, createBatch: 20 }
+  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, coldSnapshots: 3, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
+      copilot: { assets: 10_000, relevanceRepeats: 60, streamRepeats: 20, chunks: 200 }, createRounds: 12, createBatch: 50 };
 
 const BASE = 'http://localhost:1000';
 const SMALL_PATHS = ['/applications', '/conversations/identifiers'];
@@ -143,6 +143,117 @@ const createMany = (page: Page, count: number) =>
     return performance.now() - start;
   }, count);
 
+const CREATE_URL = 'http://localhost:1000/conversations/create?transferables=false';
+
+/**
+ * Runs in the page: `count` creates of a conversation with 5 messages, `inFlight` at a time;
+ * ms per create (wall time / count). `raw`: the same records written straight to
+ * IndexedDB in the page, one transaction per create (a change, a conversation, its messages).
+ */
+async function createRate({ count, inFlight, raw }: { count: number; inFlight: number; raw: boolean }): Promise<number> {
+  const text = (m: number, i: number) => `message ${m} of conversation ${i}: ${'lorem ipsum '.repeat(8)}`;
+  const request = <T>(r: IDBRequest<T>) =>
+    new Promise<T>((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+  const w = window as unknown as { rawDb?: IDBDatabase };
+  if (raw && !w.rawDb) {
+    const open = indexedDB.open('bench-raw-creates', 1);
+    open.onupgradeneeded = () => {
+      const db = open.result;
+      db.createObjectStore('changes', { keyPath: 'seq', autoIncrement: true });
+      db.createObjectStore('conversations', { keyPath: 'id' }).createIndex('by-seq', 'seq', { unique: true });
+      db.createObjectStore('messages', { keyPath: 'id' }).createIndex('by-conversation', 'conversation');
+    };
+    w.rawDb = await request(open);
+  }
+  const one = async (i: number) => {
+    if (!raw) {
+      const response = await fetch('http://localhost:1000/conversations/create?transferables=false', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          type: 'COPILOT',
+          name: `rate ${i}`,
+          messages: Array.from({ length: 5 }, (_, m) => ({ role: m % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: text(m, i) } } })),
+        }),
+      });
+      if (!response.ok) throw new Error(`create answered ${response.status}`);
+      await response.arrayBuffer();
+      return;
+    }
+    const id = crypto.randomUUID();
+    const tx = w.rawDb!.transaction(['changes', 'conversations', 'messages'], 'readwrite');
+    const messageIds = Array.from({ length: 5 }, () => crypto.randomUUID());
+    const changes = tx.objectStore('changes');
+    const seq = await request(changes.add({ collection: 'conversation', id }));
+    for (const m of messageIds) changes.add({ collection: 'conversationMessage', id: m });
+    tx.objectStore('conversations').add({ id, seq, json: JSON.stringify({ id, type: 'COPILOT', name: `rate ${i}` }), messageIds });
+    messageIds.forEach((m, k) => tx.objectStore('messages').add({ id: m, conversation: id, json: JSON.stringify({ id: m, text: text(k, i) }) }));
+    await new Promise((resolve, reject) => {
+      tx.oncomplete = resolve;
+      tx.onabort = () => reject(tx.error);
+    });
+  };
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < count) await one(next++);
+    }),
+  );
+  return (performance.now() - start) / count;
+}
+
+/** Runs in the page: ms per small read of the applications store on an open connection (raw IndexedDB). */
+async function rawSmallReads(count: number): Promise<number[]> {
+  const request = <T>(r: IDBRequest<T>) =>
+    new Promise<T>((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+  const db = await request(indexedDB.open('pieces-os-worker'));
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = performance.now();
+    await request(db.transaction('applications').objectStore('applications').getAll());
+    times.push(performance.now() - start);
+  }
+  db.close();
+  return times;
+}
+
+/**
+ * Runs in the page: stores `bytes` (a snapshot's wire bytes) in a database of
+ * its own as 256 KiB Blob segments, then times a new connection reading them
+ * back to one ArrayBuffer: what a snapshot kept ready to send would cost cold.
+ */
+async function storedWireRead(bytes: string): Promise<number> {
+  const request = <T>(r: IDBRequest<T>) =>
+    new Promise<T>((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+  const name = `bench-wire-${bytes.length}`;
+  const open = indexedDB.open(name, 1);
+  open.onupgradeneeded = () => open.result.createObjectStore('segments');
+  const db = await request(open);
+  const data = new TextEncoder().encode(bytes);
+  const tx = db.transaction('segments', 'readwrite');
+  const SEGMENT = 256 * 1024;
+  for (let i = 0, k = 0; i < data.length; i += SEGMENT, k++) tx.objectStore('segments').put(new Blob([data.subarray(i, i + SEGMENT)]), k);
+  await new Promise((resolve) => (tx.oncomplete = resolve));
+  db.close();
+  const start = performance.now();
+  const again = await request(indexedDB.open(name, 1));
+  const segments = (await request(again.transaction('segments').objectStore('segments').getAll())) as Blob[];
+  await new Blob(segments).arrayBuffer();
+  const elapsed = performance.now() - start;
+  again.close();
+  return elapsed;
+}
+
 /**
  * The worker's JavaScript heap after a garbage collection, in bytes, read over
  * CDP (Runtime.getHeapUsage in the service worker's target).
@@ -218,8 +329,8 @@ function gzipSize(path: string) {
 
 it('benchmarks', { timeout: 30 * 60_000 }, async () => {
   const outDir = await buildPages();
-  const servers = await Promise.all([serve(outDir), serve(outDir), serve(outDir)]);
-  const [oursSite, floorSite, mswSite] = servers.map((s) => s.origin) as [string, string, string];
+  const servers = await Promise.all([serve(outDir), serve(outDir), serve(outDir), serve(outDir)]);
+  const [oursSite, floorSite, mswSite, aloneSite] = servers.map((s) => s.origin) as [string, string, string, string];
   const { context } = await launchChromium();
   const chromium = context.browser()?.version() ?? (await (await context.newCDPSession(await context.newPage())).send('Browser.getVersion')).product;
   const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium } };
@@ -245,23 +356,32 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     const SMALL_READS = [...SMALL_PATHS, `/conversation/${one}`];
     const bodies: Record<string, string> = {};
     for (const path of SMALL_READS) bodies[BASE + path] = await ours.evaluate(async (url) => (await fetch(url)).text(), BASE + path);
-    const hash = `#${encodeURIComponent(JSON.stringify(bodies))}`;
+    // The floor answers a create with a constant body too (the hop alone).
+    const created = await ours.evaluate(async (url) => (await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' })).text(), CREATE_URL);
+    const hash = `#${encodeURIComponent(JSON.stringify({ ...bodies, [CREATE_URL]: created }))}`;
     const floor = await open(context, `${floorSite}/floor.html${hash}`);
     const msw = await open(context, `${mswSite}/msw.html${hash}`);
-    const variants = { floor, ours, msw } as const;
+    // The same worker as `ours`, every request through its fetch handler.
+    const viaFetch = await open(context, `${oursSite}/ours.html?fastPath=0`);
+    // A worker of its own (another origin) that writes each create alone.
+    const alone = await open(context, `${aloneSite}/ours.html?groupCommit=0`);
+    const variants = { floor, ours, fetch: viaFetch, msw } as const;
     (results.machine as Record<string, unknown>).isolated = await ours.evaluate(() => crossOriginIsolated);
 
     // 1. Small reads, interleaved: each round runs a batch per variant, in rotating order.
     const small: Record<string, Record<string, number[]>> = {};
     for (const path of SMALL_READS) {
-      small[path] = { floor: [], ours: [], msw: [] };
+      small[path] = { floor: [], ours: [], fetch: [], msw: [], raw: [] };
       for (const [name, page] of Object.entries(variants)) await timeReads(page, BASE + path, 10); // warm-up
       for (let round = 0; round < plan.rounds; round++) {
         const order = Object.entries(variants);
         for (let k = 0; k < round % 3; k++) order.push(order.shift()!);
         for (const [name, page] of order) small[path]![name]!.push(...(await timeReads(page, BASE + path, plan.batch)));
+        // Raw IndexedDB: a small read in the page on an open connection (the same one for both paths).
+        small[path]!.raw!.push(...(await ours.evaluate(rawSmallReads, plan.batch)));
       }
     }
+
     results.small = Object.fromEntries(
       Object.entries(small).map(([path, byVariant]) => [
         path,
@@ -300,6 +420,15 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       };
       const rawFalse = await indexedDbAlone(false);
       const rawTrue = await indexedDbAlone(true);
+      // The floor of a snapshot kept ready to send: its wire bytes read back from IndexedDB (Blob segments).
+      const wireBytes = async (url: string) => {
+        const bytes = await ours.evaluate(async (u) => (await fetch(u)).text(), url);
+        const times: number[] = [];
+        for (let i = 0; i < plan.coldSnapshots; i++) times.push(await ours.evaluate(storedWireRead, bytes));
+        return { ms: median(times), bytes: bytes.length };
+      };
+      const wireTrue = await wireBytes(`${BASE}/conversations?transferables=true`);
+      const wireFalse = await wireBytes(`${BASE}/conversations?transferables=false`);
       const withRefs = await measure(`${BASE}/conversations?transferables=true`);
       const idsOnly = await measure(`${BASE}/conversations?transferables=false`);
       const identifiers = await measure(`${BASE}/conversations/identifiers`);
@@ -321,12 +450,47 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
         identifiersCold: identifiers.cold,
         indexedDbAloneTrue: rawTrue,
         indexedDbAloneFalse: rawFalse,
+        wireTrue: wireTrue.ms,
+        wireFalse: wireFalse.ms,
+        wireBytesTrue: wireTrue.bytes,
+        wireBytesFalse: wireFalse.bytes,
         trueUsPerConversation: (withRefs.afterWrite / size) * 1000,
         falseUsPerConversation: (idsOnly.afterWrite / size) * 1000,
         identifiersUsPerConversation: (identifiers.afterWrite / size) * 1000,
       });
     }
     results.scale = scale;
+
+    // 2b. Creates (a conversation with 5 messages), interleaved: ms per create, sequential and 10 in flight.
+    // On an emptied store, as the group-commit-off worker's (which starts empty).
+    await ours.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const { port1, port2 } = new MessageChannel();
+          port1.onmessage = resolve;
+          navigator.serviceWorker.controller!.postMessage({ type: 'pieces:reset' }, [port2]);
+        }),
+    );
+    const createVariants = { ours: { page: ours, raw: false }, fetch: { page: viaFetch, raw: false }, alone: { page: alone, raw: false }, floor: { page: floor, raw: false }, raw: { page: ours, raw: true } };
+    const creates: Record<string, Record<string, number[]>> = { '1': {}, '10': {} };
+    for (const inFlight of [1, 10]) {
+      for (const name of Object.keys(createVariants)) creates[String(inFlight)]![name] = [];
+      for (let round = 0; round < plan.createRounds; round++) {
+        const order = Object.entries(createVariants);
+        for (let k = 0; k < round % order.length; k++) order.push(order.shift()!);
+        for (const [name, { page, raw }] of order) {
+          creates[String(inFlight)]![name]!.push(await page.evaluate(createRate, { count: plan.createBatch, inFlight, raw }));
+        }
+      }
+    }
+    results.creates = Object.fromEntries(
+      Object.entries(creates).map(([inFlight, byVariant]) => [
+        inFlight,
+        Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { msPerCreate: median(times), perSecond: 1000 / median(times), n: times.length }])),
+      ]),
+    );
+    // The group-commit-off worker's data is not needed any more.
+    await alone.close();
 
     // 3. Stream latency: tab B writes, tab A's socket receives; minus the write's own latency.
     const a = ours;
@@ -426,36 +590,65 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
 type Figures = { median: number; p95: number; n: number };
 
 function report(results: Record<string, any>) {
-  const small = results.small as Record<string, Record<'floor' | 'ours' | 'msw', Figures>>;
+  const small = results.small as Record<string, Record<'floor' | 'ours' | 'fetch' | 'msw' | 'raw', Figures>>;
   const scale = results.scale as Array<Record<string, number>>;
   const verdict = (ok: boolean | null) => (ok === null ? 'not measured (the smoke run stops at 100 conversations and 1,000 assets)' : ok ? 'met' : '**missed**');
   const lines: string[] = [];
   const m = results.machine;
   lines.push(`Machine: ${m.cores} cores (${m.cpu}), Node ${m.node}, Chromium ${m.chromium}, timers ${m.isolated ? '5 µs (cross-origin isolated)' : '100 µs'}${smoke ? ' — smoke run' : ''}`, '');
-  lines.push('Small reads (median / p95 per request)', '');
+  lines.push(
+    'Small reads (median / p95 per request). ours: the page library with its fast path (a MessagePort to the worker); fetch: the same worker through its fetch handler (`fastPath: false`); floor: an empty worker answering a constant body through its fetch handler; raw IndexedDB: the same kind of read in the page on an open connection.',
+    '',
+  );
   lines.push(
     table(
-      ['request', 'floor', 'ours', 'MSW', 'ours/floor', 'ours/MSW', 'floor/MSW', 'n'],
+      ['request', 'floor', 'ours (fast path)', 'fetch path', 'MSW', 'raw IndexedDB', 'ours/floor', 'fetch/floor', 'ours/MSW', 'n'],
       Object.entries(small).map(([path, v]) => [
         `GET ${path}`,
         `${ms(v.floor.median)} / ${ms(v.floor.p95)}`,
         `${ms(v.ours.median)} / ${ms(v.ours.p95)}`,
+        `${ms(v.fetch.median)} / ${ms(v.fetch.p95)}`,
         `${ms(v.msw.median)} / ${ms(v.msw.p95)}`,
+        `${ms(v.raw.median)} / ${ms(v.raw.p95)}`,
         (v.ours.median / v.floor.median).toFixed(2),
+        (v.fetch.median / v.floor.median).toFixed(2),
         (v.ours.median / v.msw.median).toFixed(2),
-        (v.floor.median / v.msw.median).toFixed(2),
         v.ours.n,
       ]),
     ),
     '',
   );
+  const creates = results.creates as Record<'1' | '10', Record<'ours' | 'fetch' | 'alone' | 'floor' | 'raw', { msPerCreate: number; perSecond: number; n: number }>>;
   lines.push(
-    'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot reads (false / true), without any service code. Worker heap: after both snapshots were read, after a garbage collection.',
+    'Creates (a conversation with 5 messages), interleaved batches: creates per second (ms per create). ours: fast path and group commit; fetch: fetch path, group commit; one tx each: fast path, group commit off; floor: the empty worker answering a constant (the hop alone); raw IndexedDB: the same records written in the page, one transaction per create.',
+    '',
+    table(
+      ['in flight', 'ours', 'fetch path', 'one tx each', 'floor', 'raw IndexedDB', 'ours/raw', 'fetch/raw', 'group commit on/off'],
+      (['1', '10'] as const).map((k) => {
+        const c = creates[k];
+        const cell = (v: { perSecond: number; msPerCreate: number }) => `${v.perSecond.toFixed(0)}/s (${ms(v.msPerCreate)})`;
+        return [
+          k,
+          cell(c.ours),
+          cell(c.fetch),
+          cell(c.alone),
+          cell(c.floor),
+          cell(c.raw),
+          (c.ours.perSecond / c.raw.perSecond).toFixed(2),
+          (c.fetch.perSecond / c.raw.perSecond).toFixed(2),
+          (c.ours.perSecond / c.alone.perSecond).toFixed(2),
+        ];
+      }),
+    ),
+    '',
+  );
+  lines.push(
+    'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot reads (false / true), without any service code. Wire bytes: a new connection reading the snapshot\'s own bytes back from IndexedDB, stored as 256 KiB Blob segments (false / true; what a snapshot kept ready to send would cost). Worker heap: after both snapshots were read, after a garbage collection.',
     '',
   );
   lines.push(
     table(
-      ['conversations', 'creates/s', 'snapshot true', 'snapshot false', 'identifiers', 'IndexedDB alone', 'µs/conv true', 'µs/conv false', 'µs/conv ids', 'true/false', 'worker heap'],
+      ['conversations', 'creates/s', 'snapshot true', 'snapshot false', 'identifiers', 'IndexedDB alone', 'wire bytes', 'cold/wire false', 'cold/wire true', 'µs/conv true', 'µs/conv false', 'µs/conv ids', 'true/false', 'worker heap'],
       scale.map((s) => [
         s.size!,
         s.createPerSecond!.toFixed(0),
@@ -463,6 +656,9 @@ function report(results: Record<string, any>) {
         `${ms(s.snapshotFalse!)} / ${ms(s.snapshotFalseCold!)}`,
         `${ms(s.identifiers!)} / ${ms(s.identifiersCold!)}`,
         `${ms(s.indexedDbAloneFalse!)} / ${ms(s.indexedDbAloneTrue!)}`,
+        `${ms(s.wireFalse!)} / ${ms(s.wireTrue!)}`,
+        (s.snapshotFalseCold! / s.wireFalse!).toFixed(1),
+        (s.snapshotTrueCold! / s.wireTrue!).toFixed(1),
         s.trueUsPerConversation!.toFixed(1),
         s.falseUsPerConversation!.toFixed(1),
         s.identifiersUsPerConversation!.toFixed(1),
@@ -511,8 +707,16 @@ function report(results: Record<string, any>) {
   );
   const largest = scale.find((s) => s.size === 10_000);
   const reads = Object.values(small);
+  const heap10k = largest ? (largest.heapMiB! * 1024 * 1024) / 1e6 : null;
   const targets: Array<[string, boolean | null]> = [
-    ['small reads: ours/floor ≤ 1.3', reads.every((v) => v.ours.median / v.floor.median <= 1.3)],
+    ['small reads through the fast path ≤ 0.3× the empty-worker floor', reads.every((v) => v.ours.median / v.floor.median <= 0.3)],
+    ['creates ≥ 0.8× the raw IndexedDB rate (10 in flight)', creates['10'].ours.perSecond / creates['10'].raw.perSecond >= 0.8],
+    [
+      'cold 10,000-conversation snapshots ≤ 1.5× reading their stored wire bytes',
+      largest ? largest.snapshotFalseCold! / largest.wireFalse! <= 1.5 && largest.snapshotTrueCold! / largest.wireTrue! <= 1.5 : null,
+    ],
+    [`worker heap ≤ 15 MB per 10,000 conversations${heap10k === null ? '' : ` (${heap10k.toFixed(1)} MB)`}`, heap10k === null ? null : heap10k <= 15],
+    ['small reads, fetch path: ours/floor ≤ 1.3', reads.every((v) => v.fetch.median / v.floor.median <= 1.3)],
     ['small reads: ours/MSW ≤ 0.6', reads.every((v) => v.ours.median / v.msw.median <= 0.6)],
     ['10,000 conversations: transferables=false snapshot ≤ 150 ms (after a write)', largest ? largest.snapshotFalse! <= 150 : null],
     ['10,000 conversations: transferables=false ≥ 3× faster than true (after a write)', largest ? largest.snapshotTrue! / largest.snapshotFalse! >= 3 : null],
@@ -540,7 +744,7 @@ function report(results: Record<string, any>) {
     join(out, 'chart.svg'),
     barChart('Median time per request (lower is better)', [
       ...Object.entries(small).flatMap(([path, v]) =>
-        (['floor', 'ours', 'msw'] as const).map((name) => ({ label: `GET ${path} · ${name}`, value: v[name].median, unit: 'ms' })),
+        (['floor', 'ours', 'fetch', 'msw', 'raw'] as const).map((name) => ({ label: `GET ${path} · ${name}`, value: v[name].median, unit: 'ms' })),
       ),
       ...scale.flatMap((s) => [
         { label: `snapshot ${s.size} · transferables=true`, value: s.snapshotTrue!, unit: 'ms' },

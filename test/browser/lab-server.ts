@@ -30,7 +30,7 @@ export async function startLab(): Promise<Lab> {
     configFile: false,
     root: resolve(import.meta.dirname, 'lab'),
     logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify(version), 'process.env.NODE_ENV': JSON.stringify('production') },
+    define: { __PIECES_VERSION__: JSON.stringify(version), __PIECES_FAST_PATH__: JSON.stringify(process.env.PIECES_FAST_PATH !== 'off'), 'process.env.NODE_ENV': JSON.stringify('production') },
     build: { outDir, target: 'es2022', emptyOutDir: true },
   });
   // Built by the browser suite's global setup.

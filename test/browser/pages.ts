@@ -153,6 +153,18 @@ export const callEveryOperation = (page: Page) =>
     await get('conversationMessagesStreamIdentifiers', '/messages/stream/identifiers', stream);
     await post('messagesDeleteSpecificMessage', `/messages/${message.id}/delete`);
     await post('searchConversations', '/conversations/search', { engines: { iterable: [{ query: 'every' }] } });
+    await post('relevance', '/qgpt/relevance', { query: 'debounce' });
+    await post('question', '/qgpt/question', { query: 'How do I debounce?', relevant: { iterable: [] } });
+    // The copilot stream is a socket: answered (200) once its first frame arrives.
+    statuses.qgptStream = await new Promise<number>((resolve) => {
+      const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
+      socket.onopen = () => socket.send(JSON.stringify({ request: 'every', question: { query: 'How do I debounce?', relevant: { iterable: [] } } }));
+      socket.onmessage = () => {
+        socket.close();
+        resolve(200);
+      };
+      socket.onerror = () => resolve(0);
+    });
     const assets = await get('assetsIdentifiersSnapshot', '/assets/identifiers');
     const asset = assets.iterable[0].id as string;
     await get('assetsSnapshot', '/assets');

@@ -277,7 +277,7 @@ describe('conversationsSnapshot and conversationsIdentifiersSnapshot', () => {
     } finally {
       spy.mockRestore();
     }
-  });
+  }, 60_000); // many conversations: more time than the default on a busy machine.
 });
 
 describe('conversationsCreateFromAsset and assetsIdentifiersSnapshot', () => {

@@ -15,7 +15,9 @@ declare global {
 window.sdk = sdk;
 window.addAssets = addAssets;
 const status = document.getElementById('status')!;
-startPiecesService({ quiet: true }).then(
+/** False in a build made with PIECES_FAST_PATH=off (vite.config.ts). */
+declare const __PIECES_FAST_PATH__: boolean;
+startPiecesService({ quiet: true, fastPath: __PIECES_FAST_PATH__ }).then(
   () => {
     status.dataset.state = 'ready';
     status.textContent = 'ready';

@@ -24,6 +24,9 @@ declare global {
   }
 }
 
+/** False in a build made with PIECES_FAST_PATH=off (test/browser/lab-server.ts). */
+declare const __PIECES_FAST_PATH__: boolean;
+
 window.lab = {
   async start(options = {}) {
     const logs: string[] = [];
@@ -31,7 +34,7 @@ window.lab = {
     const originals = methods.map((name) => console[name]);
     for (const name of methods) console[name] = (...args: unknown[]) => void logs.push(`${name}: ${args.map(String).join(' ')}`);
     try {
-      const service = await startPiecesService(options);
+      const service = await startPiecesService({ fastPath: __PIECES_FAST_PATH__, ...options });
       return { mode: service.mode, reason: service.reason, storage: service.storage, version: service.version, logs };
     } catch (error) {
       return { error: (error as Error).message, logs };

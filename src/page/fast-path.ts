@@ -1,0 +1,79 @@
+/**
+ * Worker mode's fast path: the page's fetch and XMLHttpRequest under the
+ * bases (and so the stream shim's handshakes and catch-ups) go to the worker
+ * over a MessagePort instead of through its fetch handler, and are answered by
+ * the same service (see src/port/). Everything else, and every request when
+ * the port cannot be used, goes through fetch as before. Loaded with a dynamic
+ * import, like page mode.
+ */
+import { baseMatcher } from '../core/bases.js';
+import { PortClient, type ClientPort, type Connected } from '../port/client.js';
+import type { ConnectMessage, ToPage } from '../port/protocol.js';
+import { interceptRequests } from './intercept.js';
+
+/** How often a page that uses the fast path lets its worker know, as its fetches would (a message event). */
+const TOUCH_MS = 10_000;
+/** How long a worker gets to answer a connect before the page uses fetch instead. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+export interface FastPath {
+  /** Requests that went over the port, and by fetch after a port failed. */
+  counts: { port: number; fetch: number };
+  stop(): void;
+}
+
+export function startFastPath(bases: readonly string[]): FastPath {
+  const matcher = baseMatcher(bases);
+  const container = navigator.serviceWorker;
+  const nativeFetch = globalThis.fetch.bind(globalThis);
+  let touched = 0;
+
+  const connect = async (): Promise<Connected | null> => {
+    const worker = container.controller;
+    if (!worker) return null;
+    const { port1, port2 } = new MessageChannel();
+    worker.postMessage({ type: 'pieces:fast-path' } satisfies ConnectMessage, [port2]);
+    touched = Date.now();
+    const ready = await new Promise<ToPage | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), CONNECT_TIMEOUT_MS);
+      port1.onmessage = (event: MessageEvent) => {
+        clearTimeout(timer);
+        resolve(event.data as ToPage);
+      };
+    });
+    // A worker without the fast path answers the page API's way (ok: false).
+    if (ready?.type !== 'ready') {
+      port1.close();
+      return null;
+    }
+    return { port: port1 as unknown as ClientPort, instance: ready.instance, worker };
+  };
+
+  const client = new PortClient({ connect, fetch: (request) => nativeFetch(request) });
+  const onControllerChange = () => client.reconnect();
+  container.addEventListener('controllerchange', onControllerChange);
+
+  const stopIntercepting = interceptRequests((request) => {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return undefined;
+    }
+    if (!matcher.match(url) || !container.controller) return undefined;
+    if (Date.now() - touched > TOUCH_MS) {
+      touched = Date.now();
+      container.controller.postMessage({ type: 'pieces:fast-path' } satisfies ConnectMessage);
+    }
+    return client.request(request);
+  });
+
+  return {
+    counts: client.counts,
+    stop() {
+      stopIntercepting();
+      container.removeEventListener('controllerchange', onControllerChange);
+      client.reconnect();
+    },
+  };
+}

@@ -1,0 +1,320 @@
+/**
+ * The page's side of the fast path (see protocol.ts): sends requests over a
+ * port to the worker and builds network-like responses (status, headers, a
+ * streamed body) from its replies; falls back to `fetch` where the port cannot
+ * be used, without losing a request or having it run twice.
+ */
+import { randomUUID } from '../core/uuid.js';
+import { CHECK_MS, EXPIRY_MS, GRACE_MS, IDLE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
+
+/** What the client needs of a port (a MessagePort). */
+export interface ClientPort {
+  onmessage: ((event: { data: unknown }) => void) | null;
+  postMessage(message: ToWorker, transfer?: Transferable[]): void;
+  close(): void;
+}
+
+/** A port to a worker, with what identifies the worker behind it. */
+export interface Connected {
+  port: ClientPort;
+  /** The worker instance serving the port (a restarted worker has another). */
+  instance: string;
+  /** The worker (version) it belongs to: one version never runs two instances at once. */
+  worker: unknown;
+}
+
+export interface PortClientOptions {
+  /** Opens a port to the worker that controls the page (waking it), or null where there is none. */
+  connect(): Promise<Connected | null>;
+  /** The network fetch (the worker's fetch handler answers it). */
+  fetch(request: Request): Promise<Response>;
+  now?: () => number;
+  expiryMs?: number;
+  graceMs?: number;
+  pingMs?: number;
+  /** How long a request waits for its acknowledgement before the worker behind the port is checked. */
+  checkMs?: number;
+  /** After this long without a word from the worker, the next request goes by fetch and the port is opened afresh. */
+  idleMs?: number;
+}
+
+interface Pending {
+  id: string;
+  /** When it was sent (the page's clock). */
+  sent: number;
+  copy: Request;
+  acked: boolean;
+  /** Set once the head arrived: the body's stream. */
+  body?: ReadableStreamDefaultController<Uint8Array>;
+  settle(outcome: Promise<Response>): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Connection extends Connected {
+  pending: Map<string, Pending>;
+  dead: boolean;
+  ping?: ReturnType<typeof setInterval>;
+  pingWaiting?: { n: number; timer: ReturnType<typeof setTimeout> };
+  pings: number;
+  checking?: boolean;
+  /** When the worker was last heard from on this port. */
+  heard: number;
+}
+
+/** The error a failed request rejects with, as fetch's does. */
+const networkError = (message: string) => new TypeError(`Failed to fetch: ${message}`);
+
+export class PortClient {
+  private connection: Promise<Connection | null> | null = null;
+  /** The connection made last (once made). */
+  private current: Connection | null = null;
+  private readonly now: () => number;
+  private readonly expiryMs: number;
+  private readonly graceMs: number;
+  private readonly pingMs: number;
+  private readonly checkMs: number;
+  private readonly idleMs: number;
+  /** How many requests went over a port, and how many by fetch (a fallback). */
+  readonly counts = { port: 0, fetch: 0 };
+
+  constructor(private readonly options: PortClientOptions) {
+    this.now = options.now ?? Date.now;
+    this.expiryMs = options.expiryMs ?? EXPIRY_MS;
+    this.graceMs = options.graceMs ?? GRACE_MS;
+    this.pingMs = options.pingMs ?? PING_MS;
+    this.checkMs = options.checkMs ?? CHECK_MS;
+    this.idleMs = options.idleMs ?? IDLE_MS;
+  }
+
+  /** Forgets the current port (e.g. another worker took over): the next request connects again. */
+  reconnect(): void {
+    const current = this.connection;
+    this.connection = null;
+    this.current = null;
+    // Requests under way on the old port stay there: the old worker may still answer them.
+    void current?.then((c) => c && c.pending.size === 0 && this.close(c));
+  }
+
+  async request(request: Request): Promise<Response> {
+    const copy = request.clone();
+    const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer();
+    const idle = this.current && this.now() - this.current.heard > this.idleMs ? this.current : null;
+    if (idle && idle.pending.size === 0) {
+      // Quiet for a while: the worker may have been stopped, and a port message would not wake it.
+      // This request goes by fetch (which does), and the next ones over a port opened afresh.
+      this.reconnect();
+      void this.connect();
+      return this.viaFetch(copy);
+    }
+    const connection = await this.connect();
+    if (!connection) return this.viaFetch(copy);
+    const id = randomUUID();
+    return new Promise<Response>((resolve, reject) => {
+      let settled = false;
+      const sent = this.now();
+      const pending: Pending = {
+        id,
+        sent,
+        copy,
+        acked: false,
+        settle: (outcome) => {
+          if (settled) return;
+          settled = true;
+          outcome.then(resolve, reject);
+        },
+        timer: setTimeout(() => void this.check(connection), this.checkMs),
+      };
+      connection.pending.set(id, pending);
+      this.counts.port++;
+      const message: ToWorker = {
+        type: 'request',
+        id,
+        sent,
+        method: request.method,
+        url: request.url,
+        headers: [...request.headers],
+        body,
+      };
+      connection.port.postMessage(message, body ? [body] : []);
+      this.watch(connection);
+    });
+  }
+
+  private connect(): Promise<Connection | null> {
+    this.connection ??= this.options.connect().then(
+      (connected) => {
+        if (!connected) return null;
+        const connection: Connection = { ...connected, pending: new Map(), dead: false, pings: 0, heard: this.now() };
+        this.current = connection;
+        return connection;
+      },
+      () => null,
+    );
+    const connection = this.connection;
+    // A failed connect is tried again by the next request.
+    void connection.then((c) => {
+      if (!c && this.connection === connection) this.connection = null;
+    });
+    return connection.then((c) => {
+      if (c) c.port.onmessage = (event) => this.onMessage(c, event.data as ToPage);
+      return c;
+    });
+  }
+
+  private onMessage(connection: Connection, message: ToPage) {
+    connection.heard = this.now();
+    if (message?.type === 'pong') {
+      if (connection.pingWaiting?.n === message.n) {
+        clearTimeout(connection.pingWaiting.timer);
+        connection.pingWaiting = undefined;
+      }
+      return;
+    }
+    const pending = connection.pending.get((message as { id?: string })?.id ?? '');
+    if (!pending || connection.dead) return;
+    switch (message.type) {
+      case 'accepted':
+        pending.acked = true;
+        clearTimeout(pending.timer);
+        return;
+      case 'expired':
+        // Not run by the worker: the request goes by fetch.
+        this.finish(connection, pending);
+        pending.settle(this.viaFetch(pending.copy, pending.id));
+        return;
+      case 'head': {
+        const bodyless = NULL_BODY.has(message.status) || pending.copy.method === 'HEAD';
+        const stream = bodyless
+          ? null
+          : new ReadableStream<Uint8Array>({
+              start: (controller) => {
+                pending.body = controller;
+              },
+            });
+        pending.settle(Promise.resolve(new Response(stream, { status: message.status, statusText: message.statusText, headers: message.headers })));
+        return;
+      }
+      case 'chunk':
+        pending.body?.enqueue(message.chunk);
+        return;
+      case 'end':
+        pending.body?.close();
+        this.finish(connection, pending);
+        return;
+      case 'error':
+        if (pending.body) pending.body.error(networkError(message.message));
+        else pending.settle(Promise.reject(networkError(message.message)));
+        this.finish(connection, pending);
+        return;
+    }
+  }
+
+  private finish(connection: Connection, pending: Pending) {
+    clearTimeout(pending.timer);
+    connection.pending.delete(pending.id);
+    if (connection.pending.size === 0) this.unwatch(connection);
+    if (connection.pending.size === 0 && this.connection && connection.dead) this.close(connection);
+  }
+
+  /**
+   * A request not acknowledged in time: connect again (which wakes the worker)
+   * and compare. Another instance of the same worker means the one behind the
+   * port has stopped (a worker never runs two instances at once): the port is
+   * dead, at once. The same instance is only slow: wait on. Another worker
+   * (an update took over) may still be running the old one: its requests
+   * wait out the expiry, past which it refuses them.
+   */
+  private async check(connection: Connection) {
+    if (connection.dead || connection.checking) return;
+    connection.checking = true;
+    const fresh = await this.options.connect().catch(() => null);
+    connection.checking = false;
+    if (connection.dead) {
+      fresh?.port.close();
+      return;
+    }
+    if (fresh && fresh.instance === connection.instance) {
+      fresh.port.close();
+      // Alive: unacknowledged requests get the full expiry before the port is judged dead.
+      for (const pending of connection.pending.values()) {
+        if (pending.acked) continue;
+        clearTimeout(pending.timer);
+        pending.timer = setTimeout(() => this.judgeDead(connection), Math.max(0, pending.sent + this.expiryMs + this.graceMs - this.now()));
+      }
+      return;
+    }
+    if (fresh && fresh.worker === connection.worker) {
+      // The next requests use the new port.
+      const next: Connection = { ...fresh, pending: new Map(), dead: false, pings: 0, heard: this.now() };
+      this.current = next;
+      next.port.onmessage = (event) => this.onMessage(next, event.data as ToPage);
+      this.connection = Promise.resolve(next);
+      this.judgeDead(connection, next);
+      return;
+    }
+    fresh?.port.close();
+    for (const pending of connection.pending.values()) {
+      if (pending.acked) continue;
+      clearTimeout(pending.timer);
+      pending.timer = setTimeout(() => this.judgeDead(connection), Math.max(0, pending.sent + this.expiryMs + this.graceMs - this.now()));
+    }
+  }
+
+  /** While requests are under way, a port that stops answering pings is judged dead. */
+  private watch(connection: Connection) {
+    connection.ping ??= setInterval(() => {
+      if (connection.pingWaiting) return;
+      const n = ++connection.pings;
+      connection.pingWaiting = { n, timer: setTimeout(() => this.judgeDead(connection), this.expiryMs + this.graceMs) };
+      connection.port.postMessage({ type: 'ping', n });
+    }, this.pingMs);
+  }
+
+  private unwatch(connection: Connection) {
+    clearInterval(connection.ping);
+    connection.ping = undefined;
+    if (connection.pingWaiting) clearTimeout(connection.pingWaiting.timer);
+    connection.pingWaiting = undefined;
+  }
+
+  /**
+   * No acknowledgement (or pong) in time: the worker behind the port is gone.
+   * What it never acknowledged cannot run there any more (it refuses late
+   * requests) and goes by fetch; what it acknowledged is asked for by id,
+   * answered only from the memory of a worker that received it.
+   */
+  private judgeDead(connection: Connection, replaced?: Connection) {
+    if (connection.dead) return;
+    connection.dead = true;
+    this.unwatch(connection);
+    if (!replaced) {
+      void this.connection?.then((current) => {
+        if (current === connection) this.connection = null;
+      });
+    }
+    for (const pending of [...connection.pending.values()]) {
+      clearTimeout(pending.timer);
+      connection.pending.delete(pending.id);
+      if (pending.body) pending.body.error(networkError('the service worker stopped while answering'));
+      else pending.settle(this.viaFetch(pending.copy, pending.id, pending.acked));
+    }
+    this.close(connection);
+  }
+
+  private close(connection: Connection) {
+    this.unwatch(connection);
+    connection.port.onmessage = null;
+    connection.port.close();
+  }
+
+  private async viaFetch(copy: Request, id?: string, acked = false): Promise<Response> {
+    this.counts.fetch++;
+    if (!id) return this.options.fetch(copy);
+    const headers = new Headers(copy.headers);
+    headers.set(ID_HEADER, id);
+    if (acked) headers.set(REPLAY_HEADER, 'only');
+    const response = await this.options.fetch(new Request(copy, { headers }));
+    if (response.headers.get(REPLAY_HEADER) === LOST) throw networkError('the service worker stopped while answering');
+    return response;
+  }
+}

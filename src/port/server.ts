@@ -1,0 +1,174 @@
+/**
+ * The worker's side of the fast path (see protocol.ts): serves ports with
+ * `respond`, and answers the fallback fetches of requests that went over a
+ * port first without running anything twice.
+ */
+import { randomUUID } from '../core/uuid.js';
+import { EXPIRY_MS, ID_HEADER, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
+
+/** What a port server needs of a port (a MessagePort). */
+export interface PortLike {
+  onmessage: ((event: { data: unknown }) => void) | null;
+  postMessage(message: ToPage, transfer?: Transferable[]): void;
+}
+
+interface Answer {
+  status: number;
+  statusText: string;
+  headers: Array<[string, string]>;
+  /** null: too large to keep, or a read (run again instead). */
+  body: Uint8Array[] | null;
+}
+
+interface Remembered {
+  /** Settles when the request has been answered (undefined: not kept). */
+  answer: Promise<Answer | undefined>;
+  method: string;
+}
+
+export interface PortServerOptions {
+  now?: () => number;
+  expiryMs?: number;
+  rememberMs?: number;
+  /** Figures sent with `ready` (e.g. how many fetches the worker answered). */
+  stats?: () => Record<string, number>;
+}
+
+export interface PortServer {
+  /** This worker instance (a restarted worker has another). */
+  readonly instance: string;
+  /** Serves requests arriving on `port`. */
+  serve(port: PortLike): void;
+  /**
+   * The answer to a fetch, for a request that carries a fast-path id (a fallback):
+   * undefined for any other request (answer it as usual).
+   */
+  fallback(request: Request): Promise<Response> | undefined;
+}
+
+const isRead = (method: string) => method === 'GET' || method === 'HEAD';
+
+export function createPortServer(respond: (request: Request) => Promise<Response> | undefined, options: PortServerOptions = {}): PortServer {
+  const now = options.now ?? Date.now;
+  const expiryMs = options.expiryMs ?? EXPIRY_MS;
+  const rememberMs = options.rememberMs ?? REMEMBER_MS;
+  const instance = randomUUID();
+  const memory = new Map<string, Remembered>();
+
+  function remember(id: string, entry: Remembered) {
+    memory.set(id, entry);
+    void entry.answer.finally(() => setTimeout(() => memory.delete(id), rememberMs));
+  }
+
+  async function run(port: PortLike, message: Extract<ToWorker, { type: 'request' }>): Promise<Answer | undefined> {
+    const { id } = message;
+    let response: Response | undefined;
+    try {
+      const request = new Request(message.url, {
+        method: message.method,
+        headers: message.headers,
+        ...(message.body ? { body: message.body } : {}),
+      });
+      response = await respond(request);
+    } catch (error) {
+      port.postMessage({ type: 'error', id, message: (error as Error)?.message ?? String(error) });
+      return undefined;
+    }
+    if (!response) {
+      port.postMessage({ type: 'error', id, message: `${message.url} is not under the service's bases.` });
+      return undefined;
+    }
+    if (response.type === 'error') {
+      // A network error (e.g. an override's): the page's request fails as fetch's would.
+      port.postMessage({ type: 'error', id, message: 'network error' });
+      return undefined;
+    }
+    const headers = [...response.headers];
+    port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers });
+    // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.
+    let kept: Uint8Array[] | null = isRead(message.method) ? null : [];
+    let size = 0;
+    if (response.body && !NULL_BODY.has(response.status) && message.method !== 'HEAD') {
+      const reader = response.body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (kept) {
+            size += value.byteLength;
+            if (size > REPLAY_LIMIT) kept = null;
+            else kept.push(value.slice());
+          }
+          port.postMessage({ type: 'chunk', id, chunk: value }, [value.buffer]);
+        }
+      } catch (error) {
+        port.postMessage({ type: 'error', id, message: (error as Error)?.message ?? String(error) });
+        return undefined;
+      }
+    }
+    port.postMessage({ type: 'end', id });
+    return { status: response.status, statusText: response.statusText, headers, body: kept };
+  }
+
+  function onMessage(port: PortLike, message: ToWorker) {
+    if (message?.type === 'ping') {
+      port.postMessage({ type: 'pong', n: message.n });
+      return;
+    }
+    if (message?.type !== 'request' || typeof message.id !== 'string') return;
+    const { id } = message;
+    // Received too late (the page may have sent it by fetch since), or received already: not run.
+    if (memory.has(id) || !(now() - message.sent <= expiryMs)) {
+      port.postMessage({ type: 'expired', id });
+      return;
+    }
+    port.postMessage({ type: 'accepted', id });
+    remember(id, { method: message.method, answer: run(port, message) });
+  }
+
+  function fromMemory(answer: Answer): Response {
+    const body = answer.body && !NULL_BODY.has(answer.status) ? new Blob(answer.body as BlobPart[]) : null;
+    return new Response(body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+  }
+
+  const lost = () =>
+    new Response('The service worker stopped while answering this request; it may or may not have been carried out.', {
+      status: 503,
+      headers: { 'Content-Type': 'text/plain; charset=utf-8', [REPLAY_HEADER]: LOST },
+    });
+
+  async function replay(request: Request, entry: Remembered): Promise<Response> {
+    const answer = await entry.answer;
+    if (answer?.body) return fromMemory(answer);
+    // A read runs again; a write whose answer was not kept is reported lost.
+    if (isRead(request.method)) return (await respond(withoutFastPathHeaders(request))) ?? lost();
+    return lost();
+  }
+
+  return {
+    instance,
+    serve(port) {
+      port.onmessage = (event) => onMessage(port, event.data as ToWorker);
+      port.postMessage({ type: 'ready', instance, ...options.stats?.() });
+    },
+    fallback(request) {
+      const id = request.headers.get(ID_HEADER);
+      if (!id) return undefined;
+      const entry = memory.get(id);
+      if (entry) return replay(request, entry);
+      if (request.headers.get(REPLAY_HEADER) === 'only' && !isRead(request.method)) return Promise.resolve(lost());
+      const answer = respond(withoutFastPathHeaders(request));
+      if (!answer) return undefined;
+      // Remembered, so that the same request arriving late on a port is not run again.
+      remember(id, { method: request.method, answer: answer.then(() => undefined, () => undefined) });
+      return answer;
+    },
+  };
+}
+
+function withoutFastPathHeaders(request: Request): Request {
+  const headers = new Headers(request.headers);
+  headers.delete(ID_HEADER);
+  headers.delete(REPLAY_HEADER);
+  return new Request(request, { headers });
+}

@@ -1,0 +1,132 @@
+/**
+ * The fast path in a browser: the page's requests reach the worker over a
+ * MessagePort (its fetch handler stays idle), with the answers fetch gives;
+ * a stopped worker is recovered without a request lost or run twice.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launch, need, type BrowserContext, type Page } from './engine.js';
+import { listen, openDemo } from './pages.js';
+
+const BASE = 'http://localhost:1000';
+const off = process.env.PIECES_FAST_PATH === 'off';
+
+/** How many fetches the worker answered, asked over a port of the test's own. */
+const workerFetches = (page: Page) =>
+  page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        const { port1, port2 } = new MessageChannel();
+        port1.onmessage = (event) => {
+          port1.close();
+          resolve((event.data as { fetches: number }).fetches);
+        };
+        navigator.serviceWorker.controller!.postMessage({ type: 'pieces:fast-path' }, [port2]);
+      }),
+  );
+
+/** Creates conversations named `names`, all at once, with fetch; each outcome: status or 'network error'. */
+const createAll = (page: Page, names: string[]) =>
+  page.evaluate(
+    ({ base, names }) =>
+      Promise.all(
+        names.map((name) =>
+          fetch(`${base}/conversations/create`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ type: 'COPILOT', name }),
+          }).then(
+            (r) => r.status,
+            () => 'network error',
+          ),
+        ),
+      ),
+    { base: BASE, names },
+  );
+
+/** Every stored conversation name, with repeats. */
+const storedNames = (page: Page) =>
+  page.evaluate(
+    (base) =>
+      fetch(`${base}/conversations?transferables=false`)
+        .then((r) => r.json())
+        .then((body: { iterable: Array<{ name?: string }> }) => body.iterable.map((c) => c.name ?? '')),
+    BASE,
+  );
+
+describe('fast path', () => {
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    ({ context } = await launch());
+    page = await openDemo(context);
+  });
+  afterAll(() => context?.close());
+
+  it("answers fetch, XMLHttpRequest and the stream shim's requests over the port: the worker's fetch handler stays idle", async (test) => {
+    if (off) test.skip('the fast path is off in this run (PIECES_FAST_PATH=off)');
+    await listen(page);
+    const before = await workerFetches(page);
+    const results = await page.evaluate(async (base) => {
+      const created = await fetch(`${base}/conversations/create`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ type: 'COPILOT', name: 'over the port' }),
+      });
+      const conversation = (await created.json()) as { id: string; name: string };
+      const xhr = await new Promise<{ status: number; type: string | null; name: string }>((resolve) => {
+        const request = new XMLHttpRequest();
+        request.open('GET', `${base}/conversation/${conversation.id}`);
+        request.onload = () => resolve({ status: request.status, type: request.getResponseHeader('content-type'), name: JSON.parse(request.responseText).name });
+        request.send();
+      });
+      const missing = await fetch(`${base}/conversation/00000000-0000-4000-8000-000000000000`);
+      const head = await fetch(`${base}/applications`, { method: 'HEAD' });
+      // A new socket: its handshake and first catch-up are fetches of the shim.
+      const first = await new Promise<string>((resolve) => {
+        const socket = new WebSocket('ws://localhost:1000/conversations/stream/identifiers');
+        socket.onmessage = (event) => {
+          socket.close();
+          resolve(String(event.data));
+        };
+      });
+      return {
+        created: [created.status, created.headers.get('content-type'), conversation.name],
+        xhr,
+        missing: [missing.status, await missing.text()],
+        head: [head.status, await head.text()],
+        socketHasIt: first.includes(conversation.id),
+      };
+    }, BASE);
+    expect(results.created).toEqual([200, 'application/json; charset=utf-8', 'over the port']);
+    expect(results.xhr).toEqual({ status: 200, type: 'application/json; charset=utf-8', name: 'over the port' });
+    expect(results.missing[0]).toBe(404);
+    expect(results.missing[1]).toMatch(/00000000-0000-4000-8000-000000000000/);
+    expect(results.head).toEqual([200, '']);
+    expect(results.socketHasIt).toBe(true);
+    expect(await workerFetches(page)).toBe(before);
+  });
+
+  it('a worker stopped under the page is woken, and no request is lost or run twice', async (test) => {
+    need(test, 'stopWorkers');
+    // Stopped while idle: the page's port leads nowhere now.
+    await context.stopWorkers();
+    const quiet = Array.from({ length: 5 }, (_, i) => `after stop ${i}`);
+    expect(await createAll(page, quiet)).toEqual(quiet.map(() => 200));
+    // Stopped while creates are under way: each is stored once, or fails like a crashed server.
+    const busy = Array.from({ length: 20 }, (_, i) => `during stop ${i}`);
+    const outcomes = page.evaluate(() => 0).then(() => createAll(page, busy));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await context.stopWorkers();
+    const statuses = await outcomes;
+    const names = await storedNames(page);
+    for (const name of [...quiet, ...busy]) expect(names.filter((n) => n === name).length).toBeLessThanOrEqual(1);
+    for (const name of quiet) expect(names).toContain(name);
+    busy.forEach((name, i) => {
+      if (statuses[i] === 200) expect(names).toContain(name);
+      else expect(statuses[i]).toBe('network error');
+    });
+    // And the page keeps using the service.
+    expect(await createAll(page, ['afterwards'])).toEqual([200]);
+  });
+});

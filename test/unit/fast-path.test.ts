@@ -1,0 +1,291 @@
+/**
+ * The fast path's port protocol (src/port/): request and response framing,
+ * streamed bodies, a dead port's fallback to fetch, and no write run twice.
+ */
+import { MessageChannel } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PortClient, type ClientPort } from '../../src/port/client.js';
+import { ID_HEADER, REPLAY_HEADER, type ToPage, type ToWorker } from '../../src/port/protocol.js';
+import { createPortServer, type PortLike } from '../../src/port/server.js';
+
+const opened: Array<{ close(): void }> = [];
+afterEach(() => opened.splice(0).forEach((port) => port.close()));
+
+function channel() {
+  const { port1, port2 } = new MessageChannel();
+  opened.push(port1, port2);
+  return { page: port1 as unknown as ClientPort, worker: port2 as unknown as PortLike };
+}
+
+/** A service that records what it ran: echoes writes, counts them. */
+function service() {
+  const ran: string[] = [];
+  const respond = (request: Request): Promise<Response> => {
+    ran.push(`${request.method} ${new URL(request.url).pathname}`);
+    return (async () => {
+      if (request.method === 'GET') return Response.json({ path: new URL(request.url).pathname, accept: request.headers.get('accept') });
+      if (request.method === 'DELETE') return new Response(null, { status: 204 });
+      return new Response(`wrote ${await request.text()}`, { status: 201, statusText: 'Created', headers: { 'Content-Type': 'text/plain', 'X-Id': '7' } });
+    })();
+  };
+  return { ran, respond };
+}
+
+/** A page and a worker joined by ports; the worker's fetch handler answers fallbacks as the Service Worker does. */
+function joined(respond: (request: Request) => Promise<Response>, options: { expiryMs?: number; graceMs?: number; pingMs?: number } = {}) {
+  const server = createPortServer(respond, options);
+  const fetched: Request[] = [];
+  const client = new PortClient({
+    ...options,
+    connect: async () => {
+      const { page, worker } = channel();
+      server.serve(worker);
+      return { port: page, instance: server.instance, worker: 'w' };
+    },
+    fetch: async (request) => {
+      fetched.push(request.clone());
+      return (server.fallback(request) ?? respond(request))!;
+    },
+  });
+  return { server, client, fetched };
+}
+
+describe('fast path framing', () => {
+  it('carries method, URL, headers and body, and answers with status, status text, headers and body', async () => {
+    const { ran, respond } = service();
+    const { client, fetched } = joined(respond);
+    const read = await client.request(new Request('http://localhost:1000/conversations', { headers: { Accept: 'application/json' } }));
+    expect(read.status).toBe(200);
+    expect(read.headers.get('content-type')).toMatch(/application\/json/);
+    expect(await read.json()).toEqual({ path: '/conversations', accept: 'application/json' });
+    const write = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'Grüße ✓' }));
+    expect([write.status, write.statusText, write.headers.get('x-id')]).toEqual([201, 'Created', '7']);
+    expect(await write.text()).toBe('wrote Grüße ✓');
+    const deleted = await client.request(new Request('http://localhost:1000/conversation/1/delete', { method: 'DELETE' }));
+    expect([deleted.status, deleted.body]).toEqual([204, null]);
+    expect(ran).toEqual(['GET /conversations', 'POST /conversations/create', 'DELETE /conversation/1/delete']);
+    expect(fetched).toEqual([]);
+    expect(client.counts).toEqual({ port: 3, fetch: 0 });
+  });
+
+  it('streams a body: each chunk is readable before the next is written', async () => {
+    let push!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
+    const { client } = joined(async () => new Response(body, { headers: { 'Content-Type': 'application/x-ndjson' } }));
+    const response = await client.request(new Request('http://localhost:1000/qgpt/stream', { method: 'POST', body: '{}' }));
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    push.enqueue(new TextEncoder().encode('{"a":1}\n'));
+    expect(decoder.decode((await reader.read()).value)).toBe('{"a":1}\n');
+    push.enqueue(new TextEncoder().encode('{"b":2}\n'));
+    expect(decoder.decode((await reader.read()).value)).toBe('{"b":2}\n');
+    push.close();
+    expect((await reader.read()).done).toBe(true);
+  });
+
+  it('fails like fetch when the service answers with a network error', async () => {
+    const { client } = joined(async () => Response.error());
+    await expect(client.request(new Request('http://localhost:1000/applications'))).rejects.toThrow(TypeError);
+  });
+
+  it('fails the body like a dropped connection when the answer breaks off', async () => {
+    let push!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
+    const { client } = joined(async () => new Response(body));
+    const response = await client.request(new Request('http://localhost:1000/conversations'));
+    push.error(new Error('disk gone'));
+    await expect(response.body!.getReader().read()).rejects.toThrow(/Failed to fetch: disk gone/);
+  });
+});
+
+describe('fast path failures', () => {
+  it('uses fetch when no worker can be reached', async () => {
+    const { ran, respond } = service();
+    const client = new PortClient({ connect: async () => null, fetch: respond });
+    expect(await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }))).text()).toBe('wrote x');
+    expect(ran).toEqual(['POST /conversations/create']);
+    expect(client.counts).toEqual({ port: 0, fetch: 1 });
+  });
+
+  it('judges a port that never acknowledges dead and sends its request by fetch, with its id, once', async () => {
+    const { ran, respond } = service();
+    const server = createPortServer(respond);
+    const fetched: Request[] = [];
+    let connects = 0;
+    const client = new PortClient({
+      expiryMs: 20,
+      graceMs: 20,
+      // The first port leads to a stopped worker: nothing reads it. The next ones are served,
+      // by another instance of the same worker.
+      connect: async () => {
+        const { page, worker } = channel();
+        if (connects++ === 0) return { port: page, instance: 'stopped', worker: 'w' };
+        server.serve(worker);
+        return { port: page, instance: server.instance, worker: 'w' };
+      },
+      fetch: async (request) => {
+        fetched.push(request);
+        return (server.fallback(request) ?? respond(request))!;
+      },
+    });
+    const response = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'one' }));
+    expect(await response.text()).toBe('wrote one');
+    expect(fetched.map((r) => [r.headers.has(ID_HEADER), r.headers.get(REPLAY_HEADER)])).toEqual([[true, null]]);
+    expect(ran).toEqual(['POST /conversations/create']);
+    // The next request connects again and goes over the new port.
+    expect(await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'two' }))).text()).toBe('wrote two');
+    expect(client.counts).toEqual({ port: 2, fetch: 1 });
+    expect(ran).toHaveLength(2);
+  });
+
+  it('a slow worker (the same instance answers the check) is waited for: the request runs there, once, not by fetch', async () => {
+    const { ran, respond } = service();
+    const server = createPortServer(respond);
+    let release!: () => void;
+    const checked = new Promise<void>((resolve) => (release = resolve));
+    let connects = 0;
+    const client = new PortClient({
+      checkMs: 5,
+      connect: async () => {
+        const { page, worker } = channel();
+        server.serve(worker);
+        if (connects++ === 0) {
+          // The worker is busy: it reads the port only after the page has checked on it.
+          const serve = worker.onmessage!;
+          worker.onmessage = (event) => void checked.then(() => serve(event));
+        } else {
+          release();
+        }
+        return { port: page, instance: server.instance, worker: 'w' };
+      },
+      fetch: async () => {
+        throw new Error('not by fetch');
+      },
+    });
+    const response = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'slow' }));
+    expect(await response.text()).toBe('wrote slow');
+    expect(connects).toBe(2);
+    expect(ran).toEqual(['POST /conversations/create']);
+    expect(client.counts).toEqual({ port: 1, fetch: 0 });
+  });
+
+  it('after a quiet spell, the next request goes by fetch (which wakes a stopped worker) and the port is opened afresh', async () => {
+    const { ran, respond } = service();
+    let clock = 1_000_000;
+    const server = createPortServer(respond, { now: () => clock });
+    let connects = 0;
+    const client = new PortClient({
+      now: () => clock,
+      connect: async () => {
+        connects++;
+        const { page, worker } = channel();
+        server.serve(worker);
+        return { port: page, instance: server.instance, worker: 'w' };
+      },
+      fetch: async (request) => (server.fallback(request) ?? respond(request))!,
+    });
+    const get = () => client.request(new Request('http://localhost:1000/applications')).then(async (r) => (await r.text(), r.status));
+    expect(await get()).toBe(200);
+    clock += 60_000;
+    expect(await get()).toBe(200);
+    expect(await get()).toBe(200);
+    expect(client.counts).toEqual({ port: 2, fetch: 1 });
+    expect(connects).toBe(2);
+    expect(ran).toHaveLength(3);
+  });
+
+  it('a request the worker received too late is refused there and run once, by fetch', async () => {
+    const { ran, respond } = service();
+    // The worker's clock says the request is older than the expiry.
+    const server = createPortServer(respond, { now: () => Date.now() + 60_000 });
+    const client = new PortClient({
+      connect: async () => {
+        const { page, worker } = channel();
+        server.serve(worker);
+        return { port: page, instance: server.instance, worker: 'w' };
+      },
+      fetch: async (request) => (server.fallback(request) ?? respond(request))!,
+    });
+    expect(await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'late' }))).text()).toBe('wrote late');
+    expect(ran).toEqual(['POST /conversations/create']);
+    expect(client.counts).toEqual({ port: 1, fetch: 1 });
+  });
+
+  it('a write acknowledged by a worker that then stops answering is answered from its memory, not run again', async () => {
+    const { ran } = service();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const respond = async (request: Request) => {
+      ran.push(`${request.method} ${new URL(request.url).pathname}`);
+      await gate;
+      return new Response(`wrote ${await request.text()}`, { status: 201 });
+    };
+    const server = createPortServer(respond);
+    const fetched: Request[] = [];
+    const client = new PortClient({
+      expiryMs: 20,
+      graceMs: 20,
+      pingMs: 10,
+      connect: async () => {
+        const { page, worker } = channel();
+        server.serve(worker);
+        // The port goes silent after the acknowledgement (pings are never answered).
+        const serve = (worker as unknown as { onmessage: (event: { data: ToWorker }) => void }).onmessage;
+        worker.onmessage = (event) => (event.data as ToWorker).type === 'request' && serve(event as { data: ToWorker });
+        return { port: page, instance: server.instance, worker: 'w' };
+      },
+      fetch: async (request) => {
+        fetched.push(request);
+        const answer = server.fallback(request) ?? respond(request);
+        release();
+        return answer;
+      },
+    });
+    const response = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'once' }));
+    expect(response.status).toBe(201);
+    expect(await response.text()).toBe('wrote once');
+    expect(fetched.map((r) => r.headers.get(REPLAY_HEADER))).toEqual(['only']);
+    expect(ran).toEqual(['POST /conversations/create']);
+  });
+
+  it('a write acknowledged by a worker that stopped is reported as a network error when the worker that answers never received it', async () => {
+    const stopped = createPortServer(() => new Promise<Response>(() => {}));
+    const restarted = createPortServer(async () => new Response('ran again'));
+    const client = new PortClient({
+      expiryMs: 20,
+      graceMs: 20,
+      pingMs: 10,
+      connect: async () => {
+        const { page, worker } = channel();
+        stopped.serve(worker);
+        // The worker stops after acknowledging: pings go unanswered.
+        const serve = worker.onmessage!;
+        worker.onmessage = (event) => (event.data as ToWorker).type === 'request' && serve(event);
+        return { port: page, instance: stopped.instance, worker: 'w' };
+      },
+      fetch: async (request) => (restarted.fallback(request) ?? new Response('ran again'))!,
+    });
+    await expect(client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }))).rejects.toThrow(TypeError);
+  });
+
+  it('a request that came by fetch first is not run again when its port message arrives late', async () => {
+    const { ran, respond } = service();
+    const server = createPortServer(respond);
+    const id = 'b7d1b8a6-8a51-4a54-9d3c-111111111111';
+    const first = await server.fallback(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'a', headers: { [ID_HEADER]: id } }))!;
+    expect(await first.text()).toBe('wrote a');
+    const { page, worker } = channel();
+    const replies: ToPage[] = [];
+    const done = new Promise<void>((resolve) => {
+      page.onmessage = (event) => {
+        replies.push(event.data as ToPage);
+        if ((event.data as ToPage).type === 'expired') resolve();
+      };
+    });
+    server.serve(worker);
+    page.postMessage({ type: 'request', id, sent: Date.now(), method: 'POST', url: 'http://localhost:1000/conversations/create', headers: [], body: new TextEncoder().encode('a').buffer as ArrayBuffer });
+    await done;
+    expect(replies.map((r) => r.type)).toEqual(['ready', 'expired']);
+    expect(ran).toEqual(['POST /conversations/create']);
+  });
+});
