@@ -93,8 +93,11 @@ function showError(error: unknown, control?: EventTarget | null) {
 /** Runs an action from a control, showing the service's message next to it on failure. */
 const act =
   (action: () => Promise<unknown>) =>
-  (event?: Event): void =>
-    void action().catch((error) => showError(error, event?.currentTarget));
+  (event?: Event): void => {
+    // Read now: the event's currentTarget is null once its dispatch is over, before the action settles.
+    const control = event?.currentTarget;
+    void action().catch((error) => showError(error, control));
+  };
 
 function logCall(call: Call) {
   const log = $('#request-log');
