@@ -93,8 +93,11 @@ function showError(error: unknown, control?: EventTarget | null) {
 /** Runs an action from a control, showing the service's message next to it on failure. */
 const act =
   (action: () => Promise<unknown>) =>
-  (event?: Event): void =>
-    void action().catch((error) => showError(error, event?.currentTarget));
+  (event?: Event): void => {
+    // Read now: the event's currentTarget is null once its dispatch is over, before the action settles.
+    const control = event?.currentTarget;
+    void action().catch((error) => showError(error, control));
+  };
 
 function logCall(call: Call) {
   const log = $('#request-log');
@@ -276,14 +279,19 @@ async function main() {
   /** The conversation the copilot pane is on. */
   let chatOn: string | undefined;
 
-  function renderDetail(conversation: Conversation) {
+  /**
+   * Shows a conversation. The name field keeps what is being typed into it,
+   * unless `renamed`: the name is the one the user just asked for (a click on a
+   * button does not always take the focus from the field: Safari, Enter).
+   */
+  function renderDetail(conversation: Conversation, renamed = false) {
     shown = conversation.id;
     if (chatOn !== conversation.id) {
       chatOn = conversation.id;
       void chat.then((c) => c.open(conversation.id, conversation.name ?? 'Untitled')).catch(showError);
     }
     const rename = $<HTMLInputElement>('#rename-name');
-    if (document.activeElement !== rename) rename.value = conversation.name ?? '';
+    if (renamed || document.activeElement !== rename) rename.value = conversation.name ?? '';
     const count = conversation.messages.iterable.length;
     $('#detail-meta').textContent = `${plural(count, 'message')} · created ${when(conversation.created)} · updated ${when(conversation.updated)}`;
     $('#message-list').replaceChildren(
@@ -355,13 +363,13 @@ async function main() {
       const { value } = await api.get<Conversation>(`/conversation/${shown}`);
       const name = $<HTMLInputElement>('#rename-name').value.trim();
       const { name: _old, messages: _messages, ...rest } = value;
-      renderDetail((await api.post<Conversation>('/conversation/update', name ? { ...rest, name } : rest)).value);
+      renderDetail((await api.post<Conversation>('/conversation/update', name ? { ...rest, name } : rest)).value, true);
     })(event);
   });
   $('#auto-name').addEventListener(
     'click',
     act(async () => {
-      renderDetail((await api.post<Conversation>(`/conversation/${shown}/rename`)).value);
+      renderDetail((await api.post<Conversation>(`/conversation/${shown}/rename`)).value, true);
     }),
   );
 

@@ -30,6 +30,11 @@ export interface Page {
   waitForFunction(fn: () => unknown, arg?: undefined, options?: WaitOptions): Promise<void>;
   waitForFunction<A>(fn: (arg: A) => unknown, arg: A, options?: WaitOptions): Promise<void>;
   waitForSelector(selector: string, options?: WaitOptions): Promise<void>;
+  /**
+   * Clicks the element as a user does: pointer input at its centre once it is
+   * visible and enabled, so the focus moves to it and the page's microtasks run
+   * between its click listeners.
+   */
   click(selector: string): Promise<void>;
   /** Sets the value of an input or textarea as typing would (input and change events). */
   fill(selector: string, value: string): Promise<void>;
@@ -175,6 +180,7 @@ export abstract class ScriptedPage implements Page {
     );
   }
 
+  /** HTMLElement.click() from a script, for an engine with no input commands: see Page.click for what it lacks. */
   click(selector: string): Promise<void> {
     return this.onElement<never, void>(selector, 'click');
   }

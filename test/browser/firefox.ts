@@ -36,6 +36,15 @@ class FirefoxPage extends ScriptedPage {
   protected run<A, R>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
     return this.raw.evaluate(fn as never, arg) as Promise<R>;
   }
+  /**
+   * A click as a user's (pointer input at the element's centre, once it is
+   * visible, enabled and still), not HTMLElement.click() from a script: the
+   * focus moves to the button, and the page runs its microtasks between the
+   * listeners, as with Playwright's click in Chromium.
+   */
+  override async click(selector: string) {
+    await this.raw.locator(selector).setTimeout(30_000).click();
+  }
   async reload() {
     await this.raw.reload({ waitUntil: 'load' });
   }

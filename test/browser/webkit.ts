@@ -20,7 +20,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Builder, type WebDriver } from 'selenium-webdriver';
+import { Builder, By, type WebDriver } from 'selenium-webdriver';
 import { ScriptedPage, sleep, Unsupported, type BrowserContext, type Capability, type Engine, type Page } from './driver.js';
 
 const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
@@ -135,6 +135,21 @@ class WebKitPage extends ScriptedPage {
     }
     if (outcome.error !== undefined) throw new Error(`evaluate failed in the page: ${outcome.error}`);
     return (JSON.parse(outcome.value!) as { v: R }).v;
+  }
+
+  /**
+   * A click as a user's (WebDriver's element click: pointer input at the
+   * element's centre), not HTMLElement.click() from a script: the focus moves
+   * to the button, and the page runs its microtasks between the listeners, as
+   * with Playwright's click in Chromium. Waits first, as Playwright does, for
+   * the element to be visible and enabled.
+   */
+  override async click(selector: string) {
+    await this.waitForFunction((s) => {
+      const element = document.querySelector<HTMLElement>(s);
+      return !!element && element.getClientRects().length > 0 && !(element as HTMLButtonElement).disabled;
+    }, selector);
+    await this.on((driver) => driver.findElement(By.css(selector)).click());
   }
 
   async reload() {

@@ -183,6 +183,17 @@ describe('ApplicationApi.applicationUpdate', () => {
     expect(t.changes.at(-1)).toMatchObject({ collection: 'application', id: app.id });
   });
 
+  it('takes back an application as it was answered, engagement included (ignored)', async () => {
+    const t = await setup();
+    const answered = await (await t.fetch(`${BASE}/applications/register`, jsonPost(application()))).json();
+    expect(answered.engagement).toBeDefined();
+    const response = await t.fetch(`${BASE}/application/update`, jsonPost({ ...answered, version: '9.9.9', engagement: { interactions: 99 } }));
+    expect(response.status).toBe(200);
+    const updated = await response.json();
+    expect(updated.version).toBe('9.9.9');
+    expect(updated.engagement).toEqual(answered.engagement);
+  });
+
   it('answers 404 for an unknown application and 400 for a bad one, changing nothing', async () => {
     const t = await setup();
     const before = await dump(t.databaseName);

@@ -19,7 +19,9 @@ const ENRICHMENT_FIELDS = ['schema', 'tags', 'websites', 'persons', 'hints'] as 
 
 /** Validates an Application body: every field the SDK's Application has, and no other. */
 export function parseApplication(value: unknown, path = 'application'): ApplicationRecord {
-  const body = object(value, path);
+  // engagement is what this service adds to the Applications it answers (see applicationWire), counted from
+  // the events: an Application sent back as it was answered is taken, its engagement ignored.
+  const { engagement: _engagement, ...body } = object(value, path);
   knownKeys(body, APPLICATION_FIELDS, path, 'Application');
   return defined({
     schema: optional(body, 'schema', path, embeddedSchema),
