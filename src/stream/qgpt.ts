@@ -9,6 +9,7 @@
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { Server, WebSocket as MockWebSocket } from 'mock-socket';
+import { checkClose } from './close.js';
 
 
 interface Client {
@@ -127,15 +128,7 @@ export class CopilotSocket extends MockWebSocket {
   }
 
   override close(code?: number, reason?: string): void {
-    if (code !== undefined && code !== 1000 && !(code >= 3000 && code <= 4999)) {
-      throw new DOMException(
-        `Failed to execute 'close' on 'WebSocket': The close code must be either 1000, or between 3000 and 4999. ${code} is neither.`,
-        'InvalidAccessError',
-      );
-    }
-    if (reason !== undefined && new TextEncoder().encode(reason).byteLength > 123) {
-      throw new DOMException("Failed to execute 'close' on 'WebSocket': The message must not be greater than 123 bytes.", 'SyntaxError');
-    }
+    checkClose(code, reason);
     super.close(code, reason);
   }
 }
