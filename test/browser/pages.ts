@@ -1,6 +1,6 @@
 /** What the browser tests do in a demo page: open it, record a stream socket, read ids. */
-import { inject } from 'vitest';
-import type { BrowserContext, Page } from './engine.js';
+import { afterEach, inject } from 'vitest';
+import { launch, type BrowserContext, type Page } from './engine.js';
 
 const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
 
@@ -202,3 +202,16 @@ export const callEveryOperation = (page: Page) =>
       remaining: (after.iterable as { id: string }[]).map((i) => i.id),
     };
   });
+
+/** A launcher whose browsers are closed after each test of the file that calls it. */
+export function contextPerTest(): () => Promise<BrowserContext> {
+  const contexts: BrowserContext[] = [];
+  afterEach(async () => {
+    while (contexts.length) await contexts.pop()!.close();
+  });
+  return async () => {
+    const { context } = await launch();
+    contexts.push(context);
+    return context;
+  };
+}

@@ -3,21 +3,12 @@
  * four tabs writing at once, the boundaries of what is intercepted, a stale
  * worker script, and forged change announcements.
  */
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { sleep } from './driver.js';
-import { engine, launch, need, type BrowserContext } from './engine.js';
-import { listen, openDemo, openProbe, socketIds, storeIds } from './pages.js';
+import { engine, need } from './engine.js';
+import { contextPerTest, listen, openDemo, openProbe, socketIds, storeIds } from './pages.js';
 
-const contexts: BrowserContext[] = [];
-afterEach(async () => {
-  while (contexts.length) await contexts.pop()!.close();
-});
-
-async function newContext() {
-  const { context } = await launch();
-  contexts.push(context);
-  return context;
-}
+const newContext = contextPerTest();
 
 declare global {
   interface Window {

@@ -3,20 +3,11 @@
  * stopped in the middle of a burst of writes, the database wiped under an
  * open socket, the worker unregistered and the site's data cleared.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { launch, need, type BrowserContext } from './engine.js';
-import { listen, openDemo, socketIds, storeIds } from './pages.js';
+import { describe, expect, it } from 'vitest';
+import { need } from './engine.js';
+import { contextPerTest, listen, openDemo, socketIds, storeIds } from './pages.js';
 
-const contexts: BrowserContext[] = [];
-afterEach(async () => {
-  while (contexts.length) await contexts.pop()!.close();
-});
-
-async function newContext() {
-  const { context } = await launch();
-  contexts.push(context);
-  return context;
-}
+const newContext = contextPerTest();
 
 declare global {
   interface Window {
