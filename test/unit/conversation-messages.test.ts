@@ -13,10 +13,9 @@ import {
   ConversationTypeEnum,
   QGPTConversationMessageRoleEnum,
   type Conversation,
-  type SeededConversation,
 } from '@pieces.app/pieces-os-client';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
-import { BASE, MODEL, dump, jsonPost, setup } from './harness.js';
+import { BASE, MODEL, dump, jsonPost, seeded, setup } from './harness.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
 
@@ -26,14 +25,6 @@ function clock() {
   return { now: () => new Date(now), tick: () => (now += 60_000), at: () => new Date(now).toISOString() };
 }
 
-const seeded = (name: string, texts: string[] = []): SeededConversation => ({
-  type: ConversationTypeEnum.Copilot,
-  name,
-  messages: texts.map((raw, i) => ({
-    role: i % 2 ? QGPTConversationMessageRoleEnum.Assistant : QGPTConversationMessageRoleEnum.User,
-    fragment: { string: { raw } },
-  })),
-});
 
 const create = (t: Harness, name: string, texts: string[] = []) =>
   t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(name, texts) });

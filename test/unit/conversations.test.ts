@@ -8,25 +8,15 @@ import {
   instanceOfConversations,
   instanceOfConversationsCreateFromAssetOutput,
   instanceOfFlattenedConversations,
-  ConversationTypeEnum,
-  QGPTConversationMessageRoleEnum,
   type SeededConversation,
 } from '@pieces.app/pieces-os-client';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
-import { BASE, MODEL, dump, jsonPost, setup } from './harness.js';
+import { BASE, MODEL, dump, jsonPost, seeded, setup } from './harness.js';
 import { SNAPSHOT_CHUNK } from '../../src/core/models/conversation.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
 
 
-const seeded = (name: string, texts: string[] = []): SeededConversation => ({
-  type: ConversationTypeEnum.Copilot,
-  name,
-  messages: texts.map((raw, i) => ({
-    role: i % 2 ? QGPTConversationMessageRoleEnum.Assistant : QGPTConversationMessageRoleEnum.User,
-    fragment: { string: { raw } },
-  })),
-});
 
 const getJson = async (t: Harness, path: string) => {
   const response = await t.fetch(`${BASE}${path}`);

@@ -10,7 +10,10 @@ import {
   ConversationMessageApi,
   ConversationMessagesApi,
   ConversationsApi,
+  ConversationTypeEnum,
+  QGPTConversationMessageRoleEnum,
   UserApi,
+  type SeededConversation,
   WellKnownApi,
 } from '@pieces.app/pieces-os-client';
 import { createService, type ServiceOptions } from '../../src/core/service.js';
@@ -112,3 +115,13 @@ export const MODEL = {
   usage: 'CODE_CONVERSATION',
   foundation: 'GPT_4',
 };
+
+/** A SeededConversation named `name` whose messages alternate USER and ASSISTANT, one per text. */
+export const seeded = (name: string, texts: string[] = []): SeededConversation => ({
+  type: ConversationTypeEnum.Copilot,
+  name,
+  messages: texts.map((raw, i) => ({
+    role: i % 2 ? QGPTConversationMessageRoleEnum.Assistant : QGPTConversationMessageRoleEnum.User,
+    fragment: { string: { raw } },
+  })),
+});
