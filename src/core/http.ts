@@ -37,8 +37,8 @@ export function json(body: unknown, status = 200): Response {
   return jsonText(JSON.stringify(body), status);
 }
 
-/** A JSON response from text (or a stream of UTF-8 text) that is already JSON. */
-export function jsonText(body: string | ReadableStream<Uint8Array>, status = 200): Response {
+/** A JSON response from text (or UTF-8 bytes) that is already JSON. */
+export function jsonText(body: string | Blob | ReadableStream<Uint8Array>, status = 200): Response {
   return new Response(body, {
     status,
     headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' },

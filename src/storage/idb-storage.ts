@@ -11,6 +11,7 @@ import {
   type EventKind,
   type PiecesDB,
 } from './schema.js';
+import { cutSegments, planSnapshot, SEGMENT_END, snapshotBody, type StaleRange } from './snapshots.js';
 import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
@@ -194,6 +195,25 @@ interface CreateJob {
 
 /** Most creates written in one group transaction. */
 const GROUP_LIMIT = 64;
+
+/** Changes after `seq` in the log (oldest first), whether the log still reaches back that far, and the last change. */
+async function readChanges(store: { getAll(query: IDBKeyRange): Promise<Change[]>; openCursor(query?: null, direction?: IDBCursorDirection): Promise<{ key: number } | null> }, seq: number) {
+  const [changes, first, last] = await Promise.all([store.getAll(IDBKeyRange.lowerBound(seq, true)), store.openCursor(), store.openCursor(null, 'prev')]);
+  // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
+  return { changes, complete: !first || first.key <= seq + 1, seq: Math.max(seq, last?.key ?? 0) };
+}
+
+function blobsClone(): boolean {
+  try {
+    const copy = structuredClone(new Blob(['x']));
+    return copy instanceof Blob && copy.size === 1;
+  } catch {
+    return false;
+  }
+}
+
+/** Above this many conversations to encode, a snapshot reads every message at once rather than per conversation. */
+const READ_ALL_MESSAGES_FROM = 1_000;
 
 type AnyTx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'readonly' | 'readwrite'>;
 
@@ -503,16 +523,76 @@ class IdbStorage implements Storage {
 
   async changesSince(seq: number, collection?: Collection) {
     const tx = this.db.transaction('changes');
-    const [all, first, last] = await Promise.all([
-      tx.store.getAll(IDBKeyRange.lowerBound(seq, true)),
-      tx.store.openCursor(),
-      tx.store.openCursor(null, 'prev'),
-    ]);
+    const read = await readChanges(tx.store as never, seq);
     await tx.done;
-    // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
-    const complete = !first || first.key <= seq + 1;
-    const changes = (collection ? all.filter((c) => c.collection === collection) : all) as Change[];
-    return { changes, complete, seq: Math.max(seq, last?.key ?? 0) };
+    return { ...read, changes: collection ? read.changes.filter((c) => c.collection === collection) : read.changes };
+  }
+
+  /**
+   * Whether segment bodies are stored as Blobs (kept out of the JavaScript heap): where the
+   * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), and
+   * until the database refuses one (some private modes do). Else they are stored as text.
+   */
+  private storesBlobs = blobsClone();
+
+  async conversationsSnapshot(withMessages: boolean, encode: (record: PiecesDB['conversations']['value'], messages?: Map<string, PiecesDB['messages']['value']>) => string) {
+    const variant = withMessages ? 1 : 0;
+    // One transaction: the kept segments are checked against the log, and the stale ranges read, at one point in time.
+    const tx = this.db.transaction(withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations']);
+    const changeStore = tx.objectStore('changes');
+    const [segments, last] = await Promise.all([
+      tx.objectStore('snapshots').getAll(IDBKeyRange.bound([variant, 0], [variant, SEGMENT_END])),
+      changeStore.openCursor(null, 'prev'),
+    ]);
+    const built = last?.key ?? 0;
+    const log = segments.length
+      ? await readChanges(changeStore as never, Math.min(...segments.map((s) => s.built)))
+      : { changes: [], complete: true };
+    const parts = planSnapshot(segments, log.changes.filter((c) => c.collection === 'conversation'), log.complete);
+    const stale = parts.flatMap((part) => ('stale' in part ? [part.stale] : []));
+    const bySeq = tx.objectStore('conversations').index('by-seq');
+    const records = await Promise.all(stale.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
+    let messages: Map<string, PiecesDB['messages']['value']> | undefined;
+    if (withMessages) {
+      const store = tx.objectStore('messages');
+      const count = records.reduce((n, list) => n + list.length, 0);
+      const found =
+        count >= READ_ALL_MESSAGES_FROM
+          ? await store.getAll()
+          : (await Promise.all(records.flat().map((record) => store.index('by-conversation').getAll(record.id)))).flat();
+      messages = new Map(found.map((m) => [m.id, m]));
+    }
+    await tx.done;
+    const rebuilt = stale.map((range, i) => cutSegments(range, records[i]!, (record) => encode(record, messages), variant, built));
+    const bodies: Array<Blob | string> = [];
+    let next = 0;
+    for (const part of parts) {
+      if ('kept' in part) bodies.push(part.kept.body);
+      else for (const segment of rebuilt[next++]!) bodies.push(segment.body);
+    }
+    // Kept for the next read once answered; a failure only means the next read encodes them again.
+    if (stale.length) void this.keepSegments(variant, stale, rebuilt.flat()).catch(() => {});
+    return snapshotBody(bodies);
+  }
+
+  /** Stores rebuilt segments in place of those of their ranges. */
+  private async keepSegments(variant: 0 | 1, ranges: StaleRange[], segments: Array<PiecesDB['snapshots']['value'] & { body: string }>) {
+    const write = async (asBlobs: boolean) => {
+      const tx = this.db.transaction('snapshots', 'readwrite');
+      await commit(tx, function* () {
+        for (const range of ranges) {
+          yield tx.store.delete(IDBKeyRange.bound([variant, range.start], [variant, range.end], false, true));
+        }
+        for (const segment of segments) yield tx.store.put(asBlobs ? { ...segment, body: new Blob([segment.body]) } : segment);
+      });
+    };
+    try {
+      await write(this.storesBlobs);
+    } catch (error) {
+      if (!this.storesBlobs || (error as DOMException)?.name !== 'DataCloneError') throw error;
+      this.storesBlobs = false;
+      await write(false);
+    }
   }
 
   async getAsset(id: string) {
@@ -571,7 +651,7 @@ class IdbStorage implements Storage {
   }
 
   async loadData(data: StoredData, { replace }: { replace: boolean }): Promise<Change[]> {
-    const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta'] as const;
+    const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta', 'snapshots'] as const;
     const tx = this.db.transaction([...names], 'readwrite');
     const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
     const [conversations, messageIds, assetIds, applicationIds] = await Promise.all([
@@ -636,6 +716,8 @@ class IdbStorage implements Storage {
         ),
       );
       yield store('meta').put(true, 'seeded');
+      // Loading may give a conversation another snapshot order (which the segments assume never happens): start them afresh.
+      yield store('snapshots').clear();
     });
     return changes;
   }
