@@ -11,7 +11,7 @@ import {
   type EventKind,
   type PiecesDB,
 } from './schema.js';
-import { cutSegments, planSnapshot, SEGMENT_END, snapshotBody, type StaleRange } from './snapshots.js';
+import { cutSegments, planSnapshot, SEGMENT_END, snapshotBody, type NewSegment, type SnapshotPart } from './snapshots.js';
 import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
@@ -549,9 +549,12 @@ class IdbStorage implements Storage {
       ? await readChanges(changeStore as never, Math.min(...segments.map((s) => s.built)))
       : { changes: [], complete: true };
     const parts = planSnapshot(segments, log.changes.filter((c) => c.collection === 'conversation'), log.complete);
-    const stale = parts.flatMap((part) => ('stale' in part ? [part.stale] : []));
+    // What each part that is not kept as it is reads: a stale range whole, an extended segment past its `built`.
+    const reads = parts.flatMap((part) =>
+      'stale' in part ? [part.stale] : 'extend' in part ? [{ start: Math.max(part.extend.start, part.extend.built + 1), end: part.extend.end }] : [],
+    );
     const bySeq = tx.objectStore('conversations').index('by-seq');
-    const records = await Promise.all(stale.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
+    const records = await Promise.all(reads.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
     let messages: Map<string, PiecesDB['messages']['value']> | undefined;
     if (withMessages) {
       const store = tx.objectStore('messages');
@@ -563,27 +566,39 @@ class IdbStorage implements Storage {
       messages = new Map(found.map((m) => [m.id, m]));
     }
     await tx.done;
-    const rebuilt = stale.map((range, i) => cutSegments(range, records[i]!, (record) => encode(record, messages), variant, built));
+    const encodeOne = (record: PiecesDB['conversations']['value']) => encode(record, messages);
     const bodies: Array<Blob | string> = [];
+    const written: NewSegment[] = [];
     let next = 0;
     for (const part of parts) {
-      if ('kept' in part) bodies.push(part.kept.body);
-      else for (const segment of rebuilt[next++]!) bodies.push(segment.body);
+      if ('kept' in part) {
+        bodies.push(part.kept.body);
+        continue;
+      }
+      const range = 'stale' in part ? part.stale : part.extend;
+      const segments = cutSegments(range, records[next++]!, encodeOne, built, variant, 'extend' in part ? part.extend : undefined);
+      for (const segment of segments) bodies.push(new Blob(segment.parts));
+      written.push(...segments);
     }
     // Kept for the next read once answered; a failure only means the next read encodes them again.
-    if (stale.length) void this.keepSegments(variant, stale, rebuilt.flat()).catch(() => {});
+    if (written.length) void this.keepSegments(variant, parts, written).catch(() => {});
     return snapshotBody(bodies);
   }
 
-  /** Stores rebuilt segments in place of those of their ranges. */
-  private async keepSegments(variant: 0 | 1, ranges: StaleRange[], segments: Array<PiecesDB['snapshots']['value'] & { body: string }>) {
+  /** Stores the segments a snapshot wrote in place of those of the parts it did not keep. */
+  private async keepSegments(variant: 0 | 1, parts: SnapshotPart[], segments: NewSegment[]) {
+    const ranges = parts.flatMap((part) => ('stale' in part ? [part.stale] : 'extend' in part ? [part.extend] : []));
     const write = async (asBlobs: boolean) => {
+      const records = await Promise.all(
+        segments.map(async ({ parts, size: _size, ...segment }) => ({
+          ...segment,
+          body: asBlobs ? new Blob(parts) : (await Promise.all(parts.map((part) => (typeof part === 'string' ? part : part.text())))).join(''),
+        })),
+      );
       const tx = this.db.transaction('snapshots', 'readwrite');
       await commit(tx, function* () {
-        for (const range of ranges) {
-          yield tx.store.delete(IDBKeyRange.bound([variant, range.start], [variant, range.end], false, true));
-        }
-        for (const segment of segments) yield tx.store.put(asBlobs ? { ...segment, body: new Blob([segment.body]) } : segment);
+        for (const range of ranges) yield tx.store.delete(IDBKeyRange.bound([variant, range.start], [variant, range.end], false, true));
+        for (const record of records) yield tx.store.put(record);
       });
     };
     try {

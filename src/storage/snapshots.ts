@@ -21,7 +21,12 @@ export interface StaleRange {
   end: number;
 }
 
-export type SnapshotPart = { kept: SnapshotSegment } | { stale: StaleRange };
+/**
+ * A part of a snapshot: a kept segment still true; a kept segment to extend with the
+ * conversations created in its range since it was built (nothing it holds changed); or a
+ * range to encode afresh.
+ */
+export type SnapshotPart = { kept: SnapshotSegment } | { extend: SnapshotSegment } | { stale: StaleRange };
 
 /** Whether `segments` (sorted by start) cover every sequence number exactly once. */
 export function isPartition(segments: SnapshotSegment[]): boolean {
@@ -41,6 +46,7 @@ export function isPartition(segments: SnapshotSegment[]): boolean {
 export function planSnapshot(segments: SnapshotSegment[], changes: Change[], complete: boolean): SnapshotPart[] {
   if (!complete || !isPartition(segments)) return [{ stale: { start: 0, end: SEGMENT_END } }];
   const stale = new Set<SnapshotSegment>();
+  const grown = new Set<SnapshotSegment>();
   if (changes.length) {
     const owner = new Map<string, SnapshotSegment>();
     for (const segment of segments) for (const id of segment.ids) owner.set(id, segment);
@@ -50,43 +56,60 @@ export function planSnapshot(segments: SnapshotSegment[], changes: Change[], com
         if (change.seq > known.built) stale.add(known);
       } else if (!change.deleted) {
         const covering = segments.find((s) => s.start <= change.seq && change.seq < s.end)!;
-        if (change.seq > covering.built) stale.add(covering);
+        if (change.seq > covering.built) grown.add(covering);
       }
     }
   }
   const parts: SnapshotPart[] = [];
   for (const segment of segments) {
     const previous = parts.at(-1);
-    if (!stale.has(segment)) parts.push({ kept: segment });
+    if (!stale.has(segment)) parts.push(grown.has(segment) ? { extend: segment } : { kept: segment });
     else if (previous && 'stale' in previous) previous.stale.end = segment.end;
     else parts.push({ stale: { start: segment.start, end: segment.end } });
   }
   return parts;
 }
 
+/** A segment being written: its body as parts (kept bodies and new text), and their length. */
+export type NewSegment = Omit<SnapshotSegment, 'body'> & { parts: Array<Blob | string>; size: number };
+
+const partSize = (part: Blob | string) => (typeof part === 'string' ? part.length : part.size);
+
 /**
- * Cuts the conversations of a stale range (in snapshot order) into segments of
- * about SEGMENT_SIZE that cover the range exactly (an empty range is one empty
- * segment). `encode` gives a conversation's wire JSON.
+ * Cuts conversations (in snapshot order) into segments of about SEGMENT_SIZE that cover
+ * `range` exactly (an empty range is one empty segment). With `from`, the conversations
+ * extend that kept segment (they were created in its range after it was built): its body
+ * is kept as it is, the new ones appended or, once it is full, cut into segments after it.
+ * `encode` gives a conversation's wire JSON.
  */
 export function cutSegments(
   range: StaleRange,
   conversations: ConversationRecord[],
   encode: (record: ConversationRecord) => string,
-  variant: 0 | 1,
   built: number,
-): Array<SnapshotSegment & { body: string }> {
-  const segments: Array<SnapshotSegment & { body: string }> = [];
-  let open: SnapshotSegment & { body: string } = { variant, start: range.start, end: range.end, built, ids: [], body: '' };
+  variant: 0 | 1,
+  from?: SnapshotSegment,
+): NewSegment[] {
+  const segments: NewSegment[] = [];
+  const fresh = (start: number): NewSegment => ({ variant, start, end: range.end, built, ids: [], parts: [], size: 0 });
+  let open: NewSegment = from
+    ? { variant, start: from.start, end: from.end, built, ids: [...from.ids], parts: [from.body], size: partSize(from.body) }
+    : fresh(range.start);
+  let text = '';
   for (const record of conversations) {
-    if (open.body.length >= SEGMENT_SIZE) {
+    if (open.size + text.length >= SEGMENT_SIZE) {
+      if (text) open.parts.push(text);
+      open.size += text.length;
+      text = '';
       open.end = record.seq;
       segments.push(open);
-      open = { variant, start: record.seq, end: range.end, built, ids: [], body: '' };
+      open = fresh(record.seq);
     }
-    open.body += (open.ids.length ? ',' : '') + encode(record);
+    text += (open.ids.length ? ',' : '') + encode(record);
     open.ids.push(record.id);
   }
+  if (text) open.parts.push(text);
+  open.size += text.length;
   segments.push(open);
   return segments;
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conversationJson } from '../../src/core/models/conversation.js';
 import { openStorage } from '../../src/storage/idb-storage.js';
 import type { ConversationRecord, MessageRecord, SnapshotSegment } from '../../src/storage/schema.js';
@@ -21,8 +21,10 @@ describe('planSnapshot', () => {
     expect(planSnapshot(kept, [change(21, 'b', true)], true)).toEqual([{ stale: { start: 0, end: 10 } }, { kept: kept[1] }, { kept: kept[2] }]);
   });
 
-  it('rebuilds the segment whose range holds a conversation created after it was built', () => {
-    expect(planSnapshot(kept, [change(41, 'f')], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { stale: { start: 30, end: SEGMENT_END } }]);
+  it('extends the segment whose range holds a conversation created after it was built, unless one of its own changed', () => {
+    expect(planSnapshot(kept, [change(41, 'f')], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { extend: kept[2] }]);
+    expect(planSnapshot(kept, [change(41, 'f'), change(42, 'f'), change(43, 'g', true)], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { extend: kept[2] }]);
+    expect(planSnapshot(kept, [change(41, 'f'), change(42, 'e')], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { stale: { start: 30, end: SEGMENT_END } }]);
     // Created and deleted since: nothing to show, nothing to rebuild.
     expect(planSnapshot(kept, [change(26, 'x', true)], true)).toEqual(kept.map((s) => ({ kept: s })));
   });
@@ -67,7 +69,15 @@ const segmentsOf = async (databaseName: string) => {
 /** Waits for the segments a read keeps to be written (they are written after it answers). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
-describe('snapshots kept ready to send', () => {
+describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as %s)', (kind) => {
+  beforeEach(async () => {
+    // Node's own Blob survives a structured clone; the unit tests' global Blob (happy-dom's) does not.
+    if (kind === 'Blobs') vi.stubGlobal('Blob', (await import('node:buffer')).Blob);
+  });
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
   it('serves from kept segments, and re-encodes only the segments that writes made stale', async () => {
     const t = await setup({ sampleAssets: false });
     const big = 'x'.repeat(SEGMENT_SIZE / 4);
@@ -80,6 +90,7 @@ describe('snapshots kept ready to send', () => {
     await settle();
     const kept = (await segmentsOf(t.databaseName)).filter((s) => s.variant === 1);
     expect(kept.length).toBeGreaterThanOrEqual(3);
+    expect(kept.every((s) => (kind === 'Blobs' ? s.body instanceof Blob : typeof s.body === 'string'))).toBe(true);
     // Nothing changed: nothing encoded.
     encode.mockClear();
     expect(await read()).toBe(await fromRecords(t.storage, true));
@@ -92,20 +103,36 @@ describe('snapshots kept ready to send', () => {
     expect(body).toContain('"raw":"added"');
     const first = kept.find((s) => s.start === 0)!;
     expect(encode.mock.calls.map(([record]) => record.id)).toEqual(first.ids);
-    // A new conversation: the last segment only.
+    // New conversations: only they are encoded, appended to the last segment (or cut after it once it is full).
     await settle();
-    const created = (await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('new', ['n']) })).id;
+    const created: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      created.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`new ${i}`, [big]) })).id);
+      encode.mockClear();
+      expect(await read()).toBe(await fromRecords(t.storage, true));
+      expect(encode.mock.calls.map(([record]) => record.id)).toEqual([created.at(-1)]);
+      await settle();
+    }
+    const after = (await segmentsOf(t.databaseName)).filter((s) => s.variant === 1);
+    expect(after.length).toBeGreaterThan(kept.length);
+    expect(after.flatMap((s) => s.ids)).toEqual([...ids, ...created]);
+    // And a change to one of them: the segment that holds it is encoded afresh.
+    await t.fetch(`${BASE}/messages/create`, jsonPost({ role: 'USER', fragment: { string: { raw: 'late' } }, conversation: { id: created.at(-1) } }));
     encode.mockClear();
     expect(await read()).toBe(await fromRecords(t.storage, true));
-    const last = kept.find((s) => s.end === SEGMENT_END)!;
-    expect(encode.mock.calls.map(([record]) => record.id)).toEqual([...last.ids, created]);
+    const holder = after.find((s) => s.ids.includes(created.at(-1)!))!;
+    expect(encode.mock.calls.map(([record]) => record.id)).toEqual(holder.ids);
   });
 
   it('never serves a deleted, renamed or emptied conversation from a kept segment (both variants, every write of the service)', async () => {
     const t = await setup();
     const check = async () => {
       for (const withMessages of [true, false]) {
-        const served = await (await t.fetch(`${BASE}/conversations?transferables=${withMessages}`)).text();
+        // Through the service; with Node's Blob stubbed in, from the storage (happy-dom's Response does not read Node's Blob).
+        const served =
+          kind === 'Blobs'
+            ? await (await t.storage.conversationsSnapshot(withMessages, conversationJson)).text()
+            : await (await t.fetch(`${BASE}/conversations?transferables=${withMessages}`)).text();
         expect(served).toBe(await fromRecords(t.storage, withMessages));
       }
       await settle();
@@ -127,13 +154,16 @@ describe('snapshots kept ready to send', () => {
     const exported = await t.service.exportData();
     await t.service.reset();
     await check();
-    expect(JSON.parse(await (await t.fetch(`${BASE}/conversations`)).text()).iterable).toEqual([]);
+    expect(JSON.parse(await (await t.storage.conversationsSnapshot(true, conversationJson)).text()).iterable).toEqual([]);
     await t.service.seed(exported);
     await check();
     await t.service.seed(exported);
     await check();
   });
 
+});
+
+describe('snapshot segment bodies', () => {
   it('stores segment bodies as Blobs where they survive a structured clone', async () => {
     // Node's own Blob (the unit tests' global Blob is happy-dom's, which does not survive a clone).
     const { Blob: NodeBlob } = await import('node:buffer');
