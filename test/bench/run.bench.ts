@@ -23,7 +23,7 @@ const smoke = process.env.BENCH === 'smoke';
 const plan = smoke
   ? { rounds: 4, batch: 25, sizes: [100], snapshotRepeats: 3, coldSnapshots: 1, streamWrites: 20, coldRepeats: 3, durabilityWrites: 40,
       copilot: { assets: 1_000, relevanceRepeats: 12, streamRepeats: 4, chunks: 100 }, createRounds: 2, createBatch: 20 }
-  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, coldSnapshots: 3, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
+  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, coldSnapshots: 9, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
       copilot: { assets: 10_000, relevanceRepeats: 60, streamRepeats: 20, chunks: 200 }, createRounds: 12, createBatch: 50 };
 
 const BASE = 'http://localhost:1000';
@@ -393,19 +393,31 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       existing = size;
       // After a write: each timed read follows a create (the steady state of an app that writes and reads).
       // Cold: the first read after the worker was stopped (worker start-up and IndexedDB, nothing in memory).
-      const measure = async (url: string) => {
+      // Snapshots are also timed against their floor, interleaved cold read by cold read: a stopped bare
+      // worker reading the snapshot's own wire bytes (stored as Blob segments of the size the service
+      // keeps) from IndexedDB and answering them, timed as ours is.
+      const measure = async (url: string, withWire: boolean) => {
         const afterWrite: number[] = [];
         for (let i = 0; i < plan.snapshotRepeats; i++) {
           await createMany(ours, 1);
           afterWrite.push(...(await timeReads(ours, url, 1)));
         }
+        const bytes = withWire ? await ours.evaluate(async (u) => (await fetch(u)).text(), url) : '';
+        const name = withWire ? await floor.evaluate(storeWire, { bytes, segment: SEGMENT_SIZE }) : '';
         const cold: number[] = [];
-        for (let i = 0; i < plan.coldSnapshots; i++) {
+        const wire: number[] = [];
+        const coldRead = async (page: Page, target: string, into: number[]) => {
           await stopAllWorkers(context);
           await new Promise((r) => setTimeout(r, 200));
-          cold.push(...(await timeReads(ours, url, 1)));
+          into.push(...(await timeReads(page, target, 1)));
+        };
+        for (let i = 0; i < plan.coldSnapshots; i++) {
+          const both: Array<() => Promise<void>> = [() => coldRead(ours, url, cold)];
+          if (withWire) both.push(() => coldRead(floor, `${BASE}/__wire/${name}`, wire));
+          if (i % 2) both.reverse();
+          for (const run of both) await run();
         }
-        return { afterWrite: median(afterWrite), cold: median(cold) };
+        return { afterWrite: median(afterWrite), cold: median(cold), wire: withWire ? median(wire) : NaN, bytes: bytes.length };
       };
       // The floor under a cold read: a new IndexedDB connection reading the same records, nothing else.
       const indexedDbAlone = async (withMessages: boolean) => {
@@ -415,24 +427,11 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       };
       const rawFalse = await indexedDbAlone(false);
       const rawTrue = await indexedDbAlone(true);
-      // The floor under a cold snapshot kept ready to send: a stopped bare worker reading its wire bytes
-      // (stored as Blob segments) from IndexedDB and answering them, timed as ours is.
-      const wireBytes = async (url: string) => {
-        const bytes = await ours.evaluate(async (u) => (await fetch(u)).text(), url);
-        const name = await floor.evaluate(storeWire, { bytes, segment: SEGMENT_SIZE });
-        const times: number[] = [];
-        for (let i = 0; i < plan.coldSnapshots; i++) {
-          await stopAllWorkers(context);
-          await new Promise((r) => setTimeout(r, 200));
-          times.push(...(await timeReads(floor, `${BASE}/__wire/${name}`, 1)));
-        }
-        return { ms: median(times), bytes: bytes.length };
-      };
-      const wireTrue = await wireBytes(`${BASE}/conversations?transferables=true`);
-      const wireFalse = await wireBytes(`${BASE}/conversations?transferables=false`);
-      const withRefs = await measure(`${BASE}/conversations?transferables=true`);
-      const idsOnly = await measure(`${BASE}/conversations?transferables=false`);
-      const identifiers = await measure(`${BASE}/conversations/identifiers`);
+      const withRefs = await measure(`${BASE}/conversations?transferables=true`, true);
+      const idsOnly = await measure(`${BASE}/conversations?transferables=false`, true);
+      const identifiers = await measure(`${BASE}/conversations/identifiers`, false);
+      const wireTrue = { ms: withRefs.wire, bytes: withRefs.bytes };
+      const wireFalse = { ms: idsOnly.wire, bytes: idsOnly.bytes };
       existing += 3 * plan.snapshotRepeats;
       // The worker's heap with both snapshots cached (as far as the read cache's budget allows).
       await timeReads(ours, `${BASE}/conversations?transferables=true`, 1);
