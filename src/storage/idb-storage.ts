@@ -234,14 +234,21 @@ class IdbStorage implements Storage {
    * sample assets. Later starts read the identity.
    */
   async start(assets: AssetRecord[]) {
+    // Most starts only read (a readonly transaction commits at once); the first writes, and checks again as it does.
+    const read = this.db.transaction('meta');
+    const [seeded, identity] = await Promise.all([read.store.get('seeded'), read.store.get('identity')]);
+    if (typeof identity === 'string' && (seeded || !assets.length)) {
+      this.id = identity;
+      return;
+    }
     const tx = this.db.transaction(['assets', 'meta'], 'readwrite');
     const meta = tx.objectStore('meta');
-    const [seeded, identity] = await Promise.all([meta.get('seeded'), meta.get('identity')]);
-    this.id = typeof identity === 'string' ? identity : randomUUID();
+    const [seededNow, identityNow] = await Promise.all([meta.get('seeded'), meta.get('identity')]);
+    this.id = typeof identityNow === 'string' ? identityNow : randomUUID();
     const id = this.id;
     await commit(tx, function* () {
-      if (identity !== id) yield meta.put(id, 'identity');
-      if (seeded || !assets.length) return;
+      if (identityNow !== id) yield meta.put(id, 'identity');
+      if (seededNow || !assets.length) return;
       for (const asset of assets) yield tx.objectStore('assets').put(asset);
       yield meta.put(true, 'seeded');
     });
