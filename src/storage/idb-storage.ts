@@ -537,7 +537,8 @@ class IdbStorage implements Storage {
    * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), and
    * until the database refuses one (WebKit's private sessions do). Else they are stored as text.
    */
-  private storesBlobs = blobsClone();
+  private readonly nativeBlobs = blobsClone();
+  private storesBlobs = this.nativeBlobs;
 
   async conversationsSnapshot(withMessages: boolean, encode: (record: PiecesDB['conversations']['value'], messages?: Map<string, PiecesDB['messages']['value']>) => string) {
     const variant = withMessages ? 1 : 0;
@@ -568,12 +569,12 @@ class IdbStorage implements Storage {
       }
       const range = 'stale' in part ? part.stale : part.extend;
       const segments = cutSegments(range, records[next++]!, encodeOne, built, variant, 'extend' in part ? part.extend : undefined);
-      for (const segment of segments) bodies.push(new Blob(segment.parts));
+      for (const segment of segments) bodies.push(this.nativeBlobs ? new Blob(segment.parts) : segment.parts.join(''));
       written.push(...segments);
     }
     // Kept for the next read once answered; a failure only means the next read encodes them again.
     if (written.length) void this.keepSegments(variant, parts, written).catch(() => {});
-    return snapshotBody(bodies);
+    return snapshotBody(bodies, this.nativeBlobs);
   }
 
   /**

@@ -114,9 +114,13 @@ export function cutSegments(
   return segments;
 }
 
-/** The body of a Conversations snapshot: `{"iterable":[…]}` from segment bodies in order. */
-export function snapshotBody(bodies: Array<Blob | string>): Blob {
-  const parts: BlobPart[] = ['{"iterable":['];
+/**
+ * The body of a Conversations snapshot: `{"iterable":[…]}` from segment bodies in order; a
+ * Blob (its bytes stay out of the heap), or text where the environment's Blob is not the
+ * platform's (a DOM emulation in Node, whose Blob its Response cannot read).
+ */
+export function snapshotBody(bodies: Array<Blob | string>, asBlob: boolean): Blob | string {
+  const parts: Array<Blob | string> = ['{"iterable":['];
   let first = true;
   for (const body of bodies) {
     if (typeof body === 'string' ? !body.length : !body.size) continue;
@@ -125,5 +129,5 @@ export function snapshotBody(bodies: Array<Blob | string>): Blob {
     first = false;
   }
   parts.push(']}');
-  return new Blob(parts);
+  return asBlob ? new Blob(parts) : parts.join('');
 }

@@ -104,7 +104,7 @@ export interface Storage {
   conversationsSnapshot(
     withMessages: boolean,
     encode: (record: ConversationRecord, messages?: Map<string, MessageRecord>) => string,
-  ): Promise<Blob>;
+  ): Promise<Blob | string>;
   /** The ids of a collection in its snapshot order, and the last change folded into them. */
   listIds(collection: Collection): Promise<{ ids: string[]; seq: number }>;
   /**

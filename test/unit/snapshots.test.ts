@@ -6,6 +6,7 @@ import { isPartition, planSnapshot, SEGMENT_END, SEGMENT_SIZE } from '../../src/
 import type { Change, Storage } from '../../src/storage/storage.js';
 import { BASE, jsonPost, seeded, setup } from './harness.js';
 
+const textOf = async (body: Blob | string) => (typeof body === 'string' ? body : body.text());
 const segment = (start: number, end: number, built: number, ids: string[]): SnapshotSegment => ({ variant: 0, start, end, built, ids, body: ids.join(',') });
 const change = (seq: number, id: string, deleted?: true): Change => ({ seq, collection: 'conversation', id, ...(deleted ? { deleted } : {}) });
 
@@ -131,7 +132,7 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
         // Through the service; with Node's Blob stubbed in, from the storage (happy-dom's Response does not read Node's Blob).
         const served =
           kind === 'Blobs'
-            ? await (await t.storage.conversationsSnapshot(withMessages, conversationJson)).text()
+            ? await textOf(await t.storage.conversationsSnapshot(withMessages, conversationJson))
             : await (await t.fetch(`${BASE}/conversations?transferables=${withMessages}`)).text();
         expect(served).toBe(await fromRecords(t.storage, withMessages));
       }
@@ -159,7 +160,7 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     const exported = await t.service.exportData();
     await t.service.reset();
     await check();
-    expect(JSON.parse(await (await t.storage.conversationsSnapshot(true, conversationJson)).text()).iterable).toEqual([]);
+    expect(JSON.parse(await textOf(await t.storage.conversationsSnapshot(true, conversationJson))).iterable).toEqual([]);
     await t.service.seed(exported);
     await check();
     await t.service.seed(exported);
@@ -182,9 +183,11 @@ describe('snapshot segment bodies', () => {
       await settle();
       const kept = await segmentsOf(name);
       expect(kept[0]!.body).toBeInstanceOf(NodeBlob);
+      expect(body).toBeInstanceOf(NodeBlob);
       const again = await storage.conversationsSnapshot(false, conversationJson);
-      expect(await again.text()).toBe(await body.text());
-      expect(JSON.parse(await again.text()).iterable[0].id).toBe(id);
+      expect(again).toBeInstanceOf(NodeBlob);
+      expect(await textOf(again)).toBe(await textOf(body));
+      expect(JSON.parse(await textOf(again)).iterable[0].id).toBe(id);
       storage.close();
     } finally {
       vi.unstubAllGlobals();
