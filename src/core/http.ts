@@ -33,16 +33,30 @@ const COMMON_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
+/**
+ * Responses made here from text, with their text: a host that can carry the text itself
+ * (the fast path's port) sends it whole, without reading the body stream. Only what reads
+ * the body (never the service) may use it.
+ */
+const texts = new WeakMap<Response, string>();
+
+/** The text a response was made from here, if it was (see `texts`). */
+export const textOf = (response: Response): string | undefined => texts.get(response);
+
+function fromText(body: string, init: ResponseInit): Response {
+  const response = new Response(body, init);
+  texts.set(response, body);
+  return response;
+}
+
 export function json(body: unknown, status = 200): Response {
   return jsonText(JSON.stringify(body), status);
 }
 
 /** A JSON response from text (or a stream of UTF-8 text) that is already JSON. */
 export function jsonText(body: string | ReadableStream<Uint8Array>, status = 200): Response {
-  return new Response(body, {
-    status,
-    headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' },
-  });
+  const init = { status, headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' } };
+  return typeof body === 'string' ? fromText(body, init) : new Response(body, init);
 }
 
 export function noContent(): Response {
@@ -50,7 +64,7 @@ export function noContent(): Response {
 }
 
 export function text(message: string, status: number, headers: Record<string, string> = {}): Response {
-  return new Response(message, {
+  return fromText(message, {
     status,
     headers: { ...COMMON_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', ...headers },
   });

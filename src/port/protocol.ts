@@ -63,6 +63,8 @@ export type ToPage =
   | { type: 'accepted'; id: string }
   | { type: 'expired'; id: string }
   | { type: 'head'; id: string; status: number; statusText: string; headers: Headers }
+  /** A whole answer in one message (head, the body's text, end): what the service made from text. */
+  | { type: 'answer'; id: string; status: number; statusText: string; headers: Headers; text: string | null }
   | { type: 'chunk'; id: string; chunk: Uint8Array }
   | { type: 'end'; id: string }
   | { type: 'error'; id: string; message: string }

@@ -3,6 +3,7 @@
  * `respond`, and answers the fallback fetches of requests that went over a
  * port first without running anything twice.
  */
+import { textOf } from '../core/http.js';
 import { randomUUID } from '../core/uuid.js';
 import { EXPIRY_MS, ID_HEADER, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
 
@@ -17,7 +18,7 @@ interface Answer {
   statusText: string;
   headers: Array<[string, string]>;
   /** null: too large to keep, or a read (run again instead). */
-  body: Uint8Array[] | null;
+  body: Array<Uint8Array | string> | null;
 }
 
 interface Remembered {
@@ -84,11 +85,19 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       return undefined;
     }
     const headers = [...response.headers];
+    const bodyless = NULL_BODY.has(response.status) || message.method === 'HEAD';
+    const text = textOf(response);
+    if (text !== undefined) {
+      // Made from text: sent whole, in one message, without reading the body stream.
+      port.postMessage({ type: 'answer', id, status: response.status, statusText: response.statusText, headers, text: bodyless ? null : text });
+      const keep = !isRead(message.method) && (text.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(text).byteLength <= REPLAY_LIMIT);
+      return { status: response.status, statusText: response.statusText, headers, body: keep ? [text] : null };
+    }
     port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers });
     // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.
     let kept: Uint8Array[] | null = isRead(message.method) ? null : [];
     let size = 0;
-    if (response.body && !NULL_BODY.has(response.status) && message.method !== 'HEAD') {
+    if (response.body && !bodyless) {
       const reader = response.body.getReader();
       try {
         for (;;) {
