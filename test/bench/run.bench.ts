@@ -627,10 +627,10 @@ function report(results: Record<string, any>) {
   );
   const creates = results.creates as Record<'1' | '10', Record<'ours' | 'fetch' | 'alone' | 'floor' | 'raw', { msPerCreate: number; perSecond: number; n: number }>>;
   lines.push(
-    'Creates (a conversation with 5 messages), interleaved batches: creates per second (ms per create). ours: fast path and group commit; fetch: fetch path, group commit; one tx each: fast path, group commit off; floor: the empty worker answering a constant (the hop alone); raw IndexedDB: the same records written in the page, one transaction per create.',
+    'Creates (a conversation with 5 messages), interleaved batches: creates per second (ms per create). ours: fast path and group commit; fetch path: the same worker through its fetch handler, group commit; group commit off: a second registration of the same worker script (scope /off/, fast path) writing one transaction per create, on the same database, emptied once for all; floor: the empty worker answering a constant through its fetch handler (the hop alone); raw IndexedDB: the same records written in the page, one transaction per create.',
     '',
     table(
-      ['in flight', 'ours', 'fetch path', 'one tx each', 'floor', 'raw IndexedDB', 'ours/raw', 'fetch/raw', 'group commit on/off'],
+      ['in flight', 'ours (fast path, group commit)', 'fetch path', 'group commit off (same database)', 'floor (the hop alone)', 'raw IndexedDB', 'ours/raw', 'fetch/raw', 'group commit on/off'],
       (['1', '10'] as const).map((k) => {
         const c = creates[k];
         const cell = (v: { perSecond: number; msPerCreate: number }) => `${v.perSecond.toFixed(0)}/s (${ms(v.msPerCreate)})`;
@@ -717,7 +717,10 @@ function report(results: Record<string, any>) {
   const heap10k = largest ? (largest.heapMiB! * 1024 * 1024) / 1e6 : null;
   const targets: Array<[string, boolean | null]> = [
     ['small reads through the fast path ≤ 0.3× the empty-worker floor', reads.every((v) => v.ours.median / v.floor.median <= 0.3)],
-    ['creates ≥ 0.8× the raw IndexedDB rate (10 in flight)', creates['10'].ours.perSecond / creates['10'].raw.perSecond >= 0.8],
+    [
+      `creates ≥ 0.8× the raw IndexedDB rate (10 in flight: ${(creates['10'].ours.perSecond / creates['10'].raw.perSecond).toFixed(2)}×; sequential ${(creates['1'].ours.perSecond / creates['1'].raw.perSecond).toFixed(2)}×)`,
+      creates['10'].ours.perSecond / creates['10'].raw.perSecond >= 0.8,
+    ],
     [
       'cold 10,000-conversation snapshots ≤ 1.5× reading their stored wire bytes',
       largest ? largest.snapshotFalseCold! / largest.wireFalse! <= 1.5 && largest.snapshotTrueCold! / largest.wireTrue! <= 1.5 : null,
