@@ -157,10 +157,14 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
   }
   let value: unknown;
   try {
-    value = JSON.parse(raw, (key, v) => {
-      if (FORBIDDEN_KEYS.has(key)) throw new ForbiddenKey(key);
-      return v;
-    });
+    // A reviver makes parsing several times slower: it is used only on text that names a
+    // forbidden key or has a \u escape (the one way JSON text spells a letter otherwise).
+    value = mayNameForbiddenKey(raw)
+      ? JSON.parse(raw, (key, v) => {
+          if (FORBIDDEN_KEYS.has(key)) throw new ForbiddenKey(key);
+          return v;
+        })
+      : JSON.parse(raw);
   } catch (error) {
     if (error instanceof ForbiddenKey) {
       throw badRequest(`The request body uses the reserved key "${error.key}".`);
@@ -169,6 +173,12 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
   }
   checkDepth(value);
   return value;
+}
+
+function mayNameForbiddenKey(raw: string): boolean {
+  if (raw.includes('\\u')) return true;
+  for (const key of FORBIDDEN_KEYS) if (raw.includes(key)) return true;
+  return false;
 }
 
 class ForbiddenKey extends Error {
