@@ -34,18 +34,18 @@ const COMMON_HEADERS = {
 };
 
 /**
- * Responses made here from text, with their text: a host that can carry the text itself
- * (the fast path's port) sends it whole, without reading the body stream. Only what reads
- * the body (never the service) may use it.
+ * Responses made here from text or a Blob, with that body: a host that can carry it as it is
+ * (the fast path's port) sends it whole, without reading the body stream (a Blob's bytes never
+ * pass through its heap). Only what reads the body (never the service) may use it.
  */
-const texts = new WeakMap<Response, string>();
+const bodies = new WeakMap<Response, string | Blob>();
 
-/** The text a response was made from here, if it was (see `texts`). */
-export const textOf = (response: Response): string | undefined => texts.get(response);
+/** The text or Blob a response was made from here, if it was (see `bodies`). */
+export const wholeBody = (response: Response): string | Blob | undefined => bodies.get(response);
 
-function fromText(body: string, init: ResponseInit): Response {
+function whole(body: string | Blob, init: ResponseInit): Response {
   const response = new Response(body, init);
-  texts.set(response, body);
+  bodies.set(response, body);
   return response;
 }
 
@@ -53,10 +53,10 @@ export function json(body: unknown, status = 200): Response {
   return jsonText(JSON.stringify(body), status);
 }
 
-/** A JSON response from text (or a stream of UTF-8 text) that is already JSON. */
-export function jsonText(body: string | ReadableStream<Uint8Array>, status = 200): Response {
+/** A JSON response from text (or UTF-8 bytes) that is already JSON. */
+export function jsonText(body: string | Blob | ReadableStream<Uint8Array>, status = 200): Response {
   const init = { status, headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' } };
-  return typeof body === 'string' ? fromText(body, init) : new Response(body, init);
+  return typeof body === 'string' || (typeof Blob !== 'undefined' && body instanceof Blob) ? whole(body, init) : new Response(body, init);
 }
 
 export function noContent(): Response {
@@ -64,7 +64,7 @@ export function noContent(): Response {
 }
 
 export function text(message: string, status: number, headers: Record<string, string> = {}): Response {
-  return fromText(message, {
+  return whole(message, {
     status,
     headers: { ...COMMON_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', ...headers },
   });

@@ -203,7 +203,7 @@ export class PortClient {
       case 'answer': {
         const bodyless = NULL_BODY.has(message.status) || pending.method === 'HEAD';
         const init = { status: message.status, statusText: message.statusText, headers: message.headers };
-        pending.settle(Promise.resolve(new Response(bodyless ? null : message.text, init)));
+        pending.settle(Promise.resolve(new Response(bodyless ? null : message.body, init)));
         this.finish(connection, pending);
         return;
       }

@@ -63,8 +63,11 @@ export type ToPage =
   | { type: 'accepted'; id: string }
   | { type: 'expired'; id: string }
   | { type: 'head'; id: string; status: number; statusText: string; headers: Headers }
-  /** A whole answer in one message (head, the body's text, end): what the service made from text. */
-  | { type: 'answer'; id: string; status: number; statusText: string; headers: Headers; text: string | null }
+  /**
+   * A whole answer in one message (head, body, end): what the service made from text, or a
+   * read whose body is a Blob (a snapshot kept ready to send), sent as it is.
+   */
+  | { type: 'answer'; id: string; status: number; statusText: string; headers: Headers; body: string | Blob | null }
   | { type: 'chunk'; id: string; chunk: Uint8Array }
   | { type: 'end'; id: string }
   | { type: 'error'; id: string; message: string }

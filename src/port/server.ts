@@ -3,7 +3,7 @@
  * `respond`, and answers the fallback fetches of requests that went over a
  * port first without running anything twice.
  */
-import { textOf } from '../core/http.js';
+import { wholeBody } from '../core/http.js';
 import { randomUUID } from '../core/uuid.js';
 import { EXPIRY_MS, ID_HEADER, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
 
@@ -86,12 +86,14 @@ export function createPortServer(respond: (request: Request) => Promise<Response
     }
     const headers = [...response.headers];
     const bodyless = NULL_BODY.has(response.status) || message.method === 'HEAD';
-    const text = textOf(response);
-    if (text !== undefined) {
-      // Made from text: sent whole, in one message, without reading the body stream.
-      port.postMessage({ type: 'answer', id, status: response.status, statusText: response.statusText, headers, text: bodyless ? null : text });
-      const keep = !isRead(message.method) && (text.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(text).byteLength <= REPLAY_LIMIT);
-      return { status: response.status, statusText: response.statusText, headers, body: keep ? [text] : null };
+    // Text goes whole, in one message, without reading the body stream; so does a read whose
+    // body is a Blob (a snapshot kept ready to send: nothing of it passes through this heap).
+    // A write's Blob goes in chunks below, its bytes kept for a replay.
+    const body = wholeBody(response);
+    if (typeof body === 'string' || (body && isRead(message.method))) {
+      port.postMessage({ type: 'answer', id, status: response.status, statusText: response.statusText, headers, body: bodyless ? null : body });
+      const keep = typeof body === 'string' && !isRead(message.method) && (body.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(body).byteLength <= REPLAY_LIMIT);
+      return { status: response.status, statusText: response.statusText, headers, body: keep ? [body as string] : null };
     }
     port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers });
     // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.

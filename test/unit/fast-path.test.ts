@@ -1,8 +1,9 @@
+// @vitest-environment node
 /**
  * The fast path's port protocol (src/port/): request and response framing,
  * streamed bodies, a dead port's fallback to fetch, and no write run twice.
  */
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PortClient, type ClientPort } from '../../src/port/client.js';
 import { ID_HEADER, REPLAY_HEADER, type ToPage, type ToWorker } from '../../src/port/protocol.js';
@@ -143,6 +144,32 @@ describe('fast path framing', () => {
     const replayed = await server.fallback(new Request('http://localhost:1000/conversations/create', { method: 'POST', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
     expect([replayed.status, await replayed.json()]).toEqual([201, { wrote: 'Grüße' }]);
     expect(ran).toEqual(['POST', 'GET', 'HEAD']);
+  });
+
+  it('passes a read whose body is a Blob (a snapshot kept ready to send) whole, without chunks', async () => {
+    const wire = `{"iterable":[${'{"id":"é"},'.repeat(50_000)}{"id":"last"}]}`;
+    const { client } = joined(async () => jsonText(new Blob([wire])));
+    const posted: ToPage[] = [];
+    const send = MessagePort.prototype.postMessage;
+    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+      posted.push(args[0] as ToPage);
+      return send.apply(this, args);
+    });
+    try {
+      const response = await client.request(new Request('http://localhost:1000/conversations'));
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await response.text()).toBe(wire);
+      const answer = posted.find((m) => m.type === 'answer') as Extract<ToPage, { type: 'answer' }>;
+      expect(answer.body).toBeInstanceOf(Blob);
+      expect(posted.some((m) => m.type === 'chunk')).toBe(false);
+      // A write is never answered that way (its answer is kept for a replay from its bytes).
+      posted.length = 0;
+      const { client: writer } = joined(async () => jsonText(new Blob(['{"written":true}'])));
+      expect(await (await writer.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).json()).toEqual({ written: true });
+      expect(posted.some((m) => m.type === 'chunk')).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('streams a body: each chunk is readable before the next is written', async () => {
