@@ -522,14 +522,11 @@ class IdbStorage implements Storage {
   }
 
   async listIds(collection: Collection) {
+    if (collection === 'conversation') return this.conversationIds();
     const name = STORE_OF[collection];
     const tx = this.db.transaction([name, 'changes']);
     const [ids, last] = await Promise.all([
-      name === 'conversations'
-        ? tx.objectStore('conversations').index('by-seq').getAllKeys()
-        : name === 'assets'
-          ? tx.objectStore('assets').index('by-name').getAllKeys()
-          : tx.objectStore(name).getAllKeys(),
+      name === 'assets' ? tx.objectStore('assets').index('by-name').getAllKeys() : tx.objectStore(name as 'messages' | 'applications').getAllKeys(),
       tx.objectStore('changes').openCursor(null, 'prev'),
     ]);
     await tx.done;
@@ -554,20 +551,7 @@ class IdbStorage implements Storage {
     const variant = withMessages ? 1 : 0;
     // One transaction: the kept segments are checked against the log, and the stale ranges read, at one point in time.
     const tx = this.db.transaction(withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations']);
-    const changeStore = tx.objectStore('changes');
-    const [segments, last] = await Promise.all([
-      tx.objectStore('snapshots').getAll(IDBKeyRange.bound([variant, 0], [variant, SEGMENT_END])),
-      changeStore.openCursor(null, 'prev'),
-    ]);
-    const built = last?.key ?? 0;
-    const log = segments.length
-      ? await readChanges(changeStore as never, Math.min(...segments.map((s) => s.built)))
-      : { changes: [], complete: true };
-    const parts = planSnapshot(segments, log.changes.filter((c) => c.collection === 'conversation'), log.complete);
-    // What each part that is not kept as it is reads: a stale range whole, an extended segment past its `built`.
-    const reads = parts.flatMap((part) =>
-      'stale' in part ? [part.stale] : 'extend' in part ? [{ start: Math.max(part.extend.start, part.extend.built + 1), end: part.extend.end }] : [],
-    );
+    const { parts, reads, built } = await this.planSegments(tx as never, variant);
     const bySeq = tx.objectStore('conversations').index('by-seq');
     const records = await Promise.all(reads.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
     let messages: Map<string, PiecesDB['messages']['value']> | undefined;
@@ -598,6 +582,43 @@ class IdbStorage implements Storage {
     // Kept for the next read once answered; a failure only means the next read encodes them again.
     if (written.length) void this.keepSegments(variant, parts, written).catch(() => {});
     return snapshotBody(bodies);
+  }
+
+  /**
+   * Inside `tx`: the kept segments of a variant checked against the change log (see
+   * planSnapshot), what each part not kept as it is must read (a stale range whole, an
+   * extended segment past its `built`), and the last change (what the result is true as of).
+   */
+  private async planSegments(tx: IDBPTransaction<PiecesDB, Array<'snapshots' | 'changes' | 'conversations'>, 'readonly'>, variant: 0 | 1) {
+    const changeStore = tx.objectStore('changes');
+    const [segments, last] = await Promise.all([
+      tx.objectStore('snapshots').getAll(IDBKeyRange.bound([variant, 0], [variant, SEGMENT_END])),
+      changeStore.openCursor(null, 'prev'),
+    ]);
+    const log = segments.length
+      ? await readChanges(changeStore as never, Math.min(...segments.map((s) => s.built)))
+      : { changes: [], complete: true };
+    const parts = planSnapshot(segments, log.changes.filter((c) => c.collection === 'conversation'), log.complete);
+    const reads = parts.flatMap((part) =>
+      'stale' in part ? [part.stale] : 'extend' in part ? [{ start: Math.max(part.extend.start, part.extend.built + 1), end: part.extend.end }] : [],
+    );
+    return { parts, reads, built: last?.key ?? 0 };
+  }
+
+  /**
+   * The conversation ids in snapshot order, from the ids the kept segments of the snapshot
+   * without messages list (a cold read of the index costs far more), the ranges changed since
+   * read from the index.
+   */
+  private async conversationIds(): Promise<{ ids: string[]; seq: number }> {
+    const tx = this.db.transaction(['snapshots', 'changes', 'conversations']);
+    const { parts, reads, built } = await this.planSegments(tx, 0);
+    const bySeq = tx.objectStore('conversations').index('by-seq');
+    const keys = await Promise.all(reads.map((range) => bySeq.getAllKeys(IDBKeyRange.bound(range.start, range.end, false, true))));
+    await tx.done;
+    let next = 0;
+    const ids = parts.flatMap((part) => ('kept' in part ? part.kept.ids : 'extend' in part ? [...part.extend.ids, ...keys[next++]!] : keys[next++]!));
+    return { ids, seq: built };
   }
 
   /** Stores the segments a snapshot wrote in place of those of the parts it did not keep. */

@@ -135,12 +135,17 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
             : await (await t.fetch(`${BASE}/conversations?transferables=${withMessages}`)).text();
         expect(served).toBe(await fromRecords(t.storage, withMessages));
       }
+      // The id list, from the kept segments and the ranges changed since.
+      expect((await t.storage.listIds('conversation')).ids).toEqual((await t.storage.listConversations({ messages: false })).conversations.map((c) => c.id));
       await settle();
     };
     const made = [];
+    await check();
     for (let i = 0; i < 4; i++) made.push(await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, ['one', 'two']) }));
     await check();
     await t.fetch(`${BASE}/conversations/${made[1]!.id}/delete`, { method: 'POST' });
+    // The id list first, while the segments are stale.
+    expect((await t.storage.listIds('conversation')).ids).toEqual([made[0]!.id, made[2]!.id, made[3]!.id]);
     await check();
     await t.fetch(`${BASE}/conversation/update`, jsonPost({ ...made[2], name: 'renamed' }));
     await check();
