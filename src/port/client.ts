@@ -140,6 +140,7 @@ export class PortClient {
         url: request.url,
         headers: [...request.headers],
         body,
+        whole: true,
       };
       connection.port.postMessage(message);
       this.watch(connection);

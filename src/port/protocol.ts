@@ -55,7 +55,8 @@ export interface ConnectMessage {
 export type Headers = Array<[string, string]>;
 
 export type ToWorker =
-  | { type: 'request'; id: string; sent: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null }
+  /** `whole`: the page takes an answer in one message (`answer`); a page without it gets head, chunks and end. */
+  | { type: 'request'; id: string; sent: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null; whole?: true }
   | { type: 'ping'; n: number };
 
 export type ToPage =

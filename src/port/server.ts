@@ -88,8 +88,9 @@ export function createPortServer(respond: (request: Request) => Promise<Response
     const bodyless = NULL_BODY.has(response.status) || message.method === 'HEAD';
     // Text goes whole, in one message, without reading the body stream; so does a read whose
     // body is a Blob (a snapshot kept ready to send: nothing of it passes through this heap).
-    // A write's Blob goes in chunks below, its bytes kept for a replay.
-    const body = wholeBody(response);
+    // A write's Blob goes in chunks below, its bytes kept for a replay, and so does every answer
+    // to a page that does not take whole answers (an older page library).
+    const body = message.whole ? wholeBody(response) : undefined;
     if (typeof body === 'string' || (body && isRead(message.method))) {
       port.postMessage({ type: 'answer', id, status: response.status, statusText: response.statusText, headers, body: bodyless ? null : body });
       const keep = typeof body === 'string' && !isRead(message.method) && (body.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(body).byteLength <= REPLAY_LIMIT);

@@ -172,6 +172,25 @@ describe('fast path framing', () => {
     }
   });
 
+  it('answers a page that does not take whole answers (an older page library) with head, chunks and end', async () => {
+    const server = createPortServer(async () => jsonText('{"id":"1"}', 201));
+    const { page, worker } = channel();
+    const received: ToPage[] = [];
+    const ended = new Promise<void>((resolve) => {
+      page.onmessage = (event) => {
+        received.push(event.data as ToPage);
+        if ((event.data as ToPage).type === 'end') resolve();
+      };
+    });
+    server.serve(worker);
+    const message: ToWorker = { type: 'request', id: 'r1', sent: Date.now(), method: 'POST', url: 'http://localhost:1000/conversations/create', headers: [], body: null };
+    page.postMessage(message);
+    await ended;
+    expect(received.map((m) => m.type)).toEqual(['ready', 'accepted', 'head', 'chunk', 'end']);
+    const chunk = received.find((m) => m.type === 'chunk') as Extract<ToPage, { type: 'chunk' }>;
+    expect(new TextDecoder().decode(chunk.chunk)).toBe('{"id":"1"}');
+  });
+
   it('streams a body: each chunk is readable before the next is written', async () => {
     let push!: ReadableStreamDefaultController<Uint8Array>;
     const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
