@@ -543,7 +543,7 @@ class IdbStorage implements Storage {
   /**
    * Whether segment bodies are stored as Blobs (kept out of the JavaScript heap): where the
    * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), and
-   * until the database refuses one (some private modes do). Else they are stored as text.
+   * until the database refuses one (WebKit's private sessions do). Else they are stored as text.
    */
   private storesBlobs = blobsClone();
 
@@ -637,12 +637,14 @@ class IdbStorage implements Storage {
         for (const record of records) yield tx.store.put(record);
       });
     };
+    if (!this.storesBlobs) return write(false);
     try {
-      await write(this.storesBlobs);
-    } catch (error) {
-      if (!this.storesBlobs || (error as DOMException)?.name !== 'DataCloneError') throw error;
-      this.storesBlobs = false;
+      await write(true);
+    } catch {
+      // Some engines refuse Blobs in some sessions (WebKit's private ones: UnknownError at commit). As text
+      // it works or fails for a reason of its own; once text works, Blobs are not tried again.
       await write(false);
+      this.storesBlobs = false;
     }
   }
 

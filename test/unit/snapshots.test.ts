@@ -202,7 +202,8 @@ describe('snapshot segment bodies', () => {
     await storage.createConversation(record, [message]);
     const put = IDBObjectStore.prototype.put;
     const refuse = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
-      if ((value as { body?: unknown })?.body instanceof NodeBlob) throw new DOMException('Blobs are not stored here', 'DataCloneError');
+      // As WebKit's private sessions do: the put is taken, the transaction fails as it commits.
+      if ((value as { body?: unknown })?.body instanceof NodeBlob) this.transaction.abort();
       return put.call(this, value, key);
     });
     try {
