@@ -55,15 +55,20 @@ export interface ConnectMessage {
 export type Headers = Array<[string, string]>;
 
 export type ToWorker =
-  | { type: 'request'; id: string; sent: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null }
+  /** `whole`: the page takes an answer in one message (`answer`); a page without it gets head, chunks and end. */
+  | { type: 'request'; id: string; sent: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null; whole?: true }
   | { type: 'ping'; n: number };
 
 export type ToPage =
   | { type: 'ready'; instance: string; fetches?: number }
   | { type: 'accepted'; id: string }
   | { type: 'expired'; id: string }
-  /** `blob`: the whole body (a read whose body is a Blob), sent as it is; no chunks follow. */
-  | { type: 'head'; id: string; status: number; statusText: string; headers: Headers; blob?: Blob }
+  | { type: 'head'; id: string; status: number; statusText: string; headers: Headers }
+  /**
+   * A whole answer in one message (head, body, end): what the service made from text, or a
+   * read whose body is a Blob (a snapshot kept ready to send), sent as it is.
+   */
+  | { type: 'answer'; id: string; status: number; statusText: string; headers: Headers; body: string | Blob | null }
   | { type: 'chunk'; id: string; chunk: Uint8Array }
   | { type: 'end'; id: string }
   | { type: 'error'; id: string; message: string }

@@ -3,7 +3,7 @@
  * `respond`, and answers the fallback fetches of requests that went over a
  * port first without running anything twice.
  */
-import { blobBody } from '../core/http.js';
+import { wholeBody } from '../core/http.js';
 import { randomUUID } from '../core/uuid.js';
 import { EXPIRY_MS, ID_HEADER, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
 
@@ -18,7 +18,7 @@ interface Answer {
   statusText: string;
   headers: Array<[string, string]>;
   /** null: too large to keep, or a read (run again instead). */
-  body: Uint8Array[] | null;
+  body: Array<Uint8Array | string> | null;
 }
 
 interface Remembered {
@@ -85,18 +85,22 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       return undefined;
     }
     const headers = [...response.headers];
-    // A read whose body is a Blob (a snapshot kept ready to send) goes whole: nothing of it passes through this heap.
-    const blob = isRead(message.method) && message.method !== 'HEAD' && !NULL_BODY.has(response.status) ? blobBody(response) : undefined;
-    if (blob) {
-      port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers, blob });
-      port.postMessage({ type: 'end', id });
-      return { status: response.status, statusText: response.statusText, headers, body: null };
+    const bodyless = NULL_BODY.has(response.status) || message.method === 'HEAD';
+    // Text goes whole, in one message, without reading the body stream; so does a read whose
+    // body is a Blob (a snapshot kept ready to send: nothing of it passes through this heap).
+    // A write's Blob goes in chunks below, its bytes kept for a replay, and so does every answer
+    // to a page that does not take whole answers (an older page library).
+    const body = message.whole ? wholeBody(response) : undefined;
+    if (typeof body === 'string' || (body && isRead(message.method))) {
+      port.postMessage({ type: 'answer', id, status: response.status, statusText: response.statusText, headers, body: bodyless ? null : body });
+      const keep = typeof body === 'string' && !isRead(message.method) && (body.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(body).byteLength <= REPLAY_LIMIT);
+      return { status: response.status, statusText: response.statusText, headers, body: keep ? [body as string] : null };
     }
     port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers });
     // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.
     let kept: Uint8Array[] | null = isRead(message.method) ? null : [];
     let size = 0;
-    if (response.body && !NULL_BODY.has(response.status) && message.method !== 'HEAD') {
+    if (response.body && !bodyless) {
       const reader = response.body.getReader();
       try {
         for (;;) {

@@ -1,5 +1,5 @@
 /** The IndexedDB implementation of `Storage`, on `idb`. */
-import { unwrap, wrap, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { unwrap, wrap, type IDBPDatabase, type IDBPObjectStore, type IDBPTransaction, type StoreNames } from 'idb';
 import { randomUUID } from '../core/uuid.js';
 import {
   DB_NAME,
@@ -151,30 +151,32 @@ async function commit(
   }
 }
 
-type ChangeStore = {
-  add(value: PiecesDB['changes']['value']): Promise<number>;
-  delete(range: IDBKeyRange): Promise<void>;
-};
+type ChangeStore = IDBPObjectStore<PiecesDB, ArrayLike<StoreNames<PiecesDB>>, 'changes', 'readwrite'>;
 
 /**
  * Appends changes to the log inside a write transaction (so they commit with
  * the write or not at all), then drops what is older than the log keeps.
- * Fills `into` with the numbered changes, in order.
+ * Fills `into` with the numbered changes, in order. The requests go through the
+ * plain store, with one listener on the last: requests succeed in the order they
+ * were issued, so once the last is added every key is known (one promise per
+ * call, not one per change).
  */
-async function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
-  // Issued together (one round trip, not one per item): requests run in order, so the keys ascend in order.
-  const pending: Array<Promise<number>> = [];
-  try {
-    for (const item of items) pending.push(changes.add({ ...item }));
-  } catch (error) {
-    // A request refused at once aborts the transaction: the ones issued before reject with it, handled here.
-    for (const request of pending) request.catch(() => {});
-    throw error;
-  }
-  const keys = await Promise.all(pending);
-  keys.forEach((seq, i) => into.push({ ...items[i]!, seq }));
-  const seq = keys.at(-1) ?? 0;
-  if (seq > CHANGE_LOG_LIMIT) await changes.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));
+function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
+  if (!items.length) return Promise.resolve();
+  const store = unwrap(changes);
+  const requests = items.map((item) => store.add({ ...item }) as IDBRequest<number>);
+  const last = requests[requests.length - 1]!;
+  return new Promise((resolve, reject) => {
+    last.onsuccess = () => {
+      requests.forEach((request, i) => into.push({ ...items[i]!, seq: request.result }));
+      const seq = last.result;
+      // A failed delete aborts the transaction: the write fails with it.
+      if (seq > CHANGE_LOG_LIMIT) store.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));
+      resolve();
+    };
+    // Any request that fails aborts the transaction, and the last one with it.
+    last.onerror = () => reject(last.error);
+  });
 }
 
 const STORE_OF: Record<Collection, 'conversations' | 'messages' | 'assets' | 'applications'> = {
@@ -393,22 +395,28 @@ class IdbStorage implements Storage {
   /** Writes conversations with their messages in one transaction; the changes of each, in order. */
   private async createGroup(group: Array<Pick<CreateJob, 'conversation' | 'messages'>>): Promise<Change[][]> {
     const tx = this.db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
-    // Messages go through the plain store: a failed add aborts the transaction (and `tx.done`)
-    // by itself, without a promise per message.
-    const store = unwrap(tx.objectStore('messages'));
-    const changes = group.map((): Change[] => []);
+    // Records go through the plain stores: a failed add aborts the transaction (and `tx.done`)
+    // by itself, without a promise per record.
+    const conversations = unwrap(tx.objectStore('conversations'));
+    const messages = unwrap(tx.objectStore('messages'));
+    const changes: Change[][] = [];
+    const logged: Change[] = [];
     await commit(tx, function* () {
-      for (const [i, { conversation, messages }] of group.entries()) {
-        const items = [
-          { collection: 'conversation' as const, id: conversation.id },
-          ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
-        ];
-        // The conversation's snapshot order is the sequence number of its creation.
-        yield log(tx.objectStore('changes'), items, changes[i]!).then(() =>
-          tx.objectStore('conversations').add({ ...conversation, seq: changes[i]![0]!.seq }),
-        );
-        for (const message of messages) store.add(message);
-      }
+      // Each create's changes, the conversation's first, in one run of the log for the group.
+      const items = group.flatMap(({ conversation, messages }) => [
+        { collection: 'conversation' as const, id: conversation.id },
+        ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+      ]);
+      yield log(tx.objectStore('changes'), items, logged).then(() => {
+        let at = 0;
+        for (const { conversation, messages } of group) {
+          const own = logged.slice(at, (at += 1 + messages.length));
+          changes.push(own);
+          // The conversation's snapshot order is the sequence number of its creation.
+          conversations.add({ ...conversation, seq: own[0]!.seq });
+        }
+      });
+      for (const { messages: owned } of group) for (const message of owned) messages.add(message);
     });
     return changes;
   }

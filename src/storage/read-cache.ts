@@ -101,6 +101,19 @@ export function cacheReads(
   const channel =
     typeof channelOrName !== 'string' ? channelOrName : typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelOrName) : null;
   channel?.addEventListener('message', clearAll);
+  /**
+   * Tells the other caches that this one wrote. Writes whose results come back in one turn
+   * (the creates of one group commit) are told once: each of them committed before that turn
+   * began (a commit is seen in the task that completes it), and the message goes out in it,
+   * after every one of those commits and before anything announced after them.
+   */
+  let told = false;
+  const tellWritten = () => {
+    if (told) return;
+    told = true;
+    channel?.postMessage('written');
+    queueMicrotask(() => (told = false));
+  };
 
   const idsKey = (collection: Collection) => key('listIds', [collection]);
 
@@ -155,7 +168,7 @@ export function cacheReads(
         clearAll();
         throw error;
       } finally {
-        channel?.postMessage('written');
+        tellWritten();
       }
       generation++;
       for (const k of [...cache.keys()]) {

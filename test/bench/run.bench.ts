@@ -49,6 +49,10 @@ async function buildPages(): Promise<string> {
   copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
   copyFileSync(resolve(root, 'node_modules/msw/lib/mockServiceWorker.js'), join(outDir, 'mockServiceWorker.js'));
   copyFileSync(resolve(import.meta.dirname, 'floor-sw.js'), join(outDir, 'floor-sw.js'));
+  // The same page under /off/: controlled by a second registration of the same script on the
+  // same origin (scope /off/), which writes each create alone, on the same database.
+  mkdirSync(join(outDir, 'off'));
+  copyFileSync(join(outDir, 'ours.html'), join(outDir, 'off', 'ours.html'));
   return outDir;
 }
 
@@ -257,7 +261,7 @@ async function workerHeap(context: BrowserContext, page: Page): Promise<number> 
   const cdp = await context.newCDPSession(page);
   try {
     const { targetInfos } = await cdp.send('Target.getTargets');
-    const worker = targetInfos.find((t) => t.type === 'service_worker' && t.url.includes('pieces-os-worker'));
+    const worker = targetInfos.find((t) => t.type === 'service_worker' && t.url.includes('pieces-os-worker') && !t.url.includes('groupCommit=0'));
     if (!worker) throw new Error('no running pieces-os-worker');
     const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: worker.targetId, flatten: false });
     const replies = new Map<number, (result: any) => void>();
@@ -324,8 +328,8 @@ function gzipSize(path: string) {
 
 it('benchmarks', { timeout: 30 * 60_000 }, async () => {
   const outDir = await buildPages();
-  const servers = await Promise.all([serve(outDir), serve(outDir), serve(outDir), serve(outDir)]);
-  const [oursSite, floorSite, mswSite, aloneSite] = servers.map((s) => s.origin) as [string, string, string, string];
+  const servers = await Promise.all([serve(outDir), serve(outDir), serve(outDir)]);
+  const [oursSite, floorSite, mswSite] = servers.map((s) => s.origin) as [string, string, string];
   const { context } = await launchChromium();
   const chromium = context.browser()?.version() ?? (await (await context.newCDPSession(await context.newPage())).send('Browser.getVersion')).product;
   const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium } };
@@ -358,8 +362,6 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     const msw = await open(context, `${mswSite}/msw.html${hash}`);
     // The same worker as `ours`, every request through its fetch handler.
     const viaFetch = await open(context, `${oursSite}/ours.html?fastPath=0`);
-    // A worker of its own (another origin) that writes each create alone.
-    const alone = await open(context, `${aloneSite}/ours.html?groupCommit=0`);
     const variants = { floor, ours, fetch: viaFetch, msw } as const;
     (results.machine as Record<string, unknown>).isolated = await ours.evaluate(() => crossOriginIsolated);
 
@@ -472,7 +474,11 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     results.scale = scale;
 
     // 2b. Creates (a conversation with 5 messages), interleaved: ms per create, sequential and 10 in flight.
-    // On an emptied store, as the group-commit-off worker's (which starts empty).
+    // Group commit off: a second registration of the same worker script on the same origin (scope
+    // /off/), so both variants write to the same database, one batch after the other; each worker's
+    // read cache is cleared by the other's writes (the invalidation channel).
+    const alone = await open(context, `${oursSite}/off/ours.html?groupCommit=0`);
+    // The shared store emptied once, for every variant.
     await ours.evaluate(
       () =>
         new Promise((resolve) => {
@@ -485,6 +491,8 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     const creates: Record<string, Record<string, number[]>> = { '1': {}, '10': {} };
     for (const inFlight of [1, 10]) {
       for (const name of Object.keys(createVariants)) creates[String(inFlight)]![name] = [];
+      // A warm-up batch each, not counted (the second worker has only just started).
+      for (const { page, raw } of Object.values(createVariants)) await page.evaluate(createRate, { count: 10, inFlight, raw });
       for (let round = 0; round < plan.createRounds; round++) {
         const order = Object.entries(createVariants);
         for (let k = 0; k < round % order.length; k++) order.push(order.shift()!);
@@ -499,7 +507,6 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
         Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { msPerCreate: median(times), perSecond: 1000 / median(times), n: times.length }])),
       ]),
     );
-    // The group-commit-off worker's data is not needed any more.
     await alone.close();
 
     // 3. Stream latency: tab B writes, tab A's socket receives; minus the write's own latency.
@@ -630,10 +637,10 @@ function report(results: Record<string, any>) {
   );
   const creates = results.creates as Record<'1' | '10', Record<'ours' | 'fetch' | 'alone' | 'floor' | 'raw', { msPerCreate: number; perSecond: number; n: number }>>;
   lines.push(
-    'Creates (a conversation with 5 messages), interleaved batches: creates per second (ms per create). ours: fast path and group commit; fetch: fetch path, group commit; one tx each: fast path, group commit off; floor: the empty worker answering a constant (the hop alone); raw IndexedDB: the same records written in the page, one transaction per create.',
+    'Creates (a conversation with 5 messages), interleaved batches: creates per second (ms per create). ours: fast path and group commit; fetch path: the same worker through its fetch handler, group commit; group commit off: a second registration of the same worker script (scope /off/, fast path) writing one transaction per create, on the same database, emptied once for all; floor: the empty worker answering a constant through its fetch handler (the hop alone); raw IndexedDB: the same records written in the page, one transaction per create.',
     '',
     table(
-      ['in flight', 'ours', 'fetch path', 'one tx each', 'floor', 'raw IndexedDB', 'ours/raw', 'fetch/raw', 'group commit on/off'],
+      ['in flight', 'ours (fast path, group commit)', 'fetch path', 'group commit off (same database)', 'floor (the hop alone)', 'raw IndexedDB', 'ours/raw', 'fetch/raw', 'group commit on/off'],
       (['1', '10'] as const).map((k) => {
         const c = creates[k];
         const cell = (v: { perSecond: number; msPerCreate: number }) => `${v.perSecond.toFixed(0)}/s (${ms(v.msPerCreate)})`;
@@ -720,7 +727,10 @@ function report(results: Record<string, any>) {
   const heap10k = largest ? (Math.max(largest.heapMiB!, largest.heapAfterSearchMiB!) * 1024 * 1024) / 1e6 : null;
   const targets: Array<[string, boolean | null]> = [
     ['small reads through the fast path ≤ 0.3× the empty-worker floor', reads.every((v) => v.ours.median / v.floor.median <= 0.3)],
-    ['creates ≥ 0.8× the raw IndexedDB rate (10 in flight)', creates['10'].ours.perSecond / creates['10'].raw.perSecond >= 0.8],
+    [
+      `creates ≥ 0.8× the raw IndexedDB rate (10 in flight: ${(creates['10'].ours.perSecond / creates['10'].raw.perSecond).toFixed(2)}×; sequential ${(creates['1'].ours.perSecond / creates['1'].raw.perSecond).toFixed(2)}×)`,
+      creates['10'].ours.perSecond / creates['10'].raw.perSecond >= 0.8,
+    ],
     [
       'cold 10,000-conversation snapshots ≤ 1.5× reading their stored wire bytes',
       largest ? largest.snapshotFalseCold! / largest.wireFalse! <= 1.5 && largest.snapshotTrueCold! / largest.wireTrue! <= 1.5 : null,

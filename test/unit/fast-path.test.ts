@@ -5,10 +5,10 @@
  */
 import { MessageChannel, MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { jsonText } from '../../src/core/http.js';
 import { PortClient, type ClientPort } from '../../src/port/client.js';
 import { ID_HEADER, REPLAY_HEADER, type ToPage, type ToWorker } from '../../src/port/protocol.js';
 import { createPortServer, type PortLike } from '../../src/port/server.js';
+import { jsonText, text } from '../../src/core/http.js';
 
 const opened: Array<{ close(): void }> = [];
 afterEach(() => opened.splice(0).forEach((port) => port.close()));
@@ -70,9 +70,85 @@ describe('fast path framing', () => {
     expect(client.counts).toEqual({ port: 3, fetch: 0 });
   });
 
+  it("reads a request's body once, without cloning it (a clone tees the body stream), and keeps a whole copy for a fallback", async () => {
+    const { ran, respond } = service();
+    const server = createPortServer(respond);
+    const fetched: Request[] = [];
+    let connects = 0;
+    const client = new PortClient({
+      expiryMs: 20,
+      graceMs: 20,
+      // The first port is never read: its request falls back to fetch, with the copy.
+      connect: async () => {
+        const { page, worker } = channel();
+        if (connects++ > 0) server.serve(worker);
+        return { port: page, instance: connects > 1 ? server.instance : 'stopped', worker: 'w' };
+      },
+      fetch: async (request) => {
+        fetched.push(request);
+        return (server.fallback(request) ?? respond(request))!;
+      },
+    });
+    const clone = vi.spyOn(Request.prototype, 'clone');
+    try {
+      const request = new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'Grüße', headers: { 'X-Trace': 'abc' } });
+      expect(await (await client.request(request)).text()).toBe('wrote Grüße');
+      expect(clone).not.toHaveBeenCalled();
+    } finally {
+      clone.mockRestore();
+    }
+    expect(fetched.map((r) => [r.method, r.headers.get('x-trace')])).toEqual([['POST', 'abc']]);
+    expect(ran).toEqual(['POST /conversations/create']);
+  });
+
+  it('sends an answer the service made from text in one message (head, body, end), and keeps a write\'s for a replay', async () => {
+    const ran: string[] = [];
+    const server = createPortServer(async (request) => {
+      ran.push(request.method);
+      if (request.method === 'HEAD') return text('', 200);
+      return request.method === 'POST' ? jsonText(`{"wrote":${JSON.stringify(await request.text())}}`, 201) : text('Grüße ✓', 404);
+    });
+    const sent: ToPage[] = [];
+    const client = new PortClient({
+      connect: async () => {
+        const { page, worker } = channel();
+        // Every message the worker sends, recorded on its way.
+        server.serve({
+          set onmessage(listener) {
+            worker.onmessage = listener;
+          },
+          get onmessage() {
+            return worker.onmessage;
+          },
+          postMessage: (message, transfer) => {
+            sent.push(message);
+            worker.postMessage(message, transfer);
+          },
+        });
+        return { port: page, instance: server.instance, worker: 'w' };
+      },
+      fetch: async () => {
+        throw new Error('no fetch expected');
+      },
+    });
+    const created = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'Grüße' }));
+    expect([created.status, created.headers.get('content-type')]).toEqual([201, 'application/json; charset=utf-8']);
+    expect(await created.json()).toEqual({ wrote: 'Grüße' });
+    const missing = await client.request(new Request('http://localhost:1000/conversation/x'));
+    expect([missing.status, await missing.text()]).toEqual([404, 'Grüße ✓']);
+    const head = await client.request(new Request('http://localhost:1000/conversation/x', { method: 'HEAD' }));
+    expect([head.status, head.body]).toEqual([200, null]);
+    expect(sent.map((m) => m.type)).toEqual(['ready', 'accepted', 'answer', 'accepted', 'answer', 'accepted', 'answer']);
+    // A write's answer is kept: asked for again with its id, it is answered from memory, not run again.
+    const id = (sent[1] as { id: string }).id;
+    const replayed = await server.fallback(new Request('http://localhost:1000/conversations/create', { method: 'POST', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
+    expect([replayed.status, await replayed.json()]).toEqual([201, { wrote: 'Grüße' }]);
+    expect(ran).toEqual(['POST', 'GET', 'HEAD']);
+  });
+
   it('passes a read whose body is a Blob (a snapshot kept ready to send) whole, without chunks', async () => {
-    const text = `{"iterable":[${'{"id":"é"},'.repeat(50_000)}{"id":"last"}]}`;
-    const { client } = joined(async () => jsonText(new Blob([text])));
+    const wire = `{"iterable":[${'{"id":"é"},'.repeat(50_000)}{"id":"last"}]}`;
+    const { client } = joined(async () => jsonText(new Blob([wire])));
     const posted: ToPage[] = [];
     const send = MessagePort.prototype.postMessage;
     const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
@@ -82,9 +158,9 @@ describe('fast path framing', () => {
     try {
       const response = await client.request(new Request('http://localhost:1000/conversations'));
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(await response.text()).toBe(text);
-      const head = posted.find((m) => m.type === 'head') as Extract<ToPage, { type: 'head' }>;
-      expect(head.blob).toBeInstanceOf(Blob);
+      expect(await response.text()).toBe(wire);
+      const answer = posted.find((m) => m.type === 'answer') as Extract<ToPage, { type: 'answer' }>;
+      expect(answer.body).toBeInstanceOf(Blob);
       expect(posted.some((m) => m.type === 'chunk')).toBe(false);
       // A write is never answered that way (its answer is kept for a replay from its bytes).
       posted.length = 0;
@@ -94,6 +170,25 @@ describe('fast path framing', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it('answers a page that does not take whole answers (an older page library) with head, chunks and end', async () => {
+    const server = createPortServer(async () => jsonText('{"id":"1"}', 201));
+    const { page, worker } = channel();
+    const received: ToPage[] = [];
+    const ended = new Promise<void>((resolve) => {
+      page.onmessage = (event) => {
+        received.push(event.data as ToPage);
+        if ((event.data as ToPage).type === 'end') resolve();
+      };
+    });
+    server.serve(worker);
+    const message: ToWorker = { type: 'request', id: 'r1', sent: Date.now(), method: 'POST', url: 'http://localhost:1000/conversations/create', headers: [], body: null };
+    page.postMessage(message);
+    await ended;
+    expect(received.map((m) => m.type)).toEqual(['ready', 'accepted', 'head', 'chunk', 'end']);
+    const chunk = received.find((m) => m.type === 'chunk') as Extract<ToPage, { type: 'chunk' }>;
+    expect(new TextDecoder().decode(chunk.chunk)).toBe('{"id":"1"}');
   });
 
   it('streams a body: each chunk is readable before the next is written', async () => {

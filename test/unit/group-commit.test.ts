@@ -1,6 +1,6 @@
 /** Group commit: concurrent creates share a transaction, each acknowledged after its commit, each all or nothing. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openStorage } from '../../src/storage/idb-storage.js';
+import { CHANGE_LOG_LIMIT, openStorage } from '../../src/storage/idb-storage.js';
 
 let counter = 0;
 const freshName = () => `group-commit-${Date.now()}-${counter++}`;
@@ -56,6 +56,25 @@ describe('group commit', () => {
     const after = await storage.changesSince(0);
     const added = after.changes.slice(before.changes.length).map((c) => c.id);
     expect(added).toEqual([uuid(1), uuid(1, 2), uuid(2), uuid(2, 2), uuid(4), uuid(4, 2)]);
+    storage.close();
+  });
+
+  it('keeps the last CHANGE_LOG_LIMIT changes of the log, pruned as creates commit, and says when it no longer reaches back', async () => {
+    const storage = await openStorage({ name: freshName() });
+    const big = (n: number) => {
+      const ids = Array.from({ length: CHANGE_LOG_LIMIT / 2 }, (_, i) => uuid(n * 100_000 + i, 3));
+      return storage.createConversation(conversation(n, ids), ids.map((id) => message(id, n)));
+    };
+    // Two creates of 5,000 messages and a small one, together: 10,003 changes.
+    const done = await Promise.all([big(1), big(2), storage.createConversation(conversation(3, []), [])]);
+    const last = done.at(-1)!.at(-1)!.seq;
+    const { changes, complete, seq } = await storage.changesSince(0);
+    expect(seq).toBe(last);
+    expect(changes).toHaveLength(CHANGE_LOG_LIMIT);
+    expect(changes[0]!.seq).toBe(last - CHANGE_LOG_LIMIT + 1);
+    expect(complete).toBe(false);
+    expect((await storage.changesSince(last - CHANGE_LOG_LIMIT)).complete).toBe(true);
+    expect((await storage.listIds('conversation')).ids).toEqual([1, 2, 3].map((n) => uuid(n)));
     storage.close();
   });
 

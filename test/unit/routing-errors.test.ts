@@ -203,6 +203,9 @@ describe('errors', () => {
     await expectText(await t.fetch(`${BASE}/conversations/create`, jsonPost(body)), 400, /reserved key "__proto__"/);
     const nested = '{"type":"COPILOT","messages":[{"role":"USER","fragment":{"constructor":{"prototype":{"polluted":true}}}}]}';
     await expectText(await t.fetch(`${BASE}/conversations/create`, jsonPost(nested)), 400, /reserved key/);
+    // Spelled with escapes, the key is still the key.
+    const escaped = '{"type":"COPILOT","\\u005f_proto__":{"polluted":true},"name":"x"}';
+    await expectText(await t.fetch(`${BASE}/conversations/create`, jsonPost(escaped)), 400, /reserved key "__proto__"/);
     expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
     expect((await t.conversations.conversationsIdentifiersSnapshot()).iterable).toEqual([]);
   });

@@ -341,6 +341,22 @@ describe('the read cache', () => {
     two.close();
   });
 
+  it('tells the other connections once for the writes committed together (a group commit), and again for each later commit', async () => {
+    const posted: unknown[] = [];
+    const channel = { postMessage: (message: unknown) => posted.push(message), addEventListener() {}, removeEventListener() {} };
+    const storage = cacheReads(await openStorage({ name: freshName() }), channel as unknown as BroadcastChannel);
+    const create = () => {
+      const id = crypto.randomUUID();
+      return storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
+    };
+    // The first create is written alone, the four that arrive meanwhile in one transaction.
+    await Promise.all([create(), create(), create(), create(), create()]);
+    expect(posted).toEqual(['written', 'written']);
+    await create();
+    expect(posted).toHaveLength(3);
+    storage.close();
+  });
+
   it('with several writers on one channel, a writer clears the others before its change announcement arrives', async () => {
     const name = freshName();
     const channelName = `cache-writers-${name}`;

@@ -1,6 +1,7 @@
 /**
  * This project, as an app uses it. `?fastPath=0`: every request through the
- * worker's fetch handler; `?groupCommit=0`: a worker that writes each create alone.
+ * worker's fetch handler; `?groupCommit=0` (the page served under /off/): a second
+ * registration of the worker, for /off/, that writes each create alone, on the same database.
  */
 import { addAssets, setModel, startPiecesService } from '../../../src/page/index.js';
 import { ready } from './bodies.js';
@@ -9,7 +10,7 @@ const params = new URL(location.href).searchParams;
 await startPiecesService({
   quiet: true,
   fastPath: params.get('fastPath') !== '0',
-  ...(params.get('groupCommit') === '0' ? { url: '/pieces-os-worker.js?groupCommit=0' } : {}),
+  ...(params.get('groupCommit') === '0' ? { url: '/pieces-os-worker.js?groupCommit=0', scope: '/off/' } : {}),
 });
 // For the copilot benchmark.
 Object.assign(window, { pieces: { addAssets, setModel } });
