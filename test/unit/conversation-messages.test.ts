@@ -216,6 +216,9 @@ describe('messages', () => {
     await refused(t, '/messages/create', jsonPost({ ...base, conversation: { id: crypto.randomUUID() } }), 404, /No conversation/);
     await refused(t, '/messages/create', jsonPost({ ...base, role: 'BOT' }), 400, /message.role must be one of/);
     await refused(t, '/messages/create', jsonPost({ ...base, model: { id: 'm' } }), 400, /message.model.version is required/);
+    await refused(t, '/messages/create', jsonPost({ ...base, model: { ...MODEL, usage: 'CHAT' } }), 400, /message.model.usage must be one of/);
+    await refused(t, '/messages/create', jsonPost({ ...base, model: { ...MODEL, foundation: 'GPT_5' } }), 400, /message.model.foundation must be one of/);
+    await refused(t, '/messages/create', jsonPost({ ...base, model: { ...MODEL, provider: 'ACME' } }), 400, /message.model.provider must be one of/);
     await refused(t, '/messages/create', jsonPost({ ...base, id: crypto.randomUUID() }), 400, /message.id is assigned by the service/);
   });
 

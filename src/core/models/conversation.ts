@@ -11,6 +11,9 @@ import {
   MessageRoleEnum,
   MessageSentimentEnum,
   ModelTypeEnum,
+  ModelUsageEnum,
+  ModelFoundationEnum,
+  ExternalMLProviderEnum,
   PlatformEnum,
 } from '../enums.js';
 import type { ConversationRecord, MessageRecord } from '../../storage/schema.js';
@@ -135,7 +138,9 @@ export function parseModel(value: unknown, path: string): JsonObject {
   required(model, 'name', path, string);
   required(model, 'cloud', path, boolean);
   required(model, 'type', path, (v, p) => oneOf(v, ModelTypeEnum, p));
-  required(model, 'usage', path, string);
+  required(model, 'usage', path, (v, p) => oneOf(v, ModelUsageEnum, p));
+  optional(model, 'foundation', path, (v, p) => oneOf(v, ModelFoundationEnum, p));
+  optional(model, 'provider', path, (v, p) => oneOf(v, ExternalMLProviderEnum, p));
   return model;
 }
 
