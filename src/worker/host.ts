@@ -64,7 +64,7 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
   const service = createHostedService(storage, announce, options);
   // The fast path: pages send their requests over a port (see src/port/).
   let fetches = 0;
-  const ports = createPortServer((request) => service.respond(request), { stats: () => ({ fetches }) });
+  const ports = createPortServer((request) => service.respond(request), { stats: () => ({ fetches }), lock: (name) => holdLock(scope, name) });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     if ((event.data as ConnectMessage)?.type === 'pieces:fast-path') {
@@ -88,6 +88,23 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
       return response;
     },
   };
+}
+
+/**
+ * Holds the Web Lock `name` until this worker instance stops (the browser releases
+ * a stopped worker's locks); resolves true once held, false where there are no locks.
+ */
+function holdLock(scope: ServiceWorkerScope, name: string): Promise<boolean> {
+  const locks = scope.navigator?.locks;
+  if (!locks) return Promise.resolve(false);
+  return new Promise((held) => {
+    locks
+      .request(name, () => {
+        held(true);
+        return new Promise<never>(() => {});
+      })
+      .catch(() => held(false));
+  });
 }
 
 /**

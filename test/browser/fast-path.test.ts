@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, need, type BrowserContext, type Page } from './engine.js';
 import { listen, openDemo } from './pages.js';
+import { LOCK_PREFIX } from '../../src/port/protocol.js';
 
 const BASE = 'http://localhost:1000';
 const off = process.env.PIECES_FAST_PATH === 'off';
@@ -25,6 +26,14 @@ const workerFetches = (page: Page) =>
         navigator.serviceWorker.controller!.postMessage({ type: 'pieces:fast-path' }, [port2]);
       }),
   );
+
+/** The Web Locks of worker instances: held (by the worker while it runs) and pending (pages waiting for it to stop). */
+const instanceLocks = (page: Page) =>
+  page.evaluate(async (prefix) => {
+    const { held = [], pending = [] } = await navigator.locks.query();
+    const names = (locks: LockInfo[]) => locks.map((lock) => lock.name ?? '').filter((name) => name.startsWith(prefix));
+    return { held: names(held), pending: names(pending) };
+  }, LOCK_PREFIX);
 
 /** Creates conversations named `names`, all at once, with fetch; each outcome: status or 'network error'. */
 const createAll = (page: Page, names: string[]) =>
@@ -111,10 +120,21 @@ describe('fast path', () => {
     else expect(fetches).toBe(0);
   });
 
-  it('a worker stopped under the page is woken, and no request is lost or run twice', async (test) => {
+  it('a worker stopped under the page is noticed at once and woken, and no request is lost or run twice', async (test) => {
     need(test, 'stopWorkers');
-    // Stopped while idle: the page's port leads nowhere now.
+    // The worker holds its instance's lock; the page (with the fast path) waits for it.
+    const running = await instanceLocks(page);
+    expect(running.held).toHaveLength(1);
+    expect(running.pending).toEqual(off ? [] : running.held);
+    // Stopped while idle: the page's port leads nowhere now, and the page learns it as the lock is released.
     await context.stopWorkers();
+    await page.waitForFunction(
+      async (name) => {
+        const { held = [], pending = [] } = await navigator.locks.query();
+        return ![...held, ...pending].some((lock) => lock.name === name);
+      },
+      running.held[0]!,
+    );
     const quiet = Array.from({ length: 5 }, (_, i) => `after stop ${i}`);
     expect(await createAll(page, quiet)).toEqual(quiet.map(() => 200));
     // Stopped while creates are under way: each is stored once, or fails like a crashed server.
@@ -130,7 +150,11 @@ describe('fast path', () => {
       if (statuses[i] === 200) expect(names).toContain(name);
       else expect(statuses[i]).toBe('network error');
     });
-    // And the page keeps using the service.
+    // And the page keeps using the service, watching the instance that runs now.
     expect(await createAll(page, ['afterwards'])).toEqual([200]);
+    const now = await instanceLocks(page);
+    expect(now.held).toHaveLength(1);
+    expect(now.held).not.toEqual(running.held);
+    if (!off) await page.waitForFunction(async (name) => (await navigator.locks.query()).pending?.some((lock) => lock.name === name), now.held[0]!);
   });
 });
