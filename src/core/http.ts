@@ -37,12 +37,19 @@ export function json(body: unknown, status = 200): Response {
   return jsonText(JSON.stringify(body), status);
 }
 
-/** A JSON response from text (or a stream of UTF-8 text) that is already JSON. */
-export function jsonText(body: string | ReadableStream<Uint8Array>, status = 200): Response {
-  return new Response(body, {
+const blobBodies = new WeakMap<Response, Blob>();
+
+/** The Blob a response's body was made from, if any: a host can pass it on whole instead of reading it. */
+export const blobBody = (response: Response): Blob | undefined => blobBodies.get(response);
+
+/** A JSON response from text (or UTF-8 bytes) that is already JSON. */
+export function jsonText(body: string | Blob | ReadableStream<Uint8Array>, status = 200): Response {
+  const response = new Response(body, {
     status,
     headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' },
   });
+  if (typeof Blob !== 'undefined' && body instanceof Blob) blobBodies.set(response, body);
+  return response;
 }
 
 export function noContent(): Response {

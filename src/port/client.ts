@@ -196,7 +196,9 @@ export class PortClient {
         const bodyless = NULL_BODY.has(message.status) || pending.copy.method === 'HEAD';
         const stream = bodyless
           ? null
-          : new ReadableStream<Uint8Array>({
+          : message.blob
+            ? message.blob
+            : new ReadableStream<Uint8Array>({
               start: (controller) => {
                 pending.body = controller;
               },

@@ -73,7 +73,8 @@ export type ToPage =
   | { type: 'ready'; instance: string; lock?: string; fetches?: number }
   | { type: 'accepted'; id: string }
   | { type: 'expired'; id: string }
-  | { type: 'head'; id: string; status: number; statusText: string; headers: Headers }
+  /** `blob`: the whole body (a read whose body is a Blob), sent as it is; no chunks follow. */
+  | { type: 'head'; id: string; status: number; statusText: string; headers: Headers; blob?: Blob }
   | { type: 'chunk'; id: string; chunk: Uint8Array }
   | { type: 'end'; id: string }
   | { type: 'error'; id: string; message: string }

@@ -3,6 +3,7 @@
  * `respond`, and answers the fallback fetches of requests that went over a
  * port first without running anything twice.
  */
+import { blobBody } from '../core/http.js';
 import { randomUUID } from '../core/uuid.js';
 import { EXPIRY_MS, ID_HEADER, LOCK_PREFIX, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
 
@@ -92,6 +93,13 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       return undefined;
     }
     const headers = [...response.headers];
+    // A read whose body is a Blob (a snapshot kept ready to send) goes whole: nothing of it passes through this heap.
+    const blob = isRead(message.method) && message.method !== 'HEAD' && !NULL_BODY.has(response.status) ? blobBody(response) : undefined;
+    if (blob) {
+      port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers, blob });
+      port.postMessage({ type: 'end', id });
+      return { status: response.status, statusText: response.statusText, headers, body: null };
+    }
     port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers });
     // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.
     let kept: Uint8Array[] | null = isRead(message.method) ? null : [];

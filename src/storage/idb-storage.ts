@@ -11,6 +11,7 @@ import {
   type EventKind,
   type PiecesDB,
 } from './schema.js';
+import { cutSegments, planSnapshot, SEGMENT_END, snapshotBody, type NewSegment, type SnapshotPart } from './snapshots.js';
 import type { Change, ConversationEdit, ConversationState, ConversationTarget, Engagement, Storage, StoredData } from './storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
@@ -195,6 +196,25 @@ interface CreateJob {
 /** Most creates written in one group transaction. */
 const GROUP_LIMIT = 64;
 
+/** Changes after `seq` in the log (oldest first), whether the log still reaches back that far, and the last change. */
+async function readChanges(store: { getAll(query: IDBKeyRange): Promise<Change[]>; openCursor(query?: null, direction?: IDBCursorDirection): Promise<{ key: number } | null> }, seq: number) {
+  const [changes, first, last] = await Promise.all([store.getAll(IDBKeyRange.lowerBound(seq, true)), store.openCursor(), store.openCursor(null, 'prev')]);
+  // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
+  return { changes, complete: !first || first.key <= seq + 1, seq: Math.max(seq, last?.key ?? 0) };
+}
+
+function blobsClone(): boolean {
+  try {
+    const copy = structuredClone(new Blob(['x']));
+    return copy instanceof Blob && copy.size === 1;
+  } catch {
+    return false;
+  }
+}
+
+/** Above this many conversations to encode, a snapshot reads every message at once rather than per conversation. */
+const READ_ALL_MESSAGES_FROM = 1_000;
+
 type AnyTx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'readonly' | 'readwrite'>;
 
 class IdbStorage implements Storage {
@@ -214,14 +234,21 @@ class IdbStorage implements Storage {
    * sample assets. Later starts read the identity.
    */
   async start(assets: AssetRecord[]) {
+    // Most starts only read (a readonly transaction commits at once); the first writes, and checks again as it does.
+    const read = this.db.transaction('meta');
+    const [seeded, identity] = await Promise.all([read.store.get('seeded'), read.store.get('identity')]);
+    if (typeof identity === 'string' && (seeded || !assets.length)) {
+      this.id = identity;
+      return;
+    }
     const tx = this.db.transaction(['assets', 'meta'], 'readwrite');
     const meta = tx.objectStore('meta');
-    const [seeded, identity] = await Promise.all([meta.get('seeded'), meta.get('identity')]);
-    this.id = typeof identity === 'string' ? identity : randomUUID();
+    const [seededNow, identityNow] = await Promise.all([meta.get('seeded'), meta.get('identity')]);
+    this.id = typeof identityNow === 'string' ? identityNow : randomUUID();
     const id = this.id;
     await commit(tx, function* () {
-      if (identity !== id) yield meta.put(id, 'identity');
-      if (seeded || !assets.length) return;
+      if (identityNow !== id) yield meta.put(id, 'identity');
+      if (seededNow || !assets.length) return;
       for (const asset of assets) yield tx.objectStore('assets').put(asset);
       yield meta.put(true, 'seeded');
     });
@@ -487,14 +514,11 @@ class IdbStorage implements Storage {
   }
 
   async listIds(collection: Collection) {
+    if (collection === 'conversation') return this.conversationIds();
     const name = STORE_OF[collection];
     const tx = this.db.transaction([name, 'changes']);
     const [ids, last] = await Promise.all([
-      name === 'conversations'
-        ? tx.objectStore('conversations').index('by-seq').getAllKeys()
-        : name === 'assets'
-          ? tx.objectStore('assets').index('by-name').getAllKeys()
-          : tx.objectStore(name).getAllKeys(),
+      name === 'assets' ? tx.objectStore('assets').index('by-name').getAllKeys() : tx.objectStore(name as 'messages' | 'applications').getAllKeys(),
       tx.objectStore('changes').openCursor(null, 'prev'),
     ]);
     await tx.done;
@@ -503,16 +527,117 @@ class IdbStorage implements Storage {
 
   async changesSince(seq: number, collection?: Collection) {
     const tx = this.db.transaction('changes');
-    const [all, first, last] = await Promise.all([
-      tx.store.getAll(IDBKeyRange.lowerBound(seq, true)),
-      tx.store.openCursor(),
-      tx.store.openCursor(null, 'prev'),
-    ]);
+    const read = await readChanges(tx.store as never, seq);
     await tx.done;
-    // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
-    const complete = !first || first.key <= seq + 1;
-    const changes = (collection ? all.filter((c) => c.collection === collection) : all) as Change[];
-    return { changes, complete, seq: Math.max(seq, last?.key ?? 0) };
+    return { ...read, changes: collection ? read.changes.filter((c) => c.collection === collection) : read.changes };
+  }
+
+  /**
+   * Whether segment bodies are stored as Blobs (kept out of the JavaScript heap): where the
+   * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), and
+   * until the database refuses one (WebKit's private sessions do). Else they are stored as text.
+   */
+  private storesBlobs = blobsClone();
+
+  async conversationsSnapshot(withMessages: boolean, encode: (record: PiecesDB['conversations']['value'], messages?: Map<string, PiecesDB['messages']['value']>) => string) {
+    const variant = withMessages ? 1 : 0;
+    // One transaction: the kept segments are checked against the log, and the stale ranges read, at one point in time.
+    const tx = this.db.transaction(withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations']);
+    const { parts, reads, built } = await this.planSegments(tx as never, variant);
+    const bySeq = tx.objectStore('conversations').index('by-seq');
+    const records = await Promise.all(reads.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
+    let messages: Map<string, PiecesDB['messages']['value']> | undefined;
+    if (withMessages) {
+      const store = tx.objectStore('messages');
+      const count = records.reduce((n, list) => n + list.length, 0);
+      const found =
+        count >= READ_ALL_MESSAGES_FROM
+          ? await store.getAll()
+          : (await Promise.all(records.flat().map((record) => store.index('by-conversation').getAll(record.id)))).flat();
+      messages = new Map(found.map((m) => [m.id, m]));
+    }
+    await tx.done;
+    const encodeOne = (record: PiecesDB['conversations']['value']) => encode(record, messages);
+    const bodies: Array<Blob | string> = [];
+    const written: NewSegment[] = [];
+    let next = 0;
+    for (const part of parts) {
+      if ('kept' in part) {
+        bodies.push(part.kept.body);
+        continue;
+      }
+      const range = 'stale' in part ? part.stale : part.extend;
+      const segments = cutSegments(range, records[next++]!, encodeOne, built, variant, 'extend' in part ? part.extend : undefined);
+      for (const segment of segments) bodies.push(new Blob(segment.parts));
+      written.push(...segments);
+    }
+    // Kept for the next read once answered; a failure only means the next read encodes them again.
+    if (written.length) void this.keepSegments(variant, parts, written).catch(() => {});
+    return snapshotBody(bodies);
+  }
+
+  /**
+   * Inside `tx`: the kept segments of a variant checked against the change log (see
+   * planSnapshot), what each part not kept as it is must read (a stale range whole, an
+   * extended segment past its `built`), and the last change (what the result is true as of).
+   */
+  private async planSegments(tx: IDBPTransaction<PiecesDB, Array<'snapshots' | 'changes' | 'conversations'>, 'readonly'>, variant: 0 | 1) {
+    const changeStore = tx.objectStore('changes');
+    const [segments, last] = await Promise.all([
+      tx.objectStore('snapshots').getAll(IDBKeyRange.bound([variant, 0], [variant, SEGMENT_END])),
+      changeStore.openCursor(null, 'prev'),
+    ]);
+    const log = segments.length
+      ? await readChanges(changeStore as never, Math.min(...segments.map((s) => s.built)))
+      : { changes: [], complete: true };
+    const parts = planSnapshot(segments, log.changes.filter((c) => c.collection === 'conversation'), log.complete);
+    const reads = parts.flatMap((part) =>
+      'stale' in part ? [part.stale] : 'extend' in part ? [{ start: Math.max(part.extend.start, part.extend.built + 1), end: part.extend.end }] : [],
+    );
+    return { parts, reads, built: last?.key ?? 0 };
+  }
+
+  /**
+   * The conversation ids in snapshot order, from the ids the kept segments of the snapshot
+   * without messages list (a cold read of the index costs far more), the ranges changed since
+   * read from the index.
+   */
+  private async conversationIds(): Promise<{ ids: string[]; seq: number }> {
+    const tx = this.db.transaction(['snapshots', 'changes', 'conversations']);
+    const { parts, reads, built } = await this.planSegments(tx, 0);
+    const bySeq = tx.objectStore('conversations').index('by-seq');
+    const keys = await Promise.all(reads.map((range) => bySeq.getAllKeys(IDBKeyRange.bound(range.start, range.end, false, true))));
+    await tx.done;
+    let next = 0;
+    const ids = parts.flatMap((part) => ('kept' in part ? part.kept.ids : 'extend' in part ? [...part.extend.ids, ...keys[next++]!] : keys[next++]!));
+    return { ids, seq: built };
+  }
+
+  /** Stores the segments a snapshot wrote in place of those of the parts it did not keep. */
+  private async keepSegments(variant: 0 | 1, parts: SnapshotPart[], segments: NewSegment[]) {
+    const ranges = parts.flatMap((part) => ('stale' in part ? [part.stale] : 'extend' in part ? [part.extend] : []));
+    const write = async (asBlobs: boolean) => {
+      const records = await Promise.all(
+        segments.map(async ({ parts, size: _size, ...segment }) => ({
+          ...segment,
+          body: asBlobs ? new Blob(parts) : (await Promise.all(parts.map((part) => (typeof part === 'string' ? part : part.text())))).join(''),
+        })),
+      );
+      const tx = this.db.transaction('snapshots', 'readwrite');
+      await commit(tx, function* () {
+        for (const range of ranges) yield tx.store.delete(IDBKeyRange.bound([variant, range.start], [variant, range.end], false, true));
+        for (const record of records) yield tx.store.put(record);
+      });
+    };
+    if (!this.storesBlobs) return write(false);
+    try {
+      await write(true);
+    } catch {
+      // Some engines refuse Blobs in some sessions (WebKit's private ones: UnknownError at commit). As text
+      // it works or fails for a reason of its own; once text works, Blobs are not tried again.
+      await write(false);
+      this.storesBlobs = false;
+    }
   }
 
   async getAsset(id: string) {
@@ -571,7 +696,7 @@ class IdbStorage implements Storage {
   }
 
   async loadData(data: StoredData, { replace }: { replace: boolean }): Promise<Change[]> {
-    const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta'] as const;
+    const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta', 'snapshots'] as const;
     const tx = this.db.transaction([...names], 'readwrite');
     const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
     const [conversations, messageIds, assetIds, applicationIds] = await Promise.all([
@@ -636,6 +761,8 @@ class IdbStorage implements Storage {
         ),
       );
       yield store('meta').put(true, 'seeded');
+      // Loading may give a conversation another snapshot order (which the segments assume never happens): start them afresh.
+      yield store('snapshots').clear();
     });
     return changes;
   }

@@ -1,9 +1,10 @@
 /**
  * Serves repeated reads from memory. The worker is the one writer of its
  * database, so a read's result stays true until the next write. After a
- * write commits, conversation creates and deletes are applied to the cached
- * conversation lists (so snapshots stay in memory while conversations are
- * written); any other write drops the reads it can affect. A read that
+ * write commits, the reads it can affect are dropped (the conversation id
+ * list follows the changes in place). Conversations snapshots are not
+ * cached here: they are kept ready to send in the database (snapshots.ts),
+ * out of the worker's heap. A read that
  * overlapped a write is not kept. Other connections to the same database
  * (another version of the worker during an update) clear the cache through
  * a BroadcastChannel. Several writers (tabs running the service in the page)
@@ -14,9 +15,9 @@
  * Cached results are shared and updated in place: callers use what they
  * read at once (or copy what they keep) and never mutate it.
  *
- * Memory: the cached conversation lists hold at most READ_CACHE_BUDGET of
- * stored text together; a list larger than that is not kept (it is read
- * from IndexedDB each time), and one that outgrows it is dropped.
+ * Memory: the cached conversation lists (what search and the message list
+ * read) hold at most READ_CACHE_BUDGET of stored text together; a list
+ * larger than that is not kept (it is read from IndexedDB each time).
  */
 import type { Collection, ConversationRecord, MessageRecord } from './schema.js';
 import type { Change, ConversationList, ConversationState, Storage } from './storage.js';
@@ -52,14 +53,14 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
   setMeta: [],
-  createConversation: [],
-  deleteConversation: [],
-  editConversation: [],
+  createConversation: ['listConversations'],
+  deleteConversation: ['listConversations'],
+  editConversation: ['listConversations'],
   loadData: CACHED,
 };
 
-/** Most stored text (UTF-16 code units of JSON) the cached conversation lists hold together: 32 Mi. */
-export const READ_CACHE_BUDGET = 32 * 1024 * 1024;
+/** Most stored text (UTF-16 code units of JSON) the cached conversation lists hold together: 4 Mi. */
+export const READ_CACHE_BUDGET = 4 * 1024 * 1024;
 
 /** Stored text of a conversation (with its message ids) and of messages, as the budget counts it. */
 const conversationSize = (record: Omit<ConversationRecord, 'seq'>) => record.json.length + record.messageIds.length * 40;
@@ -97,56 +98,11 @@ export function cacheReads(
     cache.set(k, list);
     sizes.set(k, size);
   }
-  function grow(k: string, by: number) {
-    sizes.set(k, (sizes.get(k) ?? 0) + by);
-    if (used() > budget) {
-      cache.delete(k);
-      sizes.delete(k);
-    }
-  }
   const channel =
     typeof channelOrName !== 'string' ? channelOrName : typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelOrName) : null;
   channel?.addEventListener('message', clearAll);
 
-  const lists = () =>
-    [true, false].map((messages) => [messages, cache.get(key('listConversations', [{ messages }])) as ConversationList | undefined] as const);
   const idsKey = (collection: Collection) => key('listIds', [collection]);
-
-  function created(record: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], seq: number) {
-    for (const [withMessages, list] of lists()) {
-      if (!list) continue;
-      list.conversations.push({ ...record, seq });
-      let size = conversationSize(record);
-      if (list.messages) {
-        for (const message of messages) {
-          list.messages.set(message.id, message);
-          size += messageSize(message);
-        }
-      }
-      grow(key('listConversations', [{ messages: withMessages }]), size);
-    }
-  }
-
-  function deleted(id: string) {
-    for (const [messages, list] of lists()) {
-      if (!list) continue;
-      const gone = list.conversations.find((c) => c.id === id);
-      for (const messageId of gone?.messageIds ?? []) list.messages?.delete(messageId);
-      cache.set(key('listConversations', [{ messages }]), { ...list, conversations: list.conversations.filter((c) => c.id !== id) });
-    }
-  }
-
-  function edited(state: ConversationState, removed: string[]) {
-    for (const [messages, list] of lists()) {
-      if (!list) continue;
-      for (const message of state.messages) list.messages?.set(message.id, message);
-      for (const id of removed) list.messages?.delete(id);
-      cache.set(key('listConversations', [{ messages }]), {
-        ...list,
-        conversations: list.conversations.map((c) => (c.id === state.record.id ? state.record : c)),
-      });
-    }
-  }
 
   /** Applies committed changes: conversation ids follow in place, everything else they name is dropped. */
   function applyChanges(changes: Change[]) {
@@ -202,15 +158,10 @@ export function cacheReads(
         channel?.postMessage('written');
       }
       generation++;
-      for (const k of [...cache.keys()]) if (affects.some((read) => k.startsWith(`${read}:`))) cache.delete(k);
-      if (write === 'createConversation') {
-        const changes = result as Change[];
-        created(args[0] as ConversationRecord, args[1] as MessageRecord[], changes[0]!.seq);
-      }
-      if (write === 'deleteConversation' && result) deleted(args[0] as string);
-      if (write === 'editConversation' && result) {
-        const { state, changes } = result as { state: ConversationState; changes: Change[] };
-        edited(state, changes.filter((c) => c.deleted).map((c) => c.id));
+      for (const k of [...cache.keys()]) {
+        if (!affects.some((read) => k.startsWith(`${read}:`))) continue;
+        cache.delete(k);
+        sizes.delete(k);
       }
       if (Array.isArray(result)) applyChanges(result as Change[]);
       else if (result && typeof result === 'object' && 'changes' in result) applyChanges((result as { changes: Change[] }).changes);

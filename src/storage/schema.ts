@@ -76,6 +76,28 @@ export interface ChangeRecord {
   deleted?: true;
 }
 
+/**
+ * One segment of a Conversations snapshot kept ready to send: the wire JSON of
+ * the conversations whose snapshot order (`seq`) lies in [start, end), joined
+ * by commas, as it goes out. The segments of a variant partition all sequence
+ * numbers (the first starts at 0, each ends where the next starts, the last
+ * ends at SEGMENT_END). A segment is true as of change `built`: a later change
+ * of one of its conversations (or a conversation created in its range) makes
+ * it stale, and it is rebuilt from the records when next read (see snapshots.ts).
+ */
+export interface SnapshotSegment {
+  /** 1: with message references (`transferables=true`); 0: ids only. */
+  variant: 0 | 1;
+  start: number;
+  end: number;
+  /** The last change folded into the segment. */
+  built: number;
+  /** Ids of the conversations in it, in order. */
+  ids: string[];
+  /** The conversations' wire JSON, comma-joined (UTF-8 in a Blob where the database stores Blobs). */
+  body: Blob | string;
+}
+
 export interface ExternalApplicationRecord {
   name: string;
   version?: string;
@@ -104,6 +126,8 @@ export interface PiecesDB extends DBSchema {
   changes: { key: number; value: ChangeRecord };
   /** Applications a page reported as present on the machine. */
   external: { key: string; value: ExternalApplicationRecord };
+  /** Conversations snapshots kept ready to send, in segments (derived from the records above). */
+  snapshots: { key: [number, number]; value: SnapshotSegment };
   /** Small named values (e.g. the id of the browser's own application). */
   meta: { key: string; value: unknown };
 }
@@ -178,6 +202,10 @@ export const UPGRADES: UpgradeStep[] = [
     );
     steps.catch(() => tx.abort());
   },
+  // 5: Conversations snapshots kept ready to send, by variant and range of snapshot order.
+  (db) => {
+    db.createObjectStore('snapshots', { keyPath: ['variant', 'start'] });
+  },
 ];
 
 /** Step 4's repair of a stored conversation's JSON: anchors get `points`, annotation links become `{id}`. */
@@ -219,6 +247,7 @@ export const STORES: Record<StoreNames<PiecesDB>, number> = {
   changes: 1,
   external: 1,
   meta: 1,
+  snapshots: 5,
 };
 
 /** The stores a database at `version` must have and `db` lacks. */

@@ -96,6 +96,15 @@ export interface Storage {
   getConversation(id: string): Promise<ConversationState | undefined>;
   getMessage(id: string): Promise<MessageRecord | undefined>;
   listConversations(options: { messages: boolean }): Promise<ConversationList>;
+  /**
+   * The body of a Conversations snapshot (`{"iterable":[…]}`, conversations in snapshot order), from
+   * segments kept ready to send; ranges changed since they were kept are encoded afresh with `encode`
+   * (a conversation's wire JSON, with its messages when `withMessages`) and kept for the next read.
+   */
+  conversationsSnapshot(
+    withMessages: boolean,
+    encode: (record: ConversationRecord, messages?: Map<string, MessageRecord>) => string,
+  ): Promise<Blob>;
   /** The ids of a collection in its snapshot order, and the last change folded into them. */
   listIds(collection: Collection): Promise<{ ids: string[]; seq: number }>;
   /**

@@ -1,10 +1,25 @@
 // The floor: answers the benchmark's URLs with constant bodies, and does nothing else.
+// `/__wire/<database>`: the floor under a cold snapshot, the wire bytes stored in a database of
+// this origin (Blob segments, store `segments`) read and answered as they are.
 const bodies = JSON.parse(new URL(location.href).searchParams.get('bodies') || '{}');
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 self.addEventListener('fetch', (event) => {
+  const wire = /^\/__wire\/(.+)$/.exec(new URL(event.request.url).pathname);
+  if (wire) {
+    event.respondWith(storedWire(decodeURIComponent(wire[1])));
+    return;
+  }
   const body = bodies[event.request.url];
   if (body !== undefined) {
     event.respondWith(new Response(body, { headers: { 'Content-Type': 'application/json; charset=utf-8' } }));
   }
 });
+
+async function storedWire(name) {
+  const request = (r) => new Promise((resolve, reject) => ((r.onsuccess = () => resolve(r.result)), (r.onerror = () => reject(r.error))));
+  const db = await request(indexedDB.open(name, 1));
+  const segments = await request(db.transaction('segments').objectStore('segments').getAll());
+  db.close();
+  return new Response(new Blob(segments), { headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+}

@@ -14,6 +14,7 @@ import { expect, it } from 'vitest';
 import { build, preview, type PreviewServer } from 'vite';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
+import { SEGMENT_SIZE } from '../../src/storage/snapshots.js';
 import { barChart, median, ms, p95, table } from './stats.js';
 import { benchCopilot } from './copilot.js';
 
@@ -22,7 +23,7 @@ const smoke = process.env.BENCH === 'smoke';
 const plan = smoke
   ? { rounds: 4, batch: 25, sizes: [100], snapshotRepeats: 3, coldSnapshots: 1, streamWrites: 20, coldRepeats: 3, durabilityWrites: 40,
       copilot: { assets: 1_000, relevanceRepeats: 12, streamRepeats: 4, chunks: 100 }, createRounds: 2, createBatch: 20 }
-  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, coldSnapshots: 3, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
+  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, coldSnapshots: 9, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
       copilot: { assets: 10_000, relevanceRepeats: 60, streamRepeats: 20, chunks: 200 }, createRounds: 12, createBatch: 50 };
 
 const BASE = 'http://localhost:1000';
@@ -225,33 +226,27 @@ async function rawSmallReads(count: number): Promise<number[]> {
 }
 
 /**
- * Runs in the page: stores `bytes` (a snapshot's wire bytes) in a database of
- * its own as 256 KiB Blob segments, then times a new connection reading them
- * back to one ArrayBuffer: what a snapshot kept ready to send would cost cold.
+ * Runs in the floor's page: stores `bytes` (a snapshot's wire bytes) in a database of its
+ * origin as Blob segments of the size the service keeps, for the floor worker to answer
+ * (`/__wire/<name>`); returns the name.
  */
-async function storedWireRead(bytes: string): Promise<number> {
+async function storeWire({ bytes, segment }: { bytes: string; segment: number }): Promise<string> {
   const request = <T>(r: IDBRequest<T>) =>
     new Promise<T>((resolve, reject) => {
       r.onsuccess = () => resolve(r.result);
       r.onerror = () => reject(r.error);
     });
   const name = `bench-wire-${bytes.length}`;
+  await request(indexedDB.deleteDatabase(name));
   const open = indexedDB.open(name, 1);
   open.onupgradeneeded = () => open.result.createObjectStore('segments');
   const db = await request(open);
   const data = new TextEncoder().encode(bytes);
   const tx = db.transaction('segments', 'readwrite');
-  const SEGMENT = 256 * 1024;
-  for (let i = 0, k = 0; i < data.length; i += SEGMENT, k++) tx.objectStore('segments').put(new Blob([data.subarray(i, i + SEGMENT)]), k);
+  for (let i = 0, k = 0; i < data.length; i += segment, k++) tx.objectStore('segments').put(new Blob([data.subarray(i, i + segment)]), k);
   await new Promise((resolve) => (tx.oncomplete = resolve));
   db.close();
-  const start = performance.now();
-  const again = await request(indexedDB.open(name, 1));
-  const segments = (await request(again.transaction('segments').objectStore('segments').getAll())) as Blob[];
-  await new Blob(segments).arrayBuffer();
-  const elapsed = performance.now() - start;
-  again.close();
-  return elapsed;
+  return name;
 }
 
 /**
@@ -398,19 +393,31 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       existing = size;
       // After a write: each timed read follows a create (the steady state of an app that writes and reads).
       // Cold: the first read after the worker was stopped (worker start-up and IndexedDB, nothing in memory).
-      const measure = async (url: string) => {
+      // Snapshots are also timed against their floor, interleaved cold read by cold read: a stopped bare
+      // worker reading the snapshot's own wire bytes (stored as Blob segments of the size the service
+      // keeps) from IndexedDB and answering them, timed as ours is.
+      const measure = async (url: string, withWire: boolean) => {
         const afterWrite: number[] = [];
         for (let i = 0; i < plan.snapshotRepeats; i++) {
           await createMany(ours, 1);
           afterWrite.push(...(await timeReads(ours, url, 1)));
         }
+        const bytes = withWire ? await ours.evaluate(async (u) => (await fetch(u)).text(), url) : '';
+        const name = withWire ? await floor.evaluate(storeWire, { bytes, segment: SEGMENT_SIZE }) : '';
         const cold: number[] = [];
-        for (let i = 0; i < plan.coldSnapshots; i++) {
+        const wire: number[] = [];
+        const coldRead = async (page: Page, target: string, into: number[]) => {
           await stopAllWorkers(context);
           await new Promise((r) => setTimeout(r, 200));
-          cold.push(...(await timeReads(ours, url, 1)));
+          into.push(...(await timeReads(page, target, 1)));
+        };
+        for (let i = 0; i < plan.coldSnapshots; i++) {
+          const both: Array<() => Promise<void>> = [() => coldRead(ours, url, cold)];
+          if (withWire) both.push(() => coldRead(floor, `${BASE}/__wire/${name}`, wire));
+          if (i % 2) both.reverse();
+          for (const run of both) await run();
         }
-        return { afterWrite: median(afterWrite), cold: median(cold) };
+        return { afterWrite: median(afterWrite), cold: median(cold), wire: withWire ? median(wire) : NaN, bytes: bytes.length };
       };
       // The floor under a cold read: a new IndexedDB connection reading the same records, nothing else.
       const indexedDbAlone = async (withMessages: boolean) => {
@@ -420,25 +427,28 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       };
       const rawFalse = await indexedDbAlone(false);
       const rawTrue = await indexedDbAlone(true);
-      // The floor of a snapshot kept ready to send: its wire bytes read back from IndexedDB (Blob segments).
-      const wireBytes = async (url: string) => {
-        const bytes = await ours.evaluate(async (u) => (await fetch(u)).text(), url);
-        const times: number[] = [];
-        for (let i = 0; i < plan.coldSnapshots; i++) times.push(await ours.evaluate(storedWireRead, bytes));
-        return { ms: median(times), bytes: bytes.length };
-      };
-      const wireTrue = await wireBytes(`${BASE}/conversations?transferables=true`);
-      const wireFalse = await wireBytes(`${BASE}/conversations?transferables=false`);
-      const withRefs = await measure(`${BASE}/conversations?transferables=true`);
-      const idsOnly = await measure(`${BASE}/conversations?transferables=false`);
-      const identifiers = await measure(`${BASE}/conversations/identifiers`);
+      const withRefs = await measure(`${BASE}/conversations?transferables=true`, true);
+      const idsOnly = await measure(`${BASE}/conversations?transferables=false`, true);
+      const identifiers = await measure(`${BASE}/conversations/identifiers`, false);
+      const wireTrue = { ms: withRefs.wire, bytes: withRefs.bytes };
+      const wireFalse = { ms: idsOnly.wire, bytes: idsOnly.bytes };
       existing += 3 * plan.snapshotRepeats;
-      // The worker's heap with both snapshots cached (as far as the read cache's budget allows).
+      // The worker's heap after both snapshots were read; then after a conversation search and the message
+      // list too (what the read cache keeps of conversation lists, within its budget).
       await timeReads(ours, `${BASE}/conversations?transferables=true`, 1);
       await timeReads(ours, `${BASE}/conversations?transferables=false`, 1);
       const heap = await workerHeap(context, ours);
+      await ours.evaluate(async () => {
+        const search = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: 'lorem conversation' }) };
+        for (let i = 0; i < 2; i++) {
+          await (await fetch('http://localhost:1000/conversations/search?transferables=false', search)).arrayBuffer();
+          await (await fetch('http://localhost:1000/messages')).arrayBuffer();
+        }
+      });
+      const heapAfterSearch = await workerHeap(context, ours);
       scale.push({
         heapMiB: heap / 1024 / 1024,
+        heapAfterSearchMiB: heapAfterSearch / 1024 / 1024,
         size,
         created: toCreate,
         createPerSecond: (toCreate / createMs) * 1000,
@@ -643,7 +653,7 @@ function report(results: Record<string, any>) {
     '',
   );
   lines.push(
-    'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot reads (false / true), without any service code. Wire bytes: a new connection reading the snapshot\'s own bytes back from IndexedDB, stored as 256 KiB Blob segments (false / true; what a snapshot kept ready to send would cost). Worker heap: after both snapshots were read, after a garbage collection.',
+    'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot reads (false / true), without any service code. Wire bytes: the floor under a cold snapshot, a stopped bare worker reading the snapshot\'s own bytes from IndexedDB (stored as Blob segments of the size the service keeps) and answering them, timed as ours (false / true). Worker heap: after both snapshots were read / after a conversation search and the message list too, after a garbage collection.',
     '',
   );
   lines.push(
@@ -663,7 +673,7 @@ function report(results: Record<string, any>) {
         s.falseUsPerConversation!.toFixed(1),
         s.identifiersUsPerConversation!.toFixed(1),
         (s.snapshotTrue! / s.snapshotFalse!).toFixed(1),
-        `${s.heapMiB!.toFixed(1)} MiB`,
+        `${s.heapMiB!.toFixed(1)} / ${s.heapAfterSearchMiB!.toFixed(1)} MiB`,
       ]),
     ),
     '',
@@ -707,7 +717,7 @@ function report(results: Record<string, any>) {
   );
   const largest = scale.find((s) => s.size === 10_000);
   const reads = Object.values(small);
-  const heap10k = largest ? (largest.heapMiB! * 1024 * 1024) / 1e6 : null;
+  const heap10k = largest ? (Math.max(largest.heapMiB!, largest.heapAfterSearchMiB!) * 1024 * 1024) / 1e6 : null;
   const targets: Array<[string, boolean | null]> = [
     ['small reads through the fast path ≤ 0.3× the empty-worker floor', reads.every((v) => v.ours.median / v.floor.median <= 0.3)],
     ['creates ≥ 0.8× the raw IndexedDB rate (10 in flight)', creates['10'].ours.perSecond / creates['10'].raw.perSecond >= 0.8],

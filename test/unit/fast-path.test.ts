@@ -1,9 +1,11 @@
+// @vitest-environment node
 /**
  * The fast path's port protocol (src/port/): request and response framing,
  * streamed bodies, a dead port's fallback to fetch, and no write run twice.
  */
-import { MessageChannel } from 'node:worker_threads';
-import { afterEach, describe, expect, it } from 'vitest';
+import { MessageChannel, MessagePort } from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { jsonText } from '../../src/core/http.js';
 import { PortClient, type ClientPort } from '../../src/port/client.js';
 import { ID_HEADER, LOCK_PREFIX, REPLAY_HEADER, type ToPage, type ToWorker } from '../../src/port/protocol.js';
 import { createPortServer, type PortLike } from '../../src/port/server.js';
@@ -66,6 +68,32 @@ describe('fast path framing', () => {
     expect(ran).toEqual(['GET /conversations', 'POST /conversations/create', 'DELETE /conversation/1/delete']);
     expect(fetched).toEqual([]);
     expect(client.counts).toEqual({ port: 3, fetch: 0 });
+  });
+
+  it('passes a read whose body is a Blob (a snapshot kept ready to send) whole, without chunks', async () => {
+    const text = `{"iterable":[${'{"id":"é"},'.repeat(50_000)}{"id":"last"}]}`;
+    const { client } = joined(async () => jsonText(new Blob([text])));
+    const posted: ToPage[] = [];
+    const send = MessagePort.prototype.postMessage;
+    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+      posted.push(args[0] as ToPage);
+      return send.apply(this, args);
+    });
+    try {
+      const response = await client.request(new Request('http://localhost:1000/conversations'));
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await response.text()).toBe(text);
+      const head = posted.find((m) => m.type === 'head') as Extract<ToPage, { type: 'head' }>;
+      expect(head.blob).toBeInstanceOf(Blob);
+      expect(posted.some((m) => m.type === 'chunk')).toBe(false);
+      // A write is never answered that way (its answer is kept for a replay from its bytes).
+      posted.length = 0;
+      const { client: writer } = joined(async () => jsonText(new Blob(['{"written":true}'])));
+      expect(await (await writer.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).json()).toEqual({ written: true });
+      expect(posted.some((m) => m.type === 'chunk')).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('streams a body: each chunk is readable before the next is written', async () => {

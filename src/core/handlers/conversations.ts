@@ -2,7 +2,7 @@
 import type { OperationContext } from '../context.js';
 import { json, jsonText, noContent, notFound, readJson } from '../http.js';
 import { summarizeAsset } from '../models/asset-summary.js';
-import { conversationJson, conversationsStream, seedConversation, type Seeded } from '../models/conversation.js';
+import { conversationJson, seedConversation, type Seeded } from '../models/conversation.js';
 import { searchConversations as search } from '../models/search.js';
 import { uuid } from '../validate.js';
 import { clock, publish, transferables } from './common.js';
@@ -50,11 +50,7 @@ export async function conversationsDeleteSpecificConversation(context: Operation
 
 export async function conversationsSnapshot(context: OperationContext) {
   const withReferences = transferables(context.url);
-  const { conversations, messages } = await context.service.storage.listConversations({ messages: withReferences });
-  // The body is written as the client reads it: from a copy of what was read (the read cache changes in
-  // place with later writes), references only, nothing of the stored text copied.
-  const referenced = messages && new Map(conversations.flatMap((c) => c.messageIds.flatMap((id) => (messages.has(id) ? [[id, messages.get(id)!] as const] : []))));
-  return jsonText(conversationsStream(conversations.slice(), referenced));
+  return jsonText(await context.service.storage.conversationsSnapshot(withReferences, conversationJson));
 }
 
 export async function conversationsIdentifiersSnapshot({ service }: OperationContext) {

@@ -406,34 +406,6 @@ export function conversationJson(record: Omit<ConversationRecord, 'seq'>, messag
   return `${record.json.slice(0, -1)},"messages":{"iterable":[${iterable}],"indices":${indicesJson(record)}}}`;
 }
 
-/** Size of the chunks a streamed Conversations body is written in (UTF-16 code units, about bytes). */
-export const SNAPSHOT_CHUNK = 256 * 1024;
-
-/**
- * A Conversations body (stored conversations, in their order) as a stream of UTF-8 chunks of about SNAPSHOT_CHUNK,
- * composed as the reader pulls: the body is never held as one string, so it
- * has no size limit of its own.
- */
-export function conversationsStream(records: ConversationRecord[], messages?: Map<string, MessageRecord>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let next = 0;
-  return new ReadableStream<Uint8Array>(
-    {
-      pull(controller) {
-        let chunk = next === 0 ? '{"iterable":[' : '';
-        while (next < records.length && chunk.length < SNAPSHOT_CHUNK) {
-          chunk += (next > 0 ? ',' : '') + conversationJson(records[next]!, messages);
-          next++;
-        }
-        if (next === records.length) chunk += ']}';
-        controller.enqueue(encoder.encode(chunk));
-        if (next === records.length) controller.close();
-      },
-    },
-    { highWaterMark: 0 },
-  );
-}
-
 /** A ConversationMessages body: the messages, and each one's position in its conversation. */
 export function conversationMessagesJson(groups: Array<{ record: Omit<ConversationRecord, 'seq'>; messages: MessageRecord[] }>): string {
   const iterable: string[] = [];
