@@ -120,12 +120,16 @@ describe('fast path', () => {
     else expect(fetches).toBe(0);
   });
 
-  it('a worker stopped under the page is noticed at once and woken, and no request is lost or run twice', async (test) => {
-    need(test, 'stopWorkers');
-    // The worker holds its instance's lock; the page (with the fast path) waits for it.
+  it('the worker holds a Web Lock while it runs, and the page with the fast path waits for it (to learn when the worker stops)', async () => {
     const running = await instanceLocks(page);
     expect(running.held).toHaveLength(1);
     expect(running.pending).toEqual(off ? [] : running.held);
+  });
+
+  it('a worker stopped under the page is noticed at once and woken, and no request is lost or run twice', async (test) => {
+    need(test, 'stopWorkers');
+    const running = await instanceLocks(page);
+    expect(running.held).toHaveLength(1);
     // Stopped while idle: the page's port leads nowhere now, and the page learns it as the lock is released.
     await context.stopWorkers();
     await page.waitForFunction(
