@@ -46,7 +46,23 @@ export function startFastPath(bases: readonly string[]): FastPath {
       port1.close();
       return null;
     }
-    return { port: port1 as unknown as ClientPort, instance: ready.instance, worker };
+    const { lock } = ready;
+    const locks = typeof navigator.locks === 'undefined' ? undefined : navigator.locks;
+    return {
+      port: port1 as unknown as ClientPort,
+      instance: ready.instance,
+      worker,
+      // The worker holds `lock` while it runs: waiting for it tells when the instance stopped.
+      ...(lock && locks
+        ? {
+            watch: (stopped: () => void) => {
+              const watching = new AbortController();
+              locks.request(lock, { mode: 'shared', signal: watching.signal }, () => stopped()).catch(() => {});
+              return () => watching.abort();
+            },
+          }
+        : {}),
+    };
   };
 
   const client = new PortClient({ connect, fetch: (request) => nativeFetch(request) });

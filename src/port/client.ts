@@ -21,6 +21,11 @@ export interface Connected {
   instance: string;
   /** The worker (version) it belongs to: one version never runs two instances at once. */
   worker: unknown;
+  /**
+   * Where the host can tell (a Web Lock the instance holds while it runs): calls `stopped`
+   * once the worker instance behind the port has stopped. Returns what ends the watch.
+   */
+  watch?(stopped: () => void): () => void;
 }
 
 export interface PortClientOptions {
@@ -61,6 +66,8 @@ interface Connection extends Connected {
   checking?: boolean;
   /** When the worker was last heard from on this port. */
   heard: number;
+  /** Ends the watch for the instance stopping. */
+  unwatchStop?: () => void;
 }
 
 /** The error a failed request rejects with, as fetch's does. */
@@ -103,10 +110,11 @@ export class PortClient {
     // `clone()`, which tees the body stream (in Chromium ten times the cost of reading the body).
     // The port gets its own copy of the bytes (structured clone), so `body` stays whole.
     const copy = () => (body ? new Request(request, { body }) : request.clone());
-    const idle = this.current && this.now() - this.current.heard > this.idleMs ? this.current : null;
-    if (idle && idle.pending.size === 0) {
-      // Quiet for a while: the worker may have been stopped, and a port message would not wake it.
-      // This request goes by fetch (which does), and the next ones over a port opened afresh.
+    const last = this.current;
+    if (last && last.pending.size === 0 && (last.dead || this.now() - last.heard > this.idleMs)) {
+      // The worker behind the port stopped, or may have (quiet for a while), and a port message
+      // would not wake it. This request goes by fetch (which does), and the next ones over a
+      // port opened afresh.
       this.reconnect();
       void this.connect();
       return this.viaFetch(copy());
@@ -149,12 +157,7 @@ export class PortClient {
 
   private connect(): Promise<Connection | null> {
     this.connection ??= this.options.connect().then(
-      (connected) => {
-        if (!connected) return null;
-        const connection: Connection = { ...connected, pending: new Map(), dead: false, pings: 0, heard: this.now() };
-        this.current = connection;
-        return connection;
-      },
+      (connected) => connected && this.open(connected),
       () => null,
     );
     const connection = this.connection;
@@ -162,10 +165,17 @@ export class PortClient {
     void connection.then((c) => {
       if (!c && this.connection === connection) this.connection = null;
     });
-    return connection.then((c) => {
-      if (c) c.port.onmessage = (event) => this.onMessage(c, event.data as ToPage);
-      return c;
-    });
+    return connection;
+  }
+
+  /** Starts using a port: the next requests go over it. */
+  private open(connected: Connected): Connection {
+    const connection: Connection = { ...connected, pending: new Map(), dead: false, pings: 0, heard: this.now() };
+    this.current = connection;
+    connection.port.onmessage = (event) => this.onMessage(connection, event.data as ToPage);
+    // The instance stopped: its port is dead now (what it never acknowledged cannot run there any more).
+    connection.unwatchStop = connected.watch?.(() => this.judgeDead(connection));
+    return connection;
   }
 
   private onMessage(connection: Connection, message: ToPage) {
@@ -259,9 +269,7 @@ export class PortClient {
     }
     if (fresh && fresh.worker === connection.worker) {
       // The next requests use the new port.
-      const next: Connection = { ...fresh, pending: new Map(), dead: false, pings: 0, heard: this.now() };
-      this.current = next;
-      next.port.onmessage = (event) => this.onMessage(next, event.data as ToPage);
+      const next = this.open(fresh);
       this.connection = Promise.resolve(next);
       this.judgeDead(connection, next);
       return;
@@ -317,6 +325,7 @@ export class PortClient {
 
   private close(connection: Connection) {
     this.unwatch(connection);
+    connection.unwatchStop?.();
     connection.port.onmessage = null;
     connection.port.close();
   }

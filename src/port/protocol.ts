@@ -18,7 +18,15 @@
  *   `REMEMBER_MS`, with the answer of a write: a write that arrives again
  *   is answered from memory, never run again; a request that was acknowledged
  *   by a worker that then stopped is asked for with `REPLAY_HEADER` and, if the
- *   worker that answers never received it, fails like a dropped connection.
+ *   worker that answers never received it, fails like a dropped connection;
+ * - where the browser has Web Locks, the worker holds one named in its `ready`
+ *   for as long as it runs, and the page waits for it: the browser releases it
+ *   when the instance stops, so the page knows its port is dead as soon as the
+ *   worker stopped, instead of when a request goes unacknowledged. The
+ *   requests under way then go as above (unacknowledged ones by fetch, those
+ *   acknowledged asked for by id), and the next request goes by fetch (which
+ *   wakes the worker) while a port is opened afresh. The page only waits: the
+ *   worker is not woken until the page has a request.
  */
 
 /** Sent with the fallback fetch of a request that went over the port first. */
@@ -27,6 +35,9 @@ export const ID_HEADER = 'x-pieces-request-id';
 export const REPLAY_HEADER = 'x-pieces-replay';
 /** The worker's answer to a replay it has no memory of: `lost`. */
 export const LOST = 'lost';
+
+/** The Web Lock a worker instance holds while it runs: this prefix and the instance. */
+export const LOCK_PREFIX = 'pieces-os-worker:instance:';
 
 /** A request older than this when the worker receives it is refused, not run. */
 export const EXPIRY_MS = 1000;
@@ -60,7 +71,7 @@ export type ToWorker =
   | { type: 'ping'; n: number };
 
 export type ToPage =
-  | { type: 'ready'; instance: string; fetches?: number }
+  | { type: 'ready'; instance: string; lock?: string; fetches?: number }
   | { type: 'accepted'; id: string }
   | { type: 'expired'; id: string }
   | { type: 'head'; id: string; status: number; statusText: string; headers: Headers }

@@ -5,7 +5,7 @@
  */
 import { wholeBody } from '../core/http.js';
 import { randomUUID } from '../core/uuid.js';
-import { EXPIRY_MS, ID_HEADER, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
+import { EXPIRY_MS, ID_HEADER, LOCK_PREFIX, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
 
 /** What a port server needs of a port (a MessagePort). */
 export interface PortLike {
@@ -33,6 +33,11 @@ export interface PortServerOptions {
   rememberMs?: number;
   /** Figures sent with `ready` (e.g. how many fetches the worker answered). */
   stats?: () => Record<string, number>;
+  /**
+   * Holds the Web Lock `name` for as long as this instance runs; resolves true once it is
+   * held (false where there are no locks). Pages wait for it to know when the instance stopped.
+   */
+  lock?: (name: string) => Promise<boolean>;
 }
 
 export interface PortServer {
@@ -55,6 +60,9 @@ export function createPortServer(respond: (request: Request) => Promise<Response
   const rememberMs = options.rememberMs ?? REMEMBER_MS;
   const instance = randomUUID();
   const memory = new Map<string, Remembered>();
+  const lock = LOCK_PREFIX + instance;
+  // Ports are answered once the lock is held (or known not to be), so that `ready` can name it.
+  const held = options.lock ? options.lock(lock).catch(() => false) : Promise.resolve(false);
 
   function remember(id: string, entry: Remembered) {
     memory.set(id, entry);
@@ -161,7 +169,7 @@ export function createPortServer(respond: (request: Request) => Promise<Response
     instance,
     serve(port) {
       port.onmessage = (event) => onMessage(port, event.data as ToWorker);
-      port.postMessage({ type: 'ready', instance, ...options.stats?.() });
+      void held.then((locked) => port.postMessage({ type: 'ready', instance, ...(locked ? { lock } : {}), ...options.stats?.() }));
     },
     fallback(request) {
       const id = request.headers.get(ID_HEADER);

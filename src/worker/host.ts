@@ -2,7 +2,7 @@
  * Runs the service in a Service Worker: opens the database, answers fetches
  * under the bases, broadcasts conversation changes and serves the page API.
  */
-import { registerRoute } from 'workbox-routing';
+import { registerRoute, Route, type Router } from 'workbox-routing';
 import { createHostedService, initialAssets, type HostedOptions } from '../core/hosted.js';
 import { answerPageRequest } from '../core/page-api.js';
 import type { RouteRegistry, Service } from '../core/service.js';
@@ -13,7 +13,7 @@ import type { Change, Storage } from '../storage/storage.js';
 import { CHANGES_CHANNEL, type ChangeMessage, type PageReply, type PageRequest, type WorkerMessage } from '../stream/protocol.js';
 import { VERSION } from '../version.js';
 import type { ServiceWorkerScope } from './sw-types.js';
-import type { ConnectMessage } from '../port/protocol.js';
+import { ID_HEADER, type ConnectMessage } from '../port/protocol.js';
 import { createPortServer, type PortLike } from '../port/server.js';
 
 export interface WorkerOptions extends HostedOptions {
@@ -64,7 +64,7 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
   const service = createHostedService(storage, announce, options);
   // The fast path: pages send their requests over a port (see src/port/).
   let fetches = 0;
-  const ports = createPortServer((request) => service.respond(request), { stats: () => ({ fetches }) });
+  const ports = createPortServer((request) => service.respond(request), { stats: () => ({ fetches }), lock: (name) => holdLock(scope, name) });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     if ((event.data as ConnectMessage)?.type === 'pieces:fast-path') {
@@ -87,7 +87,39 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
       if (response) fetches++;
       return response;
     },
+    // The same on an app's Router: fallbacks (they carry their id) are matched before the service's routes.
+    addRoutes(registry) {
+      const router = registry as unknown as Pick<Router, 'registerRoute'>;
+      for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+        router.registerRoute(
+          new Route(
+            ({ url, request }) => request.headers.has(ID_HEADER) && service.pathUnderBase(url) !== null,
+            // Under a base and with an id: fallback() always answers.
+            { handle: ({ request }) => ports.fallback(request)! },
+            method,
+          ),
+        );
+      }
+      service.addRoutes(registry);
+    },
   };
+}
+
+/**
+ * Holds the Web Lock `name` until this worker instance stops (the browser releases
+ * a stopped worker's locks); resolves true once held, false where there are no locks.
+ */
+function holdLock(scope: ServiceWorkerScope, name: string): Promise<boolean> {
+  const locks = scope.navigator?.locks;
+  if (!locks) return Promise.resolve(false);
+  return new Promise((held) => {
+    locks
+      .request(name, () => {
+        held(true);
+        return new Promise<never>(() => {});
+      })
+      .catch(() => held(false));
+  });
 }
 
 /**

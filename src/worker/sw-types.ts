@@ -12,6 +12,8 @@ export interface ExtendableMessageEventLike extends ExtendableEventLike {
 }
 export interface ServiceWorkerScope {
   readonly location: { href: string };
+  /** Web Locks, where the browser has them. */
+  readonly navigator?: { readonly locks?: LockManager };
   readonly clients: { claim(): Promise<void> };
   skipWaiting(): Promise<void>;
   addEventListener(type: 'install', listener: (event: ExtendableEventLike) => void): void;

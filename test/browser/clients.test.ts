@@ -15,6 +15,8 @@ beforeAll(async () => {
   page = await context.newPage();
   await page.goto(new URL('clients/', inject('demoUrl')).href);
   await page.waitForSelector('#status[data-state="ready"]');
+  // The page is built with the fast path off in a PIECES_FAST_PATH=off run.
+  expect(await page.getAttribute('#status', 'data-fast-path')).toBe(String(process.env.PIECES_FAST_PATH !== 'off'));
 });
 
 afterAll(async () => {

@@ -65,6 +65,20 @@ describe.skipIf(engine.name !== 'chromium')('the vite-plugin-pwa example', () =>
         // Both conversations are in the worker's store, listed by the page.
         expect(await page.textContent('#conversations')).toContain(first!);
         expect(await page.textContent('#conversations')).toContain(second!);
+        // A request the page library does not see (an iframe's own fetch; the page's go over the
+        // fast path) goes through the worker's fetch handler: the app's Workbox router, which
+        // carries the service's routes. Nothing listens on localhost:1000: the worker answers.
+        const viaRouter = await page.evaluate(async () => {
+          const frame = document.createElement('iframe');
+          frame.srcdoc = '<!doctype html><title>frame</title>';
+          const loaded = new Promise((resolve) => (frame.onload = resolve));
+          document.body.append(frame);
+          await loaded;
+          const response = await (frame.contentWindow as unknown as typeof globalThis).fetch('http://localhost:1000/conversations/identifiers');
+          return { status: response.status, ids: ((await response.json()) as { iterable: Array<{ id: string }> }).iterable.map((i) => i.id) };
+        });
+        expect(viaRouter).toMatchObject({ status: 200 });
+        expect(viaRouter.ids).toEqual(expect.arrayContaining([first, second]));
         if (which === 'production') {
           // The app's precaching runs beside the service: its shell is in the cache.
           const cached = await page.evaluate(async () => (await caches.keys()).some((name) => name.includes('precache')));

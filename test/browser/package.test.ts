@@ -1,7 +1,8 @@
 /**
  * The package as users get it: `npm pack`, installed into a fresh minimal
  * Vite app, set up by the README's steps (`pieces-os-worker init public`,
- * `startPiecesService()`), built and opened in the browser.
+ * `startPiecesService()`), built and opened in the browser. With
+ * PIECES_FAST_PATH=off the app passes `fastPath: false`.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
@@ -35,7 +36,7 @@ describe('the packed package in a fresh Vite app', () => {
       join(app, 'main.js'),
       `import { startPiecesService } from 'pieces-os-worker';
 const out = document.getElementById('out');
-await startPiecesService({ quiet: true });
+await startPiecesService({ quiet: true${process.env.PIECES_FAST_PATH === 'off' ? ', fastPath: false' : ''} });
 const created = await (await fetch('http://localhost:1000/conversations/create', {
   method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 'COPILOT', name: 'from the app' }),
 })).json();

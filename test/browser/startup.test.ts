@@ -119,7 +119,8 @@ describe("the app's own service worker", () => {
     try {
       const result = await start(page, { url: '/app-sw.js?dev-sw', type: 'module', bases: ['http://localhost:1000'] });
       prefixed(result);
-      expect(result).toMatchObject({ mode: 'worker' });
+      // The lab page is built with the fast path off in a PIECES_FAST_PATH=off run.
+      expect(result).toMatchObject({ mode: 'worker', fastPath: process.env.PIECES_FAST_PATH !== 'off' });
       const script = await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL);
       expect(script).toBe(`${lab.origin}/app-sw.js?dev-sw=&bases=http%3A%2F%2Flocalhost%3A1000`);
       expect(await page.evaluate(() => fetch('http://localhost:1000/applications').then((r) => r.status))).toBe(200);

@@ -6,7 +6,7 @@
 import { MessageChannel, MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PortClient, type ClientPort } from '../../src/port/client.js';
-import { ID_HEADER, REPLAY_HEADER, type ToPage, type ToWorker } from '../../src/port/protocol.js';
+import { ID_HEADER, LOCK_PREFIX, REPLAY_HEADER, type ToPage, type ToWorker } from '../../src/port/protocol.js';
 import { createPortServer, type PortLike } from '../../src/port/server.js';
 import { jsonText, text } from '../../src/core/http.js';
 
@@ -389,6 +389,75 @@ describe('fast path failures', () => {
       fetch: async (request) => (restarted.fallback(request) ?? new Response('ran again'))!,
     });
     await expect(client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }))).rejects.toThrow(TypeError);
+  });
+
+  it('a worker instance known to have stopped: its unacknowledged request goes by fetch at once, and so does the next while a port is opened afresh', async () => {
+    const { ran, respond } = service();
+    const server = createPortServer(respond);
+    const fetched: Request[] = [];
+    let stop!: () => void;
+    let unwatched = 0;
+    let connects = 0;
+    let received!: () => void;
+    const sent = new Promise<void>((resolve) => (received = resolve));
+    const client = new PortClient({
+      // Far longer than the test: only the stop notice can tell the port is dead.
+      checkMs: 60_000,
+      connect: async () => {
+        const { page, worker } = channel();
+        if (connects++ > 0) {
+          server.serve(worker);
+          return { port: page, instance: server.instance, worker: 'w' };
+        }
+        // The first port's worker never acknowledges; its host tells when the instance stops.
+        worker.onmessage = () => received();
+        return {
+          port: page,
+          instance: 'stopped',
+          worker: 'w',
+          watch: (stopped) => {
+            stop = stopped;
+            return () => void unwatched++;
+          },
+        };
+      },
+      fetch: async (request) => {
+        fetched.push(request);
+        return (server.fallback(request) ?? respond(request))!;
+      },
+    });
+    const create = (body: string) => client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body })).then((r) => r.text());
+    const first = create('one');
+    await sent;
+    stop();
+    expect(await first).toBe('wrote one');
+    expect(fetched.map((r) => [r.headers.has(ID_HEADER), r.headers.get(REPLAY_HEADER)])).toEqual([[true, null]]);
+    expect(unwatched).toBe(1);
+    // The next request goes by fetch (no port message to a stopped worker), while a port is opened.
+    expect(await create('two')).toBe('wrote two');
+    expect(fetched).toHaveLength(2);
+    expect(fetched[1]!.headers.has(ID_HEADER)).toBe(false);
+    expect(await create('three')).toBe('wrote three');
+    expect(connects).toBe(2);
+    expect(client.counts).toEqual({ port: 2, fetch: 2 });
+    expect(ran).toEqual(['POST /conversations/create', 'POST /conversations/create', 'POST /conversations/create']);
+  });
+
+  it('the worker names in `ready` the lock it holds while it runs, where it holds one', async () => {
+    const readyOf = async (server: ReturnType<typeof createPortServer>) => {
+      const { page, worker } = channel();
+      const ready = new Promise<ToPage>((resolve) => (page.onmessage = (event) => resolve(event.data as ToPage)));
+      server.serve(worker);
+      return ready;
+    };
+    const names: string[] = [];
+    const locking = createPortServer(service().respond, { lock: async (name) => (names.push(name), true) });
+    expect(await readyOf(locking)).toEqual({ type: 'ready', instance: locking.instance, lock: LOCK_PREFIX + locking.instance });
+    expect(names).toEqual([LOCK_PREFIX + locking.instance]);
+    const refused = createPortServer(service().respond, { lock: async () => false });
+    expect(await readyOf(refused)).toEqual({ type: 'ready', instance: refused.instance });
+    const none = createPortServer(service().respond);
+    expect(await readyOf(none)).toEqual({ type: 'ready', instance: none.instance });
   });
 
   it('a request that came by fetch first is not run again when its port message arrives late', async () => {

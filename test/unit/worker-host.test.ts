@@ -6,6 +6,7 @@ import { addPiecesRoutes, createPiecesWorker, startWorker } from '../../src/work
 import type { ExtendableMessageEventLike, FetchEventLike, ServiceWorkerScope } from '../../src/worker/sw-types.js';
 import { CHANGES_CHANNEL, type PageReply } from '../../src/stream/protocol.js';
 import { VERSION } from '../../src/version.js';
+import { ID_HEADER, LOST, REPLAY_HEADER } from '../../src/port/protocol.js';
 
 let counter = 0;
 const databaseName = () => `host-${Date.now()}-${counter++}`;
@@ -179,6 +180,31 @@ describe('addPiecesRoutes', () => {
     };
     expect((await answer('http://localhost:4555/applications'))?.status).toBe(200);
     expect(answer('http://127.0.0.1/app.js')).toBeUndefined();
+  });
+
+  it("answers the fetch fallbacks of the page's fast path through the app's Router without running a write twice", async () => {
+    const host = fakeScope();
+    const router = new Router();
+    addPiecesRoutes(router, { databaseName: databaseName(), sampleAssets: false }, host.scope);
+    const create = (headers: Record<string, string>) =>
+      router.handleRequest({
+        request: new Request('http://localhost:1000/conversations/create', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...headers },
+          body: '{"type":"COPILOT","name":"sent over a port first"}',
+        }),
+        event: {} as never,
+      })!;
+    const ids = async () => ((await (await router.handleRequest({ request: new Request('http://localhost:1000/conversations/identifiers'), event: {} as never })!).json()) as { iterable: unknown[] }).iterable;
+    // Acknowledged over a port by a worker instance that stopped since: this one never received it.
+    const replay = await create({ [ID_HEADER]: 'c0ffee00-0000-4000-8000-000000000001', [REPLAY_HEADER]: 'only' });
+    expect([replay.status, replay.headers.get(REPLAY_HEADER)]).toEqual([503, LOST]);
+    expect(await ids()).toEqual([]);
+    // Sent by fetch with its id: run once; the same id again is not run again.
+    const id = { [ID_HEADER]: 'c0ffee00-0000-4000-8000-000000000002' };
+    expect((await create(id)).status).toBe(200);
+    expect((await create(id)).headers.get(REPLAY_HEADER)).toBe(LOST);
+    expect(await ids()).toHaveLength(1);
   });
 });
 

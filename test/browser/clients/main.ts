@@ -18,7 +18,8 @@ const status = document.getElementById('status')!;
 /** False in a build made with PIECES_FAST_PATH=off (vite.config.ts). */
 declare const __PIECES_FAST_PATH__: boolean;
 startPiecesService({ quiet: true, fastPath: __PIECES_FAST_PATH__ }).then(
-  () => {
+  (service) => {
+    status.dataset.fastPath = String(service.fastPath !== null);
     status.dataset.state = 'ready';
     status.textContent = 'ready';
   },

@@ -10,6 +10,8 @@ export interface LabResult {
   reason?: string;
   storage?: string;
   version?: { page: string; worker: string; mismatch: boolean };
+  /** Whether the page's requests take the fast path. */
+  fastPath?: boolean;
   error?: string;
   logs: string[];
 }
@@ -35,7 +37,7 @@ window.lab = {
     for (const name of methods) console[name] = (...args: unknown[]) => void logs.push(`${name}: ${args.map(String).join(' ')}`);
     try {
       const service = await startPiecesService({ fastPath: __PIECES_FAST_PATH__, ...options });
-      return { mode: service.mode, reason: service.reason, storage: service.storage, version: service.version, logs };
+      return { mode: service.mode, reason: service.reason, storage: service.storage, version: service.version, fastPath: service.fastPath !== null, logs };
     } catch (error) {
       return { error: (error as Error).message, logs };
     } finally {
