@@ -43,6 +43,17 @@ const bodies = new WeakMap<Response, string | Blob>();
 /** The text or Blob a response was made from here, if it was (see `bodies`). */
 export const wholeBody = (response: Response): string | Blob | undefined => bodies.get(response);
 
+const rerunnable = new WeakSet<Response>();
+
+/** Marks the answer of an operation that changed nothing: asked for again, it can be made again. */
+export function markRerunnable(response: Response): Response {
+  rerunnable.add(response);
+  return response;
+}
+
+/** Whether a response answers an operation that changed nothing (see markRerunnable). */
+export const isRerunnable = (response: Response): boolean => rerunnable.has(response);
+
 function whole(body: string | Blob, init: ResponseInit): Response {
   const response = new Response(body, init);
   bodies.set(response, body);

@@ -27,6 +27,8 @@ export interface Operation {
   path: string;
   handler: OperationHandler;
   deprecated?: true;
+  /** A POST that changes nothing (a search): its answer need not be kept to be given again, it can be made again. */
+  readOnly?: true;
   /** A WebSocket path (served by the page's shim). */
   socket?: true;
   /**
@@ -59,7 +61,7 @@ export const OPERATIONS: readonly Operation[] = [
   { api: 'ConversationsApi', name: 'conversationsSnapshot', method: 'GET', path: '/conversations', handler: conversations.conversationsSnapshot },
   { api: 'ConversationsApi', name: 'conversationsIdentifiersSnapshot', method: 'GET', path: '/conversations/identifiers', handler: conversations.conversationsIdentifiersSnapshot },
   { api: 'ConversationsApi', name: 'conversationsCreateSpecificConversation', method: 'POST', path: '/conversations/create', handler: conversations.conversationsCreateSpecificConversation },
-  { api: 'ConversationsApi', name: 'searchConversations', method: 'POST', path: '/conversations/search', handler: conversations.searchConversations },
+  { api: 'ConversationsApi', name: 'searchConversations', method: 'POST', path: '/conversations/search', handler: conversations.searchConversations, readOnly: true },
   { api: 'ConversationsApi', name: 'conversationsStreamIdentifiers', method: 'GET', path: '/conversations/stream/identifiers', handler: streams.conversationsStreamIdentifiers, socket: true },
   { api: 'ConversationApi', name: 'conversationUpdate', method: 'POST', path: '/conversation/update', handler: conversation.conversationUpdate },
   { api: 'ConversationMessagesApi', name: 'messagesSnapshot', method: 'GET', path: '/messages', handler: messages.messagesSnapshot },
@@ -70,7 +72,7 @@ export const OPERATIONS: readonly Operation[] = [
   { api: 'AssetsApi', name: 'assetsSnapshot', method: 'GET', path: '/assets', handler: assets.assetsSnapshot },
   { api: 'AssetsApi', name: 'assetsIdentifiersSnapshot', method: 'GET', path: '/assets/identifiers', handler: assets.assetsIdentifiersSnapshot },
   { api: 'AssetsApi', name: 'assetsStreamIdentifiers', method: 'GET', path: '/assets/stream/identifiers', handler: streams.assetsStreamIdentifiers, socket: true },
-  { api: 'QGPTApi', name: 'relevance', method: 'POST', path: '/qgpt/relevance', handler: qgpt.relevance },
+  { api: 'QGPTApi', name: 'relevance', method: 'POST', path: '/qgpt/relevance', handler: qgpt.relevance, readOnly: true },
   { api: 'QGPTApi', name: 'question', method: 'POST', path: '/qgpt/question', handler: qgpt.question },
   { api: 'QGPTApi', name: 'qgptStream', method: 'GET', path: '/qgpt/stream', handler: qgptStream, socket: true, streamMethod: 'POST' },
   // Parameterised paths last.

@@ -5,7 +5,7 @@
  */
 import { Route, Router } from 'workbox-routing';
 import type { OperationContext, ServiceContext } from './context.js';
-import { clip, errorResponse, HttpError, MAX_BODY_BYTES, text } from './http.js';
+import { clip, errorResponse, HttpError, markRerunnable, MAX_BODY_BYTES, text } from './http.js';
 import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from './bases.js';
@@ -128,7 +128,8 @@ export function createService(options: ServiceOptions): Service {
   async function run(operation: Operation, request: Request, url: URL, params: Record<string, string>) {
     try {
       const operationContext: OperationContext = { request, url, params, service: context };
-      return await operation.handler(operationContext);
+      const response = await operation.handler(operationContext);
+      return operation.readOnly ? markRerunnable(response) : response;
     } catch (error) {
       return failure(error);
     }

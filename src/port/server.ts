@@ -3,7 +3,7 @@
  * `respond`, and answers the fallback fetches of requests that went over a
  * port first without running anything twice.
  */
-import { wholeBody } from '../core/http.js';
+import { isRerunnable, wholeBody } from '../core/http.js';
 import { randomUUID } from '../core/uuid.js';
 import { EXPIRY_MS, ID_HEADER, LOCK_PREFIX, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
 
@@ -19,6 +19,8 @@ interface Answer {
   headers: Array<[string, string]>;
   /** null: too large to keep, or a read (run again instead). */
   body: Array<Uint8Array | string> | null;
+  /** A read, or an operation that changed nothing: asked for again, it runs again. */
+  rerun?: boolean;
 }
 
 interface Remembered {
@@ -99,14 +101,16 @@ export function createPortServer(respond: (request: Request) => Promise<Response
     // A write's Blob goes in chunks below, its bytes kept for a replay, and so does every answer
     // to a page that does not take whole answers (an older page library).
     const body = message.whole ? wholeBody(response) : undefined;
-    if (typeof body === 'string' || (body && isRead(message.method))) {
+    // What is run again when asked for again is not kept (reads, and operations that changed nothing).
+    const rerun = isRead(message.method) || isRerunnable(response);
+    if (typeof body === 'string' || (body && rerun)) {
       port.postMessage({ type: 'answer', id, status: response.status, statusText: response.statusText, headers, body: bodyless ? null : body });
-      const keep = typeof body === 'string' && !isRead(message.method) && (body.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(body).byteLength <= REPLAY_LIMIT);
-      return { status: response.status, statusText: response.statusText, headers, body: keep ? [body as string] : null };
+      const keep = typeof body === 'string' && !rerun && (body.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(body).byteLength <= REPLAY_LIMIT);
+      return { status: response.status, statusText: response.statusText, headers, body: keep ? [body as string] : null, rerun };
     }
     port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers });
     // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.
-    let kept: Uint8Array[] | null = isRead(message.method) ? null : [];
+    let kept: Uint8Array[] | null = rerun ? null : [];
     let size = 0;
     if (response.body && !bodyless) {
       const reader = response.body.getReader();
@@ -127,7 +131,7 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       }
     }
     port.postMessage({ type: 'end', id });
-    return { status: response.status, statusText: response.statusText, headers, body: kept };
+    return { status: response.status, statusText: response.statusText, headers, body: kept, rerun };
   }
 
   function onMessage(port: PortLike, message: ToWorker) {
@@ -160,8 +164,8 @@ export function createPortServer(respond: (request: Request) => Promise<Response
   async function replay(request: Request, entry: Remembered): Promise<Response> {
     const answer = await entry.answer;
     if (answer?.body) return fromMemory(answer);
-    // A read runs again; a write whose answer was not kept is reported lost.
-    if (isRead(request.method)) return (await respond(withoutFastPathHeaders(request))) ?? lost();
+    // A read (or an operation that changed nothing) runs again; a write whose answer was not kept is reported lost.
+    if (isRead(request.method) || answer?.rerun) return (await respond(withoutFastPathHeaders(request))) ?? lost();
     return lost();
   }
 

@@ -12,6 +12,8 @@ import {
 } from '@pieces.app/pieces-os-client';
 import { SAMPLE_ASSETS } from '../../src/fixtures/sample-assets.js';
 import { BASE, MODEL, dump, jsonPost, seeded, setup } from './harness.js';
+import { isRerunnable } from '../../src/core/http.js';
+import { OPERATIONS } from '../../src/core/routes.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
 
@@ -359,5 +361,19 @@ describe('conversationsDeleteSpecificConversation', () => {
       { seq: 3, collection: 'conversation', id: a.id, deleted: true },
     ]);
     expect(await t.storage.changesSince(1)).toEqual({ changes: t.changes.slice(1), complete: true, seq: 3 });
+  });
+});
+
+describe('operations that change nothing', () => {
+  it('marks the answers of POST searches as made again when asked for again (never kept for a replay), and no write', async () => {
+    const t = await setup();
+    const search = await t.fetch(`${BASE}/conversations/search`, jsonPost({ query: 'x' }));
+    expect(search.status).toBe(200);
+    expect(isRerunnable(search)).toBe(true);
+    const relevance = await t.fetch(`${BASE}/qgpt/relevance`, jsonPost({ query: 'debounce', options: { question: false } }));
+    expect([relevance.status, isRerunnable(relevance)]).toEqual([200, true]);
+    const created = await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT' }));
+    expect([created.status, isRerunnable(created)]).toEqual([200, false]);
+    expect(OPERATIONS.filter((o) => o.readOnly).map((o) => o.name)).toEqual(['searchConversations', 'relevance']);
   });
 });

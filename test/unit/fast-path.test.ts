@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PortClient, type ClientPort } from '../../src/port/client.js';
 import { ID_HEADER, LOCK_PREFIX, REPLAY_HEADER, type ToPage, type ToWorker } from '../../src/port/protocol.js';
 import { createPortServer, type PortLike } from '../../src/port/server.js';
-import { jsonText, text } from '../../src/core/http.js';
+import { json, jsonText, markRerunnable, text } from '../../src/core/http.js';
 
 const opened: Array<{ close(): void }> = [];
 afterEach(() => opened.splice(0).forEach((port) => port.close()));
@@ -144,6 +144,34 @@ describe('fast path framing', () => {
     const replayed = await server.fallback(new Request('http://localhost:1000/conversations/create', { method: 'POST', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
     expect([replayed.status, await replayed.json()]).toEqual([201, { wrote: 'Grüße' }]);
     expect(ran).toEqual(['POST', 'GET', 'HEAD']);
+  });
+
+  it('keeps no answer of a POST that changed nothing (a search): asked for again, it runs again', async () => {
+    let runs = 0;
+    const { client, server } = joined(async (request) =>
+      new URL(request.url).pathname === '/conversations/search' ? markRerunnable(json({ run: ++runs })) : json({ wrote: ++runs }),
+    );
+    const posted: ToPage[] = [];
+    const send = MessagePort.prototype.postMessage;
+    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+      posted.push(args[0] as ToPage);
+      return send.apply(this, args);
+    });
+    try {
+      const searched = await client.request(new Request('http://localhost:1000/conversations/search', { method: 'POST', body: '{}' }));
+      expect(await searched.json()).toEqual({ run: 1 });
+      const wrote = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }));
+      expect(await wrote.json()).toEqual({ wrote: 2 });
+      const [search, create] = posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
+      const again = (path: string, id: string) =>
+        server.fallback(new Request(`http://localhost:1000${path}`, { method: 'POST', body: '{}', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
+      // The search runs again; the create is answered from memory, not run again.
+      expect(await (await again('/conversations/search', search!)).json()).toEqual({ run: 3 });
+      expect(await (await again('/conversations/create', create!)).json()).toEqual({ wrote: 2 });
+      expect(runs).toBe(3);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('passes a read whose body is a Blob (a snapshot kept ready to send) whole, without chunks', async () => {
