@@ -55,6 +55,11 @@ export const GRACE_MS = 1000;
 export const REMEMBER_MS = 60_000;
 /** Largest answer of a write kept for a replay (larger ones are replayed as lost). */
 export const REPLAY_LIMIT = 16 * 1024 * 1024;
+/**
+ * Most bytes of write answers a worker keeps for replays, all together: past it the oldest are
+ * let go (a replay of one is answered as lost). Bounds the worker's memory under a burst of writes.
+ */
+export const KEPT_LIMIT = 16 * 1024 * 1024;
 /** How often a port with requests under way is pinged (it must answer within EXPIRY_MS + GRACE_MS). */
 export const PING_MS = 3000;
 

@@ -5,7 +5,7 @@
  */
 import { isRerunnable, wholeBody } from '../core/http.js';
 import { randomUUID } from '../core/uuid.js';
-import { EXPIRY_MS, ID_HEADER, LOCK_PREFIX, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
+import { EXPIRY_MS, KEPT_LIMIT, ID_HEADER, LOCK_PREFIX, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
 
 /** What a port server needs of a port (a MessagePort). */
 export interface PortLike {
@@ -33,6 +33,8 @@ export interface PortServerOptions {
   now?: () => number;
   expiryMs?: number;
   rememberMs?: number;
+  /** Most bytes of write answers kept for replays, all together (the oldest are let go first). */
+  keptLimit?: number;
   /** Figures sent with `ready` (e.g. how many fetches the worker answered). */
   stats?: () => Record<string, number>;
   /**
@@ -66,9 +68,35 @@ export function createPortServer(respond: (request: Request) => Promise<Response
   // Ports are answered once the lock is held (or known not to be), so that `ready` can name it.
   const held = options.lock ? options.lock(lock).catch(() => false) : Promise.resolve(false);
 
+  const keptLimit = options.keptLimit ?? KEPT_LIMIT;
+  /** Write answers kept for a replay, oldest first, with their size. */
+  const kept = new Map<Answer, number>();
+  let keptSize = 0;
+  function forget(answer: Answer) {
+    keptSize -= kept.get(answer) ?? 0;
+    kept.delete(answer);
+    // Its id is still remembered: asked for again, the write is reported lost, never run again.
+    answer.body = null;
+  }
+
   function remember(id: string, entry: Remembered) {
     memory.set(id, entry);
-    void entry.answer.finally(() => setTimeout(() => memory.delete(id), rememberMs));
+    void entry.answer.then((answer) => {
+      if (!answer?.body) return;
+      const size = answer.body.reduce((n, part) => n + (typeof part === 'string' ? part.length * 2 : part.byteLength), 0);
+      kept.set(answer, size);
+      keptSize += size;
+      for (const oldest of kept.keys()) {
+        if (keptSize <= keptLimit) break;
+        forget(oldest);
+      }
+    });
+    void entry.answer.finally(() =>
+      setTimeout(() => {
+        memory.delete(id);
+        void entry.answer.then((answer) => answer && forget(answer));
+      }, rememberMs),
+    );
   }
 
   async function run(port: PortLike, message: Extract<ToWorker, { type: 'request' }>): Promise<Answer | undefined> {

@@ -34,7 +34,7 @@ function service() {
 }
 
 /** A page and a worker joined by ports; the worker's fetch handler answers fallbacks as the Service Worker does. */
-function joined(respond: (request: Request) => Promise<Response>, options: { expiryMs?: number; graceMs?: number; pingMs?: number } = {}) {
+function joined(respond: (request: Request) => Promise<Response>, options: { expiryMs?: number; graceMs?: number; pingMs?: number; keptLimit?: number } = {}) {
   const server = createPortServer(respond, options);
   const fetched: Request[] = [];
   const client = new PortClient({
@@ -168,6 +168,30 @@ describe('fast path framing', () => {
       // The search runs again; the create is answered from memory, not run again.
       expect(await (await again('/conversations/search', search!)).json()).toEqual({ run: 3 });
       expect(await (await again('/conversations/create', create!)).json()).toEqual({ wrote: 2 });
+      expect(runs).toBe(3);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('keeps write answers for replays within a total: past it the oldest is let go, and its replay is reported lost, not run again', async () => {
+    let runs = 0;
+    const { client, server } = joined(async () => text(`wrote ${++runs} ${'x'.repeat(100)}`, 201), { keptLimit: 500 });
+    const posted: ToPage[] = [];
+    const send = MessagePort.prototype.postMessage;
+    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+      posted.push(args[0] as ToPage);
+      return send.apply(this, args);
+    });
+    try {
+      for (let i = 0; i < 3; i++) await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).text();
+      const ids = posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
+      const again = (id: string) =>
+        server.fallback(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
+      const oldest = await again(ids[0]!);
+      expect([oldest.status, oldest.headers.get(REPLAY_HEADER)]).toEqual([503, 'lost']);
+      const newest = await again(ids[2]!);
+      expect([newest.status, (await newest.text()).slice(0, 7)]).toEqual([201, 'wrote 3']);
       expect(runs).toBe(3);
     } finally {
       spy.mockRestore();
