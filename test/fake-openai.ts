@@ -11,6 +11,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { freePort } from './free-port.js';
 
 export interface FakeOpenAi {
   /** The base URL to configure, e.g. `http://127.0.0.1:PORT/v1`. */
@@ -88,7 +89,8 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const listenOn = await freePort();
+  await new Promise<void>((resolve) => server.listen(listenOn, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,

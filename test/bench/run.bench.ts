@@ -17,6 +17,7 @@ import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
 import { SEGMENT_SIZE } from '../../src/storage/snapshots.js';
 import { barChart, median, ms, p95, table } from './stats.js';
 import { benchCopilot } from './copilot.js';
+import { freePort } from '../free-port.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
@@ -64,7 +65,7 @@ async function serve(outDir: string): Promise<{ server: PreviewServer; origin: s
     root: dirname(outDir),
     logLevel: 'warn',
     build: { outDir: basename(outDir) },
-    preview: { port: 0, host: '127.0.0.1', headers: isolation },
+    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1', headers: isolation },
   });
   const address = server.httpServer.address();
   if (!address || typeof address === 'string') throw new Error('no port');

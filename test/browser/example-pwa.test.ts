@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, createServer, preview, type PreviewServer, type ViteDevServer } from 'vite';
 import { engine, launch, type BrowserContext } from './engine.js';
+import { freePort } from '../free-port.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const example = join(root, 'examples/vite-pwa');
@@ -26,11 +27,11 @@ describe.skipIf(engine.name !== 'chromium')('the vite-plugin-pwa example', () =>
     const link = join(example, 'node_modules/pieces-os-worker');
     mkdirSync(join(example, 'node_modules'), { recursive: true });
     if (!existsSync(link)) symlinkSync(root, link, 'dir');
-    dev = await createServer({ configFile, root: example, logLevel: 'warn', server: { port: 0, host: '127.0.0.1' } });
+    dev = await createServer({ configFile, root: example, logLevel: 'warn', server: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
     await dev.listen();
     rmSync(join(example, 'dist'), { recursive: true, force: true });
     await build({ configFile, root: example, logLevel: 'warn' });
-    built = await preview({ configFile, root: example, logLevel: 'warn', preview: { port: 0, host: '127.0.0.1' } });
+    built = await preview({ configFile, root: example, logLevel: 'warn', preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
   }, 180_000);
 
   afterAll(async () => {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { build, preview } from 'vite';
+import { freePort } from '../free-port.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -42,7 +43,7 @@ export default async function setup(project: TestProject) {
     configFile,
     logLevel: 'warn',
     build: { outDir },
-    preview: { port: 0, host: '127.0.0.1' },
+    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' },
     plugins: [
       {
         // What a site's "log out and forget me" answer does: /clear-site-data answers with Clear-Site-Data.

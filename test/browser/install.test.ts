@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, createServer, preview, type PreviewServer, type ViteDevServer } from 'vite';
 import { engine, launch, type BrowserContext } from './engine.js';
+import { freePort } from '../free-port.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const tsc = join(root, 'node_modules/.bin/tsc');
@@ -119,10 +120,10 @@ describe.skipIf(engine.name !== 'chromium')('installed from git', () => {
       writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><p id="out"></p><script type="module" src="/main.js"></script></body></html>');
       writeFileSync(join(app, 'main.js'), MAIN);
       const configFile = join(app, 'vite.config.ts');
-      dev = await createServer({ root: app, configFile, logLevel: 'warn', server: { port: 0, host: '127.0.0.1' } });
+      dev = await createServer({ root: app, configFile, logLevel: 'warn', server: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
       await dev.listen();
       await build({ root: app, configFile, logLevel: 'warn', build: { outDir: join(app, 'dist'), target: 'es2022' } });
-      built = await preview({ root: app, configFile, logLevel: 'warn', build: { outDir: join(app, 'dist') }, preview: { port: 0, host: '127.0.0.1' } });
+      built = await preview({ root: app, configFile, logLevel: 'warn', build: { outDir: join(app, 'dist') }, preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
     }, 120_000);
 
     afterAll(async () => {

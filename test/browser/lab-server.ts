@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
 import { build } from 'vite';
+import { freePort } from '../free-port.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
@@ -69,7 +70,8 @@ export async function startLab(): Promise<Lab> {
     // Every other path: the lab page (a single-page app's fallback).
     return send(200, 'text/html', html);
   });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const listenOn = await freePort();
+  await new Promise<void>((done) => server.listen(listenOn, '127.0.0.1', done));
   const address = server.address();
   if (!address || typeof address === 'string') throw new Error('The lab server has no port.');
   return {

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, preview, type PreviewServer } from 'vite';
 import { launch, type BrowserContext, type Page } from './engine.js';
+import { freePort } from '../free-port.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -53,7 +54,7 @@ out.textContent = 'done';
     npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], app);
     execFileSync(join(app, 'node_modules/.bin/pieces-os-worker'), ['init', 'public'], { cwd: app });
     await build({ root: app, configFile: false, logLevel: 'warn', build: { outDir: join(app, 'dist'), target: 'es2022' } });
-    server = await preview({ root: app, configFile: false, logLevel: 'warn', build: { outDir: join(app, 'dist') }, preview: { port: 0, host: '127.0.0.1' } });
+    server = await preview({ root: app, configFile: false, logLevel: 'warn', build: { outDir: join(app, 'dist') }, preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
     ({ context } = await launch());
     page = await context.newPage();
   }, 240_000);

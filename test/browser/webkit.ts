@@ -16,12 +16,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Builder, By, type WebDriver } from 'selenium-webdriver';
 import { ScriptedPage, sleep, Unsupported, type BrowserContext, type Capability, type Engine, type Page } from './driver.js';
+import { freePort } from '../free-port.js';
 
 const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
 /** Debian's python3, the one python3-gi is for. */
@@ -73,15 +73,6 @@ abstract class WebKitContextBase implements BrowserContext {
   setOffline(): Promise<void> {
     throw new Unsupported('webkit', 'offline', LACKS.offline!);
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 class WebKitPage extends ScriptedPage {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { setupPiecesServer, WebSocket as ExportedWebSocket, type PiecesServer } from '../../src/node/index.js';
 import type { LogEntry } from '../../src/core/log.js';
+import { freePort } from '../free-port.js';
 
 const BASE = 'http://localhost:1000';
 const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
@@ -29,7 +30,8 @@ async function realServer() {
     res.writeHead(200, { 'Access-Control-Allow-Origin': '*' });
     res.end('from the network');
   });
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  const listenOn = await freePort();
+  await new Promise<void>((resolve) => httpServer.listen(listenOn, '127.0.0.1', resolve));
   const { port } = httpServer.address() as AddressInfo;
   return { seen, url: `http://127.0.0.1:${port}`, port, close: () => new Promise((r) => httpServer.close(r)) };
 }

@@ -1,10 +1,10 @@
 // @vitest-environment node
 /** The OpenAI-compatible adapter against a fake chat-completions server on 127.0.0.1. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from 'node:net';
 import { ModelError, type AnswerRequest } from '../../src/core/copilot/model.js';
 import { openAiModel } from '../../src/core/copilot/openai.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../fake-openai.js';
+import { freePort } from '../free-port.js';
 
 let fake: FakeOpenAi;
 beforeAll(async () => {
@@ -70,12 +70,7 @@ describe('openAiModel', () => {
   });
 
   it('fails when the endpoint cannot be reached', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-    });
+    const port = await freePort();
     const unreachable = await failure(openAiModel({ type: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' }).answer(request()));
     expect(unreachable.error).toBeInstanceOf(ModelError);
     expect(unreachable.error.message).toMatch(new RegExp(`^The model endpoint http://127.0.0.1:${port}/v1/chat/completions could not be reached: `));
