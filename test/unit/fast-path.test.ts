@@ -33,6 +33,46 @@ function service() {
   return { ran, respond };
 }
 
+/** Records every message posted on a port (the worker's replies among them) until `spy.mockRestore()`. */
+function recordPosted() {
+  const posted: ToPage[] = [];
+  const send = MessagePort.prototype.postMessage;
+  const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+    posted.push(args[0] as ToPage);
+    return send.apply(this, args);
+  });
+  return { posted, spy };
+}
+
+/**
+ * A page whose first port leads to a stopped worker (nothing reads it) and whose next ones are
+ * served by another instance of the same worker; its fetches are recorded and answered as the
+ * Service Worker's fetch handler does.
+ */
+function firstPortStopped(respond: (request: Request) => Promise<Response>) {
+  const server = createPortServer(respond);
+  const fetched: Request[] = [];
+  let connects = 0;
+  const client = new PortClient({
+    expiryMs: 20,
+    graceMs: 20,
+    connect: async () => {
+      const { page, worker } = channel();
+      if (connects++ === 0) return { port: page, instance: 'stopped', worker: 'w' };
+      server.serve(worker);
+      return { port: page, instance: server.instance, worker: 'w' };
+    },
+    fetch: async (request) => {
+      fetched.push(request);
+      return (server.fallback(request) ?? respond(request))!;
+    },
+  });
+  return { client, fetched };
+}
+
+/** The ids of the requests the worker acknowledged, in order. */
+const acceptedIds = (posted: ToPage[]) => posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
+
 /** A page and a worker joined by ports; the worker's fetch handler answers fallbacks as the Service Worker does. */
 function joined(respond: (request: Request) => Promise<Response>, options: { expiryMs?: number; graceMs?: number; pingMs?: number; keptLimit?: number } = {}) {
   const server = createPortServer(respond, options);
@@ -72,23 +112,7 @@ describe('fast path framing', () => {
 
   it("reads a request's body once, without cloning it (a clone tees the body stream), and keeps a whole copy for a fallback", async () => {
     const { ran, respond } = service();
-    const server = createPortServer(respond);
-    const fetched: Request[] = [];
-    let connects = 0;
-    const client = new PortClient({
-      expiryMs: 20,
-      graceMs: 20,
-      // The first port is never read: its request falls back to fetch, with the copy.
-      connect: async () => {
-        const { page, worker } = channel();
-        if (connects++ > 0) server.serve(worker);
-        return { port: page, instance: connects > 1 ? server.instance : 'stopped', worker: 'w' };
-      },
-      fetch: async (request) => {
-        fetched.push(request);
-        return (server.fallback(request) ?? respond(request))!;
-      },
-    });
+    const { client, fetched } = firstPortStopped(respond);
     const clone = vi.spyOn(Request.prototype, 'clone');
     try {
       const request = new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'Grüße', headers: { 'X-Trace': 'abc' } });
@@ -151,18 +175,13 @@ describe('fast path framing', () => {
     const { client, server } = joined(async (request) =>
       new URL(request.url).pathname === '/conversations/search' ? markRerunnable(json({ run: ++runs })) : json({ wrote: ++runs }),
     );
-    const posted: ToPage[] = [];
-    const send = MessagePort.prototype.postMessage;
-    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
-      posted.push(args[0] as ToPage);
-      return send.apply(this, args);
-    });
+    const { posted, spy } = recordPosted();
     try {
       const searched = await client.request(new Request('http://localhost:1000/conversations/search', { method: 'POST', body: '{}' }));
       expect(await searched.json()).toEqual({ run: 1 });
       const wrote = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }));
       expect(await wrote.json()).toEqual({ wrote: 2 });
-      const [search, create] = posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
+      const [search, create] = acceptedIds(posted);
       const again = (path: string, id: string) =>
         server.fallback(new Request(`http://localhost:1000${path}`, { method: 'POST', body: '{}', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
       // The search runs again; the create is answered from memory, not run again.
@@ -177,15 +196,10 @@ describe('fast path framing', () => {
   it('keeps write answers for replays within a total: past it the oldest is let go, and its replay is reported lost, not run again', async () => {
     let runs = 0;
     const { client, server } = joined(async () => text(`wrote ${++runs} ${'x'.repeat(100)}`, 201), { keptLimit: 500 });
-    const posted: ToPage[] = [];
-    const send = MessagePort.prototype.postMessage;
-    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
-      posted.push(args[0] as ToPage);
-      return send.apply(this, args);
-    });
+    const { posted, spy } = recordPosted();
     try {
       for (let i = 0; i < 3; i++) await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).text();
-      const ids = posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
+      const ids = acceptedIds(posted);
       const again = (id: string) =>
         server.fallback(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
       const oldest = await again(ids[0]!);
@@ -201,12 +215,7 @@ describe('fast path framing', () => {
   it('passes a read whose body is a Blob (a snapshot kept ready to send) whole, without chunks', async () => {
     const wire = `{"iterable":[${'{"id":"é"},'.repeat(50_000)}{"id":"last"}]}`;
     const { client } = joined(async () => jsonText(new Blob([wire])));
-    const posted: ToPage[] = [];
-    const send = MessagePort.prototype.postMessage;
-    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
-      posted.push(args[0] as ToPage);
-      return send.apply(this, args);
-    });
+    const { posted, spy } = recordPosted();
     try {
       const response = await client.request(new Request('http://localhost:1000/conversations'));
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -284,25 +293,7 @@ describe('fast path failures', () => {
 
   it('judges a port that never acknowledges dead and sends its request by fetch, with its id, once', async () => {
     const { ran, respond } = service();
-    const server = createPortServer(respond);
-    const fetched: Request[] = [];
-    let connects = 0;
-    const client = new PortClient({
-      expiryMs: 20,
-      graceMs: 20,
-      // The first port leads to a stopped worker: nothing reads it. The next ones are served,
-      // by another instance of the same worker.
-      connect: async () => {
-        const { page, worker } = channel();
-        if (connects++ === 0) return { port: page, instance: 'stopped', worker: 'w' };
-        server.serve(worker);
-        return { port: page, instance: server.instance, worker: 'w' };
-      },
-      fetch: async (request) => {
-        fetched.push(request);
-        return (server.fallback(request) ?? respond(request))!;
-      },
-    });
+    const { client, fetched } = firstPortStopped(respond);
     const response = await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'one' }));
     expect(await response.text()).toBe('wrote one');
     expect(fetched.map((r) => [r.headers.has(ID_HEADER), r.headers.get(REPLAY_HEADER)])).toEqual([[true, null]]);

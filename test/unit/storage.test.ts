@@ -256,9 +256,9 @@ describe('the read cache', () => {
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
   });
 
-  it('keeps conversation lists within its memory budget', async () => {
+  /** A cached storage with a small budget, its spied list reads, and a create of one conversation with one message of `text`. */
+  async function budgeted(budget = 10_000) {
     const raw = await openStorage({ name: freshName() });
-    const budget = 10_000;
     const reads = vi.spyOn(raw, 'listConversations');
     const storage = cacheReads(raw, null, budget);
     const create = async (text: string) => {
@@ -266,6 +266,11 @@ describe('the read cache', () => {
       const message = { id: crypto.randomUUID(), conversation: id, json: JSON.stringify({ text }) };
       await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [message.id] }, [message]);
     };
+    return { storage, reads, create, budget };
+  }
+
+  it('keeps conversation lists within its memory budget', async () => {
+    const { storage, reads, create, budget } = await budgeted();
     await create('small');
     await storage.listConversations({ messages: true });
     await storage.listConversations({ messages: true });
@@ -283,15 +288,7 @@ describe('the read cache', () => {
   });
 
   it('frees the budget share of a list a write dropped', async () => {
-    const raw = await openStorage({ name: freshName() });
-    const budget = 10_000;
-    const reads = vi.spyOn(raw, 'listConversations');
-    const storage = cacheReads(raw, null, budget);
-    const create = async (text: string) => {
-      const id = crypto.randomUUID();
-      const message = { id: crypto.randomUUID(), conversation: id, json: JSON.stringify({ text }) };
-      await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [message.id] }, [message]);
-    };
+    const { storage, reads, create, budget } = await budgeted();
     // A list of 60% of the budget, kept; dropped by a write; read again: kept again (twice the share would not fit).
     await create('x'.repeat(budget * 0.6));
     for (let round = 1; round <= 3; round++) {
