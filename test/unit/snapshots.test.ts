@@ -223,4 +223,26 @@ describe('snapshot segment bodies', () => {
       vi.unstubAllGlobals();
     }
   });
+
+  it('serves snapshots encoded for each read where no segment can be stored (quota)', async () => {
+    const name = `snapshots-${Date.now()}-quota`;
+    const storage = await openStorage({ name });
+    const id = crypto.randomUUID();
+    await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
+    const put = IDBObjectStore.prototype.put;
+    const full = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+      if (this.name === 'snapshots') throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      return put.call(this, value, key);
+    });
+    try {
+      const encode = vi.fn(conversationJson);
+      for (let i = 0; i < 2; i++) expect(JSON.parse(await textOf(await storage.conversationsSnapshot(false, encode))).iterable.map((c: { id: string }) => c.id)).toEqual([id]);
+      await settle();
+      expect(await segmentsOf(name)).toEqual([]);
+      expect(encode).toHaveBeenCalledTimes(2);
+    } finally {
+      full.mockRestore();
+      storage.close();
+    }
+  });
 });
