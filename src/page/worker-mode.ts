@@ -78,7 +78,12 @@ function notOurs(attached: boolean, script: string | undefined): PiecesServiceEr
 /** Makes `registration`'s worker control the page (asking it to claim a page loaded past it). */
 async function control(registration: ServiceWorkerRegistration, scriptURL: string | null): Promise<void> {
   const container = navigator.serviceWorker;
-  const ours = () => !!container.controller && (scriptURL === null || container.controller.scriptURL === scriptURL);
+  // The page is ours once this registration's worker controls it: a controller of the same script
+  // from a registration that is gone (site data cleared) no longer answers the page's fetches.
+  const ours = () =>
+    !!container.controller &&
+    container.controller === registration.active &&
+    (scriptURL === null || container.controller.scriptURL === scriptURL);
   if (ours()) return;
   const changed = new Promise((resolve) => container.addEventListener('controllerchange', resolve, { once: true }));
   const worker = await activated(registration, scriptURL);
