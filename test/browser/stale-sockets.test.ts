@@ -54,20 +54,7 @@ describe('a socket while the worker is stopped mid-burst', () => {
     expect(stops).toBeGreaterThan(0);
     const stored = await storeIds(reader);
     // No announcement is needed: the socket's sequence check finds what it missed.
-    await reader.waitForFunction(
-      (expected) => {
-        const ids: string[] = [];
-        for (const item of window.streamMessages.flat()) {
-          const at = ids.indexOf(item.conversation.id);
-          if (item.deleted) {
-            if (at >= 0) ids.splice(at, 1);
-          } else if (at < 0) ids.push(item.conversation.id);
-        }
-        return ids.length === expected.length && ids.every((id, i) => id === expected[i]);
-      },
-      stored,
-      { timeout: 15_000 },
-    );
+    await expect.poll(() => socketIds(reader), { timeout: 15_000, interval: 20 }).toEqual(stored);
     console.info(`worker stopped ${stops} times during 200 creates from another tab; ${stored.length} stored; the socket had them all ${Date.now() - written} ms after the last write`);
     expect(await socketIds(reader)).toEqual(stored);
     expect(await reader.evaluate(() => [window.streamSocket!.readyState, window.closeCodes])).toEqual([1, []]);

@@ -70,6 +70,20 @@ function firstPortStopped(respond: (request: Request) => Promise<Response>) {
   return { client, fetched };
 }
 
+/** A raw port served by `server`: what the worker sent on it, and when it sent a message of type `until`. */
+function served(server: ReturnType<typeof createPortServer>, until: ToPage['type']) {
+  const { page, worker } = channel();
+  const received: ToPage[] = [];
+  const done = new Promise<void>((resolve) => {
+    page.onmessage = (event) => {
+      received.push(event.data as ToPage);
+      if ((event.data as ToPage).type === until) resolve();
+    };
+  });
+  server.serve(worker);
+  return { page, received, done };
+}
+
 /** The ids of the requests the worker acknowledged, in order. */
 const acceptedIds = (posted: ToPage[]) => posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
 
@@ -235,15 +249,7 @@ describe('fast path framing', () => {
 
   it('answers a page that does not take whole answers (an older page library) with head, chunks and end', async () => {
     const server = createPortServer(async () => jsonText('{"id":"1"}', 201));
-    const { page, worker } = channel();
-    const received: ToPage[] = [];
-    const ended = new Promise<void>((resolve) => {
-      page.onmessage = (event) => {
-        received.push(event.data as ToPage);
-        if ((event.data as ToPage).type === 'end') resolve();
-      };
-    });
-    server.serve(worker);
+    const { page, received, done: ended } = served(server, 'end');
     const message: ToWorker = { type: 'request', id: 'r1', sent: Date.now(), method: 'POST', url: 'http://localhost:1000/conversations/create', headers: [], body: null };
     page.postMessage(message);
     await ended;
@@ -509,15 +515,7 @@ describe('fast path failures', () => {
     const id = 'b7d1b8a6-8a51-4a54-9d3c-111111111111';
     const first = await server.fallback(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'a', headers: { [ID_HEADER]: id } }))!;
     expect(await first.text()).toBe('wrote a');
-    const { page, worker } = channel();
-    const replies: ToPage[] = [];
-    const done = new Promise<void>((resolve) => {
-      page.onmessage = (event) => {
-        replies.push(event.data as ToPage);
-        if ((event.data as ToPage).type === 'expired') resolve();
-      };
-    });
-    server.serve(worker);
+    const { page, received: replies, done } = served(server, 'expired');
     page.postMessage({ type: 'request', id, sent: Date.now(), method: 'POST', url: 'http://localhost:1000/conversations/create', headers: [], body: new TextEncoder().encode('a').buffer as ArrayBuffer });
     await done;
     expect(replies.map((r) => r.type)).toEqual(['ready', 'expired']);
