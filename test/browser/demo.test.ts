@@ -311,6 +311,8 @@ describe('the demo in two tabs', () => {
       // The tab that showed it no longer does.
       expect(await visible(a.page, '#conversation-detail')).toBe(false);
       await listMatchesStore(a.page);
+      // The deleting tab's list follows its own delete as the other's follows the stream: wait for it too.
+      await listMatchesStore(b.page);
       expect(await listIds(b.page)).toEqual(await listIds(a.page));
     } finally {
       await context.close();
