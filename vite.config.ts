@@ -44,10 +44,8 @@ const browserProject = {
 
 
 /**
- * The Node entries. workbox-routing is bundled with its development code
- * compiled out (it reads `self` at import otherwise), and idb's IndexedDB
- * globals are bound to fake-indexeddb's classes: storage runs in memory, and
- * no global is read or patched.
+ * The Node entries. idb's IndexedDB globals are bound to fake-indexeddb's
+ * classes: storage runs in memory, and no global is read or patched.
  */
 export const nodeBuild = (outDir: string): UserConfig => {
   const fake = (name: string): [string, string] => ['fake-indexeddb', name];
@@ -72,7 +70,7 @@ export const nodeBuild = (outDir: string): UserConfig => {
         transform: { inject: Object.fromEntries(idbGlobals.map((name) => [name, fake(name)])) },
       },
     },
-    ssr: { noExternal: ['idb', /^workbox-/] },
+    ssr: { noExternal: ['idb'] },
   };
 };
 
@@ -128,7 +126,7 @@ export default defineConfig(({ mode }) => {
             name: 'unit',
             environment: 'happy-dom',
             include: ['test/unit/**/*.test.ts'],
-            setupFiles: ['test/unit/setup.ts'],
+            setupFiles: ['test/unit/support/setup.ts'],
             // Two shared cores run every file at once: a time limit guards against hangs, never measures speed.
             testTimeout: 30_000,
           },

@@ -5,7 +5,7 @@
  * and its bases. A browser enforces every policy of a page, so the narrower
  * one decides.
  */
-import { expandBase, webSocketBase, type Base } from '../src/core/bases.js';
+import { expandBase, webSocketBase, type Base } from '../src/shared/bases.js';
 
 /**
  * `connect-src 'self'` plus each base (a path as a prefix) in its http(s) and

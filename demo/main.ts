@@ -2,10 +2,10 @@
  * The demo: an API explorer for the service, with no backend running.
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
-import { randomUUID } from '../src/core/uuid.js';
+import { randomUUID } from '../src/shared/uuid.js';
 import { DEFAULT_BASES, startPiecesService, watchService } from '../src/page/index.js';
 import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
-import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
+import { SAMPLE_ASSETS } from '../src/core/fixtures/sample-assets.js';
 import { ApiError, createApi, type Call } from './api.js';
 import { startChat } from './chat.js';
 import { restrictConnections } from './csp.js';

@@ -16,7 +16,10 @@
  * Every key is optional when seeding; missing ids and times are assigned.
  */
 import { ConversationTypeEnum, MessageRoleEnum, MessageSentimentEnum } from './enums.js';
+import type { AssetInput } from './models/asset.js';
+import { CONVERSATION_FIELDS, MESSAGE_FIELDS } from './models/conversation.js';
 import { badRequest } from './http.js';
+import type { Clock } from './clock.js';
 import { parseApplication } from './models/application.js';
 import type { AssetRecord, EventKind, EventRecord, ExternalApplicationRecord, SessionRecord } from '../storage/schema.js';
 import type { StoredData } from '../storage/storage.js';
@@ -24,29 +27,74 @@ import { array, object, oneOf, optional, required, string, uuid, type JsonObject
 
 export const DATA_VERSION = 1;
 
-/** A conversation with its messages inline. */
-export type ConversationData = JsonObject & { id: string; messages: JsonObject[]; deletedMessages?: string[] };
+/** A conversation with its messages inline, as exported (every id and time set). */
+export type ConversationData = SeedConversation & {
+  id: string;
+  type: string;
+  created: GroupedTimestamp;
+  updated: GroupedTimestamp;
+  messages: Array<SeedMessage & { id: string; created: GroupedTimestamp; updated: GroupedTimestamp }>;
+};
 
 export interface PiecesData {
   version: typeof DATA_VERSION;
   conversations: ConversationData[];
-  applications: JsonObject[];
+  applications: Array<JsonObject & { id: string; name: string; version: string; platform: string }>;
   sessions: SessionRecord[];
   events: EventRecord[];
   assets: AssetRecord[];
   externalApplications: ExternalApplicationRecord[];
 }
 
+/** A time as the wire writes it: `{ value: '<ISO-8601>' }`. */
+export interface GroupedTimestamp {
+  value: string;
+  readable?: string;
+}
+
+type ConversationField = (typeof CONVERSATION_FIELDS)[number];
+type MessageField = (typeof MESSAGE_FIELDS)[number];
+
+/** A message to seed: a ConversationMessage's fields; `role` and `fragment` required, id and times optional. */
+export type SeedMessage = { [K in Exclude<MessageField, 'role' | 'fragment' | 'id' | 'created' | 'updated' | 'sentiment'>]?: unknown } & {
+  id?: string;
+  /** `USER`, `ASSISTANT`, `SYSTEM` or `UNKNOWN`. */
+  role: string;
+  fragment: { string?: { raw?: string } } & Record<string, unknown>;
+  /** `LIKE`, `DISLIKE`, `REPORT` or `UNKNOWN`. */
+  sentiment?: string;
+  created?: GroupedTimestamp;
+  updated?: GroupedTimestamp;
+};
+
+/** A conversation to seed: a Conversation's fields, its messages inline, id and times optional. */
+export type SeedConversation = { [K in Exclude<ConversationField, 'id' | 'name' | 'type' | 'created' | 'updated' | 'messages'>]?: unknown } & {
+  id?: string;
+  name?: string;
+  /** `COPILOT` (the default) or `UNKNOWN`. */
+  type?: string;
+  created?: GroupedTimestamp;
+  updated?: GroupedTimestamp;
+  messages?: SeedMessage[];
+  /** Ids of messages deleted from the conversation (listed as -1 in its `indices`). */
+  deletedMessages?: string[];
+};
+
 /** What `seed` accepts: any part of the format, ids and times optional. */
-export type PiecesSeed = Partial<Record<keyof PiecesData, unknown>>;
+export interface PiecesSeed {
+  version?: typeof DATA_VERSION;
+  conversations?: SeedConversation[];
+  /** Applications, as the SDK's Application model (every field it has, and no other). */
+  applications?: Array<Record<string, unknown> & { id?: string; name: string; version: string; platform: string }>;
+  sessions?: Array<Omit<SessionRecord, 'id' | 'opened'> & { id?: string; opened?: GroupedTimestamp }>;
+  events?: Array<Omit<EventRecord, 'id' | 'at'> & { id?: string; at?: string }>;
+  assets?: AssetInput[];
+  externalApplications?: ExternalApplicationRecord[];
+}
 
 const EVENT_KINDS: readonly EventKind[] = ['interaction', 'keyboard', 'installation', 'update'];
 const KEYS = ['version', 'conversations', 'applications', 'sessions', 'events', 'assets', 'externalApplications'];
 
-interface Clock {
-  now: () => string;
-  newId: () => string;
-}
 
 /** An ISO-8601 time, kept as written. */
 function iso(value: unknown, path: string): string {
@@ -74,7 +122,7 @@ function conversation(value: unknown, path: string, clock: Clock): StoredData['c
   const input = object(value, path);
   const { messages: messageList, deletedMessages: deletedList, ...rest } = input;
   const id = optional(input, 'id', path, uuid) ?? clock.newId();
-  const created = optional(input, 'created', path, grouped) ?? { value: clock.now() };
+  const created = optional(input, 'created', path, grouped) ?? { value: clock.now().toISOString() };
   const updated = optional(input, 'updated', path, grouped) ?? created;
   const type = optional(input, 'type', path, (v, p) => oneOf(v, ConversationTypeEnum, p)) ?? 'COPILOT';
   optional(input, 'name', path, string);
@@ -119,7 +167,7 @@ function session(value: unknown, path: string, clock: Clock): SessionRecord {
   return {
     ...input,
     id: optional(input, 'id', path, uuid) ?? clock.newId(),
-    opened: (optional(input, 'opened', path, grouped) ?? { value: clock.now() }) as SessionRecord['opened'],
+    opened: (optional(input, 'opened', path, grouped) ?? { value: clock.now().toISOString() }) as SessionRecord['opened'],
   } as SessionRecord;
 }
 
@@ -130,7 +178,7 @@ function event(value: unknown, path: string, clock: Clock): EventRecord {
     ...input,
     id: optional(input, 'id', path, uuid) ?? clock.newId(),
     kind: required(input, 'kind', path, (v, p) => oneOf(v, EVENT_KINDS, p)),
-    at: optional(input, 'at', path, iso) ?? clock.now(),
+    at: optional(input, 'at', path, iso) ?? clock.now().toISOString(),
     payload: required(input, 'payload', path, object),
   } as EventRecord;
 }
@@ -145,7 +193,7 @@ function asset(value: unknown, path: string, clock: Clock): AssetRecord {
     name,
     language: optional(input, 'language', path, string) ?? /\.([A-Za-z0-9+#]+)$/.exec(name)?.[1]?.toLowerCase() ?? 'txt',
     text: required(input, 'text', path, string),
-    created: optional(input, 'created', path, iso) ?? clock.now(),
+    created: optional(input, 'created', path, iso) ?? clock.now().toISOString(),
     formatId: optional(input, 'formatId', path, uuid) ?? clock.newId(),
   } as AssetRecord;
 }
@@ -192,12 +240,13 @@ export function parseData(value: unknown, clock: Clock): StoredData {
 export function toData(stored: StoredData): PiecesData {
   return {
     version: DATA_VERSION,
+    // Stored records are what parseData and the handlers made: the shapes of the data format.
     conversations: stored.conversations.map(({ conversation, messages }) => ({
-      ...(JSON.parse(conversation.json) as JsonObject & { id: string }),
-      messages: messages.map((m) => JSON.parse(m.json) as JsonObject),
+      ...(JSON.parse(conversation.json) as Omit<ConversationData, 'messages'>),
+      messages: messages.map((m) => JSON.parse(m.json) as ConversationData['messages'][number]),
       ...(conversation.deletedMessageIds?.length ? { deletedMessages: conversation.deletedMessageIds } : {}),
     })),
-    applications: stored.applications,
+    applications: stored.applications as PiecesData['applications'],
     sessions: stored.sessions,
     events: stored.events,
     assets: stored.assets,

@@ -1,18 +1,19 @@
 /** The service core, for hosts other than the Service Worker (tests, Node, other runtimes). */
 export { createService, DEFAULT_BASES, type Service, type ServiceOptions } from './service.js';
-export { OPERATIONS, type Operation } from './routes.js';
+export { OPERATIONS, operationFor, type Operation, type OperationName } from './routes.js';
+export type { ServiceSettings } from './options.js';
 export { MAX_BODY_BYTES } from './http.js';
-export { baseMatcher, expandBase, type Base, type BaseMatcher } from './bases.js';
-export { PIECES_OS_VERSION } from './handlers/wellknown.js';
+export { baseMatcher, expandBase, type Base, type BaseMatcher } from '../shared/bases.js';
+export { PIECES_OS_VERSION } from '../shared/version.js';
 export type { UserConfig } from './models/user.js';
-export { openStorage, DatabaseVersionError, type OpenStorageOptions } from '../storage/idb-storage.js';
+export { openStorage, DatabaseVersionError, type OpenStorageOptions } from '../storage/idb/storage.js';
 export type { Storage, Change, Collection, Engagement } from '../storage/storage.js';
-export { SAMPLE_ASSETS } from '../fixtures/sample-assets.js';
+export { SAMPLE_ASSETS } from './fixtures/sample-assets.js';
 export type { PiecesData, PiecesSeed } from './data.js';
 export type { Override } from './overrides.js';
 export { formatEntry, type LogEntry, type Logger } from './log.js';
+export { createModel } from './copilot/create-model.js';
 export {
-  createModel,
   extractiveModel,
   ModelError,
   parseModelConfig,

@@ -4,12 +4,12 @@
  * that they travel from a page to its worker.
  */
 import { badRequest, text } from './http.js';
-import { compilePath, OPERATIONS, type PathMatcher } from './routes.js';
+import { compilePath, OPERATIONS, type OperationName, type PathMatcher } from './routes.js';
 import { isObject } from './validate.js';
 
 export interface Override {
   /** The operation to match, by its SDK name (e.g. `conversationsSnapshot`). */
-  operation?: string;
+  operation?: OperationName;
   /** Or the path under a base to match; `{name}` segments match any one segment (e.g. `/conversations/{id}/delete`). */
   path?: string;
   /** Only requests with this method (default: any). */
@@ -34,7 +34,7 @@ interface Active {
 }
 
 const KEYS = new Set(['operation', 'path', 'method', 'status', 'body', 'headers', 'delay', 'networkError', 'once']);
-const NAMES = new Set(OPERATIONS.map((operation) => operation.name));
+const NAMES: ReadonlySet<string> = new Set(OPERATIONS.map((operation) => operation.name));
 
 /** Checks an override, with a message naming what is wrong. */
 export function parseOverride(value: unknown, at = 'override'): Override {
@@ -46,7 +46,10 @@ export function parseOverride(value: unknown, at = 'override'): Override {
   const { operation, path, method, status, body, headers, delay, networkError, once } = override;
   if (operation === undefined && path === undefined) throw badRequest(`${at} needs an operation name or a path to match.`);
   if (operation !== undefined && (typeof operation !== 'string' || !NAMES.has(operation))) {
-    throw badRequest(`${at}.operation must name an operation (e.g. conversationsSnapshot); got ${JSON.stringify(operation)}.`);
+    const near = typeof operation === 'string' ? nearest(operation) : undefined;
+    throw badRequest(
+      `${at}.operation must name an operation (e.g. conversationsSnapshot); got ${JSON.stringify(operation)}.${near ? ` Did you mean ${near}?` : ''}`,
+    );
   }
   if (path !== undefined && (typeof path !== 'string' || !path.startsWith('/'))) {
     throw badRequest(`${at}.path must be a path under a base starting with /; got ${JSON.stringify(path)}.`);
@@ -72,6 +75,30 @@ export function parseOverride(value: unknown, at = 'override'): Override {
     throw badRequest(`${at} changes nothing: give a status, a delay or networkError: true.`);
   }
   return { ...override, ...(method ? { method: method.toUpperCase() } : {}) };
+}
+
+/** The operation name closest to a misspelt one (at most a third of its letters apart), if any. */
+function nearest(name: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of NAMES) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 /** What an override does to one request. */
@@ -117,7 +144,7 @@ export class Overrides {
   }
 
   /** The outcome for a request to `path` answered by `operation` (if any); a `once` override is used up. */
-  take(method: string, path: string, operation: string | undefined): Outcome | undefined {
+  take(method: string, path: string, operation: OperationName | undefined): Outcome | undefined {
     const index = this.#active.findIndex(
       ({ override, matchPath }) =>
         (override.method === undefined || override.method === method) &&

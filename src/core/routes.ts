@@ -39,7 +39,7 @@ export interface Operation {
   streamMethod?: 'POST';
 }
 
-export const OPERATIONS: readonly Operation[] = [
+const TABLE = [
   { api: 'WellKnownApi', name: 'getWellKnownHealth', method: 'GET', path: '/.well-known/health', handler: wellKnown.getWellKnownHealth },
   { api: 'WellKnownApi', name: 'getWellKnownVersion', method: 'GET', path: '/.well-known/version', handler: wellKnown.getWellKnownVersion },
   { api: 'WellKnownApi', name: 'getWellKnownStreamHealth', method: 'GET', path: '/.well-known/stream/health', handler: streams.getWellKnownStreamHealth, socket: true },
@@ -89,7 +89,12 @@ export const OPERATIONS: readonly Operation[] = [
   { api: 'ConversationMessageApi', name: 'messageSpecificMessageSnapshot', method: 'GET', path: '/message/{message}', handler: messages.messageSpecificMessageSnapshot },
   { api: 'AssetsApi', name: 'assetsSpecificAssetSnapshot', method: 'GET', path: '/assets/{asset}', handler: assets.assetSnapshot },
   { api: 'AssetApi', name: 'assetSnapshot', method: 'GET', path: '/asset/{asset}', handler: assets.assetSnapshot },
-];
+] as const satisfies readonly Operation[];
+
+/** The name of an operation the service answers, as the SDK names it (`conversationsSnapshot`). */
+export type OperationName = (typeof TABLE)[number]['name'];
+
+export const OPERATIONS: readonly Operation[] = TABLE;
 
 export type PathMatcher = (path: string) => Record<string, string> | null;
 
@@ -132,4 +137,29 @@ export function compilePath(pattern: string, table: readonly string[] = OPERATIO
     }
     return params;
   };
+}
+
+interface Route {
+  operation: Operation;
+  match: PathMatcher;
+}
+
+let compiled: Route[] | undefined;
+/** Every operation with its compiled path, in table order (compiled on first use). */
+export const routes = (): readonly Route[] => (compiled ??= OPERATIONS.map((operation) => ({ operation, match: compilePath(operation.path) })));
+
+/** The operation that serves `method` on `path` (the first in table order), with its parameters. */
+export function findRoute(method: string, path: string): { operation: Operation; params: Record<string, string> } | undefined {
+  for (const { operation, match } of routes()) {
+    if (operation.method !== method && operation.streamMethod !== method) continue;
+    const params = match(path);
+    if (params) return { operation, params };
+  }
+  return undefined;
+}
+
+/** The operation a request names (HEAD names the GET operation), for logs and overrides. */
+export function operationFor(method: string, path: string): OperationName | undefined {
+  return routes().find(({ operation, match }) => (operation.method === method || (method === 'HEAD' && operation.method === 'GET')) && match(path))
+    ?.operation.name as OperationName | undefined;
 }

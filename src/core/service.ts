@@ -1,52 +1,35 @@
 /**
- * The service core: `handle(request) -> Promise<Response>` over a Storage,
- * built on a workbox-routing Router. Hosts (the Service Worker, tests, any
- * other runtime) are thin adapters around it.
+ * The service core: `respond(request) -> Promise<Response>` over a Storage, dispatched
+ * through the route table (routes.ts). Hosts (the Service Worker, page mode, Node,
+ * the loopback server) are thin adapters around it.
  */
-import { Route, Router } from 'workbox-routing';
 import type { OperationContext, ServiceContext } from './context.js';
 import { clip, errorResponse, HttpError, markRerunnable, MAX_BODY_BYTES, text } from './http.js';
-import { compilePath, OPERATIONS, type Operation, type PathMatcher } from './routes.js';
+import { findRoute, operationFor, routes, type Operation } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
-import { baseMatcher, DEFAULT_BASES } from './bases.js';
+import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
 import { knownOperation } from './catalogue.js';
 import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
-import { loggerFor, type Logger } from './log.js';
-import type { UserConfig } from './models/user.js';
-import { randomUUID } from './uuid.js';
+import { loggerFor } from './log.js';
+import { initialData, type ServiceSettings } from './options.js';
+import { randomUUID } from '../shared/uuid.js';
 import { Overrides, type Override } from './overrides.js';
 import { Copilot } from './copilot/copilot.js';
 import type { ModelAdapter, ModelConfig } from './copilot/model.js';
 import { parseAssets } from './models/asset.js';
+import { STREAM_HEADER } from './stream-wire.js';
+import type { ExternalApplicationRecord } from '../storage/schema.js';
 
 export { DEFAULT_BASES };
 
-export interface ServiceOptions {
+export interface ServiceOptions extends ServiceSettings {
   storage: Storage;
-  /**
-   * Base URLs answered by the service (a port range may be written compactly:
-   * `http://localhost:39300-39333`); default `DEFAULT_BASES`.
-   */
-  bases?: readonly string[];
-  /** The local user profile (GET /user, connect); null for none. Default: a local profile. */
-  user?: UserConfig | null;
-  /** Where unserved Pieces OS paths are reported, once per path; default `console.warn`. */
+  /** Where unserved Pieces OS paths are reported, once per operation; default `console.warn`. */
   warn?: (message: string) => void;
-  /** Largest accepted request body, in bytes; default and ceiling 16 MiB. */
-  maxBodyBytes?: number;
   /** Called after every committed change, in commit order. */
   onChange?: (change: Change) => void;
-  /** The copilot's model: an adapter or a configuration; default the extractive answers (no model). */
-  model?: ModelAdapter | ModelConfig;
+  /** The browser's user agent (the browser's own application, the detected applications); default `navigator.userAgent`. */
   userAgent?: string;
-  /** The clock for every time the service records (`created`, `updated`, events); default `new Date()`. */
-  now?: () => Date;
-  /** The id generator for every record the service creates; default `crypto.randomUUID()`. */
-  newId?: () => string;
-  /** What `reset()` restores (the data format of `seed`); default an empty store. */
-  initialData?: PiecesSeed;
-  /** Print each request and its answer (`true`), or give each log entry to a function. */
-  log?: boolean | Logger;
   /** Keeps the runtime overrides across restarts: loaded before the first request, saved on each change. */
   keepOverrides?: { load(): Promise<unknown>; save(overrides: Override[]): Promise<void> };
 }
@@ -54,26 +37,12 @@ export interface ServiceOptions {
 /** Operations answered at once, even while the database opens (a client's 100 ms health probe on a cold worker). */
 const ANSWERED_WITHOUT_DATABASE = new Set(['getWellKnownHealth', 'getWellKnownVersion']);
 
-/** Methods for which a catch-all route answers 404/405 under a base (the ones Workbox routes). */
-const FALLBACK_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
-
-/**
- * What routes are added to: a workbox-routing `Router` (an app's own, or the
- * one behind Workbox's `registerRoute`). Typed structurally so that the public
- * types need no Service Worker lib.
- */
-export interface RouteRegistry {
-  registerRoute(route: never): unknown;
-}
-
 export interface Service {
   readonly bases: readonly string[];
-  /** Answers a request under a base; anything else passes to `fetch` untouched. */
+  /** The answer to a request under a base, or undefined when the request is not the service's. */
+  respond(request: Request): Promise<Response> | undefined;
+  /** Answers a request under a base; anything else goes to `fetch` untouched. */
   handle(request: Request): Promise<Response>;
-  /** The response for a request under a base, or undefined when the request is not the service's. */
-  respond(request: Request, event?: unknown): Promise<Response> | undefined;
-  /** Adds the service's routes to a workbox-routing Router (e.g. an app's existing one). */
-  addRoutes(router: RouteRegistry): void;
   /** The path under a base, or null when the URL is outside every base. */
   pathUnderBase(url: URL): string | null;
   /** Replaces the whole store with the initial data. */
@@ -90,6 +59,8 @@ export interface Service {
   listOverrides(): Override[];
   /** Stores assets (AssetInput objects, validated), announces them and makes them findable by relevance at once. */
   addAssets(assets: unknown): Promise<void>;
+  /** Records applications present on the machine (the external applications snapshot lists them). */
+  reportExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
   /** The copilot's model adapter. */
   model(): Promise<ModelAdapter>;
   /**
@@ -103,15 +74,13 @@ export function createService(options: ServiceOptions): Service {
   const matcher = baseMatcher(options.bases ?? DEFAULT_BASES);
   const warn = options.warn ?? ((message: string) => console.warn(`[pieces-os-worker] ${message}`));
   const warned = new Set<string>();
-  const maxBodyBytes = Math.min(options.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES);
   const copilot = new Copilot(options.storage, options.model);
   const onChange = options.onChange ?? (() => {});
   const context: ServiceContext = {
     storage: options.storage,
     userAgent: options.userAgent ?? globalThis.navigator?.userAgent ?? 'unknown',
-    maxBodyBytes,
-    now: options.now ?? (() => new Date()),
-    newId: options.newId ?? randomUUID,
+    maxBodyBytes: Math.min(options.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES),
+    clock: { now: options.now ?? (() => new Date()), newId: options.newId ?? randomUUID },
     notify: (change) => {
       if (change.collection === 'conversation') copilot.corpus.conversationChanged(change.id);
       onChange(change);
@@ -119,25 +88,31 @@ export function createService(options: ServiceOptions): Service {
     copilot,
     user: options.user === undefined ? {} : options.user,
   };
-  const compiled = OPERATIONS.map((operation) => ({ operation, match: compilePath(operation.path) }));
 
   function pathUnderBase(url: URL): string | null {
     return matcher.match(url)?.path ?? null;
   }
 
-  async function run(operation: Operation, request: Request, url: URL, params: Record<string, string>) {
+  /** Runs an operation's handler; a thrown error becomes its answer. */
+  async function run(operation: Operation, request: Request, url: URL, params: Record<string, string>): Promise<Response> {
     try {
       const operationContext: OperationContext = { request, url, params, service: context };
       const response = await operation.handler(operationContext);
       return operation.readOnly ? markRerunnable(response) : response;
     } catch (error) {
-      return failure(error);
+      return errorAnswer(error);
     }
   }
 
-  /** 404 for an unknown path, 405 (with Allow) for a known path and another method. */
-  async function fallback(request: Request, url: URL, path: string): Promise<Response> {
-    const matching = compiled.filter(({ match }) => match(path));
+  /** The route table's answer (no override applied). */
+  function dispatch(request: Request, url: URL, path: string): Promise<Response> {
+    const found = findRoute(request.method, path);
+    return found ? run(found.operation, request, url, found.params) : unmatched(request, url, path);
+  }
+
+  /** No operation for this method here: 404 for an unknown path, 405 (with Allow) for a known path and another method. */
+  async function unmatched(request: Request, url: URL, path: string): Promise<Response> {
+    const matching = routes().filter(({ match }) => match(path));
     if (matching.length === 0) return unserved(request.method, path || '/');
     const methods = matching.map(({ operation }) => operation.method);
     const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
@@ -164,54 +139,6 @@ export function createService(options: ServiceOptions): Service {
     return errorResponse(new HttpError(404, message));
   }
 
-  function addRoutes(registry: RouteRegistry) {
-    const router = registry as unknown as Pick<Router, 'registerRoute'>;
-    for (const { operation, match } of compiled) {
-      for (const method of [operation.method, ...(operation.streamMethod ? [operation.streamMethod] : [])]) {
-        const route = new Route(
-          ({ url }) => {
-            const path = pathUnderBase(url);
-            return path === null ? false : match(path) ?? false;
-          },
-          { handle: ({ request, url, params }) => run(operation, request, url, (params ?? {}) as Record<string, string>) },
-          method,
-        );
-        router.registerRoute(route);
-      }
-    }
-    for (const method of FALLBACK_METHODS) {
-      router.registerRoute(
-        new Route(
-          ({ url }) => pathUnderBase(url) !== null,
-          { handle: ({ request, url }) => fallback(request, url, pathUnderBase(url)!) },
-          method as 'GET',
-        ),
-      );
-    }
-  }
-
-  const router = new Router();
-  addRoutes(router);
-
-  /** The service's answer, from the route table (no override applied). */
-  function answer(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
-    // The Router's own handleRequest reads the page's `location`; matching needs no origin.
-    const { route, params } = router.findMatchingRoute({ url, sameOrigin: false, request, event: event as never });
-    if (route) {
-      try {
-        return Promise.resolve(route.handler.handle({ url, request, event: event as never, params }));
-      } catch (error) {
-        return Promise.resolve(failure(error));
-      }
-    }
-    // Methods the Router has no routes for (PROPFIND, …) still get an answer under a base.
-    return fallback(request, url, path);
-  }
-
-  const operationOf = (method: string, path: string) =>
-    compiled.find(({ operation, match }) => (operation.method === method || (method === 'HEAD' && operation.method === 'GET')) && match(path))
-      ?.operation.name;
-
   const overrides = new Overrides();
   const logger = loggerFor(options.log);
   const kept = options.keepOverrides;
@@ -232,9 +159,10 @@ export function createService(options: ServiceOptions): Service {
         .finally(() => (loading = null))
     : null;
 
-  async function answerWithOverrides(request: Request, url: URL, path: string, event?: unknown): Promise<Response> {
+  /** The answer with the overrides in force applied, logged. */
+  async function answer(request: Request, url: URL, path: string): Promise<Response> {
     const started = performance.now();
-    const operation = overrides.size || logger || loading ? operationOf(request.method, path) : undefined;
+    const operation = overrides.size || logger || loading ? operationFor(request.method, path) : undefined;
     // Kept overrides are in force before the first answer, except discovery's, which never waits for the database.
     if (loading && !ANSWERED_WITHOUT_DATABASE.has(operation!)) await loading;
     const before = overrides.size;
@@ -242,9 +170,9 @@ export function createService(options: ServiceOptions): Service {
     // A used-up `once` is written away before the answer, so that a restart cannot revive it.
     if (overrides.size !== before) await save();
     if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
-    const response = outcome?.response ? outcome.response() : await answer(request, url, path, event);
+    const response = outcome?.response ? outcome.response() : await dispatch(request, url, path);
     // A stream socket's catch-up requests are part of its connection, not requests of their own.
-    const catchUp = url.searchParams.has('after') && request.headers.has('x-pieces-stream');
+    const catchUp = url.searchParams.has('after') && request.headers.has(STREAM_HEADER);
     if (!catchUp) logger?.({
       operation,
       method: request.method,
@@ -257,7 +185,7 @@ export function createService(options: ServiceOptions): Service {
     return response;
   }
 
-  function respond(request: Request, event?: unknown): Promise<Response> | undefined {
+  function respond(request: Request): Promise<Response> | undefined {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -265,12 +193,12 @@ export function createService(options: ServiceOptions): Service {
       return undefined;
     }
     const path = pathUnderBase(url);
-    return path === null ? undefined : answerWithOverrides(request, url, path, event);
+    return path === null ? undefined : answer(request, url, path);
   }
 
-  const clock = { now: () => context.now().toISOString(), newId: () => context.newId() };
+  const initial = initialData(options);
   const load = async (data: PiecesSeed, replace: boolean) => {
-    const changes = await context.storage.loadData(parseData(data, clock), { replace });
+    const changes = await context.storage.loadData(parseData(data, context.clock), { replace });
     copilot.reset();
     for (const change of changes) context.notify(change);
   };
@@ -279,9 +207,8 @@ export function createService(options: ServiceOptions): Service {
     bases: matcher.list,
     respond,
     handle: (request) => respond(request) ?? fetch(request),
-    addRoutes,
     pathUnderBase,
-    reset: () => load(options.initialData ?? {}, true),
+    reset: () => load(initial, true),
     seed: (data) => load(data, false),
     exportData: async () => toData(await context.storage.dumpData()),
     use: (...list) => {
@@ -294,22 +221,23 @@ export function createService(options: ServiceOptions): Service {
     },
     listOverrides: () => overrides.list(),
     async addAssets(assets) {
-      const records = parseAssets(assets, context.newId, context.now().toISOString());
+      const records = parseAssets(assets, context.clock);
       const changes = await context.storage.putAssets(records);
       copilot.corpus.assetsWritten(records);
       for (const change of changes) context.notify(change);
     },
+    reportExternalApplications: (applications) => context.storage.putExternalApplications(applications),
     model: () => copilot.model(),
     setModel: (model) => copilot.setModel(model),
   };
 }
 
 /**
- * Maps an unexpected error to a response: storage full is 507, storage
- * unavailable for now (wiped under the worker, an upgrade blocked) 503 with
- * the reason, everything else a 500 naming the fault.
+ * The answer to an unexpected error: storage full is 507, storage unavailable for now
+ * (wiped under the worker, an upgrade blocked) 503 with the reason, everything else a
+ * 500 naming the fault.
  */
-export function failure(error: unknown): Response {
+export function errorAnswer(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error);
   const name = (error as { name?: string })?.name;
   if (name === 'QuotaExceededError') {

@@ -3,14 +3,12 @@
  * message names the field (`path`) and what was expected.
  */
 import { badRequest, clip } from './http.js';
+import type { Json, JsonObject } from '../shared/json.js';
 
 /** A value as JSON, cut short when long (for messages). */
 const shown = (value: unknown) => clip(JSON.stringify(value) ?? 'nothing');
 
-export type Json = null | boolean | number | string | Json[] | JsonObject;
-export interface JsonObject {
-  [key: string]: Json;
-}
+export type { Json, JsonObject } from '../shared/json.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -11,14 +11,14 @@
  */
 import { WebSocket as MockWebSocket } from 'mock-socket';
 import { WebSocket as NodeWebSocket } from 'ws';
-import type { PiecesData, PiecesSeed } from '../core/data.js';
-import type { Override } from '../core/overrides.js';
-import { intercept, openStream } from './interception.js';
-import { createNodeService, type NodeServiceOptions } from './service.js';
+import type { ServiceSettings } from '../core/options.js';
+import { serviceControls, type PiecesControls } from '../host/controls.js';
+import { createNodeHost } from './host.js';
+import { intercept, openStream } from './intercept.js';
 
-export type PiecesServerOptions = NodeServiceOptions;
+export type PiecesServerOptions = ServiceSettings;
 
-export interface PiecesServer {
+export interface PiecesServer extends PiecesControls {
   /** The base URLs answered. */
   readonly bases: readonly string[];
   /** Starts answering requests under the bases (fetch, http, XMLHttpRequest, WebSocket); nothing else is touched. */
@@ -27,24 +27,13 @@ export interface PiecesServer {
   close(): void;
   /** Answers one request directly, without interception. */
   fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
-  /** Back to the initial data: the sample assets (unless disabled) and the `data` option. */
-  reset(): Promise<void>;
-  /** Adds records in the format of `exportData()`; ids and times are kept as given. */
-  seed(data: PiecesSeed): Promise<void>;
-  /** The whole store as one JSON-ready object. */
-  exportData(): Promise<PiecesData>;
-  /** Adds runtime overrides (status and body, delay, network error), tried before earlier ones. */
-  use(...overrides: Override[]): void;
-  /** Removes every runtime override. */
-  resetOverrides(): void;
 }
 
 export function setupPiecesServer(options: PiecesServerOptions = {}): PiecesServer {
-  const host = createNodeService(options);
-  const { service } = host;
+  const host = createNodeHost(options);
   let stop: (() => void) | null = null;
   return {
-    bases: service.bases,
+    bases: host.service.bases,
     listen() {
       stop ??= intercept(host);
     },
@@ -53,11 +42,7 @@ export function setupPiecesServer(options: PiecesServerOptions = {}): PiecesServ
       stop = null;
     },
     fetch: host.fetch,
-    reset: service.reset,
-    seed: service.seed,
-    exportData: service.exportData,
-    use: (...overrides) => void service.use(...overrides),
-    resetOverrides: () => void service.resetOverrides(),
+    ...serviceControls(host.service),
   };
 }
 
@@ -87,7 +72,9 @@ Object.defineProperty(WebSocket, Symbol.hasInstance, {
 export { memoryStorage } from '../storage/memory.js';
 export { formatEntry, type LogEntry, type Logger } from '../core/log.js';
 export type { Override } from '../core/overrides.js';
+export type { OperationName } from '../core/routes.js';
 export type { PiecesData, PiecesSeed } from '../core/data.js';
+export type { ServiceSettings } from '../core/options.js';
 export { startLoopbackServer, type LoopbackOptions, type LoopbackServer } from './serve.js';
 export { piecesControls, type EvaluatingPage } from './page-controls.js';
-export type { PiecesControls } from '../page/controls.js';
+export type { PiecesControls };

@@ -7,8 +7,8 @@
  *   const pieces = piecesControls(page);
  *   await pieces.use({ operation: 'conversationsSnapshot', status: 500 });
  */
-import { controlsOver, type PiecesControls } from '../page/controls.js';
-import type { ControlRequest, PageReply } from '../stream/protocol.js';
+import { controlMessage, controlsOver, type PiecesControls } from '../host/controls.js';
+import type { PageReply, PageRequest } from '../host/protocol.js';
 
 /** What is needed of a page: Playwright's and Puppeteer's `evaluate`. */
 export interface EvaluatingPage {
@@ -16,9 +16,9 @@ export interface EvaluatingPage {
 }
 
 export function piecesControls(page: EvaluatingPage): PiecesControls {
-  return controlsOver(async (request) => {
-    const reply = await page.evaluate(async (message: ControlRequest): Promise<PageReply> => {
-      // Page mode: the in-page host (see src/page/in-page.ts) answers.
+  return controlsOver(async (name, arg) => {
+    const reply = await page.evaluate(async (message: PageRequest): Promise<PageReply> => {
+      // Page mode: the page-mode host (see src/page/page-mode.ts) answers.
       const inPage = (globalThis as Record<symbol, { ask(m: unknown): Promise<PageReply> } | undefined>)[Symbol.for('pieces-os-worker.page-host')];
       if (inPage) return inPage.ask(message).catch((error: Error) => ({ ok: false as const, error: error.message }));
       const container = navigator.serviceWorker;
@@ -32,8 +32,8 @@ export function piecesControls(page: EvaluatingPage): PiecesControls {
         };
         worker.postMessage(message, [port2]);
       });
-    }, request);
+    }, controlMessage(name, arg) as PageRequest);
     if (!reply.ok) throw new Error(reply.error);
-    return reply;
+    return (reply as { data?: unknown }).data;
   });
 }

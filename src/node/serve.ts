@@ -6,22 +6,20 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import type { Override } from '../core/overrides.js';
+import type { ServiceSettings } from '../core/options.js';
+import { serviceControls, type PiecesControls } from '../host/controls.js';
+import { createNodeHost } from './host.js';
 import { answerControl, CONTROLS_PATH } from './http-controls.js';
-import { bridgeStream, createNodeService, type NodeService, type NodeServiceOptions } from './service.js';
+import { bridgeStream } from './stream-bridge.js';
 
-export interface LoopbackOptions extends Omit<NodeServiceOptions, 'bases'> {
+export interface LoopbackOptions extends Omit<ServiceSettings, 'bases'> {
   /** Port to listen on; default 39300 (Pieces OS's). 0 picks a free port. */
   port?: number;
   /** Interface to listen on; default 127.0.0.1 (loopback only). */
   host?: string;
 }
 
-export interface LoopbackServer extends Pick<NodeService['service'], 'reset' | 'seed' | 'exportData'> {
-  /** Adds runtime overrides (status and body, delay, network error), tried before earlier ones. */
-  use(...overrides: Override[]): void;
-  /** Removes every runtime override. */
-  resetOverrides(): void;
+export interface LoopbackServer extends PiecesControls {
   /** `http://<host>:<port>`: the base every request is answered under. */
   readonly url: string;
   readonly port: number;
@@ -42,7 +40,7 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 39300);
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // Every request that reaches the port is read as addressed to `origin`, whatever Host header it carries.
-  const { service, openStream } = createNodeService({ ...options, bases: [origin] });
+  const { service, openStream } = createNodeHost({ ...options, bases: [origin] });
 
   http.on('request', (incoming: IncomingMessage, outgoing: ServerResponse) => {
     const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD';
@@ -93,11 +91,7 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
   return {
     url: origin,
     port,
-    reset: service.reset,
-    seed: service.seed,
-    exportData: service.exportData,
-    use: (...overrides) => void service.use(...overrides),
-    resetOverrides: () => void service.resetOverrides(),
+    ...serviceControls(service),
     close: () =>
       new Promise<void>((resolve) => {
         for (const client of sockets.clients) client.terminate();

@@ -6,10 +6,10 @@
  * the port cannot be used, goes through fetch as before. Loaded with a dynamic
  * import, like page mode.
  */
-import { baseMatcher } from '../core/bases.js';
+import { baseMatcher } from '../shared/bases.js';
 import { PortClient, type ClientPort, type Connected } from '../port/client.js';
 import type { ConnectMessage, ToPage } from '../port/protocol.js';
-import { interceptRequests } from './intercept.js';
+import { interceptPageRequests } from './intercept.js';
 
 /** How often a page that uses the fast path lets its worker know, as its fetches would (a message event). */
 const TOUCH_MS = 10_000;
@@ -69,7 +69,7 @@ export function startFastPath(bases: readonly string[]): FastPath {
   const onControllerChange = () => client.reconnect();
   container.addEventListener('controllerchange', onControllerChange);
 
-  const stopIntercepting = interceptRequests((request) => {
+  const stopIntercepting = interceptPageRequests((request) => {
     let url: URL;
     try {
       url = new URL(request.url);

@@ -7,14 +7,14 @@
  * It runs in a service worker where the page can have one, and in the page
  * itself where it cannot (see `mode`).
  */
-import { DEFAULT_BASES } from '../core/bases.js';
+import { DEFAULT_BASES } from '../shared/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
 import type { ModelConfig, OpenAiModelConfig } from '../core/copilot/model.js';
-import type { PageReply, PageRequest } from '../stream/protocol.js';
+import type { PageReply, PageRequest } from '../host/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
 import { installSyncProbes } from './sync-probe.js';
-import { VERSION } from '../version.js';
-import { controlsOver, type PiecesControls } from './controls.js';
+import { VERSION } from '../shared/version.js';
+import { controlMessage, controlsOver, type PiecesControls } from '../host/controls.js';
 import { NoWorkerReason } from './diagnose.js';
 import { info, INIT_HINT, PiecesServiceError, warn } from './messages.js';
 import { askWorker, startWorkerMode } from './worker-mode.js';
@@ -85,8 +85,11 @@ export type { PiecesData, PiecesSeed } from '../core/data.js';
 export type { Override } from '../core/overrides.js';
 export type { AssetInput, ModelConfig, OpenAiModelConfig };
 
-/** Answers the page API's requests: the worker, or the in-page host. */
+/** Answers the page API's requests: the worker, or the page-mode host. */
 let ask: (request: PageRequest) => Promise<PageReply> = (request) => askWorker(request);
+
+/** The test controls, run by whatever answers the page API. */
+const controls = controlsOver(async (name, arg) => ((await ask(controlMessage(name, arg) as PageRequest)) as { data?: unknown }).data);
 
 /**
  * Starts the service: registers the worker (or attaches to the app's own) and
@@ -116,13 +119,13 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
       bases: hello.bases,
       version: { page: VERSION, worker: hello.version, mismatch },
       fastPath: fastPath?.counts ?? null,
-      ...controlsOver(ask),
+      ...controls,
     };
   } catch (error) {
     if (!(error instanceof NoWorkerReason)) throw error;
     if (options.fallback === false) throw new PiecesServiceError(`no service worker can run: ${error.reason}`);
-    const { startInPage } = await import('./in-page.js');
-    const host = await startInPage({
+    const { startPageMode } = await import('./page-mode.js');
+    const host = await startPageMode({
       bases: options.bases,
       stream: options.stream !== false,
       syncProbes: options.syncProbes !== false,
@@ -140,7 +143,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
       bases: host.bases,
       version: { page: VERSION, worker: VERSION, mismatch: false },
       fastPath: null,
-      ...controlsOver(ask),
+      ...controls,
     };
   }
 }

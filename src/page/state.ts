@@ -16,8 +16,8 @@
  * announcements. `versionchange` fires when another worker version takes over
  * (`detail.mismatch` when it differs from the page library's version).
  */
-import { CHANGES_CHANNEL, type WorkerMessage } from '../stream/protocol.js';
-import { VERSION } from '../version.js';
+import { CHANGES_CHANNEL, type WorkerMessage } from '../core/stream-wire.js';
+import { VERSION } from '../shared/version.js';
 
 export type ServiceState = 'ready' | 'lost' | 'recovered';
 

@@ -9,8 +9,8 @@
  * refused connection does). Asynchronous XHR and every other URL are left
  * untouched (the service worker answers them).
  */
-import { baseMatcher, DEFAULT_BASES } from '../core/bases.js';
-import { PIECES_OS_VERSION } from '../core/handlers/wellknown.js';
+import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
+import { PIECES_OS_VERSION } from '../shared/version.js';
 
 /** What a probe may ask synchronously, and the answer (both need no storage). */
 const ANSWERS: Readonly<Record<string, string>> = {

@@ -2,8 +2,8 @@
  * Worker mode: registers the worker script (or attaches to the app's own
  * worker) and resolves once a worker that answers the service controls the page.
  */
-import type { PageReply, PageRequest } from '../stream/protocol.js';
-import { VERSION } from '../version.js';
+import type { PageReply, PageRequest } from '../host/protocol.js';
+import { VERSION } from '../shared/version.js';
 import { environmentReason, explainRegistrationFailure, NoWorkerReason, REGISTRATION_BLOCKED } from './diagnose.js';
 import { INIT_HINT, PiecesServiceError } from './messages.js';
 

@@ -4,7 +4,7 @@
  * streamed body) from its replies; falls back to `fetch` where the port cannot
  * be used, without losing a request or having it run twice.
  */
-import { randomUUID } from '../core/uuid.js';
+import { randomUUID } from '../shared/uuid.js';
 import { CHECK_MS, EXPIRY_MS, GRACE_MS, IDLE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
 
 /** What the client needs of a port (a MessagePort). */
@@ -83,7 +83,7 @@ export class PortClient {
   private readonly pingMs: number;
   private readonly checkMs: number;
   private readonly idleMs: number;
-  /** How many requests went over a port, and how many by fetch (a fallback). */
+  /** How many requests went over a port, and how many by fetch (a retry after the port failed). */
   readonly counts = { port: 0, fetch: 0 };
 
   constructor(private readonly options: PortClientOptions) {
@@ -106,7 +106,7 @@ export class PortClient {
 
   async request(request: Request): Promise<Response> {
     const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer();
-    // What a fallback fetch sends, made only when one is needed, from the bytes read: not by
+    // What a retry by fetch sends, made only when one is needed, from the bytes read: not by
     // `clone()`, which tees the body stream (in Chromium ten times the cost of reading the body).
     // The port gets its own copy of the bytes (structured clone), so `body` stays whole.
     const copy = () => (body ? new Request(request, { body }) : request.clone());

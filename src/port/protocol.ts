@@ -29,7 +29,7 @@
  *   worker is not woken until the page has a request.
  */
 
-/** Sent with the fallback fetch of a request that went over the port first. */
+/** Sent with the retry by fetch of a request that went over the port first. */
 export const ID_HEADER = 'x-pieces-request-id';
 /** `only`: answer from memory, never run (the request was acknowledged by a worker that stopped since). */
 export const REPLAY_HEADER = 'x-pieces-replay';

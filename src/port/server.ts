@@ -1,10 +1,10 @@
 /**
  * The worker's side of the fast path (see protocol.ts): serves ports with
- * `respond`, and answers the fallback fetches of requests that went over a
+ * `respond`, and answers the retries by fetch of requests that went over a
  * port first without running anything twice.
  */
 import { isRerunnable, wholeBody } from '../core/http.js';
-import { randomUUID } from '../core/uuid.js';
+import { randomUUID } from '../shared/uuid.js';
 import { EXPIRY_MS, KEPT_LIMIT, ID_HEADER, LOCK_PREFIX, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
 
 /** What a port server needs of a port (a MessagePort). */
@@ -50,10 +50,10 @@ export interface PortServer {
   /** Serves requests arriving on `port`. */
   serve(port: PortLike): void;
   /**
-   * The answer to a fetch, for a request that carries a fast-path id (a fallback):
+   * The answer to a fetch, for a request that carries a fast-path id (a retry of a request sent over a port):
    * undefined for any other request (answer it as usual).
    */
-  fallback(request: Request): Promise<Response> | undefined;
+  answerRetry(request: Request): Promise<Response> | undefined;
 }
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
@@ -203,7 +203,7 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       port.onmessage = (event) => onMessage(port, event.data as ToWorker);
       void held.then((locked) => port.postMessage({ type: 'ready', instance, ...(locked ? { lock } : {}), ...options.stats?.() }));
     },
-    fallback(request) {
+    answerRetry(request) {
       const id = request.headers.get(ID_HEADER);
       if (!id) return undefined;
       const entry = memory.get(id);

@@ -4,15 +4,11 @@
  * other; nothing global is read or patched.
  */
 import { IDBFactory } from 'fake-indexeddb';
-import { openStorage } from './idb-storage.js';
-import type { AssetRecord } from './schema.js';
+import { openStorage, type OpenStorageOptions } from './idb/storage.js';
 import type { Storage } from './storage.js';
 
-export interface MemoryStorageOptions {
-  /** Assets stored when the database is created. */
-  seedAssets?: AssetRecord[];
-}
+export type MemoryStorageOptions = Pick<OpenStorageOptions, 'initialData' | 'groupCommit'>;
 
 export function memoryStorage(options: MemoryStorageOptions = {}): Promise<Storage> {
-  return openStorage({ factory: new IDBFactory(), seedAssets: options.seedAssets });
+  return openStorage({ ...options, factory: new IDBFactory() });
 }

@@ -3,8 +3,8 @@
  * upgrade steps that build them. Read this file to know what is stored.
  */
 import type { DBSchema, IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
-import type { JsonObject } from '../core/validate.js';
-import { randomUUID } from '../core/uuid.js';
+import type { JsonObject } from '../shared/json.js';
+import { randomUUID } from '../shared/uuid.js';
 
 
 export type EventKind = 'interaction' | 'keyboard' | 'installation' | 'update';

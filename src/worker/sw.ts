@@ -3,7 +3,7 @@
  * come from the script URL, which `startPiecesService()` sets:
  * `pieces-os-worker.js?bases=<comma-separated URLs>&log=1` (and `groupCommit=0`, for comparisons).
  */
-import { startWorker } from './host.js';
+import { startWorker } from './start.js';
 import type { ServiceWorkerScope } from './sw-types.js';
 
 const scope = self as unknown as ServiceWorkerScope;

@@ -14,7 +14,7 @@ import { expect, it } from 'vitest';
 import { build, preview, type PreviewServer } from 'vite';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
-import { SEGMENT_SIZE } from '../../src/storage/snapshots.js';
+import { SEGMENT_SIZE } from '../../src/storage/snapshot-plan.js';
 import { barChart, median, ms, p95, table } from './stats.js';
 import { benchCopilot } from './copilot.js';
 import { freePort } from '../free-port.js';

@@ -6,7 +6,8 @@
 import type { Storage } from '../../storage/storage.js';
 import type { JsonObject } from '../validate.js';
 import { Corpus } from './corpus.js';
-import { createModel, parseModelConfig, type ModelAdapter, type ModelConfig } from './model.js';
+import { createModel } from './create-model.js';
+import { parseModelConfig, type ModelAdapter, type ModelConfig } from './model.js';
 
 export interface RunningAnswer {
   conversation: string;

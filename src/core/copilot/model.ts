@@ -9,7 +9,6 @@
 import { number, object, oneOf, optional, required, string } from '../validate.js';
 import { badRequest } from '../http.js';
 import { bestPassage, RelevanceIndex } from '../relevance.js';
-import { openAiModel } from './openai.js';
 
 export type Role = 'USER' | 'ASSISTANT' | 'SYSTEM' | 'UNKNOWN';
 
@@ -99,14 +98,6 @@ export function parseModelConfig(value: unknown, path = 'model'): ModelConfig {
     ...(temperature === undefined ? {} : { temperature }),
     ...(maxTokens === undefined ? {} : { maxTokens }),
   };
-}
-
-/** The adapter for an adapter or a configuration; none gives the default. */
-export function createModel(model?: ModelAdapter | ModelConfig): ModelAdapter {
-  if (!model) return extractiveModel;
-  if ('answer' in model && typeof model.answer === 'function') return model;
-  const config = parseModelConfig(model);
-  return config.type === 'openai' ? openAiModel(config) : extractiveModel;
 }
 
 const QUOTED = 3;

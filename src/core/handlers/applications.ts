@@ -7,7 +7,7 @@ import type { ApplicationRecord, EventKind } from '../../storage/schema.js';
 import { publish } from './common.js';
 import { defined, embeddedSchema, integerArray, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
 
-const now = ({ service }: OperationContext) => service.now().toISOString();
+const now = ({ service }: OperationContext) => service.clock.now().toISOString();
 
 /**
  * The application an event is scoped to: the `X-Application-ID` header, or
@@ -40,7 +40,7 @@ export async function applicationsRegister(context: OperationContext) {
   const body = await readJson(request, service.maxBodyBytes);
   const application =
     body === undefined
-      ? browserApplication(await service.storage.ensureMeta('browserApplicationId', service.newId), service.userAgent)
+      ? browserApplication(await service.storage.ensureMeta('browserApplicationId', service.clock.newId), service.userAgent)
       : parseApplication(body);
   publish(context, await service.storage.putApplication(application));
   const stored = await service.storage.getApplication(application.id);
@@ -69,7 +69,7 @@ export async function applicationsExternalRelated({ service }: OperationContext)
 
 export async function applicationsSessionOpen(context: OperationContext) {
   const application = await scope(context);
-  const session = { id: context.service.newId(), opened: { value: now(context) }, ...(application ? { application } : {}) };
+  const session = { id: context.service.clock.newId(), opened: { value: now(context) }, ...(application ? { application } : {}) };
   await context.service.storage.putSession(session);
   return sessionResponse(context, session.id);
 }
@@ -108,7 +108,7 @@ async function recordEvent(
   const upsert = parse(body, path);
   const application = await scope(context, upsert);
   const changes = await service.storage.recordEvent(
-    { id: service.newId(), kind, at: now(context), payload: body, ...(application ? { application } : {}) },
+    { id: service.clock.newId(), kind, at: now(context), payload: body, ...(application ? { application } : {}) },
     upsert,
   );
   publish(context, changes);

@@ -1,7 +1,7 @@
 /** What several handler groups share: the `transferables` rule, the clock and change publishing. */
 import type { OperationContext } from '../context.js';
 import { badRequest, clip } from '../http.js';
-import type { Clock } from '../models/conversation.js';
+import { atOnce, type Clock } from '../clock.js';
 import type { Change } from '../../storage/storage.js';
 
 /** `transferables`: absent means true; only "true" and "false" are accepted. */
@@ -13,7 +13,7 @@ export function transferables(url: URL): boolean {
 }
 
 export function clock({ service }: OperationContext): Clock {
-  return { now: service.now().toISOString(), id: () => service.newId() };
+  return atOnce(service.clock);
 }
 
 /** Announces committed changes, in commit order. */

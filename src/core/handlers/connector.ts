@@ -4,7 +4,7 @@ import { json, readJson } from '../http.js';
 import { applicationWire } from '../models/application.js';
 import { CapabilitiesEnum, PlatformEnum, PrivacyEnum, ApplicationNameEnum } from '../enums.js';
 import { boolean, object, oneOf, optional, required, string } from '../validate.js';
-import { PIECES_OS_VERSION } from './wellknown.js';
+import { PIECES_OS_VERSION } from '../../shared/version.js';
 import { localUser } from './user.js';
 import { publish } from './common.js';
 
@@ -24,7 +24,7 @@ export async function connect(context: OperationContext) {
   const capabilities = optional(seeded, 'capabilities', at, (v, p) => oneOf(v, CapabilitiesEnum, p));
   const privacy = optional(seeded, 'privacy', at, (v, p) => oneOf(v, PrivacyEnum, p)) ?? 'OPEN';
   const automaticUnload = optional(seeded, 'automaticUnload', at, boolean);
-  const id = await service.storage.ensureMeta(`application:${name}|${platform}|${version}`, service.newId);
+  const id = await service.storage.ensureMeta(`application:${name}|${platform}|${version}`, service.clock.newId);
   const application = {
     id,
     name,
@@ -38,7 +38,7 @@ export async function connect(context: OperationContext) {
   publish(context, await service.storage.putApplication(application));
   const [stored, os, user] = await Promise.all([
     service.storage.getApplication(id),
-    service.storage.ensureMeta('osId', service.newId),
+    service.storage.ensureMeta('osId', service.clock.newId),
     localUser(context),
   ]);
   return json({

@@ -22,15 +22,17 @@ import { derivedName, messageRecord, seedConversation, seedMessage, touched } fr
 import type { Change } from '../../storage/storage.js';
 import { parseStreamInput, questionOutput, type StreamInput } from '../models/qgpt.js';
 import { isObject, type JsonObject } from '../validate.js';
+import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
+import { atOnce } from '../clock.js';
 import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMaterialOrStore, relevantSeeds } from './qgpt.js';
 
-/** The marker header the socket shim sends with each client frame. */
-export const QGPT_STREAM_MARKER = 'qgpt';
+/** The marker header value the socket shim sends with each client frame. */
+const QGPT_STREAM_MARKER: StreamRequestKind = 'qgpt';
 
 type Status = 'INITIALIZED' | 'IN-PROGRESS' | 'COMPLETED' | 'FAILED' | 'STOPPED' | 'RESET';
 
 export async function qgptStream({ request, service }: OperationContext): Promise<Response> {
-  if (request.method !== 'POST' || request.headers.get('x-pieces-stream') !== QGPT_STREAM_MARKER) {
+  if (request.method !== 'POST' || request.headers.get(STREAM_HEADER) !== QGPT_STREAM_MARKER) {
     throw new HttpError(426, 'The copilot stream is a WebSocket: connect with new WebSocket("ws://…/qgpt/stream").', { Upgrade: 'websocket' });
   }
   const body = await readJson(request, service.maxBodyBytes);
@@ -74,7 +76,7 @@ async function storedHistory(service: ServiceContext, id: string): Promise<ChatM
  * named after the question.
  */
 async function storeExchange(service: ServiceContext, conversation: string, create: boolean, query: string, answer: string) {
-  const clock = { now: service.now().toISOString(), id: () => service.newId() };
+  const clock = atOnce(service.clock);
   const seeded = [
     { role: 'USER', fragment: { string: { raw: query } } },
     ...(answer ? [{ role: 'ASSISTANT', fragment: { string: { raw: answer } } }] : []),
@@ -103,13 +105,13 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
     input = parseStreamInput(body);
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
-    const request = typeof sent.request === 'string' ? sent.request : service.newId();
+    const request = typeof sent.request === 'string' ? sent.request : service.clock.newId();
     const conversation = typeof sent.conversation === 'string' ? sent.conversation : '';
     send(frame(request, conversation, 'FAILED', { statusCode: error.status, errorMessage: error.message }));
     return;
   }
   const { copilot } = service;
-  const request = input.request ?? service.newId();
+  const request = input.request ?? service.clock.newId();
 
   if (input.stop || input.reset) {
     const status = input.reset ? 'RESET' : 'STOPPED';
@@ -120,7 +122,7 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
   }
 
   const create = !input.conversation;
-  const conversation = input.conversation ?? service.newId();
+  const conversation = input.conversation ?? service.clock.newId();
   const fail = (status: number, message: string) => send(frame(request, conversation, 'FAILED', { statusCode: status, errorMessage: message }));
   if (copilot.running.has(request)) {
     fail(409, `The request ${request} is already being answered; send another request id.`);

@@ -9,11 +9,12 @@
  */
 import type { OperationContext } from '../context.js';
 import { badRequest, clip, HttpError, json } from '../http.js';
-import type { Collection } from '../../storage/schema.js';
+import type { Collection } from '../../storage/storage.js';
+import { identifiersFrame, STREAM_HEADER, type CatchUp, type Handshake } from '../stream-wire.js';
 import { localUser } from './user.js';
 
 function handshake({ request, url }: OperationContext) {
-  if (request.headers.get('x-pieces-stream') !== 'handshake') {
+  if (request.headers.get(STREAM_HEADER) !== 'handshake') {
     const path = clip(url.pathname);
     throw new HttpError(426, `${path} is a WebSocket: connect with new WebSocket("ws://${url.host}${path}").`, {
       Upgrade: 'websocket',
@@ -30,9 +31,9 @@ export const identifierStream = (collection: Collection) => async (context: Oper
   // The identity is read before the data: if the database is replaced in between, the socket keeps
   // the older identity, and its next check (which gets the new one) makes it start afresh.
   const database = await service.storage.identity();
-  if (after !== null) return json({ ...(await service.storage.changesSince(Number(after), collection)), database });
+  if (after !== null) return json({ ...(await service.storage.changesSince(Number(after), collection)), database } satisfies CatchUp);
   const { ids, seq } = await service.storage.listIds(collection);
-  return json({ seq, database, message: { iterable: ids.map((id) => ({ [collection]: { id } })) } });
+  return json({ seq, database, message: identifiersFrame(collection, ids) } satisfies Handshake);
 };
 
 export const conversationsStreamIdentifiers = identifierStream('conversation');
@@ -43,12 +44,12 @@ export const applicationsStreamIdentifiers = identifierStream('application');
 /** getWellKnownStreamHealth: `ok` on open, then periodically while the service answers. */
 export async function getWellKnownStreamHealth(context: OperationContext) {
   handshake(context);
-  return json({ seq: 0, message: 'ok' });
+  return json({ seq: 0, message: 'ok' } satisfies Handshake);
 }
 
 /** streamUser: the ReturnedUserProfile on open. */
 export async function streamUser(context: OperationContext) {
   handshake(context);
   const user = await localUser(context);
-  return json({ seq: 0, message: user ? { user } : {} });
+  return json({ seq: 0, message: user ? { user } : {} } satisfies Handshake);
 }

@@ -6,7 +6,7 @@ import { userProfile } from '../models/user.js';
 /** The configured profile, or undefined when the service is configured without a user. */
 export async function localUser({ service }: OperationContext) {
   if (service.user === null) return undefined;
-  return userProfile(service.user, await service.storage.ensureMeta('userId', service.newId));
+  return userProfile(service.user, await service.storage.ensureMeta('userId', service.clock.newId));
 }
 
 export async function userSnapshot(context: OperationContext) {

@@ -1,4 +1,5 @@
 /** Assets: what a page adds to the store (the `addAssets` page API), and the SDK Asset records built from it. */
+import type { Clock } from '../clock.js';
 import type { AssetRecord } from '../../storage/schema.js';
 import { array, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
 import { LANGUAGES } from './asset-summary.js';
@@ -13,7 +14,8 @@ export interface AssetInput {
   id?: string;
 }
 
-export function parseAssets(value: unknown, newId: () => string, now: string): AssetRecord[] {
+export function parseAssets(value: unknown, clock: Clock): AssetRecord[] {
+  const now = clock.now().toISOString();
   return array(value, 'assets').map((item, i) => {
     const path = `assets[${i}]`;
     const input = object(item, path);
@@ -21,12 +23,12 @@ export function parseAssets(value: unknown, newId: () => string, now: string): A
     const extension = /\.([A-Za-z0-9+#]+)$/.exec(name)?.[1]?.toLowerCase() ?? 'txt';
     const description = optional(input, 'description', path, string);
     return {
-      id: optional(input, 'id', path, uuid) ?? newId(),
+      id: optional(input, 'id', path, uuid) ?? clock.newId(),
       name,
       text: required(input, 'text', path, string),
       language: optional(input, 'language', path, string) ?? extension,
       created: now,
-      formatId: newId(),
+      formatId: clock.newId(),
       ...(description === undefined ? {} : { description }),
     };
   });

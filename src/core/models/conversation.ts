@@ -38,16 +38,14 @@ import {
 } from '../validate.js';
 import { parseApplication } from './application.js';
 import { HttpError } from '../http.js';
+import type { Clock } from '../clock.js';
 
 export interface Seeded {
   record: Omit<ConversationRecord, 'seq'>;
   messages: MessageRecord[];
 }
 
-export interface Clock {
-  now: string;
-  id: () => string;
-}
+export type { Clock };
 
 const SERVER_KEYS = ['id', 'created', 'updated'] as const;
 
@@ -64,20 +62,24 @@ export const MAX_MESSAGES_PER_CREATE = 5_000;
  * The fields of the SDK models clients send: any other key is refused (400)
  * rather than stored and served back where the SDK's models have no such field.
  */
+export const CONVERSATION_FIELDS = [
+  'schema', 'id', 'name', 'created', 'updated', 'deleted', 'favorited', 'application', 'annotations', 'messages', 'model',
+  'assets', 'websites', 'anchors', 'type', 'grounding', 'score', 'pipeline', 'demo', 'summaries',
+] as const;
+
+export const MESSAGE_FIELDS = [
+  'schema', 'id', 'created', 'updated', 'deleted', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'score',
+  'annotations', 'websites', 'persons', 'anchors', 'assets', 'ranges', 'summaries', 'tags', 'messages', 'workstreamEvents', 'sources',
+] as const;
+
 const FIELDS = {
   SeededConversation: ['schema', 'name', 'favorited', 'application', 'annotations', 'messages', 'model', 'assets', 'websites', 'anchors', 'type', 'pipeline', 'demo'],
-  Conversation: [
-    'schema', 'id', 'name', 'created', 'updated', 'deleted', 'favorited', 'application', 'annotations', 'messages', 'model',
-    'assets', 'websites', 'anchors', 'type', 'grounding', 'score', 'pipeline', 'demo', 'summaries',
-  ],
+  Conversation: CONVERSATION_FIELDS,
   SeededConversationMessage: [
     'schema', 'created', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'assets', 'ranges', 'summaries', 'tags',
     'messages', 'workstreamEvents', 'sources', 'anchors',
   ],
-  ConversationMessage: [
-    'schema', 'id', 'created', 'updated', 'deleted', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'score',
-    'annotations', 'websites', 'persons', 'anchors', 'assets', 'ranges', 'summaries', 'tags', 'messages', 'workstreamEvents', 'sources',
-  ],
+  ConversationMessage: MESSAGE_FIELDS,
   SeededAnnotation: [
     'schema', 'mechanism', 'asset', 'person', 'type', 'text', 'model', 'pseudo', 'favorited', 'anchor', 'conversation',
     'workstreamSummary', 'messages', 'assets', 'persons', 'anchors', 'conversations', 'websites', 'tags', 'summaries', 'workstreamEvents',
@@ -176,7 +178,7 @@ function seedAnnotation(item: Json, path: string, clock: Clock, owner: JsonObjec
     delete annotation[from];
     if (id !== undefined) annotation[to] = { id };
   }
-  return { ...annotation, id: clock.id(), type, text, created: { value: clock.now }, updated: { value: clock.now }, ...owner };
+  return { ...annotation, id: clock.newId(), type, text, created: { value: clock.now().toISOString() }, updated: { value: clock.now().toISOString() }, ...owner };
 }
 
 /** A SeededAnchor becomes a FlattenedAnchor with its one point. */
@@ -192,9 +194,9 @@ function seedAnchor(item: Json, path: string, clock: Clock, conversationId: stri
   const annotations = optional(seeded, 'annotations', path, array);
   // `fullpath` and `platform` belong to the anchor's point; `asset` and `annotations` become references.
   const { asset: _asset, annotations: _annotations, conversation: _conversation, fullpath: _fullpath, platform: _platform, ...rest } = seeded;
-  const id = clock.id();
-  const stamp = { created: { value: clock.now }, updated: { value: clock.now } };
-  const point = { id: clock.id(), fullpath, ...stamp, anchor: { id }, ...(platform ? { platform } : {}) };
+  const id = clock.newId();
+  const stamp = { created: { value: clock.now().toISOString() }, updated: { value: clock.now().toISOString() } };
+  const point = { id: clock.newId(), fullpath, ...stamp, anchor: { id }, ...(platform ? { platform } : {}) };
   return {
     ...rest,
     id,
@@ -222,13 +224,13 @@ export function seedMessage(value: unknown, path: string, clock: Clock, conversa
   knownKeys(message, FIELDS.SeededConversationMessage, path, 'SeededConversationMessage');
   const fragment = required(message, 'fragment', path, parseFragment);
   const role = required(message, 'role', path, (v, q) => oneOf(v, MessageRoleEnum, q));
-  const created = optional(message, 'created', path, timestamp) ?? { value: clock.now };
+  const created = optional(message, 'created', path, timestamp) ?? { value: clock.now().toISOString() };
   optional(message, 'sentiment', path, (v, q) => oneOf(v, MessageSentimentEnum, q));
   optional(message, 'model', path, parseModel);
   const owner = optional(message, 'conversation', path, object);
   if (!conversation && !owner) throw badRequest(`${path}.conversation is required: the conversation the message is added to.`);
   const id = conversation ?? required(owner!, 'id', `${path}.conversation`, uuid);
-  return { ...message, id: clock.id(), created, updated: created, conversation: { id }, role, fragment };
+  return { ...message, id: clock.newId(), created, updated: created, conversation: { id }, role, fragment };
 }
 
 /** Validates a SeededConversation (or none) into a conversation (with `id`, or a new one) and its messages. */
@@ -237,7 +239,7 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
   const seeded: JsonObject = body === undefined ? { type: 'COPILOT' } : object(body, path);
   noServerKeys(seeded, SERVER_KEYS, path);
   knownKeys(seeded, FIELDS.SeededConversation, path, 'SeededConversation');
-  id ??= clock.id();
+  id ??= clock.newId();
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, ConversationTypeEnum, p));
   optional(seeded, 'name', path, string);
   optional(seeded, 'favorited', path, boolean);
@@ -265,8 +267,8 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
     ...rest,
     id,
     type,
-    created: { value: clock.now },
-    updated: { value: clock.now },
+    created: { value: clock.now().toISOString() },
+    updated: { value: clock.now().toISOString() },
     ...(application ? { application } : {}),
     ...(annotations
       ? { annotations: references(annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { conversation: { id } }))) }
@@ -327,7 +329,7 @@ export function updateConversation(body: unknown, current: ConversationState, cl
   }
   for (const key of ['schema', 'deleted', 'score', 'summaries']) if (stored[key] !== undefined) next[key] = stored[key]!;
   next.created = stored.created!;
-  next.updated = { value: clock.now };
+  next.updated = { value: clock.now().toISOString() };
   return { record: { ...current.record, json: storedJson(next) } };
 }
 
@@ -335,7 +337,7 @@ export function updateConversation(body: unknown, current: ConversationState, cl
 export function touched(record: Omit<ConversationRecord, 'seq'>, clock: Clock, edit: (conversation: JsonObject) => void = () => {}) {
   const conversation = JSON.parse(record.json) as JsonObject;
   edit(conversation);
-  conversation.updated = { value: clock.now };
+  conversation.updated = { value: clock.now().toISOString() };
   return storedJson(conversation);
 }
 
@@ -385,7 +387,7 @@ export function updateMessage(body: JsonObject, stored: MessageRecord, clock: Cl
     for (const [key, value] of Object.entries(body)) if (value !== null && value !== undefined) next[key] = value;
   }
   for (const key of MESSAGE_FIXED) next[key] = current[key]!;
-  next.updated = { value: clock.now };
+  next.updated = { value: clock.now().toISOString() };
   return { ...stored, json: storedJson(next) };
 }
 

@@ -1,0 +1,50 @@
+/**
+ * The settings every host takes (the Service Worker, page mode, the Node test
+ * host, the loopback server), documented once here; each host's options
+ * extend them with its own.
+ */
+import type { ModelAdapter, ModelConfig } from './copilot/model.js';
+import type { PiecesSeed } from './data.js';
+import { SAMPLE_ASSETS } from './fixtures/sample-assets.js';
+import type { Logger } from './log.js';
+import type { UserConfig } from './models/user.js';
+
+export interface ServiceSettings {
+  /**
+   * Base URLs to answer; default `DEFAULT_BASES`: every address a client probes for a local
+   * Pieces OS (`localhost` and `127.0.0.1` on ports 1000, 5323 and 39300–39333). A port range
+   * may be written compactly: `http://localhost:39300-39333`.
+   */
+  bases?: readonly string[];
+  /** The local user profile (`GET /user`, connect); `null` for none. Default: a local profile. */
+  user?: UserConfig | null;
+  /** Start with (and reset to) the sample assets; default true. */
+  sampleAssets?: boolean;
+  /**
+   * Data to start with (on a database's first start) and to go back to on `reset()`, in the
+   * format of `exportData()`; with the sample assets unless `sampleAssets: false`.
+   */
+  data?: PiecesSeed;
+  /** Largest accepted request body, in bytes; default and ceiling 16 MiB. */
+  maxBodyBytes?: number;
+  /** Print each request and its answer (as MSW does), or give each log entry to a function. */
+  log?: boolean | Logger;
+  /**
+   * The copilot's model: an adapter, or a configuration (`{ type: 'openai', baseUrl, model }`);
+   * default the extractive answers (no model). A page may switch it at run time (`setModel`).
+   */
+  model?: ModelAdapter | ModelConfig;
+  /** The clock for every time the service records (`created`, `updated`, events); default `new Date()`. */
+  now?: () => Date;
+  /** The id generator for every record the service creates; default a random UUID. */
+  newId?: () => string;
+}
+
+/** The initial data the settings describe: the given data, with the sample assets not given again in it (unless turned off). */
+export function initialData(settings: Pick<ServiceSettings, 'data' | 'sampleAssets'>): PiecesSeed {
+  const given = settings.data?.assets ?? [];
+  if (!Array.isArray(given)) return { ...settings.data }; // refused by parseData, with its message
+  const ids = new Set(given.map((asset: { id?: unknown } | null) => asset?.id));
+  const samples = settings.sampleAssets === false ? [] : SAMPLE_ASSETS.filter((asset) => !ids.has(asset.id));
+  return { ...settings.data, assets: [...samples, ...given] };
+}

@@ -1,0 +1,83 @@
+/**
+ * The one way a host is assembled: storage that reconnects when its database
+ * goes away, with a read cache per connection; the service over it; changes
+ * announced on the host's channel, batched; the page API; and, for hosts that
+ * run beside their clients, the stream shim fed in this process. A host adapter
+ * (worker, page mode, Node, the loopback server) chooses a storage, a channel
+ * and a transport, and nothing else.
+ */
+import { parseData } from '../core/data.js';
+import { initialData, type ServiceSettings } from '../core/options.js';
+import { createService, type Service } from '../core/service.js';
+import type { Override } from '../core/overrides.js';
+import { randomUUID } from '../shared/uuid.js';
+import { cacheReads } from '../storage/read-cache.js';
+import { reconnectingStorage, type ConnectionHooks } from '../storage/reconnect.js';
+import type { Storage, StoredData } from '../storage/storage.js';
+import { installStreamShim, type StreamShimOptions } from '../stream/shim.js';
+import { batchedAnnouncer, type ChangeChannel } from './channel.js';
+import { answerPageRequest } from './page-api.js';
+import type { PageReply, PageRequest } from './protocol.js';
+
+export interface HostSetup {
+  /**
+   * Opens a connection to the database, storing `initialData` on its first start; called
+   * again after a connection is lost (site data cleared, the database deleted or upgraded elsewhere).
+   */
+  open(hooks: ConnectionHooks, initialData: StoredData): Promise<Storage>;
+  /** Where committed changes are announced (and other connections' caches cleared). */
+  channel: ChangeChannel;
+  settings: ServiceSettings;
+  /** Keep the runtime overrides in the database: for every tab of the origin, across restarts. */
+  keepOverrides?: boolean;
+  /** How long a call waits for a database open blocked by another connection; default 3 s. */
+  blockedWaitMs?: number;
+  /** Where unserved Pieces OS paths are reported; default `console.warn`. */
+  warn?: (message: string) => void;
+}
+
+export interface Host {
+  service: Service;
+  storage: Storage;
+  channel: ChangeChannel;
+  /** Answers a page API request (a worker's message, a page-mode call); `claim` takes control of the pages. */
+  answerPageRequest(request: PageRequest, claim?: () => Promise<void>): Promise<PageReply>;
+  /** Patches `target.WebSocket` (default the global) so that the service's sockets are fed by this host, in this process. */
+  feedStreams(options?: Pick<StreamShimOptions, 'target' | 'healthIntervalMs' | 'sequenceCheckMs' | 'giveUpMs'>): () => void;
+  close(): void;
+}
+
+export function createHost(setup: HostSetup): Host {
+  const { channel, settings } = setup;
+  const clock = { now: settings.now ?? (() => new Date()), newId: settings.newId ?? randomUUID };
+  // Invalid data fails here, at once, with a message naming the problem in the data as given.
+  parseData(settings.data ?? {}, clock);
+  const records = parseData(initialData(settings), clock);
+  const storage = reconnectingStorage(
+    (hooks) => setup.open(hooks, records).then((opened) => cacheReads(opened, channel.invalidation)),
+    {
+      blockedWaitMs: setup.blockedWaitMs,
+      // A database opened after the previous one was lost is another one: say so to every socket.
+      onOpen: (opened, reopened) => {
+        if (reopened) void opened.identity().then((identity) => channel.post({ type: 'database', identity }));
+      },
+    },
+  );
+  const keepOverrides = setup.keepOverrides
+    ? { load: () => storage.getMeta('overrides'), save: (list: Override[]) => storage.setMeta('overrides', list) }
+    : undefined;
+  const service = createService({ ...settings, storage, warn: setup.warn, onChange: batchedAnnouncer(channel), keepOverrides });
+  const fetch = (input: string, init?: RequestInit) => service.handle(new Request(input, init));
+  return {
+    service,
+    storage,
+    channel,
+    answerPageRequest: (request, claim = async () => {}) => answerPageRequest(service, request, claim),
+    feedStreams: (options = {}) =>
+      installStreamShim({ ...options, bases: service.bases, fetch, isServiceAvailable: () => true, announcements: channel.open }),
+    close() {
+      storage.close();
+      channel.close();
+    },
+  };
+}

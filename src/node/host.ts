@@ -1,0 +1,44 @@
+/**
+ * The service in this process, for the Node hosts (`setupPiecesServer`, the
+ * loopback server): the core over storage in memory, its sockets fed in this
+ * process, changes announced in this process only.
+ */
+import type { ServiceSettings } from '../core/options.js';
+import { localChannel } from '../host/channel.js';
+import { createHost, type Host } from '../host/create-host.js';
+import { memoryStorage } from '../storage/memory.js';
+
+export interface NodeHost extends Host {
+  /** A socket for `url` when it is one of the service's sockets, else null. */
+  openStream(url: string, protocols?: string | string[]): WebSocket | null;
+  /** Answers a request under a base in this process (other URLs go to `fetch`). */
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+}
+
+const NOT_SERVED = Symbol('not a socket of this service');
+
+export function createNodeHost(settings: ServiceSettings = {}): NodeHost {
+  // Memory is never lost: the database opens once, with the initial data.
+  const host = createHost({ open: (_hooks, initialData) => memoryStorage({ initialData }), channel: localChannel(), settings });
+  const fetch = (input: RequestInfo | URL, init?: RequestInit) => host.service.handle(new Request(input, init));
+
+  // The service's sockets, fed by this host (handshake and catch-up through `fetch`,
+  // announcements from this service only), on a constructor of their own.
+  const sockets = {
+    WebSocket: function NotServed() {
+      throw NOT_SERVED;
+    } as unknown as typeof WebSocket,
+  };
+  host.feedStreams({ target: sockets });
+
+  function openStream(url: string, protocols?: string | string[]): WebSocket | null {
+    try {
+      return new sockets.WebSocket(url, protocols);
+    } catch (error) {
+      if (error === NOT_SERVED) return null;
+      throw error;
+    }
+  }
+
+  return { ...host, openStream, fetch };
+}

@@ -1,0 +1,84 @@
+/**
+ * Node's preset of the interception layer, shared by every listening server:
+ * `fetch`, `http`/`https` (ClientRequest), `XMLHttpRequest` where a DOM
+ * environment defines it, and the global `WebSocket` where one exists. A request
+ * under a listening server's bases is answered by that server (the latest to
+ * listen first); every other request goes out untouched. The globals are
+ * patched while at least one server listens, and restored after.
+ */
+import { syncBuiltinESMExports } from 'node:module';
+import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
+import { FetchInterceptor } from '@mswjs/interceptors/fetch';
+import { XMLHttpRequestInterceptor } from '@mswjs/interceptors/XMLHttpRequest';
+import { WebSocketInterceptor } from '@mswjs/interceptors/WebSocket';
+import { interceptRequests } from '../host/intercept.js';
+import type { NodeHost } from './host.js';
+import { bridgeStream } from './stream-bridge.js';
+
+const listening: NodeHost[] = [];
+let active: { dispose(): void } | null = null;
+
+/** The answer of the latest listening server whose bases hold the request, or undefined. */
+export function answer(request: Request): Promise<Response> | undefined {
+  for (let i = listening.length - 1; i >= 0; i--) {
+    const response = listening[i]!.service.respond(request);
+    if (response) return response;
+  }
+  return undefined;
+}
+
+/** A stream socket from the latest listening server that serves `url`, or null. */
+export function openStream(url: string, protocols?: string | string[]): WebSocket | null {
+  for (let i = listening.length - 1; i >= 0; i--) {
+    const socket = listening[i]!.openStream(url, protocols);
+    if (socket) return socket;
+  }
+  return null;
+}
+
+function start() {
+  const stopRequests = interceptRequests([new ClientRequestInterceptor(), new XMLHttpRequestInterceptor(), new FetchInterceptor()], answer);
+  const sockets = new WebSocketInterceptor();
+  sockets.on('connection', async ({ client, server }) => {
+    const feed = openStream(client.url.href);
+    if (!feed) {
+      server.connect();
+      return;
+    }
+    // The client opens once the stream did (its first message follows), or fails as refused.
+    await bridgeStream(feed, {
+      send: (data) => client.send(data),
+      close: (code, reason) => client.close(code, reason),
+      refuse: () => {
+        client.socket.dispatchEvent(new Event('error'));
+        client.close(1006, '');
+      },
+      onClose: (listener) => client.addEventListener('close', listener),
+      onMessage: (listener) => client.addEventListener('message', (event) => listener(String(event.data))),
+    });
+  });
+  sockets.apply();
+  // `import { request } from 'node:http'` binds the module's own exports: bring them in line with the patch.
+  syncBuiltinESMExports();
+  return {
+    dispose() {
+      stopRequests();
+      sockets.dispose();
+      syncBuiltinESMExports();
+    },
+  };
+}
+
+/** Starts answering for `server`; returns the function that stops. */
+export function intercept(server: NodeHost): () => void {
+  listening.push(server);
+  active ??= start();
+  return () => {
+    const at = listening.indexOf(server);
+    if (at >= 0) listening.splice(at, 1);
+    if (listening.length === 0 && active) {
+      active.dispose();
+      active = null;
+    }
+  };
+}

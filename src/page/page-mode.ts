@@ -1,0 +1,84 @@
+/**
+ * Page mode: the same core, run in the page where no service worker can.
+ * `fetch` and `XMLHttpRequest` for the bases are answered in the page
+ * (every other request goes out untouched), the stream shim is fed by this
+ * host, and the data lives in IndexedDB, shared by every tab of the origin (an
+ * in-memory IndexedDB when the browser's is unavailable). Tabs announce their
+ * commits on one BroadcastChannel: it clears the other tabs' read caches and
+ * wakes their stream sockets.
+ *
+ * Loaded with a dynamic import, so pages in worker mode never download it.
+ */
+import type { ServiceSettings } from '../core/options.js';
+import { broadcastChannel } from '../host/channel.js';
+import { createHost } from '../host/create-host.js';
+import type { PageReply, PageRequest } from '../host/protocol.js';
+import { openStorage } from '../storage/idb/storage.js';
+import { interceptPageRequests } from './intercept.js';
+import { warn } from './messages.js';
+import { installSyncProbes } from './sync-probe.js';
+
+/** The global under which a page in page mode offers its page API to test drivers. */
+export const PAGE_HOST = Symbol.for('pieces-os-worker.page-host');
+
+export interface PageModeOptions extends ServiceSettings {
+  stream: boolean;
+  syncProbes: boolean;
+}
+
+export interface PageModeHost {
+  bases: readonly string[];
+  /** Where the data lives. */
+  storage: 'indexeddb' | 'memory';
+  ask(request: PageRequest): Promise<PageReply>;
+  stop(): void;
+}
+
+export async function startPageMode(options: PageModeOptions): Promise<PageModeHost> {
+  const { stream, syncProbes, ...settings } = options;
+  const host = createHost({
+    // The database is reopened after it went away (site data cleared, deleted by another tab).
+    open: (hooks, initialData) => openStorage({ initialData, onLost: hooks.lost, onBlocked: hooks.blocked }),
+    channel: broadcastChannel(),
+    settings,
+    keepOverrides: true,
+  });
+  const { service } = host;
+  // Opened now: a page that cannot use the browser's IndexedDB at all gets an in-memory one
+  // (fake-indexeddb, installed as the page's IndexedDB), which the next open finds.
+  let kind: PageModeHost['storage'] = 'indexeddb';
+  try {
+    if (typeof indexedDB === 'undefined') throw new Error('no indexedDB');
+    await host.storage.identity();
+  } catch (error) {
+    await import('fake-indexeddb/auto');
+    warn(
+      `IndexedDB is unavailable here (${(error as Error)?.name ?? error}): this page now has an in-memory IndexedDB; the data is this tab's only and is lost when it closes.`,
+    );
+    kind = 'memory';
+    await host.storage.identity();
+  }
+  const stopIntercepting = interceptPageRequests((request) => service.respond(request));
+  const stopStreams = stream ? host.feedStreams() : () => {};
+  // Synchronous XHR is beyond the interceptor: it stays native, and its
+  // discovery probes under the bases are answered as in worker mode.
+  const stopProbes =
+    typeof XMLHttpRequest !== 'undefined' && syncProbes ? installSyncProbes({ bases: service.bases, isServiceAvailable: () => true }) : () => {};
+
+  const ask = (request: PageRequest) => host.answerPageRequest(request);
+  // Where Node-side test drivers (piecesControls(page)) find the service of a page in page mode.
+  Object.defineProperty(globalThis, PAGE_HOST, { value: { ask }, configurable: true });
+
+  return {
+    bases: service.bases,
+    storage: kind,
+    ask,
+    stop() {
+      stopStreams();
+      stopProbes();
+      stopIntercepting();
+      host.close();
+      delete (globalThis as Record<symbol, unknown>)[PAGE_HOST];
+    },
+  };
+}

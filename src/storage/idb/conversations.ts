@@ -1,0 +1,236 @@
+/**
+ * Conversations and their messages: creates (written together when they
+ * arrive together: group commit), deletes, edits in one transaction, reads,
+ * and the ids and change log the identifier streams read.
+ */
+import { unwrap, type IDBPDatabase } from 'idb';
+import type { Collection, MessageRecord, PiecesDB } from '../schema.js';
+import type { Change, Storage } from '../storage.js';
+import { commit, log, readChanges } from './transactions.js';
+
+type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
+
+interface Create {
+  conversation: NewConversation;
+  messages: MessageRecord[];
+}
+
+interface CreateJob extends Create {
+  resolve(changes: Change[]): void;
+  reject(error: unknown): void;
+}
+
+/** Most creates written in one group transaction. */
+const GROUP_LIMIT = 64;
+
+const STORE_OF: Record<Exclude<Collection, 'conversation'>, 'messages' | 'assets' | 'applications'> = {
+  conversationMessage: 'messages',
+  asset: 'assets',
+  application: 'applications',
+};
+
+/** Writes conversations with their messages in one transaction; the changes of each, in order. */
+async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[]): Promise<Change[][]> {
+  const tx = db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+  // Records go through the plain stores: a failed add aborts the transaction (and `tx.done`)
+  // by itself, without a promise per record.
+  const conversations = unwrap(tx.objectStore('conversations'));
+  const messages = unwrap(tx.objectStore('messages'));
+  const changes: Change[][] = [];
+  const logged: Change[] = [];
+  await commit(tx, function* () {
+    // Each create's changes, the conversation's first, in one run of the log for the group.
+    const items = group.flatMap(({ conversation, messages }) => [
+      { collection: 'conversation' as const, id: conversation.id },
+      ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+    ]);
+    yield log(tx.objectStore('changes'), items, logged).then(() => {
+      let at = 0;
+      for (const { conversation, messages } of group) {
+        const own = logged.slice(at, (at += 1 + messages.length));
+        changes.push(own);
+        // The conversation's snapshot order is the sequence number of its creation.
+        conversations.add({ ...conversation, seq: own[0]!.seq });
+      }
+    });
+    for (const { messages: owned } of group) for (const message of owned) messages.add(message);
+  });
+  return changes;
+}
+
+/**
+ * Group commit: creates that arrive while one is being written wait and are
+ * then written together, in one transaction; each is still acknowledged only
+ * after that commit. A group that fails committed nothing: its members are
+ * then written one by one, so that one bad create fails alone.
+ */
+function groupCommit(db: IDBPDatabase<PiecesDB>): (create: Create) => Promise<Change[]> {
+  const waiting: CreateJob[] = [];
+  let writing = false;
+  async function writeWaiting() {
+    writing = true;
+    try {
+      while (waiting.length) {
+        const group = waiting.splice(0, GROUP_LIMIT);
+        try {
+          const changes = await createTogether(db, group);
+          group.forEach((job, i) => job.resolve(changes[i]!));
+        } catch (error) {
+          if (group.length === 1) {
+            group[0]!.reject(error);
+            continue;
+          }
+          // Nothing of the group was written: each member on its own, failing alone.
+          await Promise.all(group.map((job) => createTogether(db, [job]).then(([changes]) => job.resolve(changes!), job.reject)));
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  }
+  return (create) =>
+    new Promise<Change[]>((resolve, reject) => {
+      waiting.push({ ...create, resolve, reject });
+      if (!writing) void writeWaiting();
+    });
+}
+
+async function messagesOf(store: { get(id: string): Promise<MessageRecord | undefined> }, ids: string[]) {
+  const found = await Promise.all(ids.map((id) => store.get(id)));
+  return found.filter((m): m is MessageRecord => !!m);
+}
+
+type ConversationMethods =
+  | 'createConversation'
+  | 'deleteConversation'
+  | 'editConversation'
+  | 'getConversation'
+  | 'getMessage'
+  | 'listConversations'
+  | 'changesSince';
+
+export interface ConversationStoreOptions {
+  /** Write concurrent creates together, in one transaction; default true. */
+  groupCommit?: boolean;
+}
+
+export function conversationStore(db: IDBPDatabase<PiecesDB>, options: ConversationStoreOptions = {}): Pick<Storage, ConversationMethods> {
+  const create =
+    options.groupCommit === false ? (job: Create) => createTogether(db, [job]).then(([changes]) => changes!) : groupCommit(db);
+  return {
+    createConversation: (conversation, messages) => create({ conversation, messages }),
+
+    async deleteConversation(id) {
+      const tx = db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+      const conversation = await tx.objectStore('conversations').get(id);
+      if (!conversation) {
+        await tx.done;
+        return undefined;
+      }
+      const messages = tx.objectStore('messages');
+      const changes: Change[] = [];
+      await commit(tx, function* () {
+        yield messages
+          .index('by-conversation')
+          .getAllKeys(id)
+          .then((owned) =>
+            Promise.all([
+              ...owned.map((key) => messages.delete(key)),
+              log(
+                tx.objectStore('changes'),
+                [
+                  { collection: 'conversation', id, deleted: true },
+                  ...owned.map((key) => ({ collection: 'conversationMessage' as const, id: key, deleted: true as const })),
+                ],
+                changes,
+              ),
+            ]),
+          );
+        yield tx.objectStore('conversations').delete(id);
+      });
+      return changes;
+    },
+
+    async editConversation(target, edit) {
+      const tx = db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+      const messages = tx.objectStore('messages');
+      const conversationId = 'conversation' in target ? target.conversation : (await messages.get(target.message))?.conversation;
+      const record = conversationId === undefined ? undefined : await tx.objectStore('conversations').get(conversationId);
+      if (!record) {
+        await tx.done;
+        return undefined;
+      }
+      const current = { record, messages: await messagesOf(messages, record.messageIds) };
+      let result: ReturnType<typeof edit>;
+      try {
+        result = edit(current);
+      } catch (error) {
+        tx.abort();
+        await tx.done.catch(() => {});
+        throw error;
+      }
+      const next = { ...result.record, seq: record.seq };
+      const put = result.putMessages ?? [];
+      const removed = result.deleteMessages ?? [];
+      const changes: Change[] = [];
+      await commit(tx, function* () {
+        yield tx.objectStore('conversations').put(next);
+        for (const message of put) yield messages.put(message);
+        for (const id of removed) yield messages.delete(id);
+        yield log(
+          tx.objectStore('changes'),
+          [
+            ...put.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+            ...removed.map((id) => ({ collection: 'conversationMessage' as const, id, deleted: true as const })),
+            { collection: 'conversation', id: record.id },
+          ],
+          changes,
+        );
+      });
+      const byId = new Map([...current.messages, ...put].map((m) => [m.id, m]));
+      const state = { record: next, messages: next.messageIds.map((id) => byId.get(id)!).filter(Boolean) };
+      return { state, changes };
+    },
+
+    async getConversation(id) {
+      const tx = db.transaction(['conversations', 'messages']);
+      const record = await tx.objectStore('conversations').get(id);
+      const messages = record && (await messagesOf(tx.objectStore('messages'), record.messageIds));
+      await tx.done;
+      return record && { record, messages: messages! };
+    },
+
+    async getMessage(id) {
+      return db.get('messages', id);
+    },
+
+    async listConversations({ messages }) {
+      const tx = db.transaction(messages ? ['conversations', 'messages'] : ['conversations']);
+      const [conversations, all] = await Promise.all([
+        tx.objectStore('conversations').index('by-seq').getAll(),
+        messages ? tx.objectStore('messages').getAll() : undefined,
+      ]);
+      await tx.done;
+      return { conversations, messages: all && new Map(all.map((m) => [m.id, m])) };
+    },
+
+    async changesSince(seq, collection) {
+      const tx = db.transaction('changes');
+      const read = await readChanges(tx.store as never, seq);
+      await tx.done;
+      return { ...read, changes: collection ? read.changes.filter((c) => c.collection === collection) : read.changes };
+    },
+  };
+}
+
+/** The ids of a collection other than conversations (whose ids come with the snapshots, see snapshots.ts), and the last change. */
+export async function listIdsOf(db: IDBPDatabase<PiecesDB>, collection: Exclude<Collection, 'conversation'>) {
+  const name = STORE_OF[collection];
+  const tx = db.transaction([name, 'changes']);
+  const [ids, last] = await Promise.all([
+    name === 'assets' ? tx.objectStore('assets').index('by-name').getAllKeys() : tx.objectStore(name).getAllKeys(),
+    tx.objectStore('changes').openCursor(null, 'prev'),
+  ]);
+  await tx.done;
+  return { ids, seq: last?.key ?? 0 };
+}

@@ -1,0 +1,121 @@
+/** The whole store at once: every record read in one transaction (export), or written in one (seed, reset, import). */
+import type { IDBPDatabase } from 'idb';
+import type { Collection, PiecesDB } from '../schema.js';
+import type { Change, Storage, StoredData } from '../storage.js';
+import { commit, log } from './transactions.js';
+
+export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' | 'loadData'> {
+  return {
+    loadData: (data, { replace }) => loadData(db, data, { replace }),
+
+    async dumpData() {
+      const tx = db.transaction(['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external']);
+      const [applications, sessions, events, conversations, messages, assets, external] = await Promise.all([
+        tx.objectStore('applications').getAll(),
+        tx.objectStore('sessions').getAll(),
+        tx.objectStore('events').getAll(),
+        tx.objectStore('conversations').index('by-seq').getAll(),
+        tx.objectStore('messages').getAll(),
+        tx.objectStore('assets').index('by-name').getAll(),
+        tx.objectStore('external').getAll(),
+      ]);
+      await tx.done;
+      const byId = new Map(messages.map((m) => [m.id, m]));
+      return {
+        applications,
+        sessions,
+        events,
+        conversations: conversations.map(({ seq: _seq, ...conversation }) => ({
+          conversation,
+          messages: conversation.messageIds.map((id) => byId.get(id)).filter((m): m is NonNullable<typeof m> => !!m),
+        })),
+        assets,
+        external,
+      };
+    },
+  };
+}
+
+/**
+ * Writes the records in one transaction (see Storage.loadData). With `unlessSeeded`, writes
+ * nothing if the database was seeded before (its first start's initial data, once).
+ */
+export async function loadData(
+  db: IDBPDatabase<PiecesDB>,
+  data: StoredData,
+  { replace, unlessSeeded = false }: { replace: boolean; unlessSeeded?: boolean },
+): Promise<Change[]> {
+  const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta', 'snapshots'] as const;
+  const tx = db.transaction([...names], 'readwrite');
+  const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
+  if (unlessSeeded && (await store('meta').get('seeded'))) {
+    await tx.done;
+    return [];
+  }
+  const [conversations, messageIds, assetIds, applicationIds] = await Promise.all([
+    store('conversations').getAll(),
+    store('messages').getAllKeys(),
+    store('assets').getAllKeys(),
+    store('applications').getAllKeys(),
+  ]);
+  const existing = new Map(conversations.map((c) => [c.id, c]));
+  const incoming = {
+    conversation: new Set(data.conversations.map(({ conversation }) => conversation.id)),
+    conversationMessage: new Set(data.conversations.flatMap(({ messages }) => messages.map((m) => m.id))),
+    asset: new Set(data.assets.map((a) => a.id)),
+    application: new Set(data.applications.map((a) => a.id)),
+  };
+  // What goes: with `replace`, every record not given again; else the messages an updated conversation no longer has.
+  const removed = (collection: Collection, ids: string[]) =>
+    ids.filter((id) => !incoming[collection].has(id)).map((id) => ({ collection, id, deleted: true as const }));
+  const gone = replace
+    ? [
+        ...removed('conversation', [...existing.keys()]),
+        ...removed('conversationMessage', messageIds),
+        ...removed('asset', assetIds),
+        ...removed('application', applicationIds),
+      ]
+    : removed(
+        'conversationMessage',
+        data.conversations.flatMap(({ conversation }) => existing.get(conversation.id)?.messageIds ?? []),
+      );
+  // What is written: each conversation's change first, then its messages' (as a create logs them).
+  const written: Array<Omit<Change, 'seq'>> = [
+    ...data.conversations.flatMap(({ conversation, messages }) => [
+      { collection: 'conversation' as const, id: conversation.id },
+      ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+    ]),
+    ...data.assets.map(({ id }) => ({ collection: 'asset' as const, id })),
+    ...data.applications.map(({ id }) => ({ collection: 'application' as const, id })),
+  ];
+  const changes: Change[] = [];
+  await commit(tx, function* () {
+    if (replace) {
+      for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external'] as const) {
+        yield store(name).clear();
+      }
+    } else {
+      for (const { id } of gone) yield store('messages').delete(id);
+    }
+    for (const application of data.applications) yield store('applications').put(application);
+    for (const session of data.sessions) yield store('sessions').put(session);
+    for (const event of data.events) yield store('events').put(event);
+    for (const asset of data.assets) yield store('assets').put(asset);
+    for (const application of data.external) yield store('external').put(application);
+    for (const { messages } of data.conversations) for (const message of messages) yield store('messages').put(message);
+    // A new conversation's snapshot order is the sequence number of its change; an updated one keeps its place.
+    yield log(store('changes'), [...gone, ...written], changes).then(() =>
+      Promise.all(
+        data.conversations.map(({ conversation }) => {
+          const kept = replace ? undefined : existing.get(conversation.id)?.seq;
+          const seq = kept ?? changes.find((c) => c.collection === 'conversation' && c.id === conversation.id && !c.deleted)!.seq;
+          return store('conversations').put({ ...conversation, seq });
+        }),
+      ),
+    );
+    yield store('meta').put(true, 'seeded');
+    // Loading may give a conversation another snapshot order (which the segments assume never happens): start them afresh.
+    yield store('snapshots').clear();
+  });
+  return changes;
+}

@@ -1,0 +1,97 @@
+/**
+ * The IndexedDB implementation of `Storage`, on `idb`: one module per group of
+ * records (applications, conversations, kept snapshots, assets, the whole data),
+ * composed here over one connection, with the database's identity and meta values.
+ */
+import { wrap, type IDBPDatabase } from 'idb';
+import { randomUUID } from '../../shared/uuid.js';
+import { DB_NAME, missingStores, type PiecesDB } from '../schema.js';
+import type { Storage, StoredData } from '../storage.js';
+import { applicationStore } from './applications.js';
+import { assetStore } from './assets.js';
+import { connect, type ConnectionEvents } from './connection.js';
+import { conversationStore } from './conversations.js';
+import { listIdsOf } from './conversations.js';
+import { dataStore, loadData } from './data.js';
+import { snapshotStore } from './snapshots.js';
+
+export { DatabaseVersionError } from './connection.js';
+export { CHANGE_LOG_LIMIT } from './transactions.js';
+
+export interface OpenStorageOptions extends ConnectionEvents {
+  /** Database name; default `pieces-os-worker`. */
+  name?: string;
+  /** Records stored on the database's first start (its first open), once. */
+  initialData?: Partial<StoredData>;
+  /** The IndexedDB to open it in; default the global `indexedDB`. */
+  factory?: IDBFactory;
+  /** Write concurrent creates together, in one transaction (see createConversation); default true. */
+  groupCommit?: boolean;
+}
+
+const EMPTY: StoredData = { applications: [], sessions: [], events: [], conversations: [], assets: [], external: [] };
+
+export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
+  const name = options.name ?? DB_NAME;
+  const factory = options.factory ?? indexedDB;
+  let db = await connect(factory, name, options);
+  const missing = missingStores(db);
+  if (missing.length) {
+    // A database of our name and version without our stores was not written by us: start it afresh.
+    db.close();
+    await wrap(factory.deleteDatabase(name));
+    db = await connect(factory, name, options);
+  }
+  const identity = await start(db, { ...EMPTY, ...options.initialData });
+  const snapshots = snapshotStore(db);
+  const { conversationIds, ...snapshotMethods } = snapshots;
+  return {
+    ...applicationStore(db),
+    ...conversationStore(db, { groupCommit: options.groupCommit }),
+    ...snapshotMethods,
+    ...assetStore(db),
+    ...dataStore(db),
+    listIds: (collection) => (collection === 'conversation' ? conversationIds() : listIdsOf(db, collection)),
+    identity: async () => identity,
+    async getMeta<T>(key: string) {
+      return (await db.get('meta', key)) as T | undefined;
+    },
+    async setMeta(key, value) {
+      if (value === undefined) await db.delete('meta', key);
+      else await db.put('meta', value as never, key);
+    },
+    async ensureMeta<T>(key: string, create: () => T) {
+      const tx = db.transaction('meta', 'readwrite');
+      let value = (await tx.store.get(key)) as T | undefined;
+      if (value === undefined) {
+        value = create();
+        await tx.store.put(value, key);
+      }
+      await tx.done;
+      return value;
+    },
+    close: () => db.close(),
+  } satisfies Storage;
+}
+
+const isEmpty = (data: StoredData) => Object.values(data).every((records) => records.length === 0);
+
+/**
+ * On the first start of a database: gives it its identity (a random id: a wiped and recreated
+ * database has another) and stores the initial data. Later starts read the identity.
+ */
+async function start(db: IDBPDatabase<PiecesDB>, initial: StoredData): Promise<string> {
+  // Most starts only read (a readonly transaction commits at once); the first writes, and checks again as it does.
+  const read = db.transaction('meta');
+  const [seeded, identity] = await Promise.all([read.store.get('seeded'), read.store.get('identity')]);
+  if (typeof identity === 'string' && (seeded || isEmpty(initial))) return identity;
+  const tx = db.transaction('meta', 'readwrite');
+  let id = (await tx.store.get('identity')) as string | undefined;
+  if (typeof id !== 'string') {
+    id = randomUUID();
+    await tx.store.put(id, 'identity');
+  }
+  await tx.done;
+  if (!isEmpty(initial)) await loadData(db, initial, { replace: false, unlessSeeded: true });
+  return id;
+}

@@ -1,0 +1,75 @@
+/**
+ * What every write of the IndexedDB storage shares: a transaction that commits or fails as a
+ * whole, and the change log that is appended to inside it.
+ */
+import { unwrap, type IDBPObjectStore, type StoreNames } from 'idb';
+import type { PiecesDB } from '../schema.js';
+import type { Change } from '../storage.js';
+
+/** How many changes the log keeps for stream catch-up. */
+export const CHANGE_LOG_LIMIT = 10_000;
+
+/**
+ * Issues a write transaction's requests and waits for them and the commit
+ * together. Any request that fails, at once or later, aborts the whole
+ * transaction, so a multi-record write never commits in part; a failure surfaces once,
+ * as the transaction's error, never unhandled.
+ */
+export async function commit(
+  tx: { done: Promise<void>; abort(): void },
+  issue: () => Iterable<Promise<unknown>>,
+): Promise<void> {
+  const requests: Array<Promise<unknown>> = [];
+  try {
+    for (const request of issue()) requests.push(request);
+  } catch (error) {
+    for (const request of [...requests, tx.done]) request.catch(() => {});
+    tx.abort();
+    throw error;
+  }
+  try {
+    await Promise.all([...requests, tx.done]);
+  } catch (error) {
+    try {
+      tx.abort();
+    } catch {
+      // Already finished: it aborted on its own.
+    }
+    throw error;
+  }
+}
+
+type ChangeStore = IDBPObjectStore<PiecesDB, ArrayLike<StoreNames<PiecesDB>>, 'changes', 'readwrite'>;
+
+/**
+ * Appends changes to the log inside a write transaction (so they commit with
+ * the write or not at all), then drops what is older than the log keeps.
+ * Fills `into` with the numbered changes, in order. The requests go through the
+ * plain store, with one listener on the last: requests succeed in the order they
+ * were issued, so once the last is added every key is known (one promise per
+ * call, not one per change).
+ */
+export function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
+  if (!items.length) return Promise.resolve();
+  const store = unwrap(changes);
+  const requests = items.map((item) => store.add({ ...item }) as IDBRequest<number>);
+  const last = requests[requests.length - 1]!;
+  return new Promise((resolve, reject) => {
+    last.onsuccess = () => {
+      requests.forEach((request, i) => into.push({ ...items[i]!, seq: request.result }));
+      const seq = last.result;
+      // A failed delete aborts the transaction: the write fails with it.
+      if (seq > CHANGE_LOG_LIMIT) store.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));
+      resolve();
+    };
+    // Any request that fails aborts the transaction, and the last one with it.
+    last.onerror = () => reject(last.error);
+  });
+}
+
+/** Changes after `seq` in the log (oldest first), whether the log still reaches back that far, and the last change. */
+export async function readChanges(store: { getAll(query: IDBKeyRange): Promise<Change[]>; openCursor(query?: null, direction?: IDBCursorDirection): Promise<{ key: number } | null> }, seq: number) {
+  const [changes, first, last] = await Promise.all([store.getAll(IDBKeyRange.lowerBound(seq, true)), store.openCursor(), store.openCursor(null, 'prev')]);
+  // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
+  return { changes, complete: !first || first.key <= seq + 1, seq: Math.max(seq, last?.key ?? 0) };
+}

@@ -1,0 +1,149 @@
+/**
+ * A Storage over a database connection that can go away (or, given a
+ * promise, over a storage opened once, e.g. in memory): opened on first
+ * use, reopened after the browser or another connection closed it (site data
+ * cleared, the database deleted or upgraded elsewhere). Each connection comes
+ * with its own read cache, so a lost connection takes every cached read with
+ * it: nothing that is no longer stored is served.
+ *
+ * A call that fails because its connection went away is made once more on a
+ * new connection; if that fails too, or the open is blocked by another
+ * connection for longer than `blockedWaitMs`, it fails with
+ * StorageUnavailableError (a 503 with the reason), never an internal error.
+ */
+import type { Storage } from './storage.js';
+
+/** The storage cannot answer now; the message says why. The service answers 503. */
+export class StorageUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageUnavailableError';
+  }
+}
+
+export interface ConnectionHooks {
+  /** The connection went away (see OpenStorageOptions.onLost). */
+  lost(reason: string): void;
+  /** The open waits for other connections (see OpenStorageOptions.onBlocked). */
+  blocked(message: string): void;
+}
+
+export interface ReconnectOptions {
+  /** How long a call waits for an open blocked by another connection; default 3 s. */
+  blockedWaitMs?: number;
+  /** Called with each new connection's storage once open, with whether it replaces a lost one. */
+  onOpen?(storage: Storage, reopened: boolean): void;
+}
+
+/** Errors a transaction gets from a closed or closing connection, or from stores that are not there. */
+const CONNECTION_ERRORS = new Set(['InvalidStateError', 'NotFoundError', 'TransactionInactiveError']);
+
+interface Connection {
+  opening: Promise<Storage>;
+  lost: string | null;
+  /** Resolves with the reason when the open is blocked. */
+  blocked: Promise<string>;
+}
+
+export function reconnectingStorage(
+  open: ((hooks: ConnectionHooks) => Promise<Storage>) | Promise<Storage>,
+  options: ReconnectOptions = {},
+): Storage {
+  // A storage opened once (in memory, say) is waited for, never reopened.
+  if (typeof open !== 'function') return onceOpened(open);
+  const openConnection = open;
+  const blockedWaitMs = options.blockedWaitMs ?? 3000;
+  let current: Connection | null = null;
+  let opened = 0;
+
+  function connect(): Connection {
+    let onBlocked!: (message: string) => void;
+    const connection: Connection = {
+      lost: null,
+      blocked: new Promise((resolve) => (onBlocked = resolve)),
+      opening: undefined as never,
+    };
+    connection.opening = openConnection({
+      lost(reason) {
+        connection.lost ??= reason;
+        if (current === connection) current = null;
+        void connection.opening.then((storage) => storage.close(), () => {});
+      },
+      blocked: (message) => onBlocked(message),
+    }).then(
+      (storage) => {
+        options.onOpen?.(storage, opened++ > 0);
+        return storage;
+      },
+      (error: unknown) => {
+        // A failed open is tried again by the next call.
+        if (current === connection) current = null;
+        throw error;
+      },
+    );
+    connection.opening.catch(() => {});
+    return connection;
+  }
+
+  /** The connection's storage; a blocked open fails after `blockedWaitMs` (and goes on in the background). */
+  async function ready(connection: Connection): Promise<Storage> {
+    const first = await Promise.race([connection.opening, connection.blocked.then((message) => ({ message }))]);
+    if (!('message' in first)) return first;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StorageUnavailableError(first.message)), blockedWaitMs);
+    });
+    try {
+      return await Promise.race([connection.opening, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function call(key: keyof Storage, args: unknown[]): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      const connection = (current ??= connect());
+      let storage: Storage | undefined;
+      try {
+        storage = await ready(connection);
+        return await (storage[key] as (...a: unknown[]) => Promise<unknown>)(...args);
+      } catch (error) {
+        const gone = connection.lost !== null || CONNECTION_ERRORS.has((error as { name?: string })?.name ?? '');
+        if (!gone) throw error;
+        connection.lost ??= `the connection failed: ${(error as Error)?.message ?? error}`;
+        if (current === connection) current = null;
+        storage?.close();
+        if (attempt > 0) {
+          throw new StorageUnavailableError(`The database went away while answering (${connection.lost}); nothing was written. Try again.`);
+        }
+      }
+    }
+  }
+
+  return new Proxy({} as Storage, {
+    get(_target, key: keyof Storage) {
+      if (key === 'close') {
+        return () => {
+          const connection = current;
+          current = null;
+          void connection?.opening.then((s) => s.close(), () => {});
+        };
+      }
+      return (...args: unknown[]) => call(key, args);
+    },
+  });
+}
+
+function onceOpened(opening: Promise<Storage>): Storage {
+  // A failed open is reported by every call, not as an unhandled rejection.
+  opening.catch(() => {});
+  return new Proxy({} as Storage, {
+    get(_target, key: keyof Storage) {
+      if (key === 'close') return () => void opening.then((s) => s.close(), () => {});
+      return async (...args: unknown[]) => {
+        const storage = await opening;
+        return (storage[key] as (...a: unknown[]) => unknown)(...args);
+      };
+    },
+  });
+}

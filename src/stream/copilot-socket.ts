@@ -1,0 +1,96 @@
+/**
+ * The page side of the copilot stream (`/qgpt/stream`): a WebSocket whose
+ * frames the worker answers. Each frame a client sends (a QGPTStreamInput)
+ * becomes a `fetch` POST to the stream path with `X-Pieces-Stream: qgpt`;
+ * the response streams that input's QGPTStreamOutput frames as server-sent
+ * events, each delivered as one `message`. Many inputs run at once on one
+ * socket; a `stop: true` input is one more POST, which the worker applies to
+ * the running answer. Closing the socket abandons the answers in flight.
+ */
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { STREAM_HEADER } from '../core/stream-wire.js';
+import { ServedSocket } from './served-socket.js';
+
+export interface CopilotFeed {
+  /** The http(s) URL of the stream path. */
+  httpUrl: string;
+  fetch: (input: string, init?: RequestInit) => Promise<Response>;
+  available: () => boolean;
+}
+
+/** A frame the page makes for an input the worker could not take (it never reached the stream). */
+function failedFrame(input: string, statusCode: number, errorMessage: string): string {
+  let request: unknown;
+  let conversation: unknown;
+  try {
+    ({ request, conversation } = JSON.parse(input) as { request?: unknown; conversation?: unknown });
+  } catch {
+    // Not JSON: no ids to echo.
+  }
+  return JSON.stringify({
+    ...(typeof request === 'string' ? { request } : {}),
+    conversation: typeof conversation === 'string' ? conversation : '',
+    status: 'FAILED',
+    statusCode,
+    errorMessage,
+  });
+}
+
+export class CopilotSocket extends ServedSocket {
+  readonly #feed: CopilotFeed;
+  readonly #inFlight = new Set<AbortController>();
+
+  constructor(url: string, protocols: string | string[] | undefined, feed: CopilotFeed) {
+    super(url, protocols);
+    this.#feed = feed;
+    // As a refused connection when no service worker answers: error, then close 1006, never open.
+    if (!feed.available()) queueMicrotask(() => super.close());
+    this.addEventListener('close', () => {
+      for (const controller of this.#inFlight) controller.abort();
+    });
+  }
+
+  #deliver(data: string) {
+    if (this.readyState === ServedSocket.OPEN) this.client?.send(data);
+  }
+
+  override send(data: string | Blob | ArrayBuffer | ArrayBufferView): void {
+    if (!this.accepts()) return;
+    const text = typeof data === 'string' ? Promise.resolve(data) : new Response(data as BodyInit).text();
+    void text.then((input) => this.#forward(input));
+  }
+
+  async #forward(input: string) {
+    const controller = new AbortController();
+    this.#inFlight.add(controller);
+    try {
+      const response = await this.#feed.fetch(this.#feed.httpUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', [STREAM_HEADER]: 'qgpt' },
+        body: input,
+        signal: controller.signal,
+      });
+      if (!response.ok || !response.body) {
+        this.#deliver(failedFrame(input, response.status, (await response.text()) || `The stream answered ${response.status}.`));
+        return;
+      }
+      const reader = response.body
+        .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
+        .pipeThrough(new EventSourceParserStream())
+        .getReader();
+      // Abandoning the answer cancels its response, which tells the worker to drop it.
+      controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => {}), { once: true });
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        this.#deliver(value.data);
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) {
+        this.#deliver(failedFrame(input, 503, `The copilot stream was interrupted: ${(error as Error)?.message ?? String(error)}.`));
+      }
+    } finally {
+      this.#inFlight.delete(controller);
+    }
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * A socket fed by the service: an identifier stream, the health heartbeat or
+ * the user profile.
+ *
+ * It opens with a handshake `fetch` (it wakes a stopped worker) that returns
+ * its first frame and the change sequence number it reflects. An announcement
+ * of a change of its collection makes it ask the service for the changes after
+ * the last one it delivered (`?after=N`), so changes arrive in commit order,
+ * none twice, none lost, and a forged announcement can at most cause one extra
+ * fetch. The health socket repeats its handshake periodically and sends `ok`
+ * while the service answers; when it does not, the socket closes.
+ *
+ * An identifier socket never looks live while stale: besides announcements
+ * (which a stopped worker or a busy page can miss), it checks the change
+ * sequence every `sequenceCheckMs`; a failed catch-up is retried with a
+ * backoff. It closes, so that the client reconnects for a fresh snapshot,
+ * when catching up is impossible: CLOSE_DATABASE_REPLACED (the database was
+ * wiped and created again: another identity, another sequence),
+ * CLOSE_FELL_BEHIND (the change log no longer reaches back to it),
+ * CLOSE_UNAVAILABLE (the service did not answer for `giveUpMs`).
+ */
+import { WebSocket as MockWebSocket } from 'mock-socket';
+import type { Change, Collection } from '../storage/storage.js';
+import { changeFrame, isCatchUp, isHandshake, STREAM_HEADER, type Handshake } from '../core/stream-wire.js';
+import type { Announcements } from './announcements.js';
+import { ServedSocket, type SocketClient } from './served-socket.js';
+
+/** Close code when the service stopped answering (the health socket, or a catch-up for GIVE_UP_MS). */
+export const CLOSE_UNAVAILABLE = 4503;
+
+/** Close code when a socket fell further behind than the change log reaches: reconnect for a fresh snapshot. */
+export const CLOSE_FELL_BEHIND = 4013;
+
+/** Close code when the database was replaced (wiped and created again): reconnect for its snapshot. */
+export const CLOSE_DATABASE_REPLACED = 4001;
+
+/** What feeds a socket. */
+export interface Feed {
+  /** The http(s) URL of the socket path, for the handshake and catch-up fetches. */
+  httpUrl: string;
+  kind: Collection | 'health' | 'user';
+  healthIntervalMs: number;
+  sequenceCheckMs: number;
+  giveUpMs: number;
+  fetch: (input: string, init?: RequestInit) => Promise<Response>;
+  announcements: Announcements;
+  available: () => boolean;
+}
+
+const HANDSHAKE = { headers: { [STREAM_HEADER]: 'handshake' } };
+
+export class FeedSocket extends ServedSocket {
+  #openEvent: Event | null = null;
+  /** The first message, until it is sent. */
+  #snapshot: string | null = null;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  #accepted = false;
+  /** Highest change sequence delivered (or folded into the snapshot). */
+  #seq = 0;
+  /** Highest change sequence announced; above #seq means a catch-up is due. */
+  #announced = 0;
+  #catchingUp = false;
+  #started = false;
+  /** The identity of the database this socket's sequence numbers belong to. */
+  #database: string | undefined;
+  #sequenceCheck: ReturnType<typeof setInterval> | undefined;
+  /** A scheduled retry of a failed catch-up, and since when catch-ups fail. */
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  #failingSince = 0;
+  #backoff = 0;
+  readonly #feed: Feed;
+
+  constructor(url: string, protocols: string | string[] | undefined, feed: Feed) {
+    super(url, protocols);
+    this.#feed = feed;
+    feed.announcements.add(this);
+    this.addEventListener('close', () => {
+      feed.announcements.delete(this);
+      clearInterval(this.#heartbeat);
+      clearInterval(this.#sequenceCheck);
+      clearTimeout(this.#retry);
+    });
+    void this.#connect();
+  }
+
+  async #handshake(): Promise<Handshake> {
+    if (!this.#feed.available()) throw new Error('no service worker controls this page');
+    const response = await this.#feed.fetch(this.#feed.httpUrl, HANDSHAKE);
+    const body: unknown = response.ok ? await response.json() : undefined;
+    if (!isHandshake(body)) throw new Error(`handshake answered ${response.status}`);
+    return body;
+  }
+
+  async #connect() {
+    try {
+      const body = await this.#handshake();
+      this.#snapshot = typeof body.message === 'string' ? body.message : JSON.stringify(body.message);
+      this.#seq = body.seq;
+      this.#database = body.database;
+      this.#accepted = true;
+      this.#start();
+    } catch {
+      // As a refused connection: error, then close 1006, never open.
+      if (this.readyState === MockWebSocket.CONNECTING) super.close();
+    }
+  }
+
+  override connected(client: SocketClient) {
+    super.connected(client);
+    this.#start();
+  }
+
+  /** Holds mock-socket's `open` until the handshake succeeded. */
+  override dispatchEvent(event: Event, ...rest: unknown[]): boolean {
+    if (event.type === 'open' && !this.#accepted) {
+      this.#openEvent = event;
+      (this as { readyState: number }).readyState = MockWebSocket.CONNECTING;
+      return true;
+    }
+    return (super.dispatchEvent as (e: Event, ...r: unknown[]) => boolean)(event, ...rest);
+  }
+
+  #start() {
+    const closing = this.readyState === MockWebSocket.CLOSING || this.readyState === MockWebSocket.CLOSED;
+    if (this.#started || !this.#accepted || !this.client || closing) return;
+    this.#started = true;
+    if (this.#openEvent) {
+      (this as { readyState: number }).readyState = MockWebSocket.OPEN;
+      this.dispatchEvent(this.#openEvent);
+      this.#openEvent = null;
+    }
+    this.client.send(this.#snapshot!);
+    this.#snapshot = null;
+    if (this.#feed.kind === 'health') this.#heartbeat = setInterval(() => void this.#beat(), this.#feed.healthIntervalMs);
+    else if (this.#feed.kind !== 'user') this.#sequenceCheck = setInterval(() => this.check(), this.#feed.sequenceCheckMs);
+    if (this.#announced > this.#seq) void this.#catchUp();
+  }
+
+  /** Asks the service for changes after the last delivered one even if none was announced (one may have been missed). */
+  check() {
+    if (!this.#started || this.#feed.kind === 'health' || this.#feed.kind === 'user') return;
+    void this.#catchUp(true);
+  }
+
+  /** The health socket's period: `ok` while the service answers, else the socket closes. */
+  async #beat() {
+    try {
+      const body = await this.#handshake();
+      if (this.readyState === MockWebSocket.OPEN) this.client!.send(String(body.message));
+    } catch {
+      if (this.readyState === MockWebSocket.OPEN) this.close(CLOSE_UNAVAILABLE, 'the service stopped answering');
+    }
+  }
+
+  /** A change was announced: if it is of this socket's collection, fetch what came after the last delivered change. */
+  announced(change: Change) {
+    if (change.collection !== this.#feed.kind) return;
+    if (change.seq > this.#announced) this.#announced = change.seq;
+    if (this.#started && change.seq > this.#seq) void this.#catchUp();
+  }
+
+  async #catchUp(force = false) {
+    if (this.#catchingUp) return;
+    this.#catchingUp = true;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
+    try {
+      while ((force || this.#announced > this.#seq) && this.readyState === MockWebSocket.OPEN) {
+        force = false;
+        const response = await this.#feed.fetch(`${this.#feed.httpUrl}?after=${this.#seq}`, HANDSHAKE);
+        const body: unknown = response.ok ? await response.json() : undefined;
+        if (!isCatchUp(body)) throw new Error(`catch-up answered ${response.status}`);
+        this.#failingSince = 0;
+        this.#backoff = 0;
+        if (this.readyState !== MockWebSocket.OPEN) break;
+        if (body.database !== this.#database) {
+          this.close(CLOSE_DATABASE_REPLACED, 'the database was replaced; reconnect for its snapshot');
+          break;
+        }
+        if (!body.complete) {
+          this.close(CLOSE_FELL_BEHIND, 'fell behind the change log; reconnect');
+          break;
+        }
+        const before = this.#seq;
+        for (const change of body.changes) {
+          if (change.seq <= this.#seq || this.readyState !== MockWebSocket.OPEN) continue;
+          this.#seq = change.seq;
+          this.client!.send(changeFrame(change));
+        }
+        // Changes of other collections up to the service's last one are behind this socket too.
+        if (this.readyState === MockWebSocket.OPEN && body.seq > this.#seq) this.#seq = body.seq;
+        // Announcements beyond what the service knows (forged) are forgotten.
+        if (this.#announced > this.#seq && this.#seq === before) this.#announced = this.#seq;
+      }
+    } catch {
+      // The service did not answer (stopped, restarting, storage unavailable): retry with a backoff, then give up.
+      if (this.readyState === MockWebSocket.OPEN) {
+        const now = Date.now();
+        this.#failingSince ||= now;
+        if (now - this.#failingSince >= this.#feed.giveUpMs) {
+          this.close(CLOSE_UNAVAILABLE, 'the service stopped answering; reconnect');
+        } else {
+          this.#backoff = Math.min(Math.max(this.#backoff * 2, 250), 8_000);
+          this.#retry = setTimeout(() => void this.#catchUp(true), this.#backoff);
+        }
+      }
+    } finally {
+      this.#catchingUp = false;
+    }
+  }
+
+  /** Client frames are accepted and ignored, as the real stream does. */
+  override send(_data: string | Blob | ArrayBuffer | ArrayBufferView): void {
+    this.accepts();
+  }
+}

@@ -1,0 +1,248 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { conversationJson } from '../../../src/core/models/conversation.js';
+import { openStorage } from '../../../src/storage/idb/storage.js';
+import type { ConversationRecord, MessageRecord, SnapshotSegment } from '../../../src/storage/schema.js';
+import { isPartition, planSnapshot, SEGMENT_END, SEGMENT_SIZE } from '../../../src/storage/snapshot-plan.js';
+import type { Change, Storage } from '../../../src/storage/storage.js';
+import { BASE, jsonPost, seeded, setup } from '../support/harness.js';
+
+const textOf = async (body: Blob | string) => (typeof body === 'string' ? body : body.text());
+const segment = (start: number, end: number, built: number, ids: string[]): SnapshotSegment => ({ variant: 0, start, end, built, ids, body: ids.join(',') });
+const change = (seq: number, id: string, deleted?: true): Change => ({ seq, collection: 'conversation', id, ...(deleted ? { deleted } : {}) });
+
+describe('planSnapshot', () => {
+  const kept = [segment(0, 10, 20, ['a', 'b']), segment(10, 30, 25, ['c']), segment(30, SEGMENT_END, 40, ['d', 'e'])];
+
+  it('keeps every segment when nothing changed since it was built', () => {
+    expect(planSnapshot(kept, [change(15, 'a'), change(40, 'e')], true)).toEqual(kept.map((s) => ({ kept: s })));
+  });
+
+  it('rebuilds a segment one of whose conversations changed or was deleted after it was built', () => {
+    expect(planSnapshot(kept, [change(26, 'c')], true)).toEqual([{ kept: kept[0] }, { stale: { start: 10, end: 30 } }, { kept: kept[2] }]);
+    expect(planSnapshot(kept, [change(21, 'b', true)], true)).toEqual([{ stale: { start: 0, end: 10 } }, { kept: kept[1] }, { kept: kept[2] }]);
+  });
+
+  it('extends the segment whose range holds a conversation created after it was built, unless one of its own changed', () => {
+    expect(planSnapshot(kept, [change(41, 'f')], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { extend: kept[2] }]);
+    expect(planSnapshot(kept, [change(41, 'f'), change(42, 'f'), change(43, 'g', true)], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { extend: kept[2] }]);
+    expect(planSnapshot(kept, [change(41, 'f'), change(42, 'e')], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { stale: { start: 30, end: SEGMENT_END } }]);
+    // Created and deleted since: nothing to show, nothing to rebuild.
+    expect(planSnapshot(kept, [change(26, 'x', true)], true)).toEqual(kept.map((s) => ({ kept: s })));
+  });
+
+  it('merges adjacent stale ranges', () => {
+    expect(planSnapshot(kept, [change(26, 'c'), change(41, 'd')], true)).toEqual([{ kept: kept[0] }, { stale: { start: 10, end: SEGMENT_END } }]);
+  });
+
+  it('rebuilds everything when the log no longer reaches back, or the segments do not cover every position once', () => {
+    const all = [{ stale: { start: 0, end: SEGMENT_END } }];
+    expect(planSnapshot(kept, [], false)).toEqual(all);
+    expect(planSnapshot([], [], true)).toEqual(all);
+    expect(planSnapshot([kept[0]!, kept[2]!], [], true)).toEqual(all);
+    expect(planSnapshot([kept[1]!, kept[2]!], [], true)).toEqual(all);
+    expect(planSnapshot([kept[0]!, kept[1]!], [], true)).toEqual(all);
+    expect(planSnapshot([kept[0]!, segment(5, 30, 25, ['c']), kept[2]!], [], true)).toEqual(all);
+    expect(isPartition(kept)).toBe(true);
+  });
+});
+
+/** The snapshot body as encoded from the records alone, without segments. */
+async function fromRecords(storage: Storage, withMessages: boolean): Promise<string> {
+  const { conversations, messages } = await storage.listConversations({ messages: withMessages });
+  return `{"iterable":[${conversations.map((c) => conversationJson(c, messages)).join(',')}]}`;
+}
+
+const segmentsOf = async (databaseName: string) => {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const request = indexedDB.open(databaseName);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  const rows = await new Promise<SnapshotSegment[]>((resolve, reject) => {
+    const request = db.transaction('snapshots').objectStore('snapshots').getAll();
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  db.close();
+  return rows;
+};
+
+/** Waits for the segments a read keeps to be written (they are written after it answers). */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as %s)', (kind) => {
+  beforeEach(async () => {
+    // Node's own Blob survives a structured clone; the unit tests' global Blob (happy-dom's) does not.
+    if (kind === 'Blobs') vi.stubGlobal('Blob', (await import('node:buffer')).Blob);
+  });
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  it('serves from kept segments, and re-encodes only the segments that writes made stale', async () => {
+    const t = await setup({ sampleAssets: false });
+    const big = 'x'.repeat(SEGMENT_SIZE / 4);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) })).id);
+    const encode = vi.fn(conversationJson);
+    const read = async () => new Blob([await t.storage.conversationsSnapshot(true, encode)]).text();
+    expect(await read()).toBe(await fromRecords(t.storage, true));
+    expect(encode).toHaveBeenCalledTimes(12);
+    await settle();
+    const kept = (await segmentsOf(t.databaseName)).filter((s) => s.variant === 1);
+    expect(kept.length).toBeGreaterThanOrEqual(3);
+    expect(kept.every((s) => (kind === 'Blobs' ? s.body instanceof Blob : typeof s.body === 'string'))).toBe(true);
+    // Nothing changed: nothing encoded.
+    encode.mockClear();
+    expect(await read()).toBe(await fromRecords(t.storage, true));
+    expect(encode).not.toHaveBeenCalled();
+    // A message added to the first conversation: its segment only.
+    await t.fetch(`${BASE}/messages/create`, jsonPost({ role: 'USER', fragment: { string: { raw: 'added' } }, conversation: { id: ids[0] } }));
+    encode.mockClear();
+    const body = await read();
+    expect(body).toBe(await fromRecords(t.storage, true));
+    expect(body).toContain('"raw":"added"');
+    const first = kept.find((s) => s.start === 0)!;
+    expect(encode.mock.calls.map(([record]) => record.id)).toEqual(first.ids);
+    // New conversations: only they are encoded, appended to the last segment (or cut after it once it is full).
+    await settle();
+    const created: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      created.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`new ${i}`, [big]) })).id);
+      encode.mockClear();
+      expect(await read()).toBe(await fromRecords(t.storage, true));
+      expect(encode.mock.calls.map(([record]) => record.id)).toEqual([created.at(-1)]);
+      await settle();
+    }
+    const after = (await segmentsOf(t.databaseName)).filter((s) => s.variant === 1);
+    expect(after.length).toBeGreaterThan(kept.length);
+    expect(after.flatMap((s) => s.ids)).toEqual([...ids, ...created]);
+    // And a change to one of them: the segment that holds it is encoded afresh.
+    await t.fetch(`${BASE}/messages/create`, jsonPost({ role: 'USER', fragment: { string: { raw: 'late' } }, conversation: { id: created.at(-1) } }));
+    encode.mockClear();
+    expect(await read()).toBe(await fromRecords(t.storage, true));
+    const holder = after.find((s) => s.ids.includes(created.at(-1)!))!;
+    expect(encode.mock.calls.map(([record]) => record.id)).toEqual(holder.ids);
+  });
+
+  it('never serves a deleted, renamed or emptied conversation from a kept segment (both variants, every write of the service)', async () => {
+    const t = await setup();
+    const check = async () => {
+      for (const withMessages of [true, false]) {
+        // Through the service; with Node's Blob stubbed in, from the storage (happy-dom's Response does not read Node's Blob).
+        const served =
+          kind === 'Blobs'
+            ? await textOf(await t.storage.conversationsSnapshot(withMessages, conversationJson))
+            : await (await t.fetch(`${BASE}/conversations?transferables=${withMessages}`)).text();
+        expect(served).toBe(await fromRecords(t.storage, withMessages));
+      }
+      // The id list, from the kept segments and the ranges changed since.
+      expect((await t.storage.listIds('conversation')).ids).toEqual((await t.storage.listConversations({ messages: false })).conversations.map((c) => c.id));
+      await settle();
+    };
+    const made = [];
+    await check();
+    for (let i = 0; i < 4; i++) made.push(await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, ['one', 'two']) }));
+    await check();
+    await t.fetch(`${BASE}/conversations/${made[1]!.id}/delete`, { method: 'POST' });
+    // The id list first, while the segments are stale.
+    expect((await t.storage.listIds('conversation')).ids).toEqual([made[0]!.id, made[2]!.id, made[3]!.id]);
+    await check();
+    await t.fetch(`${BASE}/conversation/update`, jsonPost({ ...made[2], name: 'renamed' }));
+    await check();
+    const message = made[3]!.messages.iterable[0]!.id;
+    await t.fetch(`${BASE}/messages/${message}/delete`, { method: 'POST' });
+    await check();
+    await t.fetch(`${BASE}/message/update/value`, jsonPost({ id: made[3]!.messages.iterable[1]!.id, fragment: { string: { raw: 'edited' } } }));
+    await check();
+    await t.fetch(`${BASE}/conversations/create/from_asset/${(await t.assets.assetsIdentifiersSnapshot()).iterable![0]!.id}`, { method: 'POST' });
+    await check();
+    const exported = await t.service.exportData();
+    await t.service.reset();
+    await check();
+    expect(JSON.parse(await textOf(await t.storage.conversationsSnapshot(true, conversationJson))).iterable).toEqual([]);
+    await t.service.seed(exported);
+    await check();
+    await t.service.seed(exported);
+    await check();
+  });
+
+});
+
+describe('snapshot segment bodies', () => {
+  it('stores segment bodies as Blobs where they survive a structured clone', async () => {
+    // Node's own Blob (the unit tests' global Blob is happy-dom's, which does not survive a clone).
+    const { Blob: NodeBlob } = await import('node:buffer');
+    vi.stubGlobal('Blob', NodeBlob);
+    try {
+      const name = `snapshots-${Date.now()}-blobs`;
+      const storage = await openStorage({ name });
+      const id = crypto.randomUUID();
+      await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
+      const body = await storage.conversationsSnapshot(false, conversationJson);
+      await settle();
+      const kept = await segmentsOf(name);
+      expect(kept[0]!.body).toBeInstanceOf(NodeBlob);
+      expect(body).toBeInstanceOf(NodeBlob);
+      const again = await storage.conversationsSnapshot(false, conversationJson);
+      expect(again).toBeInstanceOf(NodeBlob);
+      expect(await textOf(again)).toBe(await textOf(body));
+      expect(JSON.parse(await textOf(again)).iterable[0].id).toBe(id);
+      storage.close();
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('stores segment bodies as text where the database refuses Blobs', async () => {
+    const { Blob: NodeBlob } = await import('node:buffer');
+    vi.stubGlobal('Blob', NodeBlob);
+    const name = `snapshots-${Date.now()}`;
+    const storage = await openStorage({ name });
+    const id = crypto.randomUUID();
+    const message: MessageRecord = { id: crypto.randomUUID(), conversation: id, json: '{"m":1}' };
+    const record: Omit<ConversationRecord, 'seq'> = { id, json: JSON.stringify({ id }), messageIds: [message.id] };
+    await storage.createConversation(record, [message]);
+    const put = IDBObjectStore.prototype.put;
+    const refuse = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+      // As WebKit's private sessions do: the put is taken, the transaction fails as it commits.
+      if ((value as { body?: unknown })?.body instanceof NodeBlob) this.transaction.abort();
+      return put.call(this, value, key);
+    });
+    try {
+      const first = await new Blob([await storage.conversationsSnapshot(true, conversationJson)]).text();
+      await settle();
+      const kept = await segmentsOf(name);
+      expect(kept).toHaveLength(1);
+      expect(typeof kept[0]!.body).toBe('string');
+      expect(await new Blob([await storage.conversationsSnapshot(true, conversationJson)]).text()).toBe(first);
+      expect(JSON.parse(first).iterable[0].messages.iterable[0]).toEqual({ id: message.id, reference: { m: 1 } });
+    } finally {
+      refuse.mockRestore();
+      storage.close();
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('serves snapshots encoded for each read where no segment can be stored (quota)', async () => {
+    const name = `snapshots-${Date.now()}-quota`;
+    const storage = await openStorage({ name });
+    const id = crypto.randomUUID();
+    await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
+    const put = IDBObjectStore.prototype.put;
+    const full = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+      if (this.name === 'snapshots') throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      return put.call(this, value, key);
+    });
+    try {
+      const encode = vi.fn(conversationJson);
+      for (let i = 0; i < 2; i++) expect(JSON.parse(await textOf(await storage.conversationsSnapshot(false, encode))).iterable.map((c: { id: string }) => c.id)).toEqual([id]);
+      await settle();
+      expect(await segmentsOf(name)).toEqual([]);
+      expect(encode).toHaveBeenCalledTimes(2);
+    } finally {
+      full.mockRestore();
+      storage.close();
+    }
+  });
+});
