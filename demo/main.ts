@@ -2,14 +2,15 @@
  * The demo: an API explorer for the service, with no backend running.
  * Everything shown comes from the worker through plain fetch and WebSocket.
  */
-import { randomUUID } from '../src/core/uuid.js';
-import { DEFAULT_BASES, startPiecesService, watchService } from '../src/page/index.js';
-import { ApplicationNameEnum, PlatformEnum } from '../src/core/enums.js';
-import { SAMPLE_ASSETS } from '../src/fixtures/sample-assets.js';
+// The SDK's enumerations, each from its own module: the SDK's index is CommonJS and would bring the whole client.
+import { ApplicationNameEnum } from '@pieces.app/pieces-os-client/dist/models/ApplicationNameEnum.js';
+import { PlatformEnum } from '@pieces.app/pieces-os-client/dist/models/PlatformEnum.js';
+import { DEFAULT_BASES, startPiecesService, watchService } from 'pieces-os-worker';
 import { ApiError, createApi, type Call } from './api.js';
 import { startChat } from './chat.js';
 import { restrictConnections } from './csp.js';
 import { $, formatBytes, h, plural } from './dom.js';
+import { randomUUID } from './uuid.js';
 
 interface MessageValue {
   id: string;
@@ -417,8 +418,12 @@ async function main() {
     })(event);
   });
 
-  const assetNames = new Map(SAMPLE_ASSETS.map((a) => [a.id, a.name]));
-  const assets = await api.get<{ iterable: Array<{ id: string }> }>('/assets/identifiers');
+  // The stored assets' ids, named from the assets snapshot (without their text).
+  const [assets, named] = await Promise.all([
+    api.get<{ iterable: Array<{ id: string }> }>('/assets/identifiers'),
+    api.get<{ iterable: Array<{ id: string; name?: string }> }>('/assets?transferables=false'),
+  ]);
+  const assetNames = new Map(named.value.iterable.map((a) => [a.id, a.name]));
   $('#asset-select').replaceChildren(
     ...assets.value.iterable.map(({ id }) => h('option', { value: id }, assetNames.get(id) ?? id)),
   );
@@ -474,8 +479,8 @@ async function main() {
   // Applications -----------------------------------------------------------
   const fill = (select: string, values: readonly string[], selected: string) =>
     $(select).replaceChildren(...values.map((v) => h('option', { value: v, ...(v === selected ? { selected: '' } : {}) }, v)));
-  fill('#register-name', ApplicationNameEnum, 'VS_CODE');
-  fill('#register-platform', PlatformEnum, 'LINUX');
+  fill('#register-name', Object.values(ApplicationNameEnum), 'VS_CODE');
+  fill('#register-platform', Object.values(PlatformEnum), 'LINUX');
   let applications: Application[] = [];
 
   async function refreshApplications() {
