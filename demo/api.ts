@@ -36,6 +36,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The demo's client: GET and POST under one base, each call logged; a failed call throws an ApiError. */
+export type Api = ReturnType<typeof createApi>;
+
 export function createApi(base: string, onCall: CallListener) {
   async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ value: T; call: Call }> {
     const init: RequestInit = { method, headers: { ...headers } };
