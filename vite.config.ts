@@ -113,6 +113,13 @@ export default defineConfig(({ mode }) => {
     root: resolve(import.meta.dirname, 'demo'),
     publicDir: resolve(import.meta.dirname, 'public'),
     define: pageDefine,
+    // The demo imports the package by its name, as an app does: here, its sources.
+    resolve: {
+      alias: [
+        { find: /^pieces-os-worker$/, replacement: resolve(import.meta.dirname, 'src/page/index.ts') },
+        { find: /^pieces-os-worker\/core$/, replacement: resolve(import.meta.dirname, 'src/core/index.ts') },
+      ],
+    },
     build: { outDir: resolve(import.meta.dirname, 'dist/demo'), emptyOutDir: true, target: 'es2022' },
     server: { host: '127.0.0.1' },
     // Any host name: the insecure-origin tests reach the demo under another name.

@@ -1,6 +1,5 @@
 /** The demo's API client: every call is timed and written to the request log. */
-import { OPERATIONS } from '../src/core/routes.js';
-import { compilePath } from '../src/core/routes.js';
+import { OPERATIONS } from 'pieces-os-worker/core';
 
 export interface Call {
   operation: string;
@@ -14,12 +13,21 @@ export interface Call {
 
 export type CallListener = (call: Call) => void;
 
-const matchers = OPERATIONS.map((o) => ({ ...o, match: compilePath(o.path) }));
+/**
+ * Each operation's path as a pattern: a `{param}` segment matches any one
+ * segment. The table lists its static paths before its parameterised ones, so
+ * the first match names the operation (`/applications/external` is not an
+ * application id).
+ */
+const matchers = OPERATIONS.map(({ name, method, path }) => {
+  const segments = path.split('/').map((segment) => (/^\{.+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return { name, method, pattern: new RegExp(`^${segments.join('/')}$`) };
+});
 
-/** The operation a method and path name, from the route table. */
+/** The operation a method and path name, from the package's operation table. */
 export function operationName(method: string, path: string): string {
   const pathname = path.split('?')[0]!;
-  return matchers.find((o) => o.method === method && o.match(pathname))?.name ?? 'unknown';
+  return matchers.find((o) => o.method === method && o.pattern.test(pathname))?.name ?? 'unknown';
 }
 
 export class ApiError extends Error {
@@ -27,6 +35,9 @@ export class ApiError extends Error {
     super(message);
   }
 }
+
+/** The demo's client: GET and POST under one base, each call logged; a failed call throws an ApiError. */
+export type Api = ReturnType<typeof createApi>;
 
 export function createApi(base: string, onCall: CallListener) {
   async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ value: T; call: Call }> {

@@ -4,8 +4,9 @@
  * model setting (no model, or an OpenAI-compatible endpoint such as a local
  * Ollama), switched in the worker through the page API.
  */
-import { getModel, setModel, type ModelConfig } from '../src/page/index.js';
+import { getModel, setModel, type ModelConfig } from 'pieces-os-worker';
 import { $, h } from './dom.js';
+import { randomUUID } from './uuid.js';
 
 interface Frame {
   request?: string;
@@ -95,7 +96,7 @@ export async function startChat(base: string, showError: (error: unknown) => voi
     if (!query || running) return;
     void (async () => {
       const open = await connect();
-      const request = crypto.randomUUID();
+      const request = randomUUID();
       bubble('USER', query);
       running = { request, bubble: bubble('ASSISTANT', '') };
       running.bubble.parentElement!.dataset.request = request;

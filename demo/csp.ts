@@ -5,7 +5,7 @@
  * and its bases. A browser enforces every policy of a page, so the narrower
  * one decides.
  */
-import { expandBase, webSocketBase, type Base } from '../src/shared/bases.js';
+import { expandBase, type Base } from 'pieces-os-worker/core';
 
 /**
  * `connect-src 'self'` plus each base (a path as a prefix) in its http(s) and
@@ -28,7 +28,8 @@ export function connectSources(bases: readonly string[]): string {
 function addBase(sources: string[], base: Base) {
   // A path is a prefix when it ends with '/'; ';' and ',' would end the source list.
   const path = base.path ? `${base.path.replace(/;/g, '%3B').replace(/,/g, '%2C')}/` : '';
-  for (const { origin } of [base, webSocketBase(base)]) {
+  // The WebSocket form of an http(s) base: ws(s) on the same host.
+  for (const origin of [base.origin, base.origin.replace(/^http/, 'ws')]) {
     const source = origin + path;
     if (!sources.includes(source)) sources.push(source);
   }

@@ -28,3 +28,6 @@ export const formatBytes = (bytes: number) =>
 
 /** "1 interaction", "2 interactions". */
 export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+
+/** A timestamp's local time, or a dash when there is none. */
+export const when = (timestamp?: { value: string }) => (timestamp ? new Date(timestamp.value).toLocaleTimeString() : '—');

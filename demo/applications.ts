@@ -1,0 +1,97 @@
+/**
+ * The applications pane: the registered applications and their engagement
+ * figures, and the forms that register one (chosen from the SDK's
+ * enumerations, or this browser as the service describes it).
+ */
+// The SDK's enumerations, each from its own module: the SDK's index is CommonJS and would bring the whole client.
+import { ApplicationNameEnum } from '@pieces.app/pieces-os-client/dist/models/ApplicationNameEnum.js';
+import { PlatformEnum } from '@pieces.app/pieces-os-client/dist/models/PlatformEnum.js';
+import type { ServiceWatch } from 'pieces-os-worker';
+import type { Api } from './api.js';
+import { $, h, plural, when } from './dom.js';
+import type { Errors } from './errors.js';
+import { randomUUID } from './uuid.js';
+import type { Application } from './types.js';
+
+export interface ApplicationsPane {
+  /** The applications as last read. */
+  readonly list: readonly Application[];
+  /** Reads the applications again, and the choice of application events are sent for. */
+  refresh(): Promise<void>;
+}
+
+export function mountApplications(api: Api, { act }: Errors, watch: ServiceWatch): ApplicationsPane {
+  const fill = (select: string, values: readonly string[], selected: string) =>
+    $(select).replaceChildren(...values.map((v) => h('option', { value: v, ...(v === selected ? { selected: '' } : {}) }, v)));
+  fill('#register-name', Object.values(ApplicationNameEnum), 'VS_CODE');
+  fill('#register-platform', Object.values(PlatformEnum), 'LINUX');
+  let applications: Application[] = [];
+
+  async function refresh() {
+    const { value } = await api.get<{ iterable: Application[] }>('/applications');
+    applications = value.iterable;
+    $('#application-count').textContent = String(applications.length);
+    $('#application-list').replaceChildren(
+      ...applications.map((app) => {
+        const e = app.engagement;
+        return h(
+          'li',
+          { dataset: { id: app.id } },
+          h('span', { class: 'name' }, `${app.name} ${app.version}`),
+          h('span', { class: 'muted' }, `${app.platform} · ${app.id.slice(0, 8)}`),
+          e
+            ? h(
+                'span',
+                { class: 'engagement' },
+                `${plural(e.interactions, 'interaction')} · ${plural(e.keyboard, 'keyboard event')} · ${plural(e.installations, 'install')} · ${plural(e.updates, 'update')} · last ${when(e.lastActivity)}`,
+              )
+            : null,
+        );
+      }),
+    );
+    const target = $<HTMLSelectElement>('#event-application');
+    const chosen = target.value;
+    target.replaceChildren(
+      h('option', { value: '' }, 'no application'),
+      ...applications.map((app) =>
+        h('option', { value: app.id, ...(app.id === chosen ? { selected: '' } : {}) }, `${app.name} ${app.version}`),
+      ),
+    );
+  }
+
+  $('#register-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    act(async () => {
+      const { value } = await api.post<Application>('/applications/register', {
+        id: randomUUID(),
+        name: $<HTMLSelectElement>('#register-name').value,
+        version: $<HTMLInputElement>('#register-version').value,
+        platform: $<HTMLSelectElement>('#register-platform').value,
+        onboarded: true,
+        privacy: 'OPEN',
+      });
+      await refresh();
+      $<HTMLSelectElement>('#event-application').value = value.id;
+    })(event);
+  });
+  $('#register-browser').addEventListener(
+    'click',
+    act(async () => {
+      const { value } = await api.post<Application>('/applications/register');
+      await refresh();
+      $<HTMLSelectElement>('#event-application').value = value.id;
+    }),
+  );
+
+  // Recovered: the list may be stale.
+  watch.addEventListener('statechange', () => {
+    if (watch.state !== 'lost') void refresh();
+  });
+
+  return {
+    get list() {
+      return applications;
+    },
+    refresh,
+  };
+}
