@@ -98,6 +98,37 @@ function suite(name: string, capability: Capability, setup: () => Promise<{ cont
       });
       expect(outside).toBe('network error');
     });
+
+    it('reopens a database deleted under the tabs (as the worker does): no deleted data, the sample assets again, writes taken at once', async () => {
+      const create = (page: Page, name: string) =>
+        page.evaluate(async (name) => {
+          const response = await fetch('http://localhost:1000/conversations/create', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ type: 'COPILOT', name }),
+          });
+          return { status: response.status, id: ((await response.json()) as { id: string }).id };
+        }, name);
+      const ghost = await create(a, 'before the wipe');
+      const assets = await a.evaluate(() => fetch('http://localhost:1000/assets/identifiers').then((r) => r.text()));
+      expect(await storeIds(b)).toContain(ghost.id);
+      // Every tab's connection lets go of the database when asked, so the deletion proceeds.
+      const deleted = await b.evaluate(
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const request = indexedDB.deleteDatabase('pieces-os-worker');
+            request.onsuccess = () => resolve('deleted');
+            request.onerror = () => reject(request.error);
+            request.onblocked = () => resolve('blocked');
+          }),
+      );
+      expect(deleted).toBe('deleted');
+      expect(await storeIds(a)).toEqual([]);
+      expect(await a.evaluate(() => fetch('http://localhost:1000/assets/identifiers').then((r) => r.text()))).toBe(assets);
+      const after = await create(b, 'after the wipe');
+      expect(after.status).toBe(200);
+      expect(await storeIds(a)).toEqual([after.id]);
+    });
   });
 }
 
