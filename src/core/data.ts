@@ -1,19 +1,6 @@
 /**
- * The data format of `seed(data)` and `exportData()`: the whole store as one
- * JSON document, in wire shapes, with ids and times kept as given.
- *
- *   {
- *     "version": 1,
- *     "conversations": [ Conversation minus `messages`, plus "messages": [FlattenedConversationMessage, …]
- *                        and "deletedMessages": [id, …] (ids listed as -1 in `indices`) ],
- *     "applications": [ Application ],
- *     "sessions": [ { id, opened, closed?, application? } ],
- *     "events": [ { id, kind, at, application?, payload } ],
- *     "assets": [ { id, name, language, text, created, description?, formatId } ],
- *     "externalApplications": [ { name, version? } ]
- *   }
- *
- * Every key is optional when seeding; missing ids and times are assigned.
+ * The data format of `seed(data)` and `exportData()`: the whole store as one JSON document in wire
+ * shapes, ids and times kept as given (docs/testing.md, "Data format").
  */
 import { ConversationTypeEnum, MessageRoleEnum, MessageSentimentEnum } from './enums.js';
 import type { AssetInput } from './models/asset.js';

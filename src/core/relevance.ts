@@ -1,12 +1,6 @@
 /**
- * Relevance ranking: an in-memory BM25F index over documents with a few
- * weighted fields (a name, a language, a description, a body of text).
- *
- * Pure and synchronous: documents are added, replaced and removed one at a
- * time, so the index can be kept warm and updated as the store is written.
- * Search scores every document that shares a term with the query (through
- * the postings of the query's terms only), best first, ties broken by id,
- * so the same index and query always give the same ranking.
+ * Relevance ranking: an in-memory BM25F index over a few weighted fields, updated one document at a
+ * time, deterministic (ties broken by id).
  */
 
 export type Field = 'name' | 'language' | 'description' | 'text';

@@ -1,9 +1,6 @@
 /**
- * The route table: every operation of the API, its method and its path, in
- * one place, named exactly as the SDK (4.1.0) names it. Static paths come
- * before `{param}` paths so that `/applications/external` is never read as an
- * application id. WebSocket paths are GET routes (the page's shim handshakes
- * over them; a plain GET is 426).
+ * The route table: every operation the service answers, named exactly as the SDK 4.1.0 names it, with
+ * its method, path and handler. Static paths come before `{param}` paths.
  */
 import type { OperationHandler } from './context.js';
 import * as applications from './handlers/applications.js';

@@ -1,9 +1,6 @@
 /**
- * The wire between the service and the sockets it feeds: which paths are
- * sockets, the handshake and catch-up bodies the service answers on them, the
- * frames a socket sends, and the change announcements hosts broadcast. The
- * stream handlers write these shapes and the page's socket shim reads them,
- * from this one module.
+ * The wire between the service and the sockets it feeds (which paths, handshake and catch-up bodies,
+ * frames, announcements): written by the stream handlers and read by the page's shim.
  */
 import type { Change, Collection } from '../storage/storage.js';
 

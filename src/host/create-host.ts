@@ -1,10 +1,6 @@
 /**
- * The one way a host is assembled: storage that reconnects when its database
- * goes away, with a read cache per connection; the service over it; changes
- * announced on the host's channel, batched; the page API; and, for hosts that
- * run beside their clients, the stream shim fed in this process. A host adapter
- * (worker, page mode, Node, the loopback server) chooses a storage, a channel
- * and a transport, and nothing else.
+ * The one way a host is assembled (docs/architecture.md, "Hosts"): a host adapter chooses a
+ * storage, a channel and a transport, and nothing else.
  */
 import { parseData } from '../core/data.js';
 import { initialData, type ServiceSettings } from '../core/options.js';

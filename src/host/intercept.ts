@@ -1,10 +1,6 @@
 /**
- * The one interception layer (@mswjs/interceptors) every host that answers in
- * the client's own process uses: requests for which `answer` gives a response
- * are answered with it (a rejected answer fails as a dropped connection);
- * every other request goes out untouched. Hosts choose the interceptors (their
- * preset): the page's fetch and XMLHttpRequest, or Node's http, fetch and
- * XMLHttpRequest.
+ * The one interception layer (@mswjs/interceptors): requests `answer` gives a response for are
+ * answered with it; every other request goes out untouched. Hosts choose the interceptors.
  */
 import { BatchInterceptor, type Interceptor, type HttpRequestEventMap } from '@mswjs/interceptors';
 

@@ -1,9 +1,6 @@
 /**
- * The controls over HTTP, for tests written in other languages against the
- * loopback server: `POST /__pieces/reset`, `POST /__pieces/seed` (the data as
- * JSON), `GET /__pieces/export`, `POST /__pieces/use` (an override or a list),
- * `POST /__pieces/reset-overrides`, from the one controls table.
- * Outside the Pieces OS API's paths.
+ * The test controls over HTTP under `/__pieces/` on the loopback server, from the one controls
+ * table (docs/testing.md, "Controls").
  */
 import type { Service } from '../core/service.js';
 import { errorResponse, HttpError, json, noContent, readJson } from '../core/http.js';

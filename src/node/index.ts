@@ -1,13 +1,6 @@
 /**
- * The Node host: `setupPiecesServer()` answers this process's requests to the
- * Pieces OS bases, for tests (vitest or jest, in node, jsdom or happy-dom), as
- * MSW's `setupServer` does for handlers.
- *
- *   import { setupPiecesServer } from 'pieces-os-worker/node';
- *   const server = setupPiecesServer();
- *   beforeAll(() => server.listen());
- *   afterEach(() => server.reset());
- *   afterAll(() => server.close());
+ * The Node host: `setupPiecesServer()` answers this process's requests to the Pieces OS bases, as MSW's
+ * `setupServer` does for handlers (docs/testing.md).
  */
 import { WebSocket as MockWebSocket } from 'mock-socket';
 import { WebSocket as NodeWebSocket } from 'ws';

@@ -1,10 +1,6 @@
 /**
- * Node's preset of the interception layer, shared by every listening server:
- * `fetch`, `http`/`https` (ClientRequest), `XMLHttpRequest` where a DOM
- * environment defines it, and the global `WebSocket` where one exists. A request
- * under a listening server's bases is answered by that server (the latest to
- * listen first); every other request goes out untouched. The globals are
- * patched while at least one server listens, and restored after.
+ * Node's preset of the interception layer: fetch, http/https, XMLHttpRequest and WebSocket, answered
+ * by the latest listening server whose bases hold the request; everything else goes out untouched.
  */
 import { syncBuiltinESMExports } from 'node:module';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';

@@ -1,11 +1,6 @@
 /**
- * The controls of the service in a browser page, from a Node test driving it
- * (Playwright, Puppeteer, or any object with `evaluate(fn, arg)`): each call
- * is sent by the page to the worker that controls it (or, in page mode, to
- * the service running in the page), so it applies to every tab of the origin. The app needs no cooperation beyond `startPiecesService()`.
- *
- *   const pieces = piecesControls(page);
- *   await pieces.use({ operation: 'conversationsSnapshot', status: 500 });
+ * The test controls of the service in a browser page, from a Node test driving it (Playwright,
+ * Puppeteer, or any object with `evaluate(fn, arg)`): `piecesControls(page)`.
  */
 import { controlMessage, controlsOver, type PiecesControls } from '../host/controls.js';
 import type { PageReply, PageRequest } from '../host/protocol.js';

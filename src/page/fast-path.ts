@@ -1,10 +1,6 @@
 /**
- * Worker mode's fast path: the page's fetch and XMLHttpRequest under the
- * bases (and so the stream shim's handshakes and catch-ups) go to the worker
- * over a MessagePort instead of through its fetch handler, and are answered by
- * the same service (see src/port/). Everything else, and every request when
- * the port cannot be used, goes through fetch as before. Loaded with a dynamic
- * import, like page mode.
+ * Worker mode's fast path: the page's requests under the bases go to the worker over a MessagePort
+ * (src/port/); every other request, and every one the port cannot carry, goes by fetch.
  */
 import { baseMatcher } from '../shared/bases.js';
 import { PortClient, type ClientPort, type Connected } from '../port/client.js';

@@ -1,15 +1,11 @@
 /**
- * The page API: starts the service and resolves once it answers.
- *
- *   import { startPiecesService } from 'pieces-os-worker';
- *   await startPiecesService();            // then fetch('http://localhost:1000/…')
- *
- * It runs in a service worker where the page can have one, and in the page
- * itself where it cannot (see `mode`).
+ * The page API: `startPiecesService()` starts the service (in a service worker, or in the page where
+ * none can run) and resolves once it answers (docs/getting-started.md).
  */
 import { DEFAULT_BASES } from '../shared/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
 import type { ModelConfig, OpenAiModelConfig } from '../core/copilot/model.js';
+import type { ServiceSettings } from '../core/options.js';
 import type { PageReply, PageRequest } from '../host/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
 import { installSyncProbes } from './sync-probe.js';
@@ -19,7 +15,8 @@ import { NoWorkerReason } from './diagnose.js';
 import { info, INIT_HINT, PiecesServiceError, warn } from './messages.js';
 import { askWorker, startWorkerMode } from './worker-mode.js';
 
-export interface StartOptions {
+/** The worker's settings that travel to it (the rest of `ServiceSettings` is the worker script's to set: `startWorker`). */
+export interface StartOptions extends Pick<ServiceSettings, 'bases'> {
   /** URL of the worker script; default `/pieces-os-worker.js`. Its own query is kept. */
   url?: string;
   /** Registration scope; default the script's folder. */
@@ -32,12 +29,7 @@ export interface StartOptions {
    */
   register?: boolean;
   /**
-   * Base URLs to answer; default `DEFAULT_BASES` (localhost and 127.0.0.1 on 1000, 5323 and
-   * 39300–39333). A port range may be written compactly: `http://localhost:39300-39333`.
-   */
-  bases?: readonly string[];
-  /**
-   * Where no service worker can run (insecure origin, third-party iframe,
+   * Page mode: where no service worker can run (insecure origin, third-party iframe,
    * blocked storage or registration), run the service in the page; default
    * true. `false` rejects instead.
    */

@@ -1,12 +1,5 @@
 /**
- * Page mode: the same core, run in the page where no service worker can.
- * `fetch` and `XMLHttpRequest` for the bases are answered in the page
- * (every other request goes out untouched), the stream shim is fed by this
- * host, and the data lives in IndexedDB, shared by every tab of the origin (an
- * in-memory IndexedDB when the browser's is unavailable). Tabs announce their
- * commits on one BroadcastChannel: it clears the other tabs' read caches and
- * wakes their stream sockets.
- *
+ * Page mode: the same core run in the page where no service worker can (see docs/architecture.md).
  * Loaded with a dynamic import, so pages in worker mode never download it.
  */
 import type { ServiceSettings } from '../core/options.js';

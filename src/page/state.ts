@@ -1,20 +1,6 @@
 /**
- * Whether the service still answers this page, and what happened to it:
- *
- *   const watch = watchService(service, () => startPiecesService(options));
- *   watch.addEventListener('statechange', () => show(watch.state, watch.reason));
- *
- * `ready`: the worker controls the page. `lost`: it no longer does (its
- * registration was removed, e.g. by Clear-Site-Data or DevTools, or it stopped
- * controlling the page); calls are not answered. `recovered`: answered again
- * after a loss, or the worker had to start over with a new database (it was
- * wiped): what the page shows may be stale, read it again.
- *
- * A lost service is started again (`restart`) at once and then with a
- * backoff of up to 30 s. The checks cost nothing to the worker: they read
- * the page's registration every `intervalMs`, and listen to the worker's
- * announcements. `versionchange` fires when another worker version takes over
- * (`detail.mismatch` when it differs from the page library's version).
+ * `watchService`: whether the service still answers this page (`ready`, `lost`, `recovered`,
+ * `versionchange`), restarting it when lost. See docs/integrations.md, "watchService".
  */
 import { CHANGES_CHANNEL, type WorkerMessage } from '../core/stream-wire.js';
 import { VERSION } from '../shared/version.js';

@@ -1,13 +1,6 @@
 /**
- * Answers synchronous XMLHttpRequest discovery probes in the page.
- *
- * Editor-plugin connectors find Pieces OS with a *synchronous* XHR to
- * `/.well-known/health` on each port of 39300–39333. Chromium does not route
- * a synchronous XHR through a service worker, so the page answers these
- * probes itself: health and version under the bases, only while a service
- * worker controls the page (otherwise the native request runs and fails as a
- * refused connection does). Asynchronous XHR and every other URL are left
- * untouched (the service worker answers them).
+ * Answers synchronous XMLHttpRequest discovery probes (health, version) in the page: Chromium does not
+ * send a synchronous XHR to a service worker, and editor-plugin connectors probe that way.
  */
 import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
 import { PIECES_OS_VERSION } from '../shared/version.js';

@@ -1,9 +1,6 @@
 /**
- * Keeps synchronous XMLHttpRequest native in page mode. The interceptor
- * answers requests on a later tick, which a synchronous request cannot wait
- * for; so an XMLHttpRequest opened with `async = false` is carried out by a
- * native one instead (where the synchronous probes under the bases are
- * answered, see sync-probe.ts), and every other one by the interceptor.
+ * Keeps synchronous XMLHttpRequest native in page mode: the interceptor answers on a later tick,
+ * which a synchronous request cannot wait for.
  */
 type Xhr = XMLHttpRequest & Record<PropertyKey, unknown>;
 

@@ -1,32 +1,6 @@
 /**
- * The fast path: requests from a page to its worker over a MessagePort,
- * answered by the same service as the worker's fetch handler, and the rules
- * that keep a request from being lost or run twice when the worker stops.
- *
- * A port message neither wakes a stopped worker nor keeps it alive, so:
- * - the worker acknowledges each request as it receives it (`accepted`), and
- *   refuses one that reaches it later than `EXPIRY_MS` after it was sent
- *   (`expired`): after that time a request it has not acknowledged can never
- *   run there;
- * - a request not acknowledged within `CHECK_MS` makes the page connect again
- *   (a `postMessage` to the worker, which wakes it): another instance of the
- *   same worker proves the one behind the port stopped (a worker never runs two
- *   instances at once), and the port is judged dead at once; otherwise the
- *   request gets `EXPIRY_MS + GRACE_MS` to be acknowledged. A dead port's
- *   requests go by `fetch` (which wakes the worker), carrying their id (`ID_HEADER`);
- * - the worker remembers each id it received (port or fetch) for
- *   `REMEMBER_MS`, with the answer of a write: a write that arrives again
- *   is answered from memory, never run again; a request that was acknowledged
- *   by a worker that then stopped is asked for with `REPLAY_HEADER` and, if the
- *   worker that answers never received it, fails like a dropped connection;
- * - where the browser has Web Locks, the worker holds one named in its `ready`
- *   for as long as it runs, and the page waits for it: the browser releases it
- *   when the instance stops, so the page knows its port is dead as soon as the
- *   worker stopped, instead of when a request goes unacknowledged. The
- *   requests under way then go as above (unacknowledged ones by fetch, those
- *   acknowledged asked for by id), and the next request goes by fetch (which
- *   wakes the worker) while a port is opened afresh. The page only waits: the
- *   worker is not woken until the page has a request.
+ * The fast path's messages and limits: a page's requests to its worker over a MessagePort.
+ * How none is lost or run twice when the worker stops: docs/performance.md, "The fast path".
  */
 
 /** Sent with the retry by fetch of a request that went over the port first. */

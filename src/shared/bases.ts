@@ -1,10 +1,6 @@
 /**
- * Base URLs: where the service answers.
- *
- * A base is an http(s) URL, optionally with a path prefix. A port range may be
- * written compactly: `http://localhost:39300-39333` stands for the 34 bases
- * `http://localhost:39300` … `http://localhost:39333`. The WebSocket form of a
- * base is the same host with `ws://` (`wss://` for `https://`).
+ * Base URLs: where the service answers. A port range may be written compactly
+ * (`http://localhost:39300-39333`); matching a URL is O(1).
  */
 
 /**

@@ -1,23 +1,6 @@
 /**
- * Serves repeated reads from memory. The worker is the one writer of its
- * database, so a read's result stays true until the next write. After a
- * write commits, the reads it can affect are dropped (the conversation id
- * list follows the changes in place). Conversations snapshots are not
- * cached here: they are kept ready to send in the database (snapshots.ts),
- * out of the worker's heap. A read that
- * overlapped a write is not kept. Other connections to the same database
- * (another version of the worker during an update) clear the cache through
- * a BroadcastChannel. Several writers (tabs running the service in the page)
- * share one channel: each announces its commits there, so every other cache
- * is cleared before any later message from that writer arrives (a change
- * announcement sent through the same channel object comes after the clear).
- *
- * Cached results are shared and updated in place: callers use what they
- * read at once (or copy what they keep) and never mutate it.
- *
- * Memory: the cached conversation lists (what search and the message list
- * read) hold at most READ_CACHE_BUDGET of stored text together; a list
- * larger than that is not kept (it is read from IndexedDB each time).
+ * Serves repeated reads from memory until a write can have changed them; other connections' writes
+ * clear it through the host's channel. See docs/architecture.md, "Storage".
  */
 import type { Collection, ConversationRecord, MessageRecord } from './schema.js';
 import type { Change, ConversationList, ConversationState, Storage } from './storage.js';

@@ -1,15 +1,6 @@
 /**
- * A Storage over a database connection that can go away (or, given a
- * promise, over a storage opened once, e.g. in memory): opened on first
- * use, reopened after the browser or another connection closed it (site data
- * cleared, the database deleted or upgraded elsewhere). Each connection comes
- * with its own read cache, so a lost connection takes every cached read with
- * it: nothing that is no longer stored is served.
- *
- * A call that fails because its connection went away is made once more on a
- * new connection; if that fails too, or the open is blocked by another
- * connection for longer than `blockedWaitMs`, it fails with
- * StorageUnavailableError (a 503 with the reason), never an internal error.
+ * A Storage over a database connection that can go away: opened on first use, reopened after it is
+ * lost, each connection with its own read cache. See docs/architecture.md, "Storage".
  */
 import type { Storage } from './storage.js';
 

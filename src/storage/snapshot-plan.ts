@@ -1,10 +1,6 @@
 /**
- * Conversations snapshots kept ready to send (the `snapshots` store of
- * schema.ts): which stored segments are still true, which ranges to rebuild,
- * and how a rebuilt range is cut into segments. A snapshot is then the stored
- * bytes of its segments, in order, with the stale ranges encoded afresh: a
- * cold read costs about reading its bytes, and the worker keeps none of them
- * in its heap.
+ * Conversations snapshots kept ready to send: which stored segments are still true, which ranges to
+ * encode afresh, how a range is cut into segments (docs/performance.md).
  */
 import type { ConversationRecord, SnapshotSegment } from './schema.js';
 import type { Change } from './storage.js';

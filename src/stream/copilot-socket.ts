@@ -1,11 +1,6 @@
 /**
- * The page side of the copilot stream (`/qgpt/stream`): a WebSocket whose
- * frames the worker answers. Each frame a client sends (a QGPTStreamInput)
- * becomes a `fetch` POST to the stream path with `X-Pieces-Stream: qgpt`;
- * the response streams that input's QGPTStreamOutput frames as server-sent
- * events, each delivered as one `message`. Many inputs run at once on one
- * socket; a `stop: true` input is one more POST, which the worker applies to
- * the running answer. Closing the socket abandons the answers in flight.
+ * The copilot socket (`/qgpt/stream`): each frame a client sends is a POST to the service, whose
+ * server-sent events come back as the socket's messages; many inputs run at once on one socket.
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { STREAM_HEADER } from '../core/stream-wire.js';

@@ -1,23 +1,6 @@
 /**
- * A socket fed by the service: an identifier stream, the health heartbeat or
- * the user profile.
- *
- * It opens with a handshake `fetch` (it wakes a stopped worker) that returns
- * its first frame and the change sequence number it reflects. An announcement
- * of a change of its collection makes it ask the service for the changes after
- * the last one it delivered (`?after=N`), so changes arrive in commit order,
- * none twice, none lost, and a forged announcement can at most cause one extra
- * fetch. The health socket repeats its handshake periodically and sends `ok`
- * while the service answers; when it does not, the socket closes.
- *
- * An identifier socket never looks live while stale: besides announcements
- * (which a stopped worker or a busy page can miss), it checks the change
- * sequence every `sequenceCheckMs`; a failed catch-up is retried with a
- * backoff. It closes, so that the client reconnects for a fresh snapshot,
- * when catching up is impossible: CLOSE_DATABASE_REPLACED (the database was
- * wiped and created again: another identity, another sequence),
- * CLOSE_FELL_BEHIND (the change log no longer reaches back to it),
- * CLOSE_UNAVAILABLE (the service did not answer for `giveUpMs`).
+ * A socket fed by the service: an identifier stream (handshake, then catch-up on announcements and
+ * periodic checks), the health heartbeat or the user profile. See docs/architecture.md, "Sockets".
  */
 import { WebSocket as MockWebSocket } from 'mock-socket';
 import type { Change, Collection } from '../storage/storage.js';

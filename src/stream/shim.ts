@@ -1,11 +1,6 @@
 /**
- * The page's WebSocket shim for every socket path of the service (`SOCKETS`:
- * the identifier streams, the health heartbeat, the user profile, the
- * copilot). Service Workers never see WebSocket connections, so the page's
- * global `WebSocket` is patched: socket URLs under the bases (any query
- * string, a trailing slash or not) get a socket built on mock-socket and fed
- * by the service (feed-socket.ts, copilot-socket.ts); every other URL gets
- * the native WebSocket.
+ * The page's WebSocket shim: socket URLs under the bases get a socket fed by the service, every other
+ * URL the native WebSocket (docs/architecture.md, "Sockets").
  */
 import { baseMatcher, DEFAULT_BASES, webSocketBase } from '../shared/bases.js';
 import { CHANGES_CHANNEL, SOCKETS, type SocketKind } from '../core/stream-wire.js';

@@ -1,11 +1,6 @@
 /**
- * The Vite plugin: serves the worker script in development and emits it into
- * the build, both straight from the installed package, so the app never runs
- * a stale copy and needs no `init` step.
- *
- *   // vite.config.ts
- *   import { piecesOsWorker } from 'pieces-os-worker/vite';
- *   export default { plugins: [piecesOsWorker()] };
+ * The Vite plugin: serves the worker script in development and emits it into the build, straight from
+ * the installed package (docs/integrations.md, "The Vite plugin").
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

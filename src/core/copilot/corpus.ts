@@ -1,9 +1,6 @@
 /**
- * The stored material the copilot ranks: every asset and every conversation
- * message, in one relevance index that is built on first use and then kept
- * current as the store is written (assets as they are put, a conversation's
- * messages re-read after each change to it), so a ranking costs the index
- * lookup alone.
+ * The stored material the copilot ranks (every asset and conversation message) in one relevance index,
+ * built on first use and kept current as the store is written.
  */
 import type { AssetRecord, MessageRecord } from '../../storage/schema.js';
 import type { Storage } from '../../storage/storage.js';

@@ -1,10 +1,6 @@
 /**
- * The copilot's pluggable model: an adapter turns a question, the material
- * found relevant to it and the conversation so far into answer text, in
- * chunks. Two ship: the default, which needs no model (an extractive answer
- * quoting the best-matching material), and one for any OpenAI-compatible
- * chat-completions endpoint (a local Ollama, a hosted API). Hosts take an
- * adapter, or a configuration object (which can cross a postMessage).
+ * The copilot's pluggable model: an adapter turns a question, the material relevant to it and the
+ * conversation into answer text, in chunks. The default needs no model (extractive answers).
  */
 import { number, object, oneOf, optional, required, string } from '../validate.js';
 import { badRequest } from '../http.js';

@@ -1,11 +1,6 @@
 /**
- * The adapter for an OpenAI-compatible chat-completions endpoint
- * (`POST <baseUrl>/chat/completions` with `stream: true`): OpenAI, a local
- * Ollama (`http://127.0.0.1:11434/v1`), llama.cpp's server, vLLM, LM Studio…
- * The answer streams as server-sent events; each `choices[0].delta.content`
- * is one chunk. Any failure (unreachable, an error status, an error event,
- * a stream cut before it finished) is a ModelError carrying the endpoint's
- * own message.
+ * The model adapter for an OpenAI-compatible chat-completions endpoint (OpenAI, a local Ollama,
+ * llama.cpp, vLLM…): the answer streams as server-sent events, failures are ModelErrors.
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { AnswerRequest, ChatMessage, ModelAdapter, OpenAiModelConfig, RelevantMaterial } from './model.js';

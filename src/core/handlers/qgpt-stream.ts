@@ -1,18 +1,6 @@
 /**
- * The copilot stream (`/qgpt/stream`). Clients open a WebSocket; the page's
- * socket shim carries each frame a client sends as a POST with the header
- * `X-Pieces-Stream: qgpt`, and this handler answers it with the
- * QGPTStreamOutput frames for it as server-sent events:
- *
- *   INITIALIZED (with `relevance` when asked) → IN-PROGRESS × n (one answer
- *   chunk each) → COMPLETED, or FAILED (`errorMessage`, `statusCode`),
- *   STOPPED (a `stop: true` input for its request or conversation),
- *   RESET (a `reset: true` input).
- *
- * A completed answer stores the question and the answer as USER and
- * ASSISTANT messages of the conversation (a new one, named after the
- * question, when the input names none); a stopped one stores the question
- * and the answer so far; a failed one stores nothing.
+ * The copilot stream (`/qgpt/stream`): each client frame arrives as a POST from the socket shim and is
+ * answered with its QGPTStreamOutput frames as server-sent events; answers are stored as messages.
  */
 import type { OperationContext, ServiceContext } from '../context.js';
 import { ModelError, type ChatMessage, type RelevantMaterial } from '../copilot/model.js';

@@ -1,11 +1,6 @@
 /**
- * The WebSocket paths. A plain HTTP GET is refused with 426. The page's
- * WebSocket shim (src/stream/) sends `X-Pieces-Stream: handshake` and gets
- * `{seq, message}`: the socket's first message and the change sequence it
- * reflects; on an identifier stream, `?after=N` gives that collection's
- * changes since N (`{changes, complete, seq}`) for catch-up. Identifier
- * streams also carry `database`, the database's identity: change sequences
- * of two databases (one wiped and created again) are not comparable.
+ * The socket paths: a plain GET is 426; the shim's handshake and `?after=N` catch-up are answered
+ * from the change log, in the wire shapes of stream-wire.ts.
  */
 import type { OperationContext } from '../context.js';
 import { badRequest, clip, HttpError, json } from '../http.js';

@@ -1,9 +1,6 @@
 /**
- * Conversations snapshots kept ready to send (the `snapshots` store): a
- * snapshot is read as the stored bytes of its segments that are still true,
- * with the ranges changed since encoded afresh (snapshot-plan.ts decides
- * which) and stored back after the answer. The conversation id list comes
- * from the same segments.
+ * Conversations snapshots kept ready to send (the `snapshots` store): read from their stored segments,
+ * stale ranges encoded afresh and kept again (docs/performance.md).
  */
 import type { IDBPDatabase, IDBPTransaction } from 'idb';
 import type { ConversationRecord, MessageRecord, PiecesDB } from '../schema.js';

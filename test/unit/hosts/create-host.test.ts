@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { broadcastChannel, localChannel, type ChangeChannel } from '../../../src/host/channel.js';
 import { createHost } from '../../../src/host/create-host.js';
 import { CHANGES_CHANNEL } from '../../../src/core/stream-wire.js';
-import { openStorage } from '../../../src/storage/idb/storage.js';
+import { openStorage, type OpenStorageOptions } from '../../../src/storage/idb/storage.js';
 import { memoryStorage } from '../../../src/storage/memory.js';
 import { SAMPLE_ASSETS } from '../../../src/core/fixtures/sample-assets.js';
 
@@ -77,7 +77,7 @@ describe('createHost', () => {
     const name = databaseName();
     const conversation = { id: crypto.randomUUID(), name: 'seeded', messages: [{ role: 'USER', fragment: { string: { raw: 'hi' } } }] };
     const settings = { data: { conversations: [conversation] } };
-    const open = (initialData: Parameters<typeof openStorage>[0]['initialData']) => openStorage({ name, initialData });
+    const open = (initialData: OpenStorageOptions['initialData']) => openStorage({ name, initialData });
     const first = createHost({ open: (_h, data) => open(data), channel: localChannel(), settings });
     expect((await first.service.exportData()).conversations.map((c) => c.id)).toEqual([conversation.id]);
     await first.service.handle(new Request(`http://localhost:1000/conversations/${conversation.id}/delete`, { method: 'POST' }));
