@@ -47,6 +47,8 @@ export interface PortServerOptions {
 export interface PortServer {
   /** This worker instance (a restarted worker has another). */
   readonly instance: string;
+  /** How many request ids it remembers now (writes only, for REMEMBER_MS each). */
+  readonly remembered: number;
   /** Serves requests arriving on `port`. */
   serve(port: PortLike): void;
   /**
@@ -175,7 +177,10 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       return;
     }
     port.postMessage({ type: 'accepted', id });
-    remember(id, { method: message.method, answer: run(port, message) });
+    // A read is run again whenever it is asked for again: it needs no memory (a worker that answers
+    // many reads keeps nothing of them).
+    if (isRead(message.method)) void run(port, message);
+    else remember(id, { method: message.method, answer: run(port, message) });
   }
 
   function fromMemory(answer: Answer): Response {
@@ -199,6 +204,9 @@ export function createPortServer(respond: (request: Request) => Promise<Response
 
   return {
     instance,
+    get remembered() {
+      return memory.size;
+    },
     serve(port) {
       port.onmessage = (event) => onMessage(port, event.data as ToWorker);
       void held.then((locked) => port.postMessage({ type: 'ready', instance, ...(locked ? { lock } : {}), ...options.stats?.() }));
@@ -211,8 +219,8 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       if (request.headers.get(REPLAY_HEADER) === 'only' && !isRead(request.method)) return Promise.resolve(lost());
       const answer = respond(withoutFastPathHeaders(request));
       if (!answer) return undefined;
-      // Remembered, so that the same request arriving late on a port is not run again.
-      remember(id, { method: request.method, answer: answer.then(() => undefined, () => undefined) });
+      // A write is remembered, so that the same request arriving late on a port is not run again.
+      if (!isRead(request.method)) remember(id, { method: request.method, answer: answer.then(() => undefined, () => undefined) });
       return answer;
     },
   };

@@ -3,9 +3,28 @@
  * engine: stored in the database as segments, served from them, and never stale
  * after writes or a worker restart.
  */
-import { describe, expect, it } from 'vitest';
-import { engine, need, type Page } from './engine.js';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 import { contextPerTest, openDemo } from './pages.js';
+
+/**
+ * The files in which the engine keeps the IndexedDB Blobs of a profile: Chromium's
+ * `*.indexeddb.blob` folders, Firefox's `idb/*.files` folders, WebKit's `*.blob` files.
+ */
+function blobFiles(profile: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, inBlobFolder: boolean) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path, inBlobFolder || entry.name.endsWith('.indexeddb.blob') || (entry.name.endsWith('.files') && dir.endsWith('idb')));
+      else if (inBlobFolder || (entry.name.endsWith('.blob') && dir.includes('indexeddb'))) found.push(path);
+    }
+  };
+  walk(profile, false);
+  return found;
+}
 
 const newContext = contextPerTest();
 
@@ -108,6 +127,49 @@ describe(`snapshots kept ready to send in ${engine.name}`, () => {
     const after = await expectTrue(page, ids);
     expect(after.find((c) => c.id === middle)!.messages.iterable.at(-1)!.reference!.fragment.string.raw).toBe('added late');
     expect(after.map((c) => c.id)).not.toContain(undefined);
+  });
+
+  describe('kept Blobs the engine lost', () => {
+    const contexts: BrowserContext[] = [];
+    afterEach(async () => {
+      while (contexts.length) await contexts.pop()!.close();
+    });
+    const start = async (profile?: string) => {
+      const launched = await launch(profile, { restartable: true });
+      contexts.push(launched.context);
+      return { ...launched, page: await openDemo(launched.context) };
+    };
+
+    it.for([
+      ['as the engine leaves them (WebKit loses them)', false],
+      ['deleted from the profile', true],
+    ] as const)('after a browser restart, with the kept Blob files %s: answers the right data, rebuilding what cannot be read', async ([, deleteFiles], test) => {
+      need(test, 'restart');
+      const first = await start();
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        const messages = [{ role: 'USER', fragment: { string: { raw: `${i} ${'kept across a restart '.repeat(400)}` } } }];
+        ids.push(((await write(first.page, '/conversations/create', { type: 'COPILOT', name: `r${i}`, messages })) as { id: string }).id);
+      }
+      await expectTrue(first.page, ids);
+      let stored = await storedSegments(first.page);
+      for (let tries = 0; tries < 50 && new Set(stored.map((s) => s.variant)).size < 2; tries++) stored = await storedSegments(first.page);
+      await contexts.pop()!.close();
+      // What a browser may do to the files behind stored Blobs (WebKit loses them on restart; eviction, a crash):
+      // here they are deleted, in every engine, between two runs of the browser.
+      const lost = deleteFiles ? blobFiles(first.profile) : [];
+      if (deleteFiles && stored.some((s) => s.kind === 'Blob')) expect(lost.length).toBeGreaterThan(0);
+      for (const file of lost) rmSync(file);
+      if (deleteFiles) test.annotate(`${lost.length} Blob files deleted`);
+      const second = await start(first.profile);
+      const full = await expectTrue(second.page, ids);
+      expect(full.map((c) => c.name)).toEqual(ids.map((_, i) => `r${i}`));
+      // Rebuilt and kept again, as text: nothing the engine can lose again.
+      let after = await storedSegments(second.page);
+      for (let tries = 0; tries < 50 && after.filter((s) => s.variant === 1).flatMap((s) => s.ids).length < ids.length; tries++) after = await storedSegments(second.page);
+      expect(after.filter((s) => s.variant === 1).flatMap((s) => s.ids)).toEqual(ids);
+      if (lost.length) expect(after.every((s) => s.kind === 'string')).toBe(true);
+    });
   });
 
   it('serves the kept segments true after the worker stopped, with writes in between', async (test) => {

@@ -36,7 +36,6 @@ const LACKS: Partial<Record<Capability, string>> = {
   killWorkers: 'WebDriver has no command to stop a service worker, and WebKitGTK none of its own',
   hardReload: "WebKit's hard reload (reload from origin) still goes through the service worker, so there is no uncontrolled load to recover from",
   offline: 'WebDriver has no command to take WebKitGTK offline',
-  restart: "MiniBrowser's automation mode always uses throwaway storage",
   loopbackHosts: 'not implemented in the WebKit driver: MiniBrowser is started without a host-resolver setting',
   blockServiceWorkers: 'not implemented in the WebKit driver: MiniBrowser is started with service workers on',
   siteData: 'not implemented in the WebKit driver: MiniBrowser is started with its default cookie policy',

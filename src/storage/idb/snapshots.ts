@@ -3,7 +3,7 @@
  * stale ranges encoded afresh and kept again (docs/performance.md).
  */
 import type { IDBPDatabase, IDBPTransaction } from 'idb';
-import type { ConversationRecord, MessageRecord, PiecesDB } from '../schema.js';
+import type { ConversationRecord, MessageRecord, PiecesDB, SnapshotSegment } from '../schema.js';
 import { cutSegments, planSnapshot, SEGMENT_END, snapshotBody, type NewSegment, type SnapshotPart } from '../snapshot-plan.js';
 import type { Storage } from '../storage.js';
 import { commit, readChanges } from './transactions.js';
@@ -20,6 +20,27 @@ function blobsClone(): boolean {
   }
 }
 
+/**
+ * Whether a kept body can be read: its last byte (a lost or cut file fails there: Chromium
+ * throws, WebKit reads nothing).
+ */
+async function canRead(body: Blob | string): Promise<boolean> {
+  if (typeof body === 'string' || body.size === 0) return true;
+  try {
+    return (await body.slice(body.size - 1).arrayBuffer()).byteLength === 1;
+  } catch {
+    return false;
+  }
+}
+
+/** The kept segments themselves could not be read (Firefox fails the read of a record whose Blob file is gone). */
+class SegmentsUnreadable extends Error {}
+
+const segmentKey = (segment: SnapshotSegment) => `${segment.start}:${segment.built}`;
+
+/** Meta key set once a stored segment Blob was found unreadable: this database keeps bodies as text from then on. */
+const BLOBS_LOST = 'snapshotBlobsLost';
+
 type PlanTx = IDBPTransaction<PiecesDB, Array<'snapshots' | 'changes' | 'conversations'>, 'readonly'>;
 
 /**
@@ -30,7 +51,9 @@ type PlanTx = IDBPTransaction<PiecesDB, Array<'snapshots' | 'changes' | 'convers
 async function planSegments(tx: PlanTx, variant: 0 | 1) {
   const changeStore = tx.objectStore('changes');
   const [segments, last] = await Promise.all([
-    tx.objectStore('snapshots').getAll(IDBKeyRange.bound([variant, 0], [variant, SEGMENT_END])),
+    tx.objectStore('snapshots').getAll(IDBKeyRange.bound([variant, 0], [variant, SEGMENT_END])).catch((error: unknown) => {
+      throw Object.assign(new SegmentsUnreadable(String(error)), { cause: error });
+    }),
     changeStore.openCursor(null, 'prev'),
   ]);
   const log = segments.length
@@ -59,7 +82,49 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
    * until the database refuses one (WebKit's private sessions do). Else they are stored as text.
    */
   const nativeBlobs = blobsClone();
-  let storesBlobs = nativeBlobs;
+  let storesBlobs: boolean | Promise<boolean> = nativeBlobs && db.get('meta', BLOBS_LOST).then((lost) => !lost, () => true);
+  /** Per variant, the kept segments whose body this connection found readable (by start and build). */
+  const readable: [Set<string>, Set<string>] = [new Set(), new Set()];
+
+  /**
+   * The kept segments of `parts` whose stored body cannot be read (a Blob whose file the browser
+   * lost: evicted, or gone after a restart, as WebKit's are). A kept segment is a cache: one that
+   * cannot be read is rebuilt from the records. Each body is checked once per connection.
+   */
+  async function unreadable(variant: 0 | 1, parts: SnapshotPart[]): Promise<SnapshotSegment[]> {
+    const kept = parts.flatMap((part) => ('kept' in part ? [part.kept] : 'extend' in part ? [part.extend] : []));
+    const known = readable[variant];
+    const checks = await Promise.all(kept.map(async (segment) => [segment, known.has(segmentKey(segment)) || (await canRead(segment.body))] as const));
+    // Only the segments kept now are remembered: the set never outgrows the store.
+    readable[variant] = new Set(checks.filter(([, ok]) => ok).map(([segment]) => segmentKey(segment)));
+    return checks.filter(([, ok]) => !ok).map(([segment]) => segment);
+  }
+
+  /**
+   * Removes unreadable segments (every segment of `variant` when they could not be read at all):
+   * the next plan rebuilds their ranges. Bodies are kept as text from now on.
+   */
+  async function drop(segments: SnapshotSegment[] | { variant: 0 | 1 }) {
+    storesBlobs = false;
+    const tx = db.transaction(['snapshots', 'meta'], 'readwrite');
+    await commit(tx, function* () {
+      const store = tx.objectStore('snapshots');
+      if (Array.isArray(segments)) for (const segment of segments) yield store.delete([segment.variant, segment.start]);
+      else yield store.delete(IDBKeyRange.bound([segments.variant, 0], [segments.variant, SEGMENT_END]));
+      yield tx.objectStore('meta').put(true, BLOBS_LOST);
+    });
+  }
+
+  /** Runs a read of the kept segments again without them, once, when they could not be read at all. */
+  async function orRebuilt<T>(variant: 0 | 1, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      if (!(error instanceof SegmentsUnreadable)) throw error;
+      await drop({ variant });
+      return read();
+    }
+  }
 
   /** Stores the segments a snapshot wrote in place of those of the parts it did not keep. */
   async function keepSegments(variant: 0 | 1, parts: SnapshotPart[], segments: NewSegment[]) {
@@ -77,7 +142,7 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
         for (const record of records) yield tx.store.put(record);
       });
     };
-    if (!storesBlobs) return write(false);
+    if (!(await storesBlobs)) return write(false);
     try {
       await write(true);
     } catch {
@@ -88,45 +153,53 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
     }
   }
 
-  return {
-    async conversationsSnapshot(withMessages, encode) {
-      const variant = withMessages ? 1 : 0;
-      // One transaction: the kept segments are checked against the log, and the stale ranges read, at one point in time.
-      const tx = db.transaction(withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations']);
-      const { parts, reads, built } = await planSegments(tx as never, variant);
-      const bySeq = tx.objectStore('conversations').index('by-seq');
-      const records = await Promise.all(reads.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
-      let messages: Map<string, MessageRecord> | undefined;
-      if (withMessages) {
-        const store = tx.objectStore('messages');
-        const count = records.reduce((n, list) => n + list.length, 0);
-        const found =
-          count >= READ_ALL_MESSAGES_FROM
-            ? await store.getAll()
-            : (await Promise.all(records.flat().map((record) => store.index('by-conversation').getAll(record.id)))).flat();
-        messages = new Map(found.map((m) => [m.id, m]));
+  async function snapshot(withMessages: boolean, encode: Parameters<Storage['conversationsSnapshot']>[1], rebuilt = false): Promise<Blob | string> {
+    const variant = withMessages ? 1 : 0;
+    // One transaction: the kept segments are checked against the log, and the stale ranges read, at one point in time.
+    const tx = db.transaction(withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations']);
+    const { parts, reads, built } = await planSegments(tx as never, variant);
+    const bySeq = tx.objectStore('conversations').index('by-seq');
+    const records = await Promise.all(reads.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
+    let messages: Map<string, MessageRecord> | undefined;
+    if (withMessages) {
+      const store = tx.objectStore('messages');
+      const count = records.reduce((n, list) => n + list.length, 0);
+      const found =
+        count >= READ_ALL_MESSAGES_FROM
+          ? await store.getAll()
+          : (await Promise.all(records.flat().map((record) => store.index('by-conversation').getAll(record.id)))).flat();
+      messages = new Map(found.map((m) => [m.id, m]));
+    }
+    await tx.done;
+    const lost = rebuilt ? [] : await unreadable(variant, parts);
+    if (lost.length) {
+      // Read again without them: their ranges are encoded from the records.
+      await drop(lost);
+      return snapshot(withMessages, encode, true);
+    }
+    const encodeOne = (record: ConversationRecord) => encode(record, messages);
+    const bodies: Array<Blob | string> = [];
+    const written: NewSegment[] = [];
+    let next = 0;
+    for (const part of parts) {
+      if ('kept' in part) {
+        bodies.push(part.kept.body);
+        continue;
       }
-      await tx.done;
-      const encodeOne = (record: ConversationRecord) => encode(record, messages);
-      const bodies: Array<Blob | string> = [];
-      const written: NewSegment[] = [];
-      let next = 0;
-      for (const part of parts) {
-        if ('kept' in part) {
-          bodies.push(part.kept.body);
-          continue;
-        }
-        const range = 'stale' in part ? part.stale : part.extend;
-        const segments = cutSegments(range, records[next++]!, encodeOne, built, variant, 'extend' in part ? part.extend : undefined);
-        for (const segment of segments) bodies.push(nativeBlobs ? new Blob(segment.parts) : segment.parts.join(''));
-        written.push(...segments);
-      }
-      // Kept for the next read once answered; a failure only means the next read encodes them again.
-      if (written.length) void keepSegments(variant, parts, written).catch(() => {});
-      return snapshotBody(bodies, nativeBlobs);
-    },
+      const range = 'stale' in part ? part.stale : part.extend;
+      const segments = cutSegments(range, records[next++]!, encodeOne, built, variant, 'extend' in part ? part.extend : undefined);
+      for (const segment of segments) bodies.push(nativeBlobs ? new Blob(segment.parts) : segment.parts.join(''));
+      written.push(...segments);
+    }
+    // Kept for the next read once answered; a failure only means the next read encodes them again.
+    if (written.length) void keepSegments(variant, parts, written).catch(() => {});
+    return snapshotBody(bodies, nativeBlobs);
+  }
 
-    async conversationIds() {
+  return {
+    conversationsSnapshot: (withMessages, encode) => orRebuilt(withMessages ? 1 : 0, () => snapshot(withMessages, encode)),
+
+    conversationIds: () => orRebuilt(0, async () => {
       const tx = db.transaction(['snapshots', 'changes', 'conversations']);
       const { parts, reads, built } = await planSegments(tx, 0);
       const bySeq = tx.objectStore('conversations').index('by-seq');
@@ -135,6 +208,6 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
       let next = 0;
       const ids = parts.flatMap((part) => ('kept' in part ? part.kept.ids : 'extend' in part ? [...part.extend.ids, ...keys[next++]!] : keys[next++]!));
       return { ids, seq: built };
-    },
+    }),
   };
 }

@@ -107,6 +107,22 @@ function joined(respond: (request: Request) => Promise<Response>, options: { exp
 }
 
 describe('fast path framing', () => {
+  it('remembers no read (a read is run again when asked again), only writes, for as long as a replay may ask', async () => {
+    const { respond } = service();
+    const { server, client } = joined(respond);
+    for (let i = 0; i < 200; i++) {
+      const read = await client.request(new Request(`http://localhost:1000/applications/${crypto.randomUUID()}`));
+      expect(read.status).toBe(200);
+    }
+    expect(server.remembered).toBe(0);
+    // A read retried by fetch after the port failed is run again, and not remembered either.
+    const retried = await server.answerRetry(new Request('http://localhost:1000/assets', { headers: { [ID_HEADER]: crypto.randomUUID(), [REPLAY_HEADER]: 'only' } }));
+    expect(retried?.status).toBe(200);
+    expect(server.remembered).toBe(0);
+    await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }));
+    expect(server.remembered).toBe(1);
+  });
+
   it('carries method, URL, headers and body, and answers with status, status text, headers and body', async () => {
     const { ran, respond } = service();
     const { client, fetched } = joined(respond);

@@ -125,6 +125,44 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     expect(encode.mock.calls.map(([record]) => record.id)).toEqual(holder.ids);
   });
 
+  it('rebuilds a kept segment whose body cannot be read (a lost Blob file) and answers the right data; bodies are kept as text from then on', async () => {
+    const t = await setup({ sampleAssets: false });
+    const big = 'y'.repeat(SEGMENT_SIZE / 3);
+    for (let i = 0; i < 8; i++) await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
+    const encode = vi.fn(conversationJson);
+    const read = async () => new Blob([await t.storage.conversationsSnapshot(true, encode)]).text();
+    expect(await read()).toBe(await fromRecords(t.storage, true));
+    await settle();
+    const kept = (await segmentsOf(t.databaseName)).filter((s) => s.variant === 1);
+    expect(kept.length).toBeGreaterThanOrEqual(2);
+    // The middle segment's body becomes unreadable behind the service's back.
+    const broken = kept[1]!;
+    await new Promise<void>((resolve, reject) => {
+      const request = indexedDB.open(t.databaseName);
+      request.onsuccess = () => {
+        const tx = request.result.transaction('snapshots', 'readwrite');
+        tx.objectStore('snapshots').put({ ...broken, body: {} });
+        tx.oncomplete = () => (request.result.close(), resolve());
+        tx.onerror = () => reject(tx.error);
+      };
+    });
+    // A connection that read the segment before keeps it as read: a new one (a restarted worker) checks it.
+    const restarted = await openStorage({ name: t.databaseName });
+    encode.mockClear();
+    expect(await new Blob([await restarted.conversationsSnapshot(true, encode)]).text()).toBe(await fromRecords(t.storage, true));
+    expect(encode).toHaveBeenCalled();
+    await settle();
+    const rebuilt = (await segmentsOf(t.databaseName)).filter((s) => s.variant === 1);
+    expect(rebuilt.flatMap((s) => s.ids)).toEqual(kept.flatMap((s) => s.ids));
+    // Kept as text once a stored Blob was lost: nothing the engine can lose again.
+    expect(rebuilt.every((s) => typeof s.body === 'string')).toBe(true);
+    // Read again: from the kept segments, nothing encoded.
+    encode.mockClear();
+    expect(await new Blob([await restarted.conversationsSnapshot(true, encode)]).text()).toBe(await fromRecords(t.storage, true));
+    expect(encode).not.toHaveBeenCalled();
+    restarted.close();
+  });
+
   it('never serves a deleted, renamed or emptied conversation from a kept segment (both variants, every write of the service)', async () => {
     const t = await setup();
     const check = async () => {
