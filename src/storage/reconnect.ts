@@ -31,6 +31,8 @@ const CONNECTION_ERRORS = new Set(['InvalidStateError', 'NotFoundError', 'Transa
 
 interface Connection {
   opening: Promise<Storage>;
+  /** The storage, once open: calls then use it at once. */
+  open?: Storage;
   lost: string | null;
   /** Resolves with the reason when the open is blocked. */
   blocked: Promise<string>;
@@ -63,6 +65,7 @@ export function reconnectingStorage(
       blocked: (message) => onBlocked(message),
     }).then(
       (storage) => {
+        connection.open = storage;
         options.onOpen?.(storage, opened++ > 0);
         return storage;
       },
@@ -78,6 +81,9 @@ export function reconnectingStorage(
 
   /** The connection's storage; a blocked open fails after `blockedWaitMs` (and goes on in the background). */
   async function ready(connection: Connection): Promise<Storage> {
+    // Open: no race. (A race adds a reaction to `blocked`, which never settles once the connection is
+    // open: one per call, kept for the connection's life.)
+    if (connection.open) return connection.open;
     const first = await Promise.race([connection.opening, connection.blocked.then((message) => ({ message }))]);
     if (!('message' in first)) return first;
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -114,6 +114,40 @@ class ChromiumContext implements BrowserContext {
   setOffline(offline: boolean) {
     return this.raw.setOffline(offline);
   }
+
+  workerHeap(page: Page) {
+    return workerHeap(this.raw, (page as ChromiumPage).raw);
+  }
+}
+
+/**
+ * The heap of the running pieces-os-worker service worker after a garbage collection, in bytes,
+ * over CDP (Runtime.getHeapUsage in the worker's target).
+ */
+export async function workerHeap(context: PwContext, page: PwPage): Promise<number> {
+  const cdp = await context.newCDPSession(page);
+  try {
+    const { targetInfos } = await cdp.send('Target.getTargets');
+    const worker = targetInfos.find((t) => t.type === 'service_worker' && t.url.includes('pieces-os-worker') && !t.url.includes('groupCommit=0'));
+    if (!worker) throw new Error('no running pieces-os-worker');
+    const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: worker.targetId, flatten: false });
+    const replies = new Map<number, (result: unknown) => void>();
+    cdp.on('Target.receivedMessageFromTarget', (event) => {
+      const message = JSON.parse(event.message) as { id?: number; result?: unknown };
+      if (message.id !== undefined) replies.get(message.id)?.(message.result);
+    });
+    const send = (id: number, method: string) =>
+      new Promise<unknown>((resolve) => {
+        replies.set(id, resolve);
+        void cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method }) });
+      });
+    await send(1, 'HeapProfiler.collectGarbage');
+    const { usedSize } = (await send(2, 'Runtime.getHeapUsage')) as { usedSize: number };
+    await cdp.send('Target.detachFromTarget', { sessionId });
+    return usedSize;
+  } finally {
+    await cdp.detach();
+  }
 }
 
 /**

@@ -70,7 +70,9 @@ export type Capability =
   /** LaunchOptions.blockServiceWorkers: registration does nothing (Playwright's serviceWorkers: 'block'). */
   | 'blockServiceWorkers'
   /** LaunchOptions.siteData: cookies and site data blocked by the browser's settings. */
-  | 'siteData';
+  | 'siteData'
+  /** context.workerHeap(page): the service worker's JavaScript heap after a garbage collection. */
+  | 'workerHeap';
 
 /** A browser running on one profile folder. */
 export interface BrowserContext {
@@ -82,6 +84,8 @@ export interface BrowserContext {
   stopWorkers(): Promise<void>;
   hardReload(page: Page): Promise<void>;
   setOffline(offline: boolean): Promise<void>;
+  /** The JavaScript heap of the pieces-os-worker service worker of `page`'s origin, in bytes, after a garbage collection. */
+  workerHeap(page: Page): Promise<number>;
 }
 
 /** How a browser is started, beyond its profile (see the capabilities of the same names). */

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page as PpPage } from 'puppeteer-core';
-import { ScriptedPage, type BrowserContext, type Engine, type LaunchOptions, type Page } from './driver.js';
+import { ScriptedPage, Unsupported, type BrowserContext, type Engine, type LaunchOptions, type Page } from './driver.js';
 
 export function firefoxPath(): string {
   const path = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
@@ -121,7 +121,13 @@ class FirefoxContext implements BrowserContext {
   async setOffline(offline: boolean) {
     await this.chrome(`Services.io.manageOfflineStatus = false; Services.io.offline = ${offline};`);
   }
+
+  workerHeap(): Promise<number> {
+    throw new Unsupported('firefox', 'workerHeap', WORKER_HEAP);
+  }
 }
+
+const WORKER_HEAP = "neither WebDriver BiDi nor Firefox's chrome scripts read one service worker's JavaScript heap (memory is reported per process)";
 
 export const engine: Engine = {
   name: 'firefox',
@@ -147,7 +153,9 @@ export const engine: Engine = {
     return new FirefoxContext(browser, profile, blank);
   },
   lacks: (capability) =>
-    capability === 'killWorkers'
+    capability === 'workerHeap'
+      ? WORKER_HEAP
+      : capability === 'killWorkers'
       ? "Firefox's terminateWorker waits for the fetch events in flight (a stop after 22 of 200 creates still saw all 200 acknowledged), and the worker shares its content process with the page"
       : undefined,
 };

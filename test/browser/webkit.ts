@@ -36,6 +36,7 @@ const LACKS: Partial<Record<Capability, string>> = {
   killWorkers: 'WebDriver has no command to stop a service worker, and WebKitGTK none of its own',
   hardReload: "WebKit's hard reload (reload from origin) still goes through the service worker, so there is no uncontrolled load to recover from",
   offline: 'WebDriver has no command to take WebKitGTK offline',
+  workerHeap: "WebDriver has no command to read a service worker's heap",
   loopbackHosts: 'not implemented in the WebKit driver: MiniBrowser is started without a host-resolver setting',
   blockServiceWorkers: 'not implemented in the WebKit driver: MiniBrowser is started with service workers on',
   siteData: 'not implemented in the WebKit driver: MiniBrowser is started with its default cookie policy',
@@ -71,6 +72,9 @@ abstract class WebKitContextBase implements BrowserContext {
   }
   setOffline(): Promise<void> {
     throw new Unsupported('webkit', 'offline', LACKS.offline!);
+  }
+  workerHeap(): Promise<number> {
+    throw new Unsupported('webkit', 'workerHeap', LACKS.workerHeap!);
   }
 }
 
