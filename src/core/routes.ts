@@ -145,6 +145,9 @@ let compiled: Route[] | undefined;
 /** Every operation with its compiled path, in table order (compiled on first use). */
 export const routes = (): readonly Route[] => (compiled ??= OPERATIONS.map((operation) => ({ operation, match: compilePath(operation.path) })));
 
+/** How many segments of an operation's path are fixed (not `{param}`). */
+export const fixedSegments = (operation: Operation): number => operation.path.split('/').filter((part) => part && !part.startsWith('{')).length;
+
 /** The operation that serves `method` on `path` (the first in table order), with its parameters. */
 export function findRoute(method: string, path: string): { operation: Operation; params: Record<string, string> } | undefined {
   for (const { operation, match } of routes()) {

@@ -5,10 +5,11 @@
  */
 import type { OperationContext, ServiceContext } from './context.js';
 import { clip, errorResponse, HttpError, markRerunnable, MAX_BODY_BYTES, text } from './http.js';
-import { findRoute, operationFor, routes, type Operation } from './routes.js';
+import { findRoute, fixedSegments, operationFor, routes, type Operation } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
-import { knownOperation } from './catalogue.js';
+import { knownOperation, namedMoreExactly } from './catalogue.js';
+import { isUuid } from './validate.js';
 import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
 import { loggerFor } from './log.js';
 import { initialData, type ServiceSettings } from './options.js';
@@ -104,15 +105,30 @@ export function createService(options: ServiceOptions): Service {
     }
   }
 
+  /**
+   * Whether a route that matched `path` with `params` really serves it: not when a parameter took a
+   * segment the SDK spells out as a path of its own (`/assets/draft` is not an asset id). Ids are
+   * UUIDs, so the SDK's catalogue is read only for a parameter that is not one.
+   */
+  function owns(operation: Operation, params: Record<string, string>, path: string): boolean {
+    return Object.values(params).every(isUuid) || !namedMoreExactly(path, fixedSegments(operation));
+  }
+
   /** The route table's answer (no override applied). */
   function dispatch(request: Request, url: URL, path: string): Promise<Response> {
     const found = findRoute(request.method, path);
-    return found ? run(found.operation, request, url, found.params) : unmatched(request, url, path);
+    return found && owns(found.operation, found.params, path) ? run(found.operation, request, url, found.params) : unmatched(request, url, path);
   }
 
-  /** No operation for this method here: 404 for an unknown path, 405 (with Allow) for a known path and another method. */
+  /**
+   * No operation for this method here: 405 (with Allow) for a path the table serves with another
+   * method; else 404, naming the SDK operation when the path is one of Pieces OS's.
+   */
   async function unmatched(request: Request, url: URL, path: string): Promise<Response> {
-    const matching = routes().filter(({ match }) => match(path));
+    const matching = routes().filter(({ operation, match }) => {
+      const params = match(path);
+      return params !== null && owns(operation, params, path);
+    });
     if (matching.length === 0) return unserved(request.method, path || '/');
     const methods = matching.map(({ operation }) => operation.method);
     const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
@@ -131,7 +147,7 @@ export function createService(options: ServiceOptions): Service {
   function unserved(method: string, path: string): Response {
     const known = knownOperation(method, path);
     if (!known) return errorResponse(new HttpError(404, `No operation at ${clip(path)}.`));
-    const message = `${method} ${path} is the Pieces OS operation ${known}, which this service does not serve.`;
+    const message = `${clip(method, 40)} ${clip(path)} is the Pieces OS operation ${known}, which this service does not serve.`;
     if (!warned.has(known)) {
       warned.add(known);
       warn(message);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as sdk from '@pieces.app/pieces-os-client';
-import { knownOperation } from '../../../src/core/catalogue.js';
+import { catalogueEntries, knownOperation } from '../../../src/core/catalogue.js';
 import { OPERATIONS } from '../../../src/core/routes.js';
 import { SOCKETS } from '../../../src/core/stream-wire.js';
 import { BASE, application, dump, jsonPost, setup } from '../support/harness.js';
@@ -102,6 +102,40 @@ describe('routing', () => {
       expect(text.length).toBeLessThan(1000);
       expect(text).toMatch(/… \(\d+ characters\)/);
     }
+  });
+
+  it('answers every Pieces OS path of the SDK, with either method: served, 405 only where the table serves that path, else 404 naming the operation', async () => {
+    const t = await setup();
+    const pattern = (path: string) => path.replace(/\{\w+\}/g, '{}');
+    const entries = catalogueEntries();
+    expect(entries.length).toBeGreaterThan(500);
+    const checked = { served: 0, refused: 0, unserved: 0 };
+    for (const entry of entries) {
+      const path = entry.path.replaceAll('{}', '0f8fad5b-d9cb-469f-a165-70867728950e');
+      for (const method of ['GET', 'POST']) {
+        const response = await t.fetch(`${BASE}${path}`, method === 'POST' ? jsonPost({}) : {});
+        const text = await response.text();
+        const at = `${method} ${entry.path} (${entry.name})`;
+        const served = OPERATIONS.some((o) => pattern(o.path) === entry.path && (o.method === method || o.streamMethod === method));
+        if (served) {
+          checked.served++;
+          expect(response.status, at).not.toBe(405);
+          expect(text, at).not.toMatch(/does not serve/);
+        } else if (OPERATIONS.some((o) => pattern(o.path) === entry.path)) {
+          checked.refused++;
+          expect(response.status, at).toBe(405);
+        } else {
+          checked.unserved++;
+          expect(response.status, `${at}: ${text}`).toBe(404);
+          // A path of the SDK is named, never read as an id of a parameterised route (no 400, no 405).
+          expect(text, at).toMatch(new RegExp(`is the Pieces OS operation ${(method === entry.method ? entry.name : knownOperation(method, path))!.replace('.', '\\.')}, which this service does not serve`));
+        }
+      }
+    }
+    expect(checked.served).toBeGreaterThan(40);
+    // POST /assets/draft once answered 405 ("use GET"), borrowed from GET /assets/{asset}.
+    const draft = await t.fetch(`${BASE}/assets/draft`, jsonPost({}));
+    expect(draft.status).not.toBe(405);
   });
 
   it('answers OPTIONS with 204 and Allow, and HEAD like GET without a body', async () => {
