@@ -12,7 +12,10 @@ base = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:39300"
 
 def call(method, path, body=None):
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if path.startswith("/__pieces/"):
+        headers["X-Pieces-Control"] = "1"  # the controls take no request a web page could send
+    request = urllib.request.Request(base + path, data=data, method=method, headers=headers)
     with urllib.request.urlopen(request) as response:
         text = response.read().decode()
         return json.loads(text) if text else None

@@ -20,9 +20,14 @@ const USAGE = `Usage:
       With Vite, the plugin needs no copy: import { piecesOsWorker } from 'pieces-os-worker/vite'.
 
   pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
+                         [--allowed-hosts name,…] [--allowed-origins origin,…]
       Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
       --data loads that file (the exportData() format) at start, if it exists,
-      and writes the store back to it on exit (Ctrl+C, SIGTERM).`;
+      and writes the store back to it on exit (Ctrl+C, SIGTERM).
+      Requests must name the server in Host (its address, localhost or an IP address):
+      --allowed-hosts adds names (.example.test for its subdomains; 'all' for any).
+      The controls under /__pieces/ need the header X-Pieces-Control and refuse web pages:
+      --allowed-origins lets pages of those origins use them.`;
 
 function fail(message) {
   console.error(`pieces-os-worker: ${message}\n\n${USAGE}`);
@@ -82,6 +87,8 @@ async function serve(args) {
         data: { type: 'string' },
         log: { type: 'boolean', default: false },
         'no-sample-assets': { type: 'boolean', default: false },
+        'allowed-hosts': { type: 'string', multiple: true },
+        'allowed-origins': { type: 'string', multiple: true },
       },
     }));
   } catch (error) {
@@ -105,7 +112,17 @@ async function serve(args) {
   const { startLoopbackServer } = await import(build);
   let server;
   try {
-    server = await startLoopbackServer({ port, host: values.host, data, log: values.log, sampleAssets: !values['no-sample-assets'] });
+    const list = (values) => (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+    const hosts = list(values['allowed-hosts']);
+    server = await startLoopbackServer({
+      port,
+      host: values.host,
+      data,
+      log: values.log,
+      sampleAssets: !values['no-sample-assets'],
+      allowedHosts: hosts.includes('all') ? true : hosts,
+      allowedOrigins: list(values['allowed-origins']),
+    });
   } catch (error) {
     const reason = error.code === 'EADDRINUSE' ? `port ${port} is in use on ${values.host}.` : error.message;
     console.error(`pieces-os-worker: cannot serve: ${reason}`);

@@ -106,7 +106,14 @@ async function readText(request: Request, limit: number): Promise<string> {
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
   const body = request.body;
   if (body === null) return '';
-  const bytes = body === undefined ? new Uint8Array(await request.arrayBuffer()) : await readStream(body, limit, tooLarge);
+  let bytes: Uint8Array;
+  try {
+    bytes = body === undefined ? new Uint8Array(await request.arrayBuffer()) : await readStream(body, limit, tooLarge);
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    // The client went away while sending it (a reset, a cut connection).
+    throw badRequest(`The request body could not be read: ${clip((error as Error)?.message ?? String(error))}.`);
+  }
   if (bytes.byteLength > limit) throw tooLarge();
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);

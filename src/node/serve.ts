@@ -4,15 +4,18 @@
  * Python SDK, the Pieces CLI, curl, Postman, fuzzers.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { ServiceSettings } from '../core/options.js';
 import { serviceControls, type PiecesControls } from '../host/controls.js';
 import { createNodeHost } from './host.js';
+import { CONTROL_HEADER, refusedControl, refusedHost, type AccessOptions } from './access.js';
 import { answerControl, CONTROLS_PATH } from './http-controls.js';
 import { bridgeStream } from './stream-bridge.js';
 
-export interface LoopbackOptions extends Omit<ServiceSettings, 'bases'> {
+export interface LoopbackOptions extends Omit<ServiceSettings, 'bases'>, AccessOptions {
   /** Port to listen on; default 39300 (Pieces OS's). 0 picks a free port. */
   port?: number;
   /** Interface to listen on; default 127.0.0.1 (loopback only). */
@@ -27,6 +30,13 @@ export interface LoopbackServer extends PiecesControls {
   close(): Promise<void>;
 }
 
+const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
+
+/** Writes a short text answer on a raw socket (an upgrade refused) and closes it. */
+function refuseUpgrade(socket: Duplex, status: string, message: string) {
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+}
+
 /** Starts the service on a real port; resolves once it listens. */
 export async function startLoopbackServer(options: LoopbackOptions = {}): Promise<LoopbackServer> {
   const host = options.host ?? '127.0.0.1';
@@ -39,21 +49,19 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 39300);
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  // Every request that reaches the port is read as addressed to `origin`, whatever Host header it carries.
+  // Every request that reaches the port is read as addressed to `origin`, once its Host is allowed.
   const { service, openStream } = createNodeHost({ ...options, bases: [origin] });
 
+  // No error of one connection (a reset, a malformed request) may end the process or reach another one.
+  http.on('connection', (socket: Socket) => socket.on('error', () => {}));
+  http.on('clientError', (_error, socket: Duplex) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
   http.on('request', (incoming: IncomingMessage, outgoing: ServerResponse) => {
-    const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD';
-    const request = new Request(origin + incoming.url, {
-      method: incoming.method,
-      headers: Object.entries(incoming.headers).flatMap(([name, value]) =>
-        value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((v): [string, string] => [name, v]),
-      ),
-      ...(hasBody ? { body: Readable.toWeb(incoming) as ReadableStream, duplex: 'half' } : {}),
-    } as RequestInit);
-    const path = new URL(request.url).pathname;
-    const answer = path.startsWith(CONTROLS_PATH) ? answerControl(service, request, path) : service.handle(request);
-    answer.then(
+    outgoing.on('error', () => {});
+    void answer(incoming).then(
       async (response) => {
         if (response.type === 'error') {
           // A network error: the connection drops without an answer.
@@ -65,19 +73,72 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
         outgoing.end(incoming.method === 'HEAD' ? undefined : body);
       },
       (error: unknown) => {
-        outgoing.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        if (outgoing.headersSent) return void outgoing.destroy();
+        outgoing.writeHead(500, TEXT);
         outgoing.end(`Internal error: ${(error as Error)?.message ?? String(error)}.`);
       },
     );
   });
 
-  http.on('upgrade', (incoming: IncomingMessage, socket, head) => {
-    const feed = openStream(origin.replace(/^http/, 'ws') + incoming.url);
-    if (!feed) {
-      socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nNo WebSocket at ${incoming.url}.`);
-      return;
+  /** The answer to one HTTP request: refused (Host, controls), a control, or the service's. */
+  async function answer(incoming: IncomingMessage): Promise<Response> {
+    const refused = refusedHost(incoming.headers.host, host, options);
+    if (refused) return new Response(refused, { status: 403, headers: TEXT });
+    let url: URL;
+    try {
+      url = new URL(origin + incoming.url);
+      if (!incoming.url?.startsWith('/')) throw new TypeError('not a path');
+    } catch {
+      return new Response(`The request target must be a path, not ${JSON.stringify(String(incoming.url).slice(0, 200))}.`, { status: 400, headers: TEXT });
     }
+    const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD';
+    const request = new Request(url, {
+      method: incoming.method,
+      headers: Object.entries(incoming.headers).flatMap(([name, value]) =>
+        value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((v): [string, string] => [name, v]),
+      ),
+      ...(hasBody ? { body: Readable.toWeb(incoming) as ReadableStream, duplex: 'half' } : {}),
+    } as RequestInit);
+    if (!url.pathname.startsWith(CONTROLS_PATH)) return service.handle(request);
+    return controlAnswer(incoming, request, url.pathname);
+  }
+
+  /** A control request: only from clients that are not web pages, or from a page of an allowed origin. */
+  async function controlAnswer(incoming: IncomingMessage, request: Request, path: string): Promise<Response> {
+    const from = incoming.headers.origin;
+    const allowed = from !== undefined && (options.allowedOrigins ?? []).includes(from);
+    const cors: Record<string, string> = allowed ? { 'Access-Control-Allow-Origin': from, Vary: 'Origin' } : {};
+    if (incoming.method === 'OPTIONS' && allowed) {
+      // The preflight of an allowed page's control request.
+      return new Response(null, {
+        status: 204,
+        headers: { ...cors, 'Access-Control-Allow-Methods': 'GET, POST', 'Access-Control-Allow-Headers': `${CONTROL_HEADER}, content-type` },
+      });
+    }
+    const refused = refusedControl(incoming.headers as Parameters<typeof refusedControl>[0], options);
+    if (refused) return new Response(refused, { status: 403, headers: TEXT });
+    const response = await answerControl(service, request, path);
+    // Only an allowed page may read what a control answers (never every origin, as the API allows).
+    const headers = new Headers(response.headers);
+    headers.delete('Access-Control-Allow-Origin');
+    headers.delete('Access-Control-Expose-Headers');
+    for (const [name, value] of Object.entries(cors)) headers.set(name, value);
+    return new Response(response.body, { status: response.status, headers });
+  }
+
+  http.on('upgrade', (incoming: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => {});
+    const refused = refusedHost(incoming.headers.host, host, options);
+    if (refused) return refuseUpgrade(socket, '403 Forbidden', refused);
+    let feed: WebSocket | null = null;
+    try {
+      if (incoming.url?.startsWith('/')) feed = openStream(origin.replace(/^http/, 'ws') + incoming.url);
+    } catch {
+      feed = null;
+    }
+    if (!feed) return refuseUpgrade(socket, '404 Not Found', `No WebSocket at ${String(incoming.url).slice(0, 200)}.`);
     sockets.handleUpgrade(incoming, socket, head, (connection) => {
+      connection.on('error', () => connection.terminate());
       void bridgeStream(feed, {
         send: (data) => connection.send(data),
         close: (code, reason) => connection.close(code, reason),

@@ -89,10 +89,10 @@ describe('startLoopbackServer', () => {
 
   it('offers the controls over HTTP under /__pieces/, outside the API', async () => {
     const post = (path: string, body?: unknown) =>
-      fetch(`${server.url}/__pieces/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      fetch(`${server.url}/__pieces/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Pieces-Control': '1' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     expect((await post('reset')).status).toBe(204);
     expect((await post('seed', { conversations: [{ id: '55555555-5555-4555-8555-555555555555', type: 'COPILOT', name: 'over HTTP' }] })).status).toBe(204);
-    const exported = (await (await fetch(`${server.url}/__pieces/export`)).json()) as { conversations: Array<{ name: string }> };
+    const exported = (await (await fetch(`${server.url}/__pieces/export`, { headers: { 'X-Pieces-Control': '1' } })).json()) as { conversations: Array<{ name: string }> };
     expect(exported.conversations.map((c) => c.name)).toEqual(['over HTTP']);
     expect((await post('use', { operation: 'conversationsSnapshot', status: 418, body: 'teapot', once: true })).status).toBe(204);
     expect((await fetch(`${server.url}/conversations`)).status).toBe(418);
@@ -103,7 +103,7 @@ describe('startLoopbackServer', () => {
     expect([bad.status, await bad.text()]).toEqual([400, 'data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".']);
     expect((await post('use', { operation: 'nope', status: 500 })).status).toBe(400);
     expect((await post('nothing')).status).toBe(404);
-    expect((await fetch(`${server.url}/__pieces/reset`)).status).toBe(405);
+    expect((await fetch(`${server.url}/__pieces/reset`, { headers: { 'X-Pieces-Control': '1' } })).status).toBe(405);
     await post('reset');
   });
 });
