@@ -1,12 +1,12 @@
 /**
  * The stored material the copilot ranks: every asset and every conversation
  * message, in one relevance index that is built on first use and then kept
- * current as the store is written (assets as they are put, a conversation's
- * messages re-read after each change to it), so a ranking costs the index
- * lookup alone.
+ * current as the store is written (an asset, or a conversation's messages,
+ * re-read after each change to it), so a ranking costs the index lookup alone.
  */
-import type { AssetRecord, MessageRecord } from '../../storage/schema.js';
-import type { Storage } from '../../storage/storage.js';
+import type { MessageRecord } from '../../storage/schema.js';
+import type { Storage, StoredAsset } from '../../storage/storage.js';
+import { assetMaterialOf } from '../models/asset.js';
 import { byScore, RelevanceIndex, type Field } from '../relevance.js';
 
 export interface Material {
@@ -36,15 +36,8 @@ export interface CorpusSearch {
   limit?: number;
 }
 
-export function assetMaterial(asset: AssetRecord): Material {
-  return {
-    id: asset.id,
-    kind: 'asset',
-    name: asset.name,
-    language: asset.language,
-    text: asset.text,
-    ...(asset.description ? { description: asset.description } : {}),
-  };
+export function assetMaterial(asset: StoredAsset): Material {
+  return { ...assetMaterialOf(asset), kind: 'asset' };
 }
 
 /** A stored message as material, or null when it has no text. */
@@ -70,8 +63,8 @@ export class Corpus {
   readonly #indexes = { asset: new RelevanceIndex(), message: new RelevanceIndex() };
   readonly #materials = new Map<string, Material>();
   #assets: Promise<void> | null = null;
-  /** Assets written while the first load was reading: applied after it. */
-  #written: AssetRecord[] = [];
+  /** Assets changed since they were last read. */
+  readonly #dirtyAssets = new Set<string>();
   #messages: Promise<void> | null = null;
   /** Conversations changed since their messages were last read. */
   readonly #dirty = new Set<string>();
@@ -102,8 +95,7 @@ export class Corpus {
     this.#assets ??= this.#storage.listAssets().then(
       (assets) => {
         if (generation !== this.#generation) return;
-        for (const asset of [...assets, ...this.#written]) this.#add(assetMaterial(asset));
-        this.#written = [];
+        for (const asset of assets) this.#add(assetMaterial(asset));
       },
       (error: unknown) => {
         this.#assets = null;
@@ -160,14 +152,29 @@ export class Corpus {
     }
   }
 
-  /** Assets were stored (added or replaced). */
-  assetsWritten(assets: readonly AssetRecord[]): void {
-    if (!this.#assets) return;
-    this.#written.push(...assets);
-    void this.#assets.then(() => {
-      for (const asset of this.#written) this.#add(assetMaterial(asset));
-      this.#written = [];
-    }, () => {});
+  /** Re-reads the assets changed since the last read (an asset no longer stored leaves the index). */
+  async #refreshAssets() {
+    await this.#loadAssets();
+    if (this.#dirtyAssets.size === 0) return;
+    const changed = [...this.#dirtyAssets];
+    this.#dirtyAssets.clear();
+    try {
+      const assets = await Promise.all(changed.map((id) => this.#storage.getAsset(id)));
+      changed.forEach((id, i) => {
+        const asset = assets[i];
+        if (asset) this.#add(assetMaterial(asset));
+        else this.#remove(id);
+      });
+    } catch (error) {
+      for (const id of changed) this.#dirtyAssets.add(id);
+      throw error;
+    }
+  }
+
+  /** An asset (or something on it) was written or deleted. */
+  assetChanged(id: string): void {
+    // Changes made while the first load reads are re-read after it too: the load may predate them.
+    if (this.#assets) this.#dirtyAssets.add(id);
   }
 
   /** A conversation or one of its messages was written or deleted. */
@@ -186,7 +193,7 @@ export class Corpus {
     this.#generation++;
     this.#assets = null;
     this.#messages = null;
-    this.#written = [];
+    this.#dirtyAssets.clear();
     this.#dirty.clear();
     this.#byConversation.clear();
     this.#materials.clear();
@@ -204,7 +211,7 @@ export class Corpus {
     const assets = options.assets ?? true;
     const messages = options.messages ?? false;
     await this.#sameDatabase();
-    await Promise.all([assets ? this.#loadAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
+    await Promise.all([assets ? this.#refreshAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
     const search = { ids: options.ids, limit: options.limit };
     const hits = [
       ...(assets ? this.#indexes.asset.search(query, search) : []),
@@ -217,6 +224,6 @@ export class Corpus {
   /** Loads the given kinds so that `get` finds them. */
   async load(options: { assets?: boolean; messages?: boolean }): Promise<void> {
     await this.#sameDatabase();
-    await Promise.all([options.assets ? this.#loadAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
+    await Promise.all([options.assets ? this.#refreshAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
   }
 }

@@ -29,7 +29,10 @@ export interface OpenStorageOptions extends ConnectionEvents {
   groupCommit?: boolean;
 }
 
-const EMPTY: StoredData = { applications: [], sessions: [], events: [], conversations: [], assets: [], external: [] };
+const EMPTY: StoredData = {
+  applications: [], sessions: [], events: [], conversations: [], assets: [], external: [],
+  formats: [], annotations: [], tags: [], websites: [], activities: [],
+};
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
   const name = options.name ?? DB_NAME;

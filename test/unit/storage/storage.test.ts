@@ -8,7 +8,7 @@ import { DB_VERSION, UPGRADES, type PiecesDB } from '../../../src/storage/schema
 import { createService } from '../../../src/core/service.js';
 import { MAX_MESSAGES_PER_CREATE } from '../../../src/core/models/conversation.js';
 import { SAMPLE_ASSETS } from '../../../src/core/fixtures/sample-assets.js';
-import { BASE, dump, jsonPost, setup } from '../support/harness.js';
+import { BASE, dump, jsonPost, newAsset, setup } from '../support/harness.js';
 
 let counter = 0;
 const CONVERSATION = '11111111-1111-4111-8111-111111111111';
@@ -78,7 +78,9 @@ describe('upgrades', () => {
     v3.close();
     const storage = await openStorage({ name });
     expect(await storage.changesSince(0)).toEqual({ changes: [{ seq: 1, collection: 'conversation', id: CONVERSATION, deleted: true }], complete: true, seq: 1 });
-    expect((await storage.getAsset('00000000-0000-4000-8000-000000000009'))!.formatId).toMatch(/^[0-9a-f-]{36}$/);
+    const upgraded = (await storage.getAsset('00000000-0000-4000-8000-000000000009'))!;
+    expect(upgraded.record.original).toMatch(/^[0-9a-f-]{36}$/);
+    expect(upgraded.formats.map((f) => [f.id, f.text, f.classification.specific])).toEqual([[upgraded.record.original, 'x', 'ts']]);
     const service = createService({ storage });
     const read = ConversationFromJSON(await (await service.handle(new Request(`${BASE}/conversation/${CONVERSATION}`))).json());
     expect(instanceOfConversation(read)).toBe(true);
@@ -250,7 +252,7 @@ describe('the read cache', () => {
     await call(`/conversation/${b.id}/assets/associate/${SAMPLE_ASSETS[0]!.id}`, { method: 'POST' });
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
     await call('/connect', jsonPost({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }));
-    await storage.putAssets([{ ...SAMPLE_ASSETS[0]!, name: 'renamed.ts' }]);
+    await storage.putAssets([newAsset({ ...SAMPLE_ASSETS[0]!, name: 'renamed.ts' })]);
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
     await call(`/conversations/${a.id}/delete`, { method: 'POST' });
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
