@@ -575,10 +575,12 @@ export function activity(
   about: { asset: string; pair: string; value: string; keep?: boolean } | { conversation: string; pair: string; value: string },
   application: JsonObject & { id: string } = { ...SERVICE_APPLICATION },
 ): ActivityRecord {
+  // The wire spells these keys in snake case (`identifier_description_pair`, `asset_created`).
+  const pair = { [about.pair.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)]: about.value };
   const event: JsonObject =
     'asset' in about
-      ? { asset: { asset: { id: about.asset }, identifierDescriptionPair: { [about.pair]: about.value } } }
-      : { conversation: { conversation: { id: about.conversation }, identifierDescriptionPair: { [about.pair]: about.value } } };
+      ? { asset: { asset: { id: about.asset }, identifier_description_pair: pair } }
+      : { conversation: { conversation: { id: about.conversation }, identifier_description_pair: pair } };
   return {
     id: clock.newId(),
     created: clock.now().toISOString(),

@@ -296,6 +296,6 @@ describe('persistence', () => {
     // The change sequence goes on from where it was.
     const { seq } = await second.storage.changesSince(0);
     const next = await second.conversations.conversationsCreateSpecificConversation({});
-    expect(second.changes).toEqual([{ seq: seq + 1, collection: 'conversation', id: next.id }]);
+    expect(second.changes[0]).toEqual({ seq: seq + 1, collection: 'conversation', id: next.id });
   });
 });
