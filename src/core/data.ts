@@ -347,6 +347,7 @@ function activityRecord(value: unknown, path: string): ActivityRecord {
   return {
     id: required(input, 'id', path, uuid),
     created: required(input, 'created', path, iso),
+    order: required(input, 'order', path, string),
     event: required(input, 'event', path, object),
     application: parseApplication(required(input, 'application', path, object), `${path}.application`) as ActivityRecord['application'],
     mechanism: required(input, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p)),

@@ -130,6 +130,8 @@ export interface WebsiteRecord {
 export interface ActivityRecord {
   id: string;
   created: string;
+  /** The order activities are listed in: `created`, then the order they were recorded in (`created|counter`). */
+  order: string;
   /** The SeededConnectorTracking (wire JSON): `asset` or `conversation` with its identifier-description pair. */
   event: JsonObject;
   /** The Application (wire JSON) that did it. */
@@ -201,7 +203,7 @@ export interface PiecesDB extends DBSchema {
   annotations: { key: string; value: AnnotationRecord; indexes: { 'by-asset': string } };
   tags: { key: string; value: TagRecord; indexes: { 'by-text': string; 'by-asset': string } };
   websites: { key: string; value: WebsiteRecord; indexes: { 'by-url': string; 'by-asset': string } };
-  /** Activities, oldest first by `created`. */
+  /** Activities, oldest first (`order`). */
   activities: { key: string; value: ActivityRecord; indexes: { 'by-created': string; 'by-asset': string } };
   /** The change log every identifier stream is built on (auto-incremented `seq`). */
   changes: { key: number; value: ChangeRecord };
@@ -301,7 +303,7 @@ export const UPGRADES: UpgradeStep[] = [
     websites.createIndex('by-url', 'url');
     websites.createIndex('by-asset', 'assets', { multiEntry: true });
     const activities = db.createObjectStore('activities', { keyPath: 'id' });
-    activities.createIndex('by-created', 'created');
+    activities.createIndex('by-created', 'order');
     activities.createIndex('by-asset', 'asset');
     const rewrite = async () => {
       let cursor = await tx.objectStore('assets').openCursor();

@@ -569,6 +569,9 @@ export function updateAnnotation(body: unknown, stored: AnnotationRecord, clock:
   return { ...stored, text, type, ...(favorited === undefined ? {} : { favorited }), updated: { value: clock.now().toISOString() } };
 }
 
+/** Activities recorded by this service so far: orders the activities of one millisecond. */
+let recorded = 0;
+
 /** An activity about an asset or a conversation. */
 export function activity(
   clock: Clock,
@@ -581,9 +584,11 @@ export function activity(
     'asset' in about
       ? { asset: { asset: { id: about.asset }, identifier_description_pair: pair } }
       : { conversation: { conversation: { id: about.conversation }, identifier_description_pair: pair } };
+  const created = clock.now().toISOString();
   return {
     id: clock.newId(),
-    created: clock.now().toISOString(),
+    created,
+    order: `${created}|${String(++recorded).padStart(12, '0')}`,
     event,
     application,
     mechanism: 'MANUAL',
