@@ -59,6 +59,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putSession: ['getSession'],
   closeSession: ['getSession'],
   putAssets: ASSET_READS,
+  createAsset: ASSET_READS,
   editAsset: ASSET_READS,
   deleteAsset: ASSET_READS,
   putAnnotation: ['getAnnotation', 'listAnnotations'],

@@ -169,6 +169,12 @@ export interface Storage {
    */
   putAssets(assets: NewAsset[], activities?: ActivityRecord[]): Promise<Change[]>;
   /**
+   * Stores a new asset (an id not stored) with its activities. Creates that arrive while one is
+   * being written are written together in the next transaction (group commit); each is answered
+   * once that commit is done, and one that fails the group fails alone.
+   */
+  createAsset(asset: NewAsset, activities: ActivityRecord[]): Promise<Change[]>;
+  /**
    * Reads an asset and writes what `edit` makes of it, in one transaction; `edit` may throw to
    * change nothing. Undefined when the target is unknown.
    */

@@ -68,7 +68,7 @@ export async function assetsCreateNewAsset(context: OperationContext) {
   const time = clock(context);
   const { asset } = parseSeed(body, time, time.newId());
   const created = activity(time, { asset: asset.record.id, pair: 'assetCreated', value: 'an_asset_was_created' }, asset.formats[0]!.application);
-  publish(context, await context.service.storage.putAssets([asset], [created]));
+  publish(context, await context.service.storage.createAsset(asset, [created]));
   // Tags and websites of the same text (URL) as stored ones are those: answer what was stored.
   const stored = asset.tags.length || asset.websites.length ? await context.service.storage.getAsset(asset.record.id) : asset;
   return jsonText(JSON.stringify(assetWire(stored ?? asset, withText)));

@@ -9,6 +9,7 @@ import type { AssetEdit, Change, NewAsset, Storage, StoredAsset } from '../stora
 import { commit, log } from './transactions.js';
 
 type AssetMethods =
+  | 'createAsset'
   | 'getAsset'
   | 'findAsset'
   | 'listAssets'
@@ -99,11 +100,88 @@ const without = <T extends TagRecord | WebsiteRecord>(items: readonly T[], asset
 
 const activityChanges = (activities: readonly ActivityRecord[]) => activities.map(({ id }) => ({ collection: 'activity' as const, id }));
 
+interface CreateJob {
+  asset: NewAsset;
+  activities: ActivityRecord[];
+  resolve(changes: Change[]): void;
+  reject(error: unknown): void;
+}
+
+/** Most creates written in one group transaction. */
+const GROUP_LIMIT = 64;
+
+/** Writes new assets together, in one transaction; the changes of each, in order. */
+async function createTogether(db: IDBPDatabase<PiecesDB>, group: ReadonlyArray<Pick<CreateJob, 'asset' | 'activities'>>): Promise<Change[][]> {
+  const tx = db.transaction([...STORES], 'readwrite') as unknown as Tx<'readwrite'>;
+  const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
+  // Only assets with tags or websites read anything first (the stored ones of the same text or URL).
+  const linked = await Promise.all(
+    group.map(async ({ asset }) =>
+      asset.tags.length || asset.websites.length
+        ? { tags: await resolve(tx, 'tags', asset.tags, asset.record.id), websites: await resolve(tx, 'websites', asset.websites, asset.record.id) }
+        : { tags: [], websites: [] },
+    ),
+  );
+  const logged: Change[] = [];
+  await commit(tx, function* () {
+    for (const [i, { asset, activities }] of group.entries()) {
+      // `add`: a create never replaces a stored asset.
+      yield store('assets').add(asset.record);
+      for (const format of asset.formats) yield store('formats').put(format);
+      for (const annotation of asset.annotations) yield store('annotations').put(annotation);
+      for (const tag of linked[i]!.tags) yield store('tags').put(tag);
+      for (const site of linked[i]!.websites) yield store('websites').put(site);
+      for (const activity of activities) yield store('activities').put(activity);
+    }
+    yield log(
+      store('changes'),
+      group.flatMap(({ asset, activities }) => [{ collection: 'asset' as const, id: asset.record.id }, ...activityChanges(activities)]),
+      logged,
+    );
+  });
+  let at = 0;
+  return group.map(({ activities }) => logged.slice(at, (at += 1 + activities.length)));
+}
+
+/** Group commit of asset creates (see Storage.createAsset). */
+function groupCommit(db: IDBPDatabase<PiecesDB>): Storage['createAsset'] {
+  const waiting: CreateJob[] = [];
+  let writing = false;
+  async function writeWaiting() {
+    writing = true;
+    try {
+      while (waiting.length) {
+        const group = waiting.splice(0, GROUP_LIMIT);
+        try {
+          const changes = await createTogether(db, group);
+          group.forEach((job, i) => job.resolve(changes[i]!));
+        } catch (error) {
+          if (group.length === 1) {
+            group[0]!.reject(error);
+            continue;
+          }
+          // Nothing of the group was written: each on its own, failing alone.
+          await Promise.all(group.map((job) => createTogether(db, [job]).then(([changes]) => job.resolve(changes!), job.reject)));
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  }
+  return (asset, activities) =>
+    new Promise<Change[]>((resolve, reject) => {
+      waiting.push({ asset, activities, resolve, reject });
+      if (!writing) void writeWaiting();
+    });
+}
+
 export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMethods> {
   const read = () => db.transaction(['assets', 'formats', 'annotations', 'tags', 'websites']) as unknown as Tx<'readonly'>;
   const write = () => db.transaction([...STORES], 'readwrite') as unknown as Tx<'readwrite'>;
 
   return {
+    createAsset: groupCommit(db),
+
     async getAsset(id) {
       const tx = read();
       const record = await tx.objectStore('assets').get(id);

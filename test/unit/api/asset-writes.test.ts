@@ -411,3 +411,20 @@ describe('storage full', () => {
     expect(t.changes).toEqual([]);
   });
 });
+
+describe('asset creates written together', () => {
+  it('writes concurrent creates in one transaction each group, every one answered with its own changes; one that fails fails alone', async () => {
+    const t = await setup({ sampleAssets: false });
+    const made = await Promise.all(Array.from({ length: 20 }, (_, i) => t.assets.assetsCreateNewAsset({ seed: textSeed(`const value${i} = ${i};`) })));
+    expect(new Set(made.map((a) => a.id)).size).toBe(20);
+    expect((await t.assets.assetsIdentifiersSnapshot()).iterable!.length).toBe(20);
+    // Each asset's change is followed by its activity's, in the log's order.
+    const assetChanges = t.changes.filter((c) => c.collection === 'asset').map((c) => c.id);
+    expect(assetChanges.sort()).toEqual(made.map((a) => a.id).sort());
+    const whole = (await t.storage.getAsset(made[0]!.id))!;
+    const again = { ...whole, record: { ...whole.record, id: crypto.randomUUID() } };
+    const results = await Promise.allSettled([t.storage.createAsset(whole, []), t.storage.createAsset(again, [])]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    expect(await t.storage.getAsset(again.record.id)).toBeDefined();
+  });
+});
