@@ -203,6 +203,66 @@ export class RelevanceIndex {
     this.#totalLengths.fill(0);
   }
 
+  /**
+   * The index as plain data (strings and typed arrays, cheap to store in IndexedDB), to be
+   * loaded again with `RelevanceIndex.load`: the same documents, the same scores.
+   */
+  save(): IndexState {
+    const live: number[] = [];
+    this.#entries.forEach((entry, slot) => entry && live.push(slot));
+    const renumber = new Int32Array(this.#entries.length).fill(-1);
+    live.forEach((slot, i) => (renumber[slot] = i));
+    const lengths = new Uint32Array(live.length * FIELDS.length);
+    live.forEach((slot, i) => lengths.set(this.#entries[slot]!.lengths, i * FIELDS.length));
+    const terms: string[] = [];
+    const counts = new Uint32Array(this.#postings.size);
+    let total = 0;
+    for (const [term, posting] of this.#postings) {
+      counts[terms.length] = posting.size;
+      terms.push(term);
+      total += posting.size;
+    }
+    const postings = new Uint32Array(total * 2);
+    let at = 0;
+    for (const posting of this.#postings.values()) {
+      for (const [slot, packed] of posting) {
+        postings[at++] = renumber[slot]!;
+        postings[at++] = packed;
+      }
+    }
+    return {
+      ids: live.map((slot) => this.#entries[slot]!.id),
+      kinds: live.map((slot) => this.#entries[slot]!.kind),
+      lengths,
+      terms,
+      counts,
+      postings,
+    };
+  }
+
+  /** An index from what `save` gave. */
+  static load(state: IndexState): RelevanceIndex {
+    const index = new RelevanceIndex();
+    const termsOfDocument: string[][] = state.ids.map(() => []);
+    let at = 0;
+    state.terms.forEach((term, t) => {
+      const posting = new Map<number, number>();
+      for (let i = 0; i < state.counts[t]!; i++) {
+        const slot = state.postings[at++]!;
+        posting.set(slot, state.postings[at++]!);
+        termsOfDocument[slot]!.push(term);
+      }
+      index.#postings.set(term, posting);
+    });
+    state.ids.forEach((id, slot) => {
+      const lengths = Array.from(state.lengths.subarray(slot * FIELDS.length, (slot + 1) * FIELDS.length));
+      lengths.forEach((length, f) => (index.#totalLengths[f]! += length));
+      index.#entries.push({ id, kind: state.kinds[slot]!, lengths, terms: termsOfDocument[slot]! });
+      index.#slots.set(id, slot);
+    });
+    return index;
+  }
+
   /** Documents matching the query, best first (ties by id), each with its BM25F score. */
   search(query: string, options: SearchOptions = {}): Hit[] {
     const n = this.#slots.size;
@@ -238,6 +298,19 @@ export class RelevanceIndex {
     hits.sort(byScore);
     return options.limit === undefined ? hits : hits.slice(0, options.limit);
   }
+}
+
+/** A RelevanceIndex as plain data (see `save` and `load`). */
+export interface IndexState {
+  ids: string[];
+  kinds: string[];
+  /** Each document's field lengths, four per document. */
+  lengths: Uint32Array;
+  terms: string[];
+  /** How many documents each term is in. */
+  counts: Uint32Array;
+  /** For each term in order, its postings: pairs of (document, packed field counts). */
+  postings: Uint32Array;
 }
 
 /**

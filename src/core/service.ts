@@ -83,7 +83,7 @@ export function createService(options: ServiceOptions): Service {
     clock: { now: options.now ?? (() => new Date()), newId: options.newId ?? randomUUID },
     notify: (change) => {
       if (change.collection === 'conversation') copilot.corpus.conversationChanged(change.id);
-      else if (change.collection === 'asset') copilot.corpus.assetChanged(change.id);
+      else if (change.collection === 'asset') copilot.corpus.assetChanged(change.id, change.seq);
       onChange(change);
     },
     copilot,

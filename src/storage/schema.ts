@@ -141,6 +141,14 @@ export interface ActivityRecord {
   asset?: string;
 }
 
+/** A search index as kept: what it is made of and the last change it reflects. */
+export interface SearchIndexRecord {
+  /** The last change folded into it. */
+  seq: number;
+  /** The index and its documents, as the search code saved them. */
+  value: unknown;
+}
+
 /** The collections with an identifier stream; the names are StreamedIdentifier's keys. */
 export type Collection = 'conversation' | 'conversationMessage' | 'asset' | 'application' | 'activity';
 
@@ -205,6 +213,11 @@ export interface PiecesDB extends DBSchema {
   websites: { key: string; value: WebsiteRecord; indexes: { 'by-url': string; 'by-asset': string } };
   /** Activities, oldest first (`order`). */
   activities: { key: string; value: ActivityRecord; indexes: { 'by-created': string; 'by-asset': string } };
+  /**
+   * Search indexes kept for a cold start, by name (derived from the records: rebuilt when
+   * missing or too old for the change log to bring up to date).
+   */
+  search: { key: string; value: SearchIndexRecord };
   /** The change log every identifier stream is built on (auto-incremented `seq`). */
   changes: { key: number; value: ChangeRecord };
   /** Applications a page reported as present on the machine. */
@@ -305,6 +318,7 @@ export const UPGRADES: UpgradeStep[] = [
     const activities = db.createObjectStore('activities', { keyPath: 'id' });
     activities.createIndex('by-created', 'order');
     activities.createIndex('by-asset', 'asset');
+    db.createObjectStore('search');
     const rewrite = async () => {
       let cursor = await tx.objectStore('assets').openCursor();
       while (cursor) {
@@ -451,6 +465,7 @@ export const STORES: Record<StoreNames<PiecesDB>, number> = {
   tags: 6,
   websites: 6,
   activities: 6,
+  search: 6,
 };
 
 /** The stores a database at `version` must have and `db` lacks. */

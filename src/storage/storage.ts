@@ -214,6 +214,10 @@ export interface Storage {
    */
   identity(): Promise<string>;
 
+  /** A search index kept for a cold start (see schema `search`). */
+  getSearchIndex(name: string): Promise<{ seq: number; value: unknown } | undefined>;
+  putSearchIndex(name: string, index: { seq: number; value: unknown }): Promise<void>;
+
   getMeta<T>(key: string): Promise<T | undefined>;
   /** Stores a value under `key` (undefined deletes it). */
   setMeta(key: string, value: unknown): Promise<void>;

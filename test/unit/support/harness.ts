@@ -65,8 +65,8 @@ export async function setup(options: Partial<ServiceOptions> & { databaseName?: 
 
 /**
  * Every record of every store of a database, as one JSON string (for "nothing changed" checks);
- * without the snapshot segments, which are derived from the records (kept by reads, checked
- * against the change log).
+ * without the snapshot segments and the search indexes kept for a cold start, which are derived
+ * from the records (kept by reads, checked against the change log).
  */
 export async function dump(databaseName: string): Promise<string> {
   const db = await new Promise<IDBDatabase>((resolve, reject) => {
@@ -74,7 +74,7 @@ export async function dump(databaseName: string): Promise<string> {
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(request.error);
   });
-  const names = [...db.objectStoreNames].filter((name) => name !== 'snapshots');
+  const names = [...db.objectStoreNames].filter((name) => name !== 'snapshots' && name !== 'search');
   const tx = db.transaction(names);
   const result: Record<string, unknown> = {};
   await Promise.all(
