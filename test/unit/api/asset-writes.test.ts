@@ -368,6 +368,11 @@ describe('search', () => {
     expect(neural.iterable.map((s) => s.identifier)).toEqual([both.id, one.id]);
     expect(neural.iterable[0]!.score).toBeGreaterThan(neural.iterable[1]!.score);
     expect(await a.search.neuralCodeSearch({ query: 'retry backoff' })).toEqual(neural);
+    // Full text ranks its assets by the same score as the whole query's.
+    expect(full.iterable[0]!.score).toBeCloseTo(neural.iterable[0]!.score, 12);
+    // Words that share a term (an identifier and its parts) are ranked by the whole query's search.
+    const camel = await a.search.fullTextSearch({ query: 'retry retryBackoff' });
+    expect(camel.iterable.map((s) => s.identifier)).toEqual((await a.search.neuralCodeSearch({ query: 'retry retryBackoff' })).iterable.map((s) => s.identifier).filter((id) => id !== undefined && [both.id, one.id].includes(id)));
     const exact = await a.search.fullTextSearch({ query: 'exponential backoff' });
     expect([exact.exact, exact.suggested, exact.iterable[0]!.exact, exact.iterable[0]!.match]).toEqual([1, 0, true, 'TITLE']);
     const fuzzy = await t.assets.searchAssets({ query: 'waiting' });
