@@ -16,6 +16,7 @@ import { mountExternalApplications } from './external.js';
 import { mountHeader, setStatus } from './header.js';
 import { mountRequestLog } from './request-log.js';
 import { mountSessions } from './sessions.js';
+import { mountSnippets } from './snippets.js';
 import { mountUsageEvents } from './usage-events.js';
 
 /** False in a build made with PIECES_FAST_PATH=off (vite.config.ts). */
@@ -48,6 +49,7 @@ async function main() {
   const conversation = mountConversation(api, chat, errors, watch);
   const conversations = mountConversations(api, base, conversation, errors, watch);
   const assets = mountAssets(api, conversation, errors);
+  const snippets = mountSnippets(api, base, errors);
   const applications = mountApplications(api, errors, watch);
   const sessions = mountSessions(api, errors);
   mountUsageEvents(api, applications, sessions, errors);
@@ -55,6 +57,7 @@ async function main() {
 
   await assets.load();
   await conversations.listen();
+  await snippets.listen();
   await Promise.all([header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh()]);
   document.body.dataset.loaded = 'true';
 }

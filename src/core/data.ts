@@ -2,15 +2,36 @@
  * The data format of `seed(data)` and `exportData()`: the whole store as one JSON document in wire
  * shapes, ids and times kept as given (docs/testing.md, "Data format").
  */
-import { ConversationTypeEnum, MessageRoleEnum, MessageSentimentEnum } from './enums.js';
-import type { AssetInput } from './models/asset.js';
+import {
+  AnnotationTypeEnum,
+  ClassificationGenericEnum,
+  ClassificationSpecificEnum,
+  ConversationTypeEnum,
+  MechanismEnum,
+  MessageRoleEnum,
+  MessageSentimentEnum,
+  RoleEnum,
+  TagCategoryEnum,
+} from './enums.js';
+import { assetFromInput, type AssetInput } from './models/asset.js';
 import { CONVERSATION_FIELDS, MESSAGE_FIELDS } from './models/conversation.js';
 import { badRequest } from './http.js';
 import type { Clock } from './clock.js';
 import { parseApplication } from './models/application.js';
-import type { AssetRecord, EventKind, EventRecord, ExternalApplicationRecord, SessionRecord } from '../storage/schema.js';
+import type {
+  ActivityRecord,
+  AnnotationRecord,
+  AssetRecord,
+  EventKind,
+  EventRecord,
+  ExternalApplicationRecord,
+  FormatRecord,
+  SessionRecord,
+  TagRecord,
+  WebsiteRecord,
+} from '../storage/schema.js';
 import type { StoredData } from '../storage/storage.js';
-import { array, object, oneOf, optional, required, string, uuid, type JsonObject } from './validate.js';
+import { array, boolean, number, object, oneOf, optional, required, string, uuid, type JsonObject } from './validate.js';
 
 export const DATA_VERSION = 1;
 
@@ -29,9 +50,19 @@ export interface PiecesData {
   applications: Array<JsonObject & { id: string; name: string; version: string; platform: string }>;
   sessions: SessionRecord[];
   events: EventRecord[];
-  assets: AssetRecord[];
+  assets: AssetData[];
+  annotations: AnnotationRecord[];
+  tags: TagRecord[];
+  websites: WebsiteRecord[];
+  activities: ActivityRecord[];
   externalApplications: ExternalApplicationRecord[];
 }
+
+/** A format as exported: bytes (a value that is not text) in base64. */
+export type FormatData = Omit<FormatRecord, 'asset' | 'bytes'> & { bytes?: string };
+
+/** An asset as exported: its record, its formats and its annotations. */
+export type AssetData = Omit<AssetRecord, 'formats'> & { formats: FormatData[]; annotations: AnnotationRecord[] };
 
 /** A time as the wire writes it: `{ value: '<ISO-8601>' }`. */
 export interface GroupedTimestamp {
@@ -75,12 +106,20 @@ export interface PiecesSeed {
   applications?: Array<Record<string, unknown> & { id?: string; name: string; version: string; platform: string }>;
   sessions?: Array<Omit<SessionRecord, 'id' | 'opened'> & { id?: string; opened?: GroupedTimestamp }>;
   events?: Array<Omit<EventRecord, 'id' | 'at'> & { id?: string; at?: string }>;
-  assets?: AssetInput[];
+  /** Assets in short (AssetInput, as `addAssets` takes) or whole (as exported). */
+  assets?: Array<AssetInput | AssetData>;
+  annotations?: AnnotationRecord[];
+  tags?: TagRecord[];
+  websites?: WebsiteRecord[];
+  activities?: ActivityRecord[];
   externalApplications?: ExternalApplicationRecord[];
 }
 
 const EVENT_KINDS: readonly EventKind[] = ['interaction', 'keyboard', 'installation', 'update'];
-const KEYS = ['version', 'conversations', 'applications', 'sessions', 'events', 'assets', 'externalApplications'];
+const KEYS = [
+  'version', 'conversations', 'applications', 'sessions', 'events', 'assets', 'annotations', 'tags', 'websites', 'activities',
+  'externalApplications',
+];
 
 
 /** An ISO-8601 time, kept as written. */
@@ -170,19 +209,129 @@ function event(value: unknown, path: string, clock: Clock): EventRecord {
   } as EventRecord;
 }
 
-function asset(value: unknown, path: string, clock: Clock): AssetRecord {
+const toBase64 = (bytes: Uint8Array) => {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+};
+
+function fromBase64(value: unknown, path: string): Uint8Array {
+  try {
+    return Uint8Array.from(atob(string(value, path)), (c) => c.charCodeAt(0));
+  } catch {
+    throw badRequest(`${path} must be base64.`);
+  }
+}
+
+/** An Annotation as stored: id, type, text, times; links as references. */
+function annotation(value: unknown, path: string, asset?: string): AnnotationRecord {
   const input = object(value, path);
-  const name = required(input, 'name', path, string);
-  optional(input, 'description', path, string);
+  required(input, 'id', path, uuid);
+  required(input, 'type', path, (v, p) => oneOf(v, AnnotationTypeEnum, p));
+  required(input, 'text', path, string);
+  required(input, 'created', path, grouped);
+  required(input, 'updated', path, grouped);
+  const owner = optional(input, 'asset', path, (v, p) => required(object(v, p), 'id', p, uuid));
+  if (asset !== undefined && owner !== asset) throw badRequest(`${path}.asset.id must be its asset's id ${asset}.`);
+  if (asset === undefined && owner !== undefined) throw badRequest(`${path} belongs to asset ${owner}: list it in that asset's annotations.`);
+  return input as AnnotationRecord;
+}
+
+function format(value: unknown, path: string, asset: string): FormatRecord {
+  const input = object(value, path);
+  const classification = required(input, 'classification', path, object);
+  required(classification, 'generic', `${path}.classification`, (v, p) => oneOf(v, ClassificationGenericEnum, p));
+  required(classification, 'specific', `${path}.classification`, (v, p) => oneOf(v, ClassificationSpecificEnum, p));
+  const text = optional(input, 'text', path, string);
+  const bytes = optional(input, 'bytes', path, fromBase64);
+  if ((text === undefined) === (bytes === undefined)) throw badRequest(`${path} must have either text or bytes (base64).`);
   return {
-    ...input,
-    id: optional(input, 'id', path, uuid) ?? clock.newId(),
-    name,
-    language: optional(input, 'language', path, string) ?? /\.([A-Za-z0-9+#]+)$/.exec(name)?.[1]?.toLowerCase() ?? 'txt',
-    text: required(input, 'text', path, string),
-    created: optional(input, 'created', path, iso) ?? clock.now().toISOString(),
-    formatId: optional(input, 'formatId', path, uuid) ?? clock.newId(),
-  } as AssetRecord;
+    id: required(input, 'id', path, uuid),
+    asset,
+    role: required(input, 'role', path, (v, p) => oneOf(v, RoleEnum, p)),
+    classification: classification as FormatRecord['classification'],
+    application: parseApplication(required(input, 'application', path, object), `${path}.application`) as FormatRecord['application'],
+    created: required(input, 'created', path, iso),
+    updated: required(input, 'updated', path, iso),
+    kind: required(input, 'kind', path, (v, p) => oneOf(v, ['fragment', 'file'] as const, p)),
+    ...(text !== undefined ? { text } : { bytes: bytes! }),
+    size: required(input, 'size', path, number),
+  };
+}
+
+/** An asset: in short (`text`), or whole as exported (`formats`). */
+function asset(value: unknown, path: string, clock: Clock): { record: AssetRecord; formats: FormatRecord[]; annotations: AnnotationRecord[] } {
+  const input = object(value, path);
+  if (!('formats' in input)) {
+    const { record, formats, annotations } = assetFromInput(input, path, clock);
+    return { record, formats, annotations };
+  }
+  const { formats: formatList, annotations: annotationList, ...rest } = input;
+  const id = required(rest, 'id', path, uuid);
+  const formats = array(formatList, `${path}.formats`).map((f, i) => format(f, `${path}.formats[${i}]`, id));
+  if (formats.length === 0) throw badRequest(`${path}.formats must list at least one format.`);
+  const ids = formats.map((f) => f.id);
+  const inFormats = (v: unknown, p: string) => {
+    const formatId = uuid(v, p);
+    if (!ids.includes(formatId)) throw badRequest(`${p} must be the id of one of its formats.`);
+    return formatId;
+  };
+  const flag = (key: 'favorited' | 'discovered' | 'pseudo' | 'demo') => {
+    const v = optional(rest, key, path, boolean);
+    return v === undefined ? {} : { [key]: v };
+  };
+  const record: AssetRecord = {
+    id,
+    name: required(rest, 'name', path, string),
+    created: required(rest, 'created', path, iso),
+    updated: required(rest, 'updated', path, iso),
+    creator: required(rest, 'creator', path, string),
+    mechanism: required(rest, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p)),
+    formats: ids,
+    original: required(rest, 'original', path, inFormats),
+    preview: required(rest, 'preview', path, inFormats),
+    ...flag('favorited'),
+    ...flag('discovered'),
+    ...flag('pseudo'),
+    ...flag('demo'),
+  };
+  const annotations = (annotationList === undefined || annotationList === null ? [] : array(annotationList, `${path}.annotations`)).map((a, i) =>
+    annotation(a, `${path}.annotations[${i}]`, id),
+  );
+  return { record, formats, annotations };
+}
+
+/** A tag or website: its fields, and the ids of its assets. */
+function linked<T extends TagRecord | WebsiteRecord>(kind: 'tag' | 'website') {
+  return (value: unknown, path: string): T => {
+    const input = object(value, path);
+    const base = {
+      id: required(input, 'id', path, uuid),
+      created: required(input, 'created', path, iso),
+      updated: required(input, 'updated', path, iso),
+      ...(optional(input, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p)) ? { mechanism: input.mechanism as string } : {}),
+      assets: array(required(input, 'assets', path, array), `${path}.assets`).map((a, i) => uuid(a, `${path}.assets[${i}]`)),
+    };
+    return (
+      kind === 'tag'
+        ? { ...base, text: required(input, 'text', path, string), category: required(input, 'category', path, (v, p) => oneOf(v, TagCategoryEnum, p)) }
+        : { ...base, url: required(input, 'url', path, string), name: required(input, 'name', path, string) }
+    ) as T;
+  };
+}
+
+function activityRecord(value: unknown, path: string): ActivityRecord {
+  const input = object(value, path);
+  const asset = optional(input, 'asset', path, uuid);
+  return {
+    id: required(input, 'id', path, uuid),
+    created: required(input, 'created', path, iso),
+    order: required(input, 'order', path, string),
+    event: required(input, 'event', path, object),
+    application: parseApplication(required(input, 'application', path, object), `${path}.application`) as ActivityRecord['application'],
+    mechanism: required(input, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p)),
+    ...(asset ? { asset } : {}),
+  };
 }
 
 function external(value: unknown, path: string): ExternalApplicationRecord {
@@ -213,18 +362,37 @@ export function parseData(value: unknown, clock: Clock): StoredData {
   const each = <T>(key: string, parse: (item: unknown, path: string) => T) => list(data, key).map((item, i) => parse(item, `data.${key}[${i}]`));
   const conversations = unique(each('conversations', (v, p) => conversation(v, p, clock)), (c) => c.conversation.id, 'conversations');
   unique(conversations.flatMap((c) => c.messages), (m) => m.id, 'messages');
+  const assets = unique(each('assets', (v, p) => asset(v, p, clock)), (a) => a.record.id, 'assets');
+  const annotations = [...assets.flatMap((a) => a.annotations), ...each('annotations', (v, p) => annotation(v, p))];
+  const assetIds = new Set(assets.map((a) => a.record.id));
+  const onAssets = <T extends { assets: string[] }>(items: T[], what: string) => {
+    items.forEach((item, i) => {
+      for (const id of item.assets) if (!assetIds.has(id)) throw badRequest(`data.${what}[${i}].assets lists ${id}, which is not an asset of the data.`);
+    });
+    return items;
+  };
   return {
     conversations,
     applications: unique(each('applications', (v, p) => parseApplication(v, p)), (a) => a.id, 'applications'),
     sessions: unique(each('sessions', (v, p) => session(v, p, clock)), (s) => s.id, 'sessions'),
     events: unique(each('events', (v, p) => event(v, p, clock)), (e) => e.id, 'events'),
-    assets: unique(each('assets', (v, p) => asset(v, p, clock)), (a) => a.id, 'assets'),
+    assets: assets.map((a) => a.record),
+    formats: unique(assets.flatMap((a) => a.formats), (f) => f.id, 'assets[].formats'),
+    annotations: unique(annotations, (a) => a.id, 'annotations'),
+    tags: onAssets(unique(each('tags', linked<TagRecord>('tag')), (t) => t.id, 'tags'), 'tags'),
+    websites: onAssets(unique(each('websites', linked<WebsiteRecord>('website')), (w) => w.id, 'websites'), 'websites'),
+    activities: unique(each('activities', activityRecord), (a) => a.id, 'activities'),
     external: unique(each('externalApplications', external), (a) => a.name, 'externalApplications'),
   };
 }
 
 /** Stored records as the data format. */
 export function toData(stored: StoredData): PiecesData {
+  const formatsById = new Map(stored.formats.map((f) => [f.id, f]));
+  const annotationsOf = new Map<string, AnnotationRecord[]>();
+  for (const a of [...stored.annotations].sort((x, y) => (x.id < y.id ? -1 : 1))) {
+    if (a.asset) annotationsOf.set(a.asset.id, [...(annotationsOf.get(a.asset.id) ?? []), a]);
+  }
   return {
     version: DATA_VERSION,
     // Stored records are what parseData and the handlers made: the shapes of the data format.
@@ -236,7 +404,18 @@ export function toData(stored: StoredData): PiecesData {
     applications: stored.applications as PiecesData['applications'],
     sessions: stored.sessions,
     events: stored.events,
-    assets: stored.assets,
+    assets: stored.assets.map((record) => ({
+      ...record,
+      formats: record.formats
+        .map((id) => formatsById.get(id))
+        .filter((f): f is FormatRecord => !!f)
+        .map(({ asset: _asset, bytes, ...rest }) => ({ ...rest, ...(bytes ? { bytes: toBase64(bytes) } : {}) })),
+      annotations: annotationsOf.get(record.id) ?? [],
+    })),
+    annotations: stored.annotations.filter((a) => !a.asset),
+    tags: stored.tags,
+    websites: stored.websites,
+    activities: stored.activities,
     externalApplications: stored.external,
   };
 }

@@ -117,8 +117,8 @@ interface Entry {
   kind: string;
   /** Term count per field. */
   lengths: number[];
-  /** The document's distinct terms (to remove its postings). */
-  terms: string[];
+  /** The document's distinct terms (to remove its postings); null until needed for a loaded document. */
+  terms: string[] | null;
 }
 
 /** Field counts packed into one 32-bit integer, 8 bits each (a count above 255 counts as 255). */
@@ -135,6 +135,12 @@ export class RelevanceIndex {
   readonly #slots = new Map<string, number>();
   /** Term → slot → packed field counts. */
   readonly #postings = new Map<string, Map<number, number>>();
+  /**
+   * Postings of a loaded index (`load`) not yet needed: each term's run of (slot, packed)
+   * pairs in one array, made a Map the first time the term is searched or written.
+   */
+  #runs: Map<string, number> | null = null;
+  #packed: Uint32Array | null = null;
   /** Sum of each field's length over every document (for the average). */
   readonly #totalLengths = FIELDS.map(() => 0);
 
@@ -163,7 +169,7 @@ export class RelevanceIndex {
     });
     const slot = this.#free.pop() ?? this.#entries.length;
     for (const [term, packed] of counts) {
-      let posting = this.#postings.get(term);
+      let posting = this.#posting(term);
       if (!posting) this.#postings.set(term, (posting = new Map()));
       posting.set(slot, packed);
     }
@@ -177,7 +183,8 @@ export class RelevanceIndex {
     const slot = this.#slots.get(id);
     if (slot === undefined) return false;
     const entry = this.#entries[slot]!;
-    for (const term of entry.terms) {
+    if (!entry.terms) this.#unpackAll();
+    for (const term of entry.terms!) {
       const posting = this.#postings.get(term)!;
       posting.delete(slot);
       if (posting.size === 0) this.#postings.delete(term);
@@ -189,12 +196,107 @@ export class RelevanceIndex {
     return true;
   }
 
+  /** A term's postings, made from its packed run when the index was loaded and it was not needed yet. */
+  #posting(term: string): Map<number, number> | undefined {
+    const posting = this.#postings.get(term);
+    if (posting || !this.#runs) return posting;
+    const start = this.#runs.get(term);
+    if (start === undefined) return undefined;
+    this.#runs.delete(term);
+    const packed = this.#packed!;
+    const made = new Map<number, number>();
+    for (let at = start + 1, end = start + 1 + 2 * packed[start]!; at < end; at += 2) made.set(packed[at]!, packed[at + 1]!);
+    this.#postings.set(term, made);
+    return made;
+  }
+
+  /** Every packed run made a Map, and every loaded document given its terms (before a loaded document is removed). */
+  #unpackAll(): void {
+    if (this.#runs) for (const term of [...this.#runs.keys()]) this.#posting(term);
+    this.#runs = null;
+    this.#packed = null;
+    const terms = new Map<number, string[]>();
+    this.#entries.forEach((entry, slot) => entry && !entry.terms && terms.set(slot, (entry.terms = [])));
+    if (terms.size === 0) return;
+    for (const [term, posting] of this.#postings) for (const slot of posting.keys()) terms.get(slot)?.push(term);
+  }
+
   clear(): void {
     this.#entries.length = 0;
     this.#free.length = 0;
     this.#slots.clear();
     this.#postings.clear();
+    this.#runs = null;
+    this.#packed = null;
     this.#totalLengths.fill(0);
+  }
+
+  /**
+   * The index as plain data (strings and typed arrays, cheap to store in IndexedDB), to be
+   * loaded again with `RelevanceIndex.load`: the same documents, the same scores.
+   */
+  save(): IndexState {
+    this.#unpackAll();
+    const live: number[] = [];
+    this.#entries.forEach((entry, slot) => entry && live.push(slot));
+    const renumber = new Int32Array(this.#entries.length).fill(-1);
+    live.forEach((slot, i) => (renumber[slot] = i));
+    const lengths = new Uint32Array(live.length * FIELDS.length);
+    live.forEach((slot, i) => lengths.set(this.#entries[slot]!.lengths, i * FIELDS.length));
+    const terms: string[] = [];
+    const counts = new Uint32Array(this.#postings.size);
+    let total = 0;
+    for (const [term, posting] of this.#postings) {
+      counts[terms.length] = posting.size;
+      terms.push(term);
+      total += posting.size;
+    }
+    const postings = new Uint32Array(total * 2);
+    let at = 0;
+    for (const posting of this.#postings.values()) {
+      for (const [slot, packed] of posting) {
+        postings[at++] = renumber[slot]!;
+        postings[at++] = packed;
+      }
+    }
+    return {
+      ids: live.map((slot) => this.#entries[slot]!.id),
+      kinds: live.map((slot) => this.#entries[slot]!.kind),
+      lengths,
+      terms,
+      counts,
+      postings,
+    };
+  }
+
+  /**
+   * An index from what `save` gave. Cheap: a term's postings are made when it is first
+   * searched or written, and a document's list of terms when one is first removed.
+   */
+  static load(state: IndexState): RelevanceIndex {
+    const index = new RelevanceIndex();
+    // One array of runs: each term's count, then its (slot, packed) pairs.
+    const packed = new Uint32Array(state.terms.length + state.postings.length);
+    const runs = new Map<string, number>();
+    let from = 0;
+    let to = 0;
+    state.terms.forEach((term, t) => {
+      const count = state.counts[t]!;
+      runs.set(term, to);
+      packed[to++] = count;
+      packed.set(state.postings.subarray(from, from + 2 * count), to);
+      from += 2 * count;
+      to += 2 * count;
+    });
+    index.#runs = runs;
+    index.#packed = packed;
+    state.ids.forEach((id, slot) => {
+      const lengths = Array.from(state.lengths.subarray(slot * FIELDS.length, (slot + 1) * FIELDS.length));
+      lengths.forEach((length, f) => (index.#totalLengths[f]! += length));
+      index.#entries.push({ id, kind: state.kinds[slot]!, lengths, terms: null });
+      index.#slots.set(id, slot);
+    });
+    return index;
   }
 
   /** Documents matching the query, best first (ties by id), each with its BM25F score. */
@@ -209,7 +311,7 @@ export class RelevanceIndex {
     const scores = new Float64Array(this.#entries.length);
     const touched: number[] = [];
     for (const term of new Set(tokenize(query))) {
-      const posting = this.#postings.get(term);
+      const posting = this.#posting(term);
       if (!posting) continue;
       const idf = Math.log(1 + (n - posting.size + 0.5) / (posting.size + 0.5));
       for (const [slot, packed] of posting) {
@@ -232,6 +334,19 @@ export class RelevanceIndex {
     hits.sort(byScore);
     return options.limit === undefined ? hits : hits.slice(0, options.limit);
   }
+}
+
+/** A RelevanceIndex as plain data (see `save` and `load`). */
+export interface IndexState {
+  ids: string[];
+  kinds: string[];
+  /** Each document's field lengths, four per document. */
+  lengths: Uint32Array;
+  terms: string[];
+  /** How many documents each term is in. */
+  counts: Uint32Array;
+  /** For each term in order, its postings: pairs of (document, packed field counts). */
+  postings: Uint32Array;
 }
 
 /**

@@ -3,6 +3,8 @@
  * its method, path and handler. Static paths come before `{param}` paths.
  */
 import type { OperationHandler } from './context.js';
+import * as activities from './handlers/activities.js';
+import * as annotations from './handlers/annotations.js';
 import * as applications from './handlers/applications.js';
 import * as assets from './handlers/assets.js';
 import * as connector from './handlers/connector.js';
@@ -11,6 +13,7 @@ import * as conversations from './handlers/conversations.js';
 import * as qgpt from './handlers/qgpt.js';
 import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
+import * as search from './handlers/search.js';
 import * as streams from './handlers/streams.js';
 import * as user from './handlers/user.js';
 import * as wellKnown from './handlers/wellknown.js';
@@ -69,6 +72,18 @@ const TABLE = [
   { api: 'AssetsApi', name: 'assetsSnapshot', method: 'GET', path: '/assets', handler: assets.assetsSnapshot },
   { api: 'AssetsApi', name: 'assetsIdentifiersSnapshot', method: 'GET', path: '/assets/identifiers', handler: assets.assetsIdentifiersSnapshot },
   { api: 'AssetsApi', name: 'assetsStreamIdentifiers', method: 'GET', path: '/assets/stream/identifiers', handler: streams.assetsStreamIdentifiers, socket: true },
+  { api: 'AssetsApi', name: 'assetsCreateNewAsset', method: 'POST', path: '/assets/create', handler: assets.assetsCreateNewAsset },
+  { api: 'AssetsApi', name: 'assetsDraft', method: 'POST', path: '/assets/draft', handler: assets.assetsDraft, readOnly: true },
+  { api: 'AssetsApi', name: 'searchAssets', method: 'GET', path: '/assets/search', handler: search.searchAssets },
+  { api: 'AssetApi', name: 'assetUpdate', method: 'POST', path: '/asset/update', handler: assets.assetUpdate },
+  { api: 'FormatApi', name: 'formatUpdateValue', method: 'POST', path: '/format/update/value', handler: assets.formatUpdateValue },
+  { api: 'AnnotationsApi', name: 'annotationsSnapshot', method: 'GET', path: '/annotations', handler: annotations.annotationsSnapshot },
+  { api: 'AnnotationsApi', name: 'annotationsCreateNewAnnotation', method: 'POST', path: '/annotations/create', handler: annotations.annotationsCreateNewAnnotation },
+  { api: 'AnnotationApi', name: 'annotationUpdate', method: 'POST', path: '/annotation/update', handler: annotations.annotationUpdate },
+  { api: 'ActivitiesApi', name: 'activitiesSnapshot', method: 'GET', path: '/activities', handler: activities.activitiesSnapshot },
+  { api: 'ActivitiesApi', name: 'activitiesStreamIdentifiers', method: 'GET', path: '/activities/stream/identifiers', handler: streams.activitiesStreamIdentifiers, socket: true },
+  { api: 'SearchApi', name: 'fullTextSearch', method: 'GET', path: '/search/full_text', handler: search.fullTextSearch },
+  { api: 'SearchApi', name: 'neuralCodeSearch', method: 'GET', path: '/search/neural_code', handler: search.neuralCodeSearch },
   { api: 'QGPTApi', name: 'relevance', method: 'POST', path: '/qgpt/relevance', handler: qgpt.relevance, readOnly: true },
   { api: 'QGPTApi', name: 'question', method: 'POST', path: '/qgpt/question', handler: qgpt.question },
   { api: 'QGPTApi', name: 'qgptStream', method: 'GET', path: '/qgpt/stream', handler: qgptStream, socket: true, streamMethod: 'POST' },
@@ -86,6 +101,18 @@ const TABLE = [
   { api: 'ConversationMessageApi', name: 'messageSpecificMessageSnapshot', method: 'GET', path: '/message/{message}', handler: messages.messageSpecificMessageSnapshot },
   { api: 'AssetsApi', name: 'assetsSpecificAssetSnapshot', method: 'GET', path: '/assets/{asset}', handler: assets.assetSnapshot },
   { api: 'AssetApi', name: 'assetSnapshot', method: 'GET', path: '/asset/{asset}', handler: assets.assetSnapshot },
+  { api: 'AssetsApi', name: 'assetsDeleteAsset', method: 'POST', path: '/assets/{asset}/delete', handler: assets.assetsDeleteAsset },
+  { api: 'AssetsApi', name: 'assetsSpecificAssetFormatsSnapshot', method: 'GET', path: '/assets/{asset}/formats', handler: assets.assetFormats },
+  { api: 'AssetApi', name: 'assetFormats', method: 'GET', path: '/asset/{asset}/formats', handler: assets.assetFormats },
+  { api: 'AssetApi', name: 'assetAssociateTag', method: 'POST', path: '/asset/{asset}/tags/associate/{tag}', handler: assets.assetAssociateTag },
+  { api: 'AssetApi', name: 'assetDisassociateTag', method: 'POST', path: '/asset/{asset}/tags/disassociate/{tag}', handler: assets.assetDisassociateTag },
+  { api: 'AssetApi', name: 'assetAssociateWebsite', method: 'POST', path: '/asset/{asset}/websites/associate/{website}', handler: assets.assetAssociateWebsite },
+  { api: 'AssetApi', name: 'assetDisassociateWebsite', method: 'POST', path: '/asset/{asset}/websites/disassociate/{website}', handler: assets.assetDisassociateWebsite },
+  { api: 'FormatApi', name: 'formatSnapshot', method: 'GET', path: '/format/{format}', handler: assets.formatSnapshot },
+  { api: 'AnnotationApi', name: 'annotationSpecificAnnotationSnapshot', method: 'GET', path: '/annotation/{annotation}', handler: annotations.annotationSpecificAnnotationSnapshot },
+  { api: 'AnnotationsApi', name: 'annotationsDeleteSpecificAnnotation', method: 'POST', path: '/annotations/{annotation}/delete', handler: annotations.annotationsDeleteSpecificAnnotation },
+  { api: 'TagApi', name: 'tagsSpecificTagSnapshot', method: 'GET', path: '/tag/{tag}', handler: annotations.tagsSpecificTagSnapshot },
+  { api: 'WebsiteApi', name: 'websitesSpecificWebsiteSnapshot', method: 'GET', path: '/website/{website}', handler: annotations.websitesSpecificWebsiteSnapshot },
 ] as const satisfies readonly Operation[];
 
 /** The name of an operation the service answers, as the SDK names it (`conversationsSnapshot`). */

@@ -84,6 +84,7 @@ export function createService(options: ServiceOptions): Service {
     clock: { now: options.now ?? (() => new Date()), newId: options.newId ?? randomUUID },
     notify: (change) => {
       if (change.collection === 'conversation') copilot.corpus.conversationChanged(change.id);
+      else if (change.collection === 'asset') copilot.corpus.assetChanged(change.id, change.seq);
       onChange(change);
     },
     copilot,
@@ -239,7 +240,6 @@ export function createService(options: ServiceOptions): Service {
     async addAssets(assets) {
       const records = parseAssets(assets, context.clock);
       const changes = await context.storage.putAssets(records);
-      copilot.corpus.assetsWritten(records);
       for (const change of changes) context.notify(change);
     },
     reportExternalApplications: (applications) => context.storage.putExternalApplications(applications),

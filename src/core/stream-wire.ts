@@ -23,6 +23,7 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/messages/stream/identifiers': 'conversationMessage',
   '/assets/stream/identifiers': 'asset',
   '/applications/stream/identifiers': 'application',
+  '/activities/stream/identifiers': 'activity',
   '/.well-known/stream/health': 'health',
   '/user/stream': 'user',
   /** The copilot's answers (its client frames travel as POSTs). */

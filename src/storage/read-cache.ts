@@ -15,11 +15,20 @@ const CACHED = [
   'getMessage',
   'listIds',
   'getAsset',
+  'findAsset',
   'listAssets',
+  'getAnnotation',
+  'listAnnotations',
+  'getTag',
+  'getWebsite',
+  'listActivities',
   'listExternalApplications',
 ] as const satisfies ReadonlyArray<keyof Storage>;
 
 type Read = (typeof CACHED)[number];
+
+/** Every read of assets and what hangs on them (a tag or website is shared by assets). */
+const ASSET_READS: readonly Read[] = ['getAsset', 'findAsset', 'listAssets', 'getAnnotation', 'listAnnotations', 'getTag', 'getWebsite', 'listActivities'];
 
 /**
  * What each write can change beyond what its changes say. Changes of
@@ -32,7 +41,13 @@ const AFFECTS: Record<string, readonly Read[]> = {
   recordEvent: ['listApplications', 'getApplication', 'getSession'],
   putSession: ['getSession'],
   closeSession: ['getSession'],
-  putAssets: ['getAsset', 'listAssets'],
+  putAssets: ASSET_READS,
+  createAsset: ASSET_READS,
+  editAsset: ASSET_READS,
+  deleteAsset: ASSET_READS,
+  putAnnotation: ['getAnnotation', 'listAnnotations'],
+  deleteAnnotation: ['getAnnotation', 'listAnnotations'],
+  recordActivities: ['listActivities'],
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
   setMeta: [],
@@ -118,7 +133,7 @@ export function cacheReads(
     }
     if (ids) cache.set(idsKey('conversation'), { ids, seq: last });
     // The id lists the changes did not touch are as true at the new sequence number.
-    for (const collection of ['conversationMessage', 'asset', 'application'] as const) {
+    for (const collection of ['conversationMessage', 'asset', 'application', 'activity'] as const) {
       const kept = cache.get(idsKey(collection)) as { ids: string[]; seq: number } | undefined;
       if (kept) cache.set(idsKey(collection), { ids: kept.ids, seq: last });
     }

@@ -54,20 +54,103 @@ export interface MessageRecord {
   json: string;
 }
 
+/**
+ * An asset (a saved snippet): its own fields and the ids of its formats. What hangs on it is kept
+ * in its own stores, each record naming the asset: formats, annotations (`asset.id`), tags and
+ * websites (`assets`).
+ */
 export interface AssetRecord {
   id: string;
   name: string;
-  /** File extension of the language, e.g. `ts`, `py`. */
-  language: string;
-  text: string;
+  /** ISO-8601 times. */
   created: string;
-  description?: string;
-  /** Id of the asset's one format (its original and preview). */
-  formatId: string;
+  updated: string;
+  /** The id of the application that created it. */
+  creator: string;
+  /** How it came to be (MechanismEnum): `MANUAL` for what a user saved. */
+  mechanism: string;
+  /** Its formats' ids, in order. */
+  formats: string[];
+  /** The format it was made from, and the one shown as its preview (may be the same). */
+  original: string;
+  preview: string;
+  favorited?: boolean;
+  discovered?: boolean;
+  pseudo?: boolean;
+  demo?: boolean;
+}
+
+/** One format of an asset: its value as text (or as bytes, when it is not text) and its classification. */
+export interface FormatRecord {
+  id: string;
+  /** The asset it belongs to. */
+  asset: string;
+  /** Role: `ORIGINAL`, `PREVIEW`, `BOTH` or `ADDITIONAL`. */
+  role: string;
+  classification: { generic: string; specific: string; rendering?: string };
+  /** The Application (wire JSON) that made it. */
+  application: JsonObject & { id: string };
+  created: string;
+  updated: string;
+  /** Where the value is on the wire: a fragment or a file. */
+  kind: 'fragment' | 'file';
+  text?: string;
+  bytes?: Uint8Array;
+  /** Size of the value in bytes (UTF-8 for text). */
+  size: number;
+}
+
+/** An Annotation as the wire writes it (`asset` a reference `{id}`, times GroupedTimestamps). */
+export type AnnotationRecord = JsonObject & { id: string; type: string; text: string; asset?: { id: string } };
+
+/** A tag, with the ids of the assets it is on. */
+export interface TagRecord {
+  id: string;
+  text: string;
+  /** TagCategoryEnum. */
+  category: string;
+  created: string;
+  updated: string;
+  mechanism?: string;
+  assets: string[];
+}
+
+/** A website, with the ids of the assets it is on. */
+export interface WebsiteRecord {
+  id: string;
+  url: string;
+  name: string;
+  created: string;
+  updated: string;
+  mechanism?: string;
+  assets: string[];
+}
+
+/** Something that happened to an asset or a conversation (an Activity without its joined records). */
+export interface ActivityRecord {
+  id: string;
+  created: string;
+  /** The order activities are listed in: `created`, then the order they were recorded in (`created|counter`). */
+  order: string;
+  /** The SeededConnectorTracking (wire JSON): `asset` or `conversation` with its identifier-description pair. */
+  event: JsonObject;
+  /** The Application (wire JSON) that did it. */
+  application: JsonObject & { id: string };
+  mechanism: string;
+  /** The asset it concerns, while that asset exists. */
+  asset?: string;
+}
+
+/** A search index as kept: what it is made of and the last change it reflects. */
+export interface SearchIndexRecord {
+  /** The last change folded into it. */
+  seq: number;
+  /** The index and its documents, as the search code saved them. */
+  value: unknown;
 }
 
 /** The collections with an identifier stream; the names are StreamedIdentifier's keys. */
-export type Collection = 'conversation' | 'conversationMessage' | 'asset' | 'application';
+export type Collection = 'conversation' | 'conversationMessage' | 'asset' | 'application' | 'activity';
 
 export interface ChangeRecord {
   seq?: number;
@@ -122,6 +205,19 @@ export interface PiecesDB extends DBSchema {
   messages: { key: string; value: MessageRecord; indexes: { 'by-conversation': string } };
   /** Assets to start conversations from (the sample assets and those a page adds). */
   assets: { key: string; value: AssetRecord; indexes: { 'by-name': string } };
+  /** Formats of assets (their values). */
+  formats: { key: string; value: FormatRecord; indexes: { 'by-asset': string } };
+  /** Annotations (of assets, by `asset.id`, and on their own). */
+  annotations: { key: string; value: AnnotationRecord; indexes: { 'by-asset': string } };
+  tags: { key: string; value: TagRecord; indexes: { 'by-text': string; 'by-asset': string } };
+  websites: { key: string; value: WebsiteRecord; indexes: { 'by-url': string; 'by-asset': string } };
+  /** Activities, oldest first (`order`). */
+  activities: { key: string; value: ActivityRecord; indexes: { 'by-created': string; 'by-asset': string } };
+  /**
+   * Search indexes kept for a cold start, by name (derived from the records: rebuilt when
+   * missing or too old for the change log to bring up to date).
+   */
+  search: { key: string; value: SearchIndexRecord };
   /** The change log every identifier stream is built on (auto-incremented `seq`). */
   changes: { key: number; value: ChangeRecord };
   /** Applications a page reported as present on the machine. */
@@ -190,7 +286,8 @@ export const UPGRADES: UpgradeStep[] = [
         const { conversation, ...rest } = value as ChangeRecord & { conversation?: string };
         return conversation === undefined ? null : { ...rest, collection: 'conversation', id: conversation };
       }),
-      each('assets', (value) => (value.formatId ? null : { ...value, formatId: randomUUID() })),
+      // (Assets got a format id here; step 7 now converts them whole, format id included: two
+      // cursors rewriting the same records in one transaction would race.)
     ]).then(() =>
       // After the rest, so that a database coming from version 2 has its step-3 rewrite done first.
       each('conversations', (value) => {
@@ -206,7 +303,121 @@ export const UPGRADES: UpgradeStep[] = [
   (db) => {
     db.createObjectStore('snapshots', { keyPath: ['variant', 'start'] });
   },
+  // 7: assets made whole: formats, annotations, tags, websites and activities in stores of their own;
+  // each asset stored before (one text, a language, a description) becomes an asset record, its one
+  // format (original and preview) and a DESCRIPTION annotation.
+  (db, tx) => {
+    db.createObjectStore('formats', { keyPath: 'id' }).createIndex('by-asset', 'asset');
+    db.createObjectStore('annotations', { keyPath: 'id' }).createIndex('by-asset', 'asset.id');
+    const tags = db.createObjectStore('tags', { keyPath: 'id' });
+    tags.createIndex('by-text', 'text');
+    tags.createIndex('by-asset', 'assets', { multiEntry: true });
+    const websites = db.createObjectStore('websites', { keyPath: 'id' });
+    websites.createIndex('by-url', 'url');
+    websites.createIndex('by-asset', 'assets', { multiEntry: true });
+    const activities = db.createObjectStore('activities', { keyPath: 'id' });
+    activities.createIndex('by-created', 'order');
+    activities.createIndex('by-asset', 'asset');
+    db.createObjectStore('search');
+    const rewrite = async () => {
+      let cursor = await tx.objectStore('assets').openCursor();
+      while (cursor) {
+        const old = cursor.value as unknown as LegacyAsset;
+        if (typeof old.text === 'string') {
+          const whole = wholeAsset({ ...old, formatId: old.formatId ?? randomUUID() });
+          await Promise.all([
+            cursor.update(whole.record),
+            tx.objectStore('formats').put(whole.format),
+            ...(whole.annotation ? [tx.objectStore('annotations').put(whole.annotation)] : []),
+          ]);
+        }
+        cursor = await cursor.continue();
+      }
+    };
+    rewrite().catch(() => tx.abort());
+  },
 ];
+
+/** An asset as stored before step 7: one text, its language, a description. */
+interface LegacyAsset {
+  id: string;
+  name: string;
+  language: string;
+  text: string;
+  created: string;
+  description?: string;
+  formatId: string;
+}
+
+/** The application that made the records of assets stored before step 7 (the service's own, `OS_SERVER`). */
+export const LEGACY_APPLICATION = {
+  id: 'a0b1c2d3-0000-4000-8000-00000000c0de',
+  name: 'OS_SERVER',
+  version: '1',
+  platform: 'WEB',
+  onboarded: true,
+  privacy: 'OPEN',
+  capabilities: 'LOCAL',
+  mechanism: 'INTERNAL',
+} as const;
+
+/** Step 7's conversion of an asset stored before it; the annotation's id is derived from the asset's. */
+function wholeAsset(old: LegacyAsset): { record: AssetRecord; format: FormatRecord; annotation?: AnnotationRecord } {
+  const stamp = { value: old.created };
+  return {
+    record: {
+      id: old.id,
+      name: old.name,
+      created: old.created,
+      updated: old.created,
+      creator: LEGACY_APPLICATION.id,
+      mechanism: 'MANUAL',
+      formats: [old.formatId],
+      original: old.formatId,
+      preview: old.formatId,
+    },
+    format: {
+      id: old.formatId,
+      asset: old.id,
+      role: 'BOTH',
+      classification: { generic: 'CODE', specific: old.language },
+      application: { ...LEGACY_APPLICATION },
+      created: old.created,
+      updated: old.created,
+      kind: 'fragment',
+      text: old.text,
+      size: new TextEncoder().encode(old.text).byteLength,
+    },
+    ...(old.description
+      ? {
+          annotation: {
+            id: descriptionAnnotationId(old.id),
+            created: stamp,
+            updated: stamp,
+            type: 'DESCRIPTION',
+            text: old.description,
+            mechanism: 'MANUAL',
+            asset: { id: old.id },
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * The id of the DESCRIPTION annotation made for an asset stored before step 7 (the id its
+ * description was answered with before): a stable UUID-shaped hash of the asset id.
+ */
+export function descriptionAnnotationId(assetId: string): string {
+  const seed = `description:${assetId}`;
+  let hex = '';
+  for (let lane = 0; lane < 4; lane++) {
+    let h = 0x811c9dc5 ^ lane;
+    for (let i = 0; i < seed.length; i++) h = Math.imul(h ^ seed.charCodeAt(i), 0x01000193);
+    hex += (h >>> 0).toString(16).padStart(8, '0');
+  }
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 /** Step 4's repair of a stored conversation's JSON: anchors get `points`, annotation links become `{id}`. */
 function wholeNestedModels(text: string): string {
@@ -248,6 +459,13 @@ export const STORES: Record<StoreNames<PiecesDB>, number> = {
   external: 1,
   meta: 1,
   snapshots: 5,
+  // Step 7 (the sixth entry of UPGRADES until the step-6 branch lands: renumber both then).
+  formats: 6,
+  annotations: 6,
+  tags: 6,
+  websites: 6,
+  activities: 6,
+  search: 6,
 };
 
 /** The stores a database at `version` must have and `db` lacks. */

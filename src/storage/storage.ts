@@ -4,6 +4,8 @@
  * fails as a whole.
  */
 import type {
+  ActivityRecord,
+  AnnotationRecord,
   ApplicationRecord,
   AssetRecord,
   ChangeRecord,
@@ -11,8 +13,11 @@ import type {
   ConversationRecord,
   EventRecord,
   ExternalApplicationRecord,
+  FormatRecord,
   MessageRecord,
   SessionRecord,
+  TagRecord,
+  WebsiteRecord,
 } from './schema.js';
 
 /** Engagement derived from stored usage events. */
@@ -55,6 +60,40 @@ export interface ConversationList {
   messages?: Map<string, MessageRecord>;
 }
 
+/** An asset with everything that hangs on it, read in one transaction. */
+export interface StoredAsset {
+  record: AssetRecord;
+  /** In the record's order. */
+  formats: FormatRecord[];
+  /** Oldest first. */
+  annotations: AnnotationRecord[];
+  tags: TagRecord[];
+  websites: WebsiteRecord[];
+}
+
+/**
+ * An asset to write whole: its records, and the tags and websites to put it on (a stored tag of
+ * the same text, a stored website of the same URL, is used instead of a new one).
+ */
+export type NewAsset = StoredAsset;
+
+/** Which asset an edit is about: by its id, or by the id of one of its formats or annotations. */
+export type AssetTarget = { asset: string } | { format: string } | { annotation: string };
+
+/** What an edit of an asset writes. */
+export interface AssetEdit {
+  record: AssetRecord;
+  putFormats?: FormatRecord[];
+  putAnnotations?: AnnotationRecord[];
+  deleteAnnotations?: string[];
+  /** Tags to put the asset on (a stored tag of the same text is used instead), and tag ids to take it off. */
+  addTags?: TagRecord[];
+  removeTags?: string[];
+  addWebsites?: WebsiteRecord[];
+  removeWebsites?: string[];
+  activities?: ActivityRecord[];
+}
+
 /** Every record a store holds, as stored: what `dumpData` reads and `loadData` writes. */
 export interface StoredData {
   applications: ApplicationRecord[];
@@ -63,6 +102,11 @@ export interface StoredData {
   /** In snapshot order, each with its messages in conversation order. */
   conversations: Array<{ conversation: Omit<ConversationRecord, 'seq'>; messages: MessageRecord[] }>;
   assets: AssetRecord[];
+  formats: FormatRecord[];
+  annotations: AnnotationRecord[];
+  tags: TagRecord[];
+  websites: WebsiteRecord[];
+  activities: ActivityRecord[];
   external: ExternalApplicationRecord[];
 }
 
@@ -113,10 +157,44 @@ export interface Storage {
    */
   changesSince(seq: number, collection?: Collection): Promise<{ changes: Change[]; complete: boolean; seq: number }>;
 
-  getAsset(id: string): Promise<AssetRecord | undefined>;
+  getAsset(id: string): Promise<StoredAsset | undefined>;
+  /** The asset a format or an annotation belongs to (or by its own id). */
+  findAsset(target: AssetTarget): Promise<StoredAsset | undefined>;
   /** Every asset, by name. */
-  listAssets(): Promise<AssetRecord[]>;
-  putAssets(assets: AssetRecord[]): Promise<Change[]>;
+  listAssets(): Promise<StoredAsset[]>;
+  /**
+   * Writes assets whole, with their activities, in one transaction: an asset with a stored id
+   * replaces it (its formats and annotations not given again go, and so does its place on tags
+   * and websites not given again).
+   */
+  putAssets(assets: NewAsset[], activities?: ActivityRecord[]): Promise<Change[]>;
+  /**
+   * Stores a new asset (an id not stored) with its activities. Creates that arrive while one is
+   * being written are written together in the next transaction (group commit); each is answered
+   * once that commit is done, and one that fails the group fails alone.
+   */
+  createAsset(asset: NewAsset, activities: ActivityRecord[]): Promise<Change[]>;
+  /**
+   * Reads an asset and writes what `edit` makes of it, in one transaction; `edit` may throw to
+   * change nothing. Undefined when the target is unknown.
+   */
+  editAsset(target: AssetTarget, edit: (current: StoredAsset) => AssetEdit): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
+  /** Deletes an asset, its formats and annotations, and its place on tags and websites, in one transaction; undefined when unknown. */
+  deleteAsset(id: string, activities?: ActivityRecord[]): Promise<Change[] | undefined>;
+
+  getAnnotation(id: string): Promise<AnnotationRecord | undefined>;
+  /** Every annotation, oldest first. */
+  listAnnotations(): Promise<AnnotationRecord[]>;
+  /** Stores an annotation that belongs to no asset. */
+  putAnnotation(annotation: AnnotationRecord): Promise<Change[]>;
+  /** Deletes an annotation that belongs to no asset; false when there is none. */
+  deleteAnnotation(id: string): Promise<boolean>;
+  getTag(id: string): Promise<TagRecord | undefined>;
+  getWebsite(id: string): Promise<WebsiteRecord | undefined>;
+  /** Every activity, oldest first. */
+  listActivities(): Promise<ActivityRecord[]>;
+  /** Records activities (of conversations: written after the conversation's own transaction). */
+  recordActivities(activities: ActivityRecord[]): Promise<Change[]>;
 
   listExternalApplications(): Promise<ExternalApplicationRecord[]>;
   putExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
@@ -136,6 +214,10 @@ export interface Storage {
    */
   identity(): Promise<string>;
 
+  /** A search index kept for a cold start (see schema `search`). */
+  getSearchIndex(name: string): Promise<{ seq: number; value: unknown } | undefined>;
+  putSearchIndex(name: string, index: { seq: number; value: unknown }): Promise<void>;
+
   getMeta<T>(key: string): Promise<T | undefined>;
   /** Stores a value under `key` (undefined deletes it). */
   setMeta(key: string, value: unknown): Promise<void>;
@@ -146,3 +228,4 @@ export interface Storage {
 }
 
 export type { ChangeRecord, Collection };
+export type { ActivityRecord, AnnotationRecord, AssetRecord, FormatRecord, TagRecord, WebsiteRecord };

@@ -39,6 +39,13 @@ const VALID: Record<string, unknown> = {
   // A query that matches nothing: a match would carry the browser's own application, which differs per engine.
   relevance: { query: 'zebra stripes ✓' },
   question: { query: 'How do I debounce a function? ✓', relevant: { iterable: [] } },
+  // After the copilot's: these rename and edit the first sample asset, which the question quotes.
+  assetsCreateNewAsset: { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'const grüße = "✓ 𝄞";' } } }, metadata: { name: 'grüße.ts' } } },
+  assetsDraft: { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'def grüße():\n    return "✓"' } } } } },
+  assetUpdate: { id: '{asset}', name: 'Grüße ✓ 𝄞' },
+  formatUpdateValue: { id: '{format}', fragment: { string: { raw: 'edited ✓ 𝄞' } } },
+  annotationsCreateNewAnnotation: { type: 'COMMENT', text: 'Grüße ✓ 𝄞', asset: '{asset}' },
+  annotationUpdate: { id: '{annotation}', type: 'DESCRIPTION', text: 'Grüße ✓ 𝄞' },
 };
 /** Operations that take no body. */
 const BODILESS = [
@@ -49,6 +56,12 @@ const BODILESS = [
   'conversationAssociateAsset',
   'conversationDisassociateAsset',
   'messagesDeleteSpecificMessage',
+  'assetsDeleteAsset',
+  'assetAssociateTag',
+  'assetDisassociateTag',
+  'assetAssociateWebsite',
+  'assetDisassociateWebsite',
+  'annotationsDeleteSpecificAnnotation',
 ];
 
 type Body = { text: string } | { bytes: number[] } | { repeat: number };
@@ -101,8 +114,17 @@ const post = (context: BrowserContext, list: Case[]) =>
           body: JSON.stringify({ type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'first' } } }] }),
         })
       ).json()) as { id: string; messages: { iterable: Array<{ id: string }> } };
+      // A sample asset (ids fixed), its format and its DESCRIPTION annotation, for the asset operations.
+      const asset = ((await (await fetch(`${base}/assets/identifiers`)).json()) as { iterable: Array<{ id: string }> }).iterable[0]!.id;
+      const whole = (await (await fetch(`${base}/asset/${asset}`)).json()) as { original: { id: string }; annotations: { iterable: Array<{ id: string }> } };
       const fill = (text: string) =>
-        text.replaceAll('{session}', session).replaceAll('{conversation}', made.id).replaceAll('{message}', made.messages.iterable[0]!.id);
+        text
+          .replaceAll('{session}', session)
+          .replaceAll('{conversation}', made.id)
+          .replaceAll('{message}', made.messages.iterable[0]!.id)
+          .replaceAll('{asset}', asset)
+          .replaceAll('{format}', whole.original.id)
+          .replaceAll('{annotation}', whole.annotations.iterable[0]!.id);
       const answers: Answer[] = [];
       const big = new Map<number, Blob>();
       for (const c of all) {

@@ -412,3 +412,64 @@ describe('the demo on a base that is not localhost', () => {
     }
   });
 });
+
+describe('the snippets pane', () => {
+  let context: BrowserContext;
+
+  beforeAll(async () => {
+    ({ context } = await launch());
+  });
+
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  const snippetNames = (page: Page) => page.evaluate(() => [...document.querySelectorAll('#snippet-list li .snippet-open')].map((b) => b.textContent));
+
+  it('saves pasted text, edits it, searches it and deletes it, live in a second tab', async () => {
+    const { page, problems } = await openWatchedDemo(context);
+    const { page: other } = await openWatchedDemo(context);
+    for (const p of [page, other]) await p.waitForSelector('#snippet-stream-state[data-state="open"]');
+    await page.waitForFunction(() => document.querySelectorAll('#snippet-list li').length >= 4);
+
+    await page.fill('#snippet-new-text', 'def parse_header(line):\n    name, _, value = line.partition(":")\n    return name.strip(), value.strip()\n');
+    await page.click('#snippet-create');
+    // Named from its first declaration, classified from its text; its formats shown.
+    await page.waitForFunction(() => [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'parse_header.py'));
+    expect(await visible(page, '#snippet-detail')).toBe(true);
+    expect(await page.evaluate(() => [...document.querySelectorAll('#snippet-formats li')].map((li) => li.textContent))).toEqual([
+      expect.stringMatching(/^BOTH · CODE py · \d+ B · original · preview$/),
+    ]);
+    expect(await page.inputValue('#snippet-description')).toBe('A Python snippet of 3 lines, declaring parse_header.');
+    // The other tab hears it on the assets stream.
+    await other.waitForFunction(() => [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'parse_header.py'));
+
+    await page.fill('#snippet-rename', 'Header parser');
+    await page.fill('#snippet-description', 'Splits an HTTP header line.');
+    await page.fill('#snippet-text', 'def parse_header(line):\n    return line.split(":", 1)\n');
+    await page.click('#snippet-save');
+    await page.waitForFunction(() => [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'Header parser'));
+    const id = await page.evaluate(() => document.querySelector<HTMLElement>('#snippet-list li.selected')!.dataset.id!);
+    const stored = await page.evaluate(async (asset) => (await fetch(`http://localhost:1000/asset/${asset}`)).json(), id);
+    expect([stored.name, stored.annotations.iterable[0].text, stored.original.reference.fragment.string.raw]).toEqual([
+      'Header parser',
+      'Splits an HTTP header line.',
+      'def parse_header(line):\n    return line.split(":", 1)\n',
+    ]);
+    await other.waitForFunction(() => [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'Header parser'));
+
+    await page.fill('#snippet-query', 'split header');
+    await page.click('#snippet-search-go');
+    await page.waitForFunction(() => document.querySelector('#snippet-search-state')!.textContent !== '');
+    expect(await snippetNames(page)).toEqual(['Header parser']);
+    await page.fill('#snippet-query', '');
+    await page.click('#snippet-search-go');
+    await page.waitForFunction(() => document.querySelectorAll('#snippet-list li').length > 1);
+
+    await page.click('#snippet-delete');
+    await page.waitForFunction((asset) => !document.querySelector(`#snippet-list li[data-id="${asset}"]`), id);
+    await other.waitForFunction((asset) => !document.querySelector(`#snippet-list li[data-id="${asset}"]`), id);
+    expect(await visible(page, '#snippet-detail')).toBe(false);
+    expect(await problems()).toEqual([]);
+  });
+});

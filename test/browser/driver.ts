@@ -165,7 +165,8 @@ export abstract class ScriptedPage implements Page {
           value: (e) => e.value,
           fill: (e, value) => {
             e.focus();
-            e.value = value as string;
+            // Through the prototype's setter: a framework that tracks the element's value (React) sees the change.
+            Object.getOwnPropertyDescriptor(Object.getPrototypeOf(e), 'value')!.set!.call(e, value as string);
             e.dispatchEvent(new Event('input', { bubbles: true }));
             e.dispatchEvent(new Event('change', { bubbles: true }));
           },

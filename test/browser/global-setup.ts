@@ -37,6 +37,15 @@ export default async function setup(project: TestProject) {
     publicDir: false,
     build: { outDir: join(outDir, 'clients'), emptyOutDir: true, chunkSizeWarningLimit: 4096 },
   });
+  // A React app built like Pieces's example web app (the SDK's default base, localhost:1000), at /snippets-app/.
+  await build({
+    configFile,
+    logLevel: 'warn',
+    root: resolve(root, 'test/browser/snippets-app'),
+    base: '/snippets-app/',
+    publicDir: false,
+    build: { outDir: join(outDir, 'snippets-app'), emptyOutDir: true, chunkSizeWarningLimit: 4096 },
+  });
   // A blank page of the demo's origin with no Content-Security-Policy, for requests the demo's policy would refuse.
   writeFileSync(join(outDir, 'probe.html'), '<!doctype html><title>probe</title>\n');
   const server = await preview({

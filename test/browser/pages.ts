@@ -187,6 +187,40 @@ export const callEveryOperation = (page: Page) =>
       };
       socket.onerror = () => resolve(0);
     });
+    // Assets written, and what hangs on them.
+    const made = await post('assetsCreateNewAsset', '/assets/create', {
+      type: 'SEEDED_ASSET',
+      asset: {
+        application,
+        format: { fragment: { string: { raw: 'export const every = true;' } } },
+        metadata: { tags: [{ text: 'every' }], websites: [{ url: 'https://example.test/every', name: 'every' }] },
+      },
+    });
+    await post('assetsDraft', '/assets/draft', { type: 'SEEDED_ASSET', asset: { application, format: { fragment: { string: { raw: 'x = 1' } } } } });
+    await post('assetUpdate', '/asset/update', { ...made, name: 'every.ts' });
+    await get('assetFormats', `/asset/${made.id}/formats`);
+    await get('assetsSpecificAssetFormatsSnapshot', `/assets/${made.id}/formats`);
+    const format = await get('formatSnapshot', `/format/${made.original.id}?transferable=true`);
+    await post('formatUpdateValue', '/format/update/value', { ...format, fragment: { string: { raw: 'export const every = 1;' } } });
+    const tag = made.tags.iterable[0].id as string;
+    const site = made.websites.iterable[0].id as string;
+    await get('tagsSpecificTagSnapshot', `/tag/${tag}`);
+    await get('websitesSpecificWebsiteSnapshot', `/website/${site}`);
+    await post('assetDisassociateTag', `/asset/${made.id}/tags/disassociate/${tag}`);
+    await post('assetAssociateTag', `/asset/${made.id}/tags/associate/${tag}`);
+    await post('assetDisassociateWebsite', `/asset/${made.id}/websites/disassociate/${site}`);
+    await post('assetAssociateWebsite', `/asset/${made.id}/websites/associate/${site}`);
+    const note = await post('annotationsCreateNewAnnotation', '/annotations/create', { type: 'COMMENT', text: 'every', asset: made.id });
+    await get('annotationSpecificAnnotationSnapshot', `/annotation/${note.id}`);
+    await post('annotationUpdate', '/annotation/update', { ...note, text: 'every, again' });
+    await get('annotationsSnapshot', '/annotations');
+    await post('annotationsDeleteSpecificAnnotation', `/annotations/${note.id}/delete`);
+    await get('fullTextSearch', '/search/full_text?query=every');
+    await get('neuralCodeSearch', '/search/neural_code?query=every');
+    await get('searchAssets', '/assets/search?query=every');
+    await get('activitiesSnapshot', '/activities');
+    await get('activitiesStreamIdentifiers', '/activities/stream/identifiers', stream);
+    await post('assetsDeleteAsset', `/assets/${made.id}/delete`);
     const fromAsset = await post('conversationsCreateFromAsset', `/conversations/create/from_asset/${asset}`);
     await get('conversationsSnapshot', '/conversations');
     const ids = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');

@@ -1,10 +1,26 @@
 /**
  * The stored material the copilot ranks (every asset and conversation message) in one relevance index,
  * built on first use and kept current as the store is written.
+ * The assets' index is also kept in the database, so a restarted worker loads it and the changes since.
  */
-import type { AssetRecord, MessageRecord } from '../../storage/schema.js';
-import type { Storage } from '../../storage/storage.js';
-import { byScore, RelevanceIndex, type Field } from '../relevance.js';
+import type { MessageRecord } from '../../storage/schema.js';
+import type { Storage, StoredAsset } from '../../storage/storage.js';
+import { assetMaterialOf } from '../models/asset.js';
+import { byScore, RelevanceIndex, type Field, type IndexState } from '../relevance.js';
+
+/** How long after its last change the assets' index is kept in the database. */
+export const KEEP_INDEX_AFTER_MS = 2_000;
+
+/** The assets' index as kept in the database: the index, and the material of each document in its order. */
+interface KeptAssets {
+  index: IndexState;
+  names: string[];
+  languages: string[];
+  descriptions: Array<string | null>;
+  /** Every document's text, joined (one string reads back faster than thousands), and where each ends. */
+  texts: string;
+  textEnds: Uint32Array;
+}
 
 export interface Material {
   id: string;
@@ -33,15 +49,8 @@ export interface CorpusSearch {
   limit?: number;
 }
 
-export function assetMaterial(asset: AssetRecord): Material {
-  return {
-    id: asset.id,
-    kind: 'asset',
-    name: asset.name,
-    language: asset.language,
-    text: asset.text,
-    ...(asset.description ? { description: asset.description } : {}),
-  };
+export function assetMaterial(asset: StoredAsset): Material {
+  return { ...assetMaterialOf(asset), kind: 'asset' };
 }
 
 /** A stored message as material, or null when it has no text. */
@@ -67,8 +76,14 @@ export class Corpus {
   readonly #indexes = { asset: new RelevanceIndex(), message: new RelevanceIndex() };
   readonly #materials = new Map<string, Material>();
   #assets: Promise<void> | null = null;
-  /** Assets written while the first load was reading: applied after it. */
-  #written: AssetRecord[] = [];
+  /** The last change the assets' index reflects (once every changed asset was read again). */
+  #assetsSeq = 0;
+  /** The last change announced of an asset (folded in once the changed assets are read again). */
+  #announcedSeq = 0;
+  #keepTimer: ReturnType<typeof setTimeout> | undefined;
+  #keeping = false;
+  /** Assets changed since they were last read. */
+  readonly #dirtyAssets = new Set<string>();
   #messages: Promise<void> | null = null;
   /** Conversations changed since their messages were last read. */
   readonly #dirty = new Set<string>();
@@ -96,12 +111,8 @@ export class Corpus {
 
   #loadAssets(): Promise<void> {
     const generation = this.#generation;
-    this.#assets ??= this.#storage.listAssets().then(
-      (assets) => {
-        if (generation !== this.#generation) return;
-        for (const asset of [...assets, ...this.#written]) this.#add(assetMaterial(asset));
-        this.#written = [];
-      },
+    this.#assets ??= this.#readAssets(generation).then(
+      () => {},
       (error: unknown) => {
         this.#assets = null;
         throw error;
@@ -157,14 +168,100 @@ export class Corpus {
     }
   }
 
-  /** Assets were stored (added or replaced). */
-  assetsWritten(assets: readonly AssetRecord[]): void {
-    if (!this.#assets) return;
-    this.#written.push(...assets);
-    void this.#assets.then(() => {
-      for (const asset of this.#written) this.#add(assetMaterial(asset));
-      this.#written = [];
-    }, () => {});
+  /**
+   * The assets' index: the one kept in the database and the changes since, when the change log
+   * still reaches back to it; else every asset, read and indexed (and kept a while later).
+   */
+  async #readAssets(generation: number) {
+    const kept = await this.#storage.getSearchIndex('assets').catch(() => undefined);
+    if (kept && isKept(kept.value)) {
+      const since = await this.#storage.changesSince(kept.seq, 'asset');
+      if (since.complete && generation === this.#generation) {
+        const { index, names, languages, descriptions, texts, textEnds } = kept.value;
+        this.#indexes.asset = RelevanceIndex.load(index);
+        index.ids.forEach((id, i) =>
+          this.#materials.set(id, {
+            id,
+            kind: 'asset',
+            name: names[i]!,
+            language: languages[i]!,
+            text: texts.slice(i ? textEnds[i - 1]! : 0, textEnds[i]!),
+            ...(descriptions[i] ? { description: descriptions[i]! } : {}),
+          }),
+        );
+        for (const change of since.changes) this.#dirtyAssets.add(change.id);
+        this.#assetsSeq = kept.seq;
+        this.#announcedSeq = Math.max(this.#announcedSeq, since.seq);
+        return;
+      }
+    }
+    const { seq } = await this.#storage.listIds('asset');
+    const assets = await this.#storage.listAssets();
+    if (generation !== this.#generation) return;
+    for (const asset of assets) this.#add(assetMaterial(asset));
+    this.#assetsSeq = seq;
+    this.#keepLater();
+  }
+
+  /** Keeps the assets' index in the database once no change came for a while. */
+  #keepLater() {
+    clearTimeout(this.#keepTimer);
+    this.#keepTimer = setTimeout(() => void this.#keep(), KEEP_INDEX_AFTER_MS);
+    // A timer of its own never holds a process (Node) open.
+    (this.#keepTimer as { unref?: () => void }).unref?.();
+  }
+
+  async #keep() {
+    if (this.#keeping || !this.#assets || this.#dirtyAssets.size) return;
+    this.#keeping = true;
+    try {
+      const generation = this.#generation;
+      const index = this.#indexes.asset.save();
+      const materials = index.ids.map((id) => this.#materials.get(id)!);
+      let end = 0;
+      const value: KeptAssets = {
+        index,
+        names: materials.map((m) => m.name ?? ''),
+        languages: materials.map((m) => m.language ?? 'txt'),
+        descriptions: materials.map((m) => m.description ?? null),
+        texts: materials.map((m) => m.text).join(''),
+        textEnds: Uint32Array.from(materials, (m) => (end += m.text.length)),
+      };
+      if (generation === this.#generation) await this.#storage.putSearchIndex('assets', { seq: this.#assetsSeq, value });
+    } catch {
+      // Kept for speed only: a failed write (storage full, the database gone) costs a rebuild on the next start.
+    } finally {
+      this.#keeping = false;
+    }
+  }
+
+  /** Re-reads the assets changed since the last read (an asset no longer stored leaves the index). */
+  async #refreshAssets() {
+    await this.#loadAssets();
+    if (this.#dirtyAssets.size === 0) return;
+    const changed = [...this.#dirtyAssets];
+    const upTo = this.#announcedSeq;
+    this.#dirtyAssets.clear();
+    try {
+      const assets = await Promise.all(changed.map((id) => this.#storage.getAsset(id)));
+      changed.forEach((id, i) => {
+        const asset = assets[i];
+        if (asset) this.#add(assetMaterial(asset));
+        else this.#remove(id);
+      });
+      if (this.#dirtyAssets.size === 0) this.#assetsSeq = Math.max(this.#assetsSeq, upTo);
+      this.#keepLater();
+    } catch (error) {
+      for (const id of changed) this.#dirtyAssets.add(id);
+      throw error;
+    }
+  }
+
+  /** An asset (or something on it) was written or deleted, by the change numbered `seq`. */
+  assetChanged(id: string, seq = 0): void {
+    this.#announcedSeq = Math.max(this.#announcedSeq, seq);
+    // Changes made while the first load reads are re-read after it too: the load may predate them.
+    if (this.#assets) this.#dirtyAssets.add(id);
   }
 
   /** A conversation or one of its messages was written or deleted. */
@@ -183,7 +280,9 @@ export class Corpus {
     this.#generation++;
     this.#assets = null;
     this.#messages = null;
-    this.#written = [];
+    this.#dirtyAssets.clear();
+    clearTimeout(this.#keepTimer);
+    this.#assetsSeq = 0;
     this.#dirty.clear();
     this.#byConversation.clear();
     this.#materials.clear();
@@ -201,7 +300,7 @@ export class Corpus {
     const assets = options.assets ?? true;
     const messages = options.messages ?? false;
     await this.#sameDatabase();
-    await Promise.all([assets ? this.#loadAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
+    await Promise.all([assets ? this.#refreshAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
     const search = { ids: options.ids, limit: options.limit };
     const hits = [
       ...(assets ? this.#indexes.asset.search(query, search) : []),
@@ -214,6 +313,11 @@ export class Corpus {
   /** Loads the given kinds so that `get` finds them. */
   async load(options: { assets?: boolean; messages?: boolean }): Promise<void> {
     await this.#sameDatabase();
-    await Promise.all([options.assets ? this.#loadAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
+    await Promise.all([options.assets ? this.#refreshAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
   }
+}
+
+function isKept(value: unknown): value is KeptAssets {
+  const kept = value as KeptAssets | undefined;
+  return !!kept && Array.isArray(kept.names) && typeof kept.texts === 'string' && kept.textEnds instanceof Uint32Array && !!kept.index && kept.index.lengths instanceof Uint32Array;
 }

@@ -11,7 +11,8 @@ import {
 } from '../models/conversation.js';
 import type { ConversationEdit, ConversationState } from '../../storage/storage.js';
 import { uuid, type JsonObject } from '../validate.js';
-import { clock, publish, transferables } from './common.js';
+import { clock, publish, recordActivity, transferables } from './common.js';
+import { activity } from '../models/asset.js';
 
 const conversationId = (context: OperationContext) => uuid(context.params.conversation, 'The conversation id');
 
@@ -40,7 +41,16 @@ export async function conversationUpdate(context: OperationContext) {
   const body = await readJson(context.request, context.service.maxBodyBytes);
   const id = updatedConversationId(body);
   const time = clock(context);
-  return wire(await edit(context, id, (current) => updateConversation(body, current, time)), withReferences);
+  let renamed = false;
+  const state = await edit(context, id, (current) => {
+    const result = updateConversation(body, current, time);
+    renamed = (JSON.parse(current.record.json) as { name?: string }).name !== (JSON.parse(result.record.json) as { name?: string }).name;
+    return result;
+  });
+  if (renamed) {
+    await recordActivity(context, activity(time, { conversation: id, pair: 'conversationNameUpdatedByTheUser', value: 'a_conversation_was_renamed_by_the_user' }));
+  }
+  return wire(state, withReferences);
 }
 
 export async function conversationSpecificConversationMessages(context: OperationContext) {
@@ -57,6 +67,7 @@ export async function conversationSpecificConversationRename(context: OperationC
     const name = derivedName(current.messages);
     return { record: { ...current.record, json: touched(current.record, time, (c) => name !== undefined && (c.name = name)) } };
   });
+  await recordActivity(context, activity(time, { conversation: id, pair: 'conversationNameUpdatedByTheSystem', value: 'a_conversation_was_renamed_by_the_system' }));
   return wire(state, true);
 }
 

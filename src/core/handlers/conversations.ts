@@ -2,13 +2,15 @@
 import type { OperationContext } from '../context.js';
 import { json, jsonText, noContent, notFound, readJson } from '../http.js';
 import { summarizeAsset } from '../models/asset-summary.js';
+import { activity, summaryInput } from '../models/asset.js';
 import { conversationJson, seedConversation, type Seeded } from '../models/conversation.js';
 import { searchConversations as search } from '../models/search.js';
 import { uuid } from '../validate.js';
-import { clock, publish, transferables } from './common.js';
+import { clock, publish, recordActivity, transferables } from './common.js';
 
 async function store(context: OperationContext, seeded: Seeded) {
   publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages));
+  await recordActivity(context, activity(clock(context), { conversation: seeded.record.id, pair: 'conversationCreated', value: 'a_conversation_was_created' }));
   return seeded;
 }
 
@@ -23,15 +25,16 @@ export async function conversationsCreateSpecificConversation(context: Operation
 
 export async function conversationsCreateFromAsset(context: OperationContext) {
   const assetId = uuid(context.params.asset, 'The asset id');
-  const asset = await context.service.storage.getAsset(assetId);
-  if (!asset) throw notFound(`No asset with id ${assetId}.`);
+  const whole = await context.service.storage.getAsset(assetId);
+  if (!whole) throw notFound(`No asset with id ${assetId}.`);
+  const asset = summaryInput(whole);
   const seeded = await store(
     context,
     seedConversation(
       {
         type: 'COPILOT',
         name: asset.name,
-        assets: { iterable: [{ id: asset.id }] },
+        assets: { iterable: [{ id: assetId }] },
         messages: [{ role: 'SYSTEM', fragment: { string: { raw: summarizeAsset(asset) } } }],
       },
       clock(context),
@@ -45,6 +48,7 @@ export async function conversationsDeleteSpecificConversation(context: Operation
   const changes = await context.service.storage.deleteConversation(id);
   if (!changes) throw notFound(`No conversation with id ${id}.`);
   publish(context, changes);
+  await recordActivity(context, activity(clock(context), { conversation: id, pair: 'conversationDeleted', value: 'a_conversation_was_deleted' }));
   return noContent();
 }
 

@@ -35,6 +35,7 @@ export const conversationsStreamIdentifiers = identifierStream('conversation');
 export const conversationMessagesStreamIdentifiers = identifierStream('conversationMessage');
 export const assetsStreamIdentifiers = identifierStream('asset');
 export const applicationsStreamIdentifiers = identifierStream('application');
+export const activitiesStreamIdentifiers = identifierStream('activity');
 
 /** getWellKnownStreamHealth: `ok` on open, then periodically while the service answers. */
 export async function getWellKnownStreamHealth(context: OperationContext) {

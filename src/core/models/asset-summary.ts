@@ -2,7 +2,14 @@
  * The deterministic summary that opens a conversation created from an asset:
  * name, language, size, top-level declarations and an excerpt. No model needed.
  */
-import type { AssetRecord } from '../../storage/schema.js';
+/** What a summary reads of an asset. */
+export interface SummaryInput {
+  name: string;
+  /** The specific classification (a file extension). */
+  language: string;
+  text: string;
+  description?: string;
+}
 
 export const LANGUAGES: Record<string, string> = {
   ts: 'TypeScript', tsx: 'TypeScript (TSX)', js: 'JavaScript', jsx: 'JavaScript (JSX)', mjs: 'JavaScript',
@@ -51,7 +58,7 @@ export function topLevelDeclarations(text: string, extension: string): string[] 
 const EXCERPT_LINES = 12;
 const MAX_DECLARATIONS = 20;
 
-export function summarizeAsset(asset: AssetRecord): string {
+export function summarizeAsset(asset: SummaryInput): string {
   const lines = asset.text.replace(/\n$/, '').split('\n');
   const bytes = new TextEncoder().encode(asset.text).byteLength;
   const declarations = topLevelDeclarations(asset.text, asset.language);

@@ -1,27 +1,385 @@
-/** Assets: read by id and by name, written with their changes. */
-import type { IDBPDatabase } from 'idb';
-import type { PiecesDB } from '../schema.js';
-import type { Change, Storage } from '../storage.js';
+/**
+ * Assets and what hangs on them (formats, annotations, tags, websites) and the activities
+ * recorded about them: an asset is read whole in one transaction, and written whole (create,
+ * replace, edit, delete) in one, with its changes.
+ */
+import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
+import type { ActivityRecord, AnnotationRecord, AssetRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
+import type { AssetEdit, Change, NewAsset, Storage, StoredAsset } from '../storage.js';
 import { commit, log } from './transactions.js';
 
-export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'getAsset' | 'listAssets' | 'putAssets'> {
+type AssetMethods =
+  | 'createAsset'
+  | 'getAsset'
+  | 'findAsset'
+  | 'listAssets'
+  | 'putAssets'
+  | 'editAsset'
+  | 'deleteAsset'
+  | 'getAnnotation'
+  | 'listAnnotations'
+  | 'putAnnotation'
+  | 'deleteAnnotation'
+  | 'getTag'
+  | 'getWebsite'
+  | 'listActivities'
+  | 'recordActivities';
+
+const STORES = ['assets', 'formats', 'annotations', 'tags', 'websites', 'activities', 'changes'] as const;
+type AssetStores = (typeof STORES)[number];
+type Tx<Mode extends IDBTransactionMode> = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[] | AssetStores[], Mode>;
+
+const stamp = (record: { created?: unknown; id: string }) =>
+  `${typeof record.created === 'string' ? record.created : ((record.created as { value?: string } | undefined)?.value ?? '')} ${record.id}`;
+/** Oldest first, ties by id. */
+const byCreated = (a: { created?: unknown; id: string }, b: { created?: unknown; id: string }) => {
+  const x = stamp(a);
+  const y = stamp(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** Joins an asset record with what hangs on it, from records read in the same transaction. */
+function join(
+  record: AssetRecord,
+  formats: Map<string, PiecesDB['formats']['value']>,
+  annotations: AnnotationRecord[],
+  tags: TagRecord[],
+  websites: WebsiteRecord[],
+): StoredAsset {
   return {
+    record,
+    formats: record.formats.map((id) => formats.get(id)).filter((f): f is NonNullable<typeof f> => !!f),
+    annotations: annotations.sort(byCreated),
+    tags: tags.sort(byCreated),
+    websites: websites.sort(byCreated),
+  };
+}
+
+async function readWhole(tx: Tx<IDBTransactionMode>, record: AssetRecord): Promise<StoredAsset> {
+  const [formats, annotations, tags, websites] = await Promise.all([
+    Promise.all(record.formats.map((id) => tx.objectStore('formats').get(id))),
+    tx.objectStore('annotations').index('by-asset').getAll(record.id),
+    tx.objectStore('tags').index('by-asset').getAll(record.id),
+    tx.objectStore('websites').index('by-asset').getAll(record.id),
+  ]);
+  return join(record, new Map(formats.filter((f) => !!f).map((f) => [f!.id, f!])), annotations, tags, websites);
+}
+
+async function assetIdOf(tx: Tx<IDBTransactionMode>, target: Parameters<Storage['findAsset']>[0]): Promise<string | undefined> {
+  if ('asset' in target) return target.asset;
+  if ('format' in target) return (await tx.objectStore('formats').get(target.format))?.asset;
+  return (await tx.objectStore('annotations').get(target.annotation))?.asset?.id;
+}
+
+/** A tag or website to put an asset on: the stored one of the same text (URL) if there is one. */
+async function resolve<T extends TagRecord | WebsiteRecord>(
+  tx: Tx<'readwrite'>,
+  store: 'tags' | 'websites',
+  items: readonly T[],
+  assetId: string,
+): Promise<T[]> {
+  const found = await Promise.all(
+    items.map((item) =>
+      store === 'tags'
+        ? tx.objectStore('tags').index('by-text').get((item as TagRecord).text)
+        : tx.objectStore('websites').index('by-url').get((item as WebsiteRecord).url),
+    ),
+  );
+  const byId = new Map<string, T>();
+  items.forEach((item, i) => {
+    const base = (found[i] as T | undefined) ?? item;
+    const current = byId.get(base.id) ?? base;
+    byId.set(base.id, current.assets.includes(assetId) ? current : { ...current, assets: [...current.assets, assetId] });
+  });
+  return [...byId.values()];
+}
+
+/** Records of tags (websites) that lose `assetId`, from the stored ones that have it. */
+const without = <T extends TagRecord | WebsiteRecord>(items: readonly T[], assetId: string, keep: ReadonlySet<string>) =>
+  items.filter((item) => !keep.has(item.id)).map((item) => ({ ...item, assets: item.assets.filter((id) => id !== assetId) }));
+
+const activityChanges = (activities: readonly ActivityRecord[]) => activities.map(({ id }) => ({ collection: 'activity' as const, id }));
+
+interface CreateJob {
+  asset: NewAsset;
+  activities: ActivityRecord[];
+  resolve(changes: Change[]): void;
+  reject(error: unknown): void;
+}
+
+/** Most creates written in one group transaction. */
+const GROUP_LIMIT = 64;
+
+/** Writes new assets together, in one transaction; the changes of each, in order. */
+async function createTogether(db: IDBPDatabase<PiecesDB>, group: ReadonlyArray<Pick<CreateJob, 'asset' | 'activities'>>): Promise<Change[][]> {
+  const tx = db.transaction([...STORES], 'readwrite') as unknown as Tx<'readwrite'>;
+  const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
+  // Only assets with tags or websites read anything first (the stored ones of the same text or URL).
+  const linked = await Promise.all(
+    group.map(async ({ asset }) =>
+      asset.tags.length || asset.websites.length
+        ? { tags: await resolve(tx, 'tags', asset.tags, asset.record.id), websites: await resolve(tx, 'websites', asset.websites, asset.record.id) }
+        : { tags: [], websites: [] },
+    ),
+  );
+  const logged: Change[] = [];
+  await commit(tx, function* () {
+    for (const [i, { asset, activities }] of group.entries()) {
+      // `add`: a create never replaces a stored asset.
+      yield store('assets').add(asset.record);
+      for (const format of asset.formats) yield store('formats').put(format);
+      for (const annotation of asset.annotations) yield store('annotations').put(annotation);
+      for (const tag of linked[i]!.tags) yield store('tags').put(tag);
+      for (const site of linked[i]!.websites) yield store('websites').put(site);
+      for (const activity of activities) yield store('activities').put(activity);
+    }
+    yield log(
+      store('changes'),
+      group.flatMap(({ asset, activities }) => [{ collection: 'asset' as const, id: asset.record.id }, ...activityChanges(activities)]),
+      logged,
+    );
+  });
+  let at = 0;
+  return group.map(({ activities }) => logged.slice(at, (at += 1 + activities.length)));
+}
+
+/** Group commit of asset creates (see Storage.createAsset). */
+function groupCommit(db: IDBPDatabase<PiecesDB>): Storage['createAsset'] {
+  const waiting: CreateJob[] = [];
+  let writing = false;
+  async function writeWaiting() {
+    writing = true;
+    try {
+      while (waiting.length) {
+        const group = waiting.splice(0, GROUP_LIMIT);
+        try {
+          const changes = await createTogether(db, group);
+          group.forEach((job, i) => job.resolve(changes[i]!));
+        } catch (error) {
+          if (group.length === 1) {
+            group[0]!.reject(error);
+            continue;
+          }
+          // Nothing of the group was written: each on its own, failing alone.
+          await Promise.all(group.map((job) => createTogether(db, [job]).then(([changes]) => job.resolve(changes!), job.reject)));
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  }
+  return (asset, activities) =>
+    new Promise<Change[]>((resolve, reject) => {
+      waiting.push({ asset, activities, resolve, reject });
+      if (!writing) void writeWaiting();
+    });
+}
+
+export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMethods> {
+  const read = () => db.transaction(['assets', 'formats', 'annotations', 'tags', 'websites']) as unknown as Tx<'readonly'>;
+  const write = () => db.transaction([...STORES], 'readwrite') as unknown as Tx<'readwrite'>;
+
+  return {
+    createAsset: groupCommit(db),
+
     async getAsset(id) {
-      return db.get('assets', id);
+      const tx = read();
+      const record = await tx.objectStore('assets').get(id);
+      const whole = record && (await readWhole(tx, record));
+      await tx.done;
+      return whole;
+    },
+
+    async findAsset(target) {
+      const tx = read();
+      const id = await assetIdOf(tx, target);
+      const record = id === undefined ? undefined : await tx.objectStore('assets').get(id);
+      const whole = record && (await readWhole(tx, record));
+      await tx.done;
+      return whole;
     },
 
     async listAssets() {
-      return db.getAllFromIndex('assets', 'by-name');
+      const tx = read();
+      const [records, formats, annotations, tags, websites] = await Promise.all([
+        tx.objectStore('assets').index('by-name').getAll(),
+        tx.objectStore('formats').getAll(),
+        tx.objectStore('annotations').getAll(),
+        tx.objectStore('tags').getAll(),
+        tx.objectStore('websites').getAll(),
+      ]);
+      await tx.done;
+      const formatsById = new Map(formats.map((f) => [f.id, f]));
+      const group = <T>(items: T[], owners: (item: T) => readonly string[]) => {
+        const map = new Map<string, T[]>();
+        for (const item of items) for (const owner of owners(item)) map.set(owner, [...(map.get(owner) ?? []), item]);
+        return map;
+      };
+      const annotationsOf = group(annotations, (a) => (a.asset ? [a.asset.id] : []));
+      const tagsOf = group(tags, (t) => t.assets);
+      const websitesOf = group(websites, (w) => w.assets);
+      return records.map((record) =>
+        join(record, formatsById, annotationsOf.get(record.id) ?? [], tagsOf.get(record.id) ?? [], websitesOf.get(record.id) ?? []),
+      );
     },
 
-    async putAssets(assets) {
-      const tx = db.transaction(['assets', 'changes'], 'readwrite');
+    async putAssets(assets, activities = []) {
+      const tx = write();
+      const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
+      // What each asset had, to take away what it no longer has.
+      const before = await Promise.all(
+        assets.map(async ({ record }) => {
+          const [existing, annotationIds, tags, websites] = await Promise.all([
+            store('assets').get(record.id),
+            store('annotations').index('by-asset').getAllKeys(record.id),
+            store('tags').index('by-asset').getAll(record.id),
+            store('websites').index('by-asset').getAll(record.id),
+          ]);
+          return { existing, annotationIds, tags, websites };
+        }),
+      );
+      const resolved = await Promise.all(
+        assets.map(async ({ record, tags, websites }) => ({
+          tags: await resolve(tx, 'tags', tags, record.id),
+          websites: await resolve(tx, 'websites', websites, record.id),
+        })),
+      );
       const changes: Change[] = [];
       await commit(tx, function* () {
-        for (const asset of assets) yield tx.objectStore('assets').put(asset);
-        yield log(tx.objectStore('changes'), assets.map(({ id }) => ({ collection: 'asset' as const, id })), changes);
+        for (const [i, { record, formats, annotations }] of assets.entries()) {
+          const { existing, annotationIds, tags, websites } = before[i]!;
+          const keep = resolved[i]!;
+          const formatIds = new Set(formats.map((f) => f.id));
+          const annotationKeep = new Set(annotations.map((a) => a.id));
+          for (const id of existing?.formats ?? []) if (!formatIds.has(id)) yield store('formats').delete(id);
+          for (const id of annotationIds) if (!annotationKeep.has(id)) yield store('annotations').delete(id);
+          for (const tag of without(tags, record.id, new Set(keep.tags.map((t) => t.id)))) yield store('tags').put(tag);
+          for (const site of without(websites, record.id, new Set(keep.websites.map((w) => w.id)))) yield store('websites').put(site);
+          yield store('assets').put(record);
+          for (const format of formats) yield store('formats').put(format);
+          for (const annotation of annotations) yield store('annotations').put(annotation);
+          for (const tag of keep.tags) yield store('tags').put(tag);
+          for (const site of keep.websites) yield store('websites').put(site);
+        }
+        for (const activity of activities) yield store('activities').put(activity);
+        yield log(store('changes'), [...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })), ...activityChanges(activities)], changes);
+      });
+      return changes;
+    },
+
+    async editAsset(target, edit) {
+      const tx = write();
+      const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
+      const id = await assetIdOf(tx, target);
+      const record = id === undefined ? undefined : await store('assets').get(id);
+      if (!record) {
+        await tx.done;
+        return undefined;
+      }
+      const current = await readWhole(tx, record);
+      let result: AssetEdit;
+      try {
+        result = edit(current);
+      } catch (error) {
+        tx.abort();
+        await tx.done.catch(() => {});
+        throw error;
+      }
+      const next = { ...result.record, id: record.id };
+      const [addTags, addWebsites, removeTags, removeWebsites] = await Promise.all([
+        resolve(tx, 'tags', result.addTags ?? [], record.id),
+        resolve(tx, 'websites', result.addWebsites ?? [], record.id),
+        Promise.all((result.removeTags ?? []).map((tag) => store('tags').get(tag))),
+        Promise.all((result.removeWebsites ?? []).map((site) => store('websites').get(site))),
+      ]);
+      const taken = <T extends TagRecord | WebsiteRecord>(items: Array<T | undefined>) =>
+        without(items.filter((item): item is T => !!item && item.assets.includes(record.id)), record.id, new Set());
+      const activities = result.activities ?? [];
+      const changes: Change[] = [];
+      await commit(tx, function* () {
+        yield store('assets').put(next);
+        for (const format of result.putFormats ?? []) yield store('formats').put(format);
+        for (const annotation of result.putAnnotations ?? []) yield store('annotations').put(annotation);
+        for (const annotation of result.deleteAnnotations ?? []) yield store('annotations').delete(annotation);
+        for (const tag of [...taken(removeTags), ...addTags]) yield store('tags').put(tag);
+        for (const site of [...taken(removeWebsites), ...addWebsites]) yield store('websites').put(site);
+        for (const activity of activities) yield store('activities').put(activity);
+        yield log(store('changes'), [{ collection: 'asset', id: record.id }, ...activityChanges(activities)], changes);
+      });
+      const state = await (async () => {
+        const again = read();
+        const whole = await readWhole(again, next);
+        await again.done;
+        return whole;
+      })();
+      return { state, changes };
+    },
+
+    async deleteAsset(id, activities = []) {
+      const tx = write();
+      const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
+      const record = await store('assets').get(id);
+      if (!record) {
+        await tx.done;
+        return undefined;
+      }
+      const [formatIds, annotationIds, tags, websites, ownActivities] = await Promise.all([
+        store('formats').index('by-asset').getAllKeys(id),
+        store('annotations').index('by-asset').getAllKeys(id),
+        store('tags').index('by-asset').getAll(id),
+        store('websites').index('by-asset').getAll(id),
+        store('activities').index('by-asset').getAllKeys(id),
+      ]);
+      const changes: Change[] = [];
+      await commit(tx, function* () {
+        yield store('assets').delete(id);
+        for (const key of formatIds) yield store('formats').delete(key);
+        for (const key of annotationIds) yield store('annotations').delete(key);
+        for (const tag of without(tags, id, new Set())) yield store('tags').put(tag);
+        for (const site of without(websites, id, new Set())) yield store('websites').put(site);
+        for (const key of ownActivities) yield store('activities').delete(key);
+        for (const activity of activities) yield store('activities').put(activity);
+        yield log(
+          store('changes'),
+          [
+            { collection: 'asset', id, deleted: true },
+            ...ownActivities.map((key) => ({ collection: 'activity' as const, id: key, deleted: true as const })),
+            ...activityChanges(activities),
+          ],
+          changes,
+        );
+      });
+      return changes;
+    },
+
+    getAnnotation: (id) => db.get('annotations', id),
+    async listAnnotations() {
+      return (await db.getAll('annotations')).sort(byCreated);
+    },
+    async putAnnotation(annotation) {
+      await db.put('annotations', annotation);
+      return [];
+    },
+    async deleteAnnotation(id) {
+      const tx = db.transaction('annotations', 'readwrite');
+      const found = await tx.store.get(id);
+      if (found && !found.asset) await tx.store.delete(id);
+      await tx.done;
+      return !!found && !found.asset;
+    },
+    getTag: (id) => db.get('tags', id),
+    getWebsite: (id) => db.get('websites', id),
+    listActivities: () => db.getAllFromIndex('activities', 'by-created'),
+    async recordActivities(activities) {
+      const tx = db.transaction(['activities', 'changes'], 'readwrite');
+      const changes: Change[] = [];
+      await commit(tx, function* () {
+        for (const activity of activities) yield tx.objectStore('activities').put(activity);
+        yield log(tx.objectStore('changes'), activityChanges(activities), changes);
       });
       return changes;
     },
   };
 }
+
+export type { NewAsset };

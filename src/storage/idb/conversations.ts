@@ -23,10 +23,11 @@ interface CreateJob extends Create {
 /** Most creates written in one group transaction. */
 const GROUP_LIMIT = 64;
 
-const STORE_OF: Record<Exclude<Collection, 'conversation'>, 'messages' | 'assets' | 'applications'> = {
+const STORE_OF: Record<Exclude<Collection, 'conversation'>, 'messages' | 'assets' | 'applications' | 'activities'> = {
   conversationMessage: 'messages',
   asset: 'assets',
   application: 'applications',
+  activity: 'activities',
 };
 
 /** Writes conversations with their messages in one transaction; the changes of each, in order. */
@@ -228,7 +229,11 @@ export async function listIdsOf(db: IDBPDatabase<PiecesDB>, collection: Exclude<
   const name = STORE_OF[collection];
   const tx = db.transaction([name, 'changes']);
   const [ids, last] = await Promise.all([
-    name === 'assets' ? tx.objectStore('assets').index('by-name').getAllKeys() : tx.objectStore(name).getAllKeys(),
+    name === 'assets'
+      ? tx.objectStore('assets').index('by-name').getAllKeys()
+      : name === 'activities'
+        ? tx.objectStore('activities').index('by-created').getAllKeys()
+        : tx.objectStore(name).getAllKeys(),
     tx.objectStore('changes').openCursor(null, 'prev'),
   ]);
   await tx.done;

@@ -9,8 +9,8 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
     loadData: (data, { replace }) => loadData(db, data, { replace }),
 
     async dumpData() {
-      const tx = db.transaction(['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external']);
-      const [applications, sessions, events, conversations, messages, assets, external] = await Promise.all([
+      const tx = db.transaction([...RECORD_STORES]);
+      const [applications, sessions, events, conversations, messages, assets, external, formats, annotations, tags, websites, activities] = await Promise.all([
         tx.objectStore('applications').getAll(),
         tx.objectStore('sessions').getAll(),
         tx.objectStore('events').getAll(),
@@ -18,6 +18,11 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
         tx.objectStore('messages').getAll(),
         tx.objectStore('assets').index('by-name').getAll(),
         tx.objectStore('external').getAll(),
+        tx.objectStore('formats').getAll(),
+        tx.objectStore('annotations').getAll(),
+        tx.objectStore('tags').getAll(),
+        tx.objectStore('websites').getAll(),
+        tx.objectStore('activities').index('by-created').getAll(),
       ]);
       await tx.done;
       const byId = new Map(messages.map((m) => [m.id, m]));
@@ -30,11 +35,22 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
           messages: conversation.messageIds.map((id) => byId.get(id)).filter((m): m is NonNullable<typeof m> => !!m),
         })),
         assets,
+        formats,
+        annotations,
+        tags,
+        websites,
+        activities,
         external,
       };
     },
   };
 }
+
+/** The stores of records (what dumpData reads, and what a replacing loadData clears). */
+const RECORD_STORES = [
+  'applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external',
+  'formats', 'annotations', 'tags', 'websites', 'activities',
+] as const;
 
 /**
  * Writes the records in one transaction (see Storage.loadData). With `unlessSeeded`, writes
@@ -45,18 +61,19 @@ export async function loadData(
   data: StoredData,
   { replace, unlessSeeded = false }: { replace: boolean; unlessSeeded?: boolean },
 ): Promise<Change[]> {
-  const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta', 'snapshots'] as const;
+  const names = [...RECORD_STORES, 'changes', 'meta', 'snapshots'] as const;
   const tx = db.transaction([...names], 'readwrite');
   const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
   if (unlessSeeded && (await store('meta').get('seeded'))) {
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds] = await Promise.all([
+  const [conversations, messageIds, assetIds, applicationIds, activityIds] = await Promise.all([
     store('conversations').getAll(),
     store('messages').getAllKeys(),
     store('assets').getAllKeys(),
     store('applications').getAllKeys(),
+    store('activities').getAllKeys(),
   ]);
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
@@ -64,6 +81,7 @@ export async function loadData(
     conversationMessage: new Set(data.conversations.flatMap(({ messages }) => messages.map((m) => m.id))),
     asset: new Set(data.assets.map((a) => a.id)),
     application: new Set(data.applications.map((a) => a.id)),
+    activity: new Set(data.activities.map((a) => a.id)),
   };
   // What goes: with `replace`, every record not given again; else the messages an updated conversation no longer has.
   const removed = (collection: Collection, ids: string[]) =>
@@ -74,6 +92,7 @@ export async function loadData(
         ...removed('conversationMessage', messageIds),
         ...removed('asset', assetIds),
         ...removed('application', applicationIds),
+        ...removed('activity', activityIds),
       ]
     : removed(
         'conversationMessage',
@@ -87,13 +106,12 @@ export async function loadData(
     ]),
     ...data.assets.map(({ id }) => ({ collection: 'asset' as const, id })),
     ...data.applications.map(({ id }) => ({ collection: 'application' as const, id })),
+    ...data.activities.map(({ id }) => ({ collection: 'activity' as const, id })),
   ];
   const changes: Change[] = [];
   await commit(tx, function* () {
     if (replace) {
-      for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external'] as const) {
-        yield store(name).clear();
-      }
+      for (const name of RECORD_STORES) yield store(name).clear();
     } else {
       for (const { id } of gone) yield store('messages').delete(id);
     }
@@ -101,6 +119,11 @@ export async function loadData(
     for (const session of data.sessions) yield store('sessions').put(session);
     for (const event of data.events) yield store('events').put(event);
     for (const asset of data.assets) yield store('assets').put(asset);
+    for (const format of data.formats) yield store('formats').put(format);
+    for (const annotation of data.annotations) yield store('annotations').put(annotation);
+    for (const tag of data.tags) yield store('tags').put(tag);
+    for (const website of data.websites) yield store('websites').put(website);
+    for (const activity of data.activities) yield store('activities').put(activity);
     for (const application of data.external) yield store('external').put(application);
     for (const { messages } of data.conversations) for (const message of messages) yield store('messages').put(message);
     // A new conversation's snapshot order is the sequence number of its change; an updated one keeps its place.

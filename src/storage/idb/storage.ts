@@ -29,7 +29,10 @@ export interface OpenStorageOptions extends ConnectionEvents {
   groupCommit?: boolean;
 }
 
-const EMPTY: StoredData = { applications: [], sessions: [], events: [], conversations: [], assets: [], external: [] };
+const EMPTY: StoredData = {
+  applications: [], sessions: [], events: [], conversations: [], assets: [], external: [],
+  formats: [], annotations: [], tags: [], websites: [], activities: [],
+};
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
   const name = options.name ?? DB_NAME;
@@ -53,6 +56,10 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     ...dataStore(db),
     listIds: (collection) => (collection === 'conversation' ? conversationIds() : listIdsOf(db, collection)),
     identity: async () => identity,
+    getSearchIndex: (name) => db.get('search', name),
+    async putSearchIndex(name, index) {
+      await db.put('search', index, name);
+    },
     async getMeta<T>(key: string) {
       return (await db.get('meta', key)) as T | undefined;
     },

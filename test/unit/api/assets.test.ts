@@ -55,11 +55,11 @@ describe('assets', () => {
     const t = await setup({ sampleAssets: false });
     const [added] = parseAssets([{ name: 'x.rs', text: 'fn main() {}', description: 'entry' }], { newId: () => crypto.randomUUID(), now: () => new Date('2026-02-02T00:00:00.000Z') });
     const changes = await t.storage.putAssets([added!]);
-    expect(changes.map((c) => [c.collection, c.id])).toEqual([['asset', added!.id]]);
-    const asset = await t.asset.assetSnapshot({ asset: added!.id });
+    expect(changes.map((c) => [c.collection, c.id])).toEqual([['asset', added!.record.id]]);
+    const asset = await t.asset.assetSnapshot({ asset: added!.record.id });
     expect(asset).toMatchObject({ name: 'x.rs', formats: { iterable: [{ classification: { specific: 'rs' }, fragment: { string: { raw: 'fn main() {}' } } }] } });
-    const from = await t.conversations.conversationsCreateFromAsset({ asset: added!.id });
-    expect(from.conversation.reference?.assets?.iterable).toEqual([{ id: added!.id }]);
+    const from = await t.conversations.conversationsCreateFromAsset({ asset: added!.record.id });
+    expect(from.conversation.reference?.assets?.iterable).toEqual([{ id: added!.record.id }]);
     expect((await t.fetch(`${BASE}/assets/identifiers`)).status).toBe(200);
   });
 });

@@ -329,14 +329,16 @@ describe('conversationsDeleteSpecificConversation', () => {
     const after = JSON.parse(await dump(t.databaseName));
     expect(after.conversations.map(([id]: [string]) => id)).toEqual([keep.id]);
     expect(after.messages.map(([, m]: [string, { conversation: string }]) => m.conversation)).toEqual([keep.id]);
-    // The conversation's deletion, then each of its messages'.
-    expect(t.changes.slice(-4).map((c) => [c.collection, c.deleted])).toEqual([
+    // The conversation's deletion, then each of its messages' (then the activity recording it).
+    const own = t.changes.filter((c) => c.collection !== 'activity');
+    expect(t.changes.at(-1)).toMatchObject({ collection: 'activity' });
+    expect(own.slice(-4).map((c) => [c.collection, c.deleted])).toEqual([
       ['conversation', true],
       ['conversationMessage', true],
       ['conversationMessage', true],
       ['conversationMessage', true],
     ]);
-    expect(t.changes.at(-4)).toMatchObject({ id: gone.id });
+    expect(own.at(-4)).toMatchObject({ id: gone.id });
   });
 
   it('answers 404 for an unknown id and changes nothing; 400 for a non-UUID', async () => {
@@ -355,12 +357,16 @@ describe('conversationsDeleteSpecificConversation', () => {
     const a = await t.conversations.conversationsCreateSpecificConversation({});
     const b = await t.conversations.conversationsCreateSpecificConversation({});
     await t.conversations.conversationsDeleteSpecificConversation({ conversation: a.id });
-    expect(t.changes).toEqual([
-      { seq: 1, collection: 'conversation', id: a.id },
-      { seq: 2, collection: 'conversation', id: b.id },
-      { seq: 3, collection: 'conversation', id: a.id, deleted: true },
+    // Each followed by the activity recording it (written after the conversation's own transaction).
+    expect(t.changes.map(({ seq, ...c }) => [seq, c.collection, c.id === a.id ? 'a' : c.id === b.id ? 'b' : 'activity', c.deleted])).toEqual([
+      [1, 'conversation', 'a', undefined],
+      [2, 'activity', 'activity', undefined],
+      [3, 'conversation', 'b', undefined],
+      [4, 'activity', 'activity', undefined],
+      [5, 'conversation', 'a', true],
+      [6, 'activity', 'activity', undefined],
     ]);
-    expect(await t.storage.changesSince(1)).toEqual({ changes: t.changes.slice(1), complete: true, seq: 3 });
+    expect(await t.storage.changesSince(1)).toEqual({ changes: t.changes.slice(1), complete: true, seq: 6 });
   });
 });
 
@@ -374,6 +380,6 @@ describe('operations that change nothing', () => {
     expect([relevance.status, isRerunnable(relevance)]).toEqual([200, true]);
     const created = await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT' }));
     expect([created.status, isRerunnable(created)]).toEqual([200, false]);
-    expect(OPERATIONS.filter((o) => o.readOnly).map((o) => o.name)).toEqual(['searchConversations', 'relevance']);
+    expect(OPERATIONS.filter((o) => o.readOnly).map((o) => o.name)).toEqual(['searchConversations', 'assetsDraft', 'relevance']);
   });
 });

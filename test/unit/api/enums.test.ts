@@ -7,6 +7,7 @@ import * as enums from '../../../src/core/enums.js';
 const SDK_NAME: Record<string, string> = {
   MessageRoleEnum: 'QGPTConversationMessageRoleEnum',
   MessageSentimentEnum: 'ConversationMessageSentimentEnum',
+  RoleEnum: 'Role',
 };
 
 describe('enums', () => {

@@ -11,7 +11,7 @@ import { MODEL, application, dump, setup } from '../support/harness.js';
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 2500);
 const BASES = ['http://localhost:1000', 'https://api.example.test/pieces'];
 
-type State = { app: string; session: string; conversation: string; asset: string; message: string };
+type State = { app: string; session: string; conversation: string; asset: string; message: string; format: string; annotation: string; tag: string; website: string };
 
 const validBodies = (state: State): Record<string, unknown> => ({
   applicationsRegister: application(),
@@ -33,6 +33,19 @@ const validBodies = (state: State): Record<string, unknown> => ({
   messagesCreateSpecificMessage: { role: 'ASSISTANT', fragment: { string: { raw: 'y' } }, conversation: { id: state.conversation }, model: MODEL },
   messageSpecificMessageUpdate: { id: state.message, role: 'USER', fragment: { string: { raw: 'z' } }, sentiment: 'LIKE' },
   messageUpdateValue: { id: state.message, fragment: { string: { raw: 'v' } } },
+  assetsCreateNewAsset: {
+    type: 'SEEDED_ASSET',
+    asset: {
+      application: application({ id: state.app }),
+      format: { fragment: { string: { raw: 'const x = 1;' }, metadata: { ext: 'ts' } } },
+      metadata: { name: 'x.ts', tags: [{ text: 'hostile' }], websites: [{ url: 'https://example.test/', name: 'example' }], annotations: [{ type: 'COMMENT', text: 'c' }] },
+    },
+  },
+  assetsDraft: { type: 'SEEDED_ASSET', asset: { application: application({ id: state.app }), format: { fragment: { string: { raw: 'def f():\n  pass' } } } } },
+  assetUpdate: { id: state.asset, name: 'renamed.ts', favorited: true, annotations: { iterable: [{ id: state.annotation, type: 'DESCRIPTION', text: 'new', created: { value: '2026-01-01T00:00:00Z' }, updated: { value: '2026-01-01T00:00:00Z' } }] } },
+  formatUpdateValue: { id: state.format, asset: { id: state.asset }, fragment: { string: { raw: 'edited' } } },
+  annotationsCreateNewAnnotation: { type: 'COMMENT', text: 'note', asset: state.asset },
+  annotationUpdate: { id: state.annotation, type: 'DESCRIPTION', text: 'changed' },
 });
 
 /** Replaces the value at a random path of `value` with `replacement` (or deletes it). */
@@ -91,14 +104,17 @@ const hostile = (state: State) => {
     fc.constant('x'.repeat(70 * 1024)),
   );
   const request = (operation: (typeof OPERATIONS)[number]) => {
-    const byName: Record<string, keyof State> = { application: 'app', session: 'session', conversation: 'conversation', asset: 'asset', message: 'message' };
+    const byName: Record<string, keyof State> = {
+      application: 'app', session: 'session', conversation: 'conversation', asset: 'asset', message: 'message',
+      format: 'format', annotation: 'annotation', tag: 'tag', website: 'website',
+    };
     // 'auto' fills each parameter with the state's id of its kind.
     const fill = (which: keyof State | 'random' | 'auto', random: string) =>
       operation.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
         which === 'random' ? random : which === 'auto' ? state[byName[name] ?? 'conversation'] : state[which],
       );
     const path = fc.oneof(
-      { weight: 3, arbitrary: fc.constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message').map((w) => fill(w, '')) },
+      { weight: 3, arbitrary: fc.constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message', 'format').map((w) => fill(w, '')) },
       {
         weight: 2,
         arbitrary: fc
@@ -151,8 +167,27 @@ describe('hostile input', () => {
     const conversation = await t.conversations.conversationsCreateSpecificConversation({
       seededConversation: { type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] } as never,
     });
-    const asset = (await (await t.fetch(`${BASES[0]}/assets/identifiers`)).json()).iterable[0].id as string;
-    const state: State = { app: app.id, session: session.id, conversation: conversation.id, asset, message: conversation.messages.iterable[0]!.id };
+    const made = await t.assets.assetsCreateNewAsset({
+      seed: {
+        type: 'SEEDED_ASSET',
+        asset: {
+          application: app as never,
+          format: { fragment: { string: { raw: 'export const answer = 42;' } } },
+          metadata: { tags: [{ text: 'numbers' }], websites: [{ url: 'https://example.test/42', name: '42' }] },
+        },
+      } as never,
+    });
+    const state: State = {
+      app: app.id,
+      session: session.id,
+      conversation: conversation.id,
+      asset: made.id,
+      message: conversation.messages.iterable[0]!.id,
+      format: made.original.id,
+      annotation: made.annotations!.iterable[0]!.id,
+      tag: made.tags!.iterable[0]!.id,
+      website: made.websites!.iterable[0]!.id,
+    };
     const statuses = new Map<number, number>();
     let notHandled = 0;
 

@@ -55,6 +55,24 @@ describe('routing', () => {
     expect(((await response.json()) as { iterable: unknown[] }).iterable.length).toBeGreaterThan(0);
   });
 
+  it('reads the static asset paths as their operations, never as an asset, annotation or format id', async () => {
+    const t = await setup();
+    for (const [method, path, status] of [
+      ['POST', '/assets/draft', 400],
+      ['POST', '/assets/create', 400],
+      ['GET', '/assets/search', 400],
+      ['POST', '/asset/update', 400],
+      ['POST', '/annotation/update', 400],
+      ['POST', '/format/update/value', 400],
+      ['GET', '/assets/draft', 405],
+      ['GET', '/annotations/create', 405],
+    ] as const) {
+      const response = await t.fetch(`${BASE}${path}`, method === 'POST' ? jsonPost('') : undefined);
+      expect(response.status, `${method} ${path}`).toBe(status);
+      expect(await response.text()).not.toMatch(/must be a UUID/);
+    }
+  });
+
   it('answers 405 with Allow for a known path and another method', async () => {
     const t = await setup();
     const response = await t.fetch(`${BASE}/conversations/create`, { method: 'GET' });
@@ -330,6 +348,6 @@ describe('persistence', () => {
     // The change sequence goes on from where it was.
     const { seq } = await second.storage.changesSince(0);
     const next = await second.conversations.conversationsCreateSpecificConversation({});
-    expect(second.changes).toEqual([{ seq: seq + 1, collection: 'conversation', id: next.id }]);
+    expect(second.changes[0]).toEqual({ seq: seq + 1, collection: 'conversation', id: next.id });
   });
 });

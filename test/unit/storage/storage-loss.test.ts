@@ -11,7 +11,7 @@ import { openStorage } from '../../../src/storage/idb/storage.js';
 import { reconnectingStorage, type ReconnectOptions } from '../../../src/storage/reconnect.js';
 import { cacheReads } from '../../../src/storage/read-cache.js';
 import { DB_VERSION, STORES, UPGRADES, type PiecesDB } from '../../../src/storage/schema.js';
-import { BASE, jsonPost } from '../support/harness.js';
+import { BASE, jsonPost, sampleData } from '../support/harness.js';
 
 let counter = 0;
 const freshName = () => `loss-${Date.now()}-${counter++}`;
@@ -21,7 +21,7 @@ function workerService(name: string, options: ReconnectOptions = {}) {
   const opened: boolean[] = [];
   const storage = reconnectingStorage(
     (hooks) =>
-      openStorage({ name, initialData: { assets: SAMPLE_ASSETS }, onLost: hooks.lost, onBlocked: hooks.blocked }).then((s) => cacheReads(s, null)),
+      openStorage({ name, initialData: sampleData(), onLost: hooks.lost, onBlocked: hooks.blocked }).then((s) => cacheReads(s, null)),
     { ...options, onOpen: (_s, reopened) => opened.push(reopened) },
   );
   const service = createService({ storage });

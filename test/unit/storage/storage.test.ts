@@ -8,7 +8,7 @@ import { DB_VERSION, UPGRADES, type PiecesDB } from '../../../src/storage/schema
 import { createService } from '../../../src/core/service.js';
 import { MAX_MESSAGES_PER_CREATE } from '../../../src/core/models/conversation.js';
 import { SAMPLE_ASSETS } from '../../../src/core/fixtures/sample-assets.js';
-import { BASE, dump, jsonPost, setup } from '../support/harness.js';
+import { BASE, dump, jsonPost, newAsset, setup } from '../support/harness.js';
 
 let counter = 0;
 const CONVERSATION = '11111111-1111-4111-8111-111111111111';
@@ -37,9 +37,19 @@ describe('upgrades', () => {
     for (const store of ['applications', 'sessions', 'events', 'external']) expect(after[store]).toEqual(before[store]);
     // Meta gains the database's identity, nothing else changes.
     expect(after.meta).toEqual([['identity', await storage.identity()], ...before.meta]);
-    // Version 4: assets got a format id, the change log names its collection.
-    expect(after.assets.map(([key, { formatId, ...rest }]: [string, { formatId: string }]) => [key, rest, typeof formatId])).toEqual(
-      before.assets.map(([key, value]: [string, object]) => [key, value, 'string']),
+    // Version 7: each asset is whole: its record, its one format holding the text, classified by its language.
+    type Old = { id: string; name: string; language: string; text: string; created: string };
+    const formats = new Map(after.formats.map(([key, value]: [string, object]) => [key, value]));
+    expect(
+      after.assets.map(([key, record]: [string, { id: string; name: string; created: string; updated: string; formats: string[]; original: string; preview: string }]) => {
+        const format = formats.get(record.original) as { asset: string; text: string; role: string; classification: { specific: string } };
+        return [key, record.name, record.created, record.updated, record.formats, record.preview, format.asset, format.text, format.role, format.classification.specific];
+      }),
+    ).toEqual(
+      before.assets.map(([key, old]: [string, Old]) => {
+        const record = after.assets.find(([k]: [string]) => k === key)[1];
+        return [key, old.name, old.created, old.created, [record.original], record.original, old.id, old.text, 'BOTH', old.language];
+      }),
     );
     expect(after.changes).toEqual([[1, { seq: 1, collection: 'conversation', id: CONVERSATION }]]);
     expect((await storage.listIds('asset')).ids).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
@@ -78,7 +88,9 @@ describe('upgrades', () => {
     v3.close();
     const storage = await openStorage({ name });
     expect(await storage.changesSince(0)).toEqual({ changes: [{ seq: 1, collection: 'conversation', id: CONVERSATION, deleted: true }], complete: true, seq: 1 });
-    expect((await storage.getAsset('00000000-0000-4000-8000-000000000009'))!.formatId).toMatch(/^[0-9a-f-]{36}$/);
+    const upgraded = (await storage.getAsset('00000000-0000-4000-8000-000000000009'))!;
+    expect(upgraded.record.original).toMatch(/^[0-9a-f-]{36}$/);
+    expect(upgraded.formats.map((f) => [f.id, f.text, f.classification.specific])).toEqual([[upgraded.record.original, 'x', 'ts']]);
     const service = createService({ storage });
     const read = ConversationFromJSON(await (await service.handle(new Request(`${BASE}/conversation/${CONVERSATION}`))).json());
     expect(instanceOfConversation(read)).toBe(true);
@@ -130,7 +142,8 @@ describe('storage full', () => {
     }
     expect(await dump(t.databaseName)).toBe(before);
     expect((await t.conversations.conversationsIdentifiersSnapshot()).iterable.map((c) => c.id)).toEqual([earlier.id]);
-    expect(t.changes).toHaveLength(1);
+    // The earlier create (and the activity recording it).
+    expect(t.changes.filter((c) => c.collection === 'conversation')).toHaveLength(1);
   });
 });
 
@@ -250,7 +263,7 @@ describe('the read cache', () => {
     await call(`/conversation/${b.id}/assets/associate/${SAMPLE_ASSETS[0]!.id}`, { method: 'POST' });
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
     await call('/connect', jsonPost({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }));
-    await storage.putAssets([{ ...SAMPLE_ASSETS[0]!, name: 'renamed.ts' }]);
+    await storage.putAssets([newAsset({ ...SAMPLE_ASSETS[0]!, name: 'renamed.ts' })]);
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
     await call(`/conversations/${a.id}/delete`, { method: 'POST' });
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StreamedIdentifiersFromJSON, instanceOfStreamedIdentifiers } from '@pieces.app/pieces-os-client';
 import { installStreamShim } from '../../../src/stream/shim.js';
 import { CHANGES_CHANNEL } from '../../../src/core/stream-wire.js';
-import { BASE, setup } from '../support/harness.js';
+import { BASE, newAsset, setup } from '../support/harness.js';
 
 const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
 
@@ -265,8 +265,9 @@ describe('every socket path through the one mechanism', () => {
     await until(() => applications.messages.length === 2, 'the connected application');
     expect(applications.messages[1]).toEqual({ iterable: [{ application: { id: context.application.id } }] });
     const asset = { id: crypto.randomUUID(), name: 'n.py', language: 'py', text: 'x = 1', created: new Date().toISOString(), formatId: crypto.randomUUID() };
+    const whole = newAsset(asset);
     const announce = new BroadcastChannel(CHANGES_CHANNEL);
-    for (const change of await w.t.storage.putAssets([asset])) announce.postMessage({ type: 'change', change });
+    for (const change of await w.t.storage.putAssets([whole])) announce.postMessage({ type: 'change', change });
     announce.close();
     await until(() => assets.messages.length === 2, 'the added asset');
     expect(assets.messages[1]).toEqual({ iterable: [{ asset: { id: asset.id } }] });

@@ -19,7 +19,17 @@ import {
 import { createService, type ServiceOptions } from '../../../src/core/service.js';
 import { openStorage } from '../../../src/storage/idb/storage.js';
 import { SAMPLE_ASSETS } from '../../../src/core/fixtures/sample-assets.js';
-import type { Change } from '../../../src/storage/storage.js';
+import type { Change, NewAsset } from '../../../src/storage/storage.js';
+import { parseData } from '../../../src/core/data.js';
+import { parseAssets, type AssetInput } from '../../../src/core/models/asset.js';
+
+const testClock = { now: () => new Date(), newId: () => crypto.randomUUID() };
+
+/** The sample assets as the records a database starts with. */
+export const sampleData = () => parseData({ assets: SAMPLE_ASSETS }, testClock);
+
+/** An AssetInput (what addAssets takes) as the records of a whole new asset. */
+export const newAsset = (input: AssetInput): NewAsset => parseAssets([input], testClock)[0]!;
 
 export const BASE = 'http://localhost:1000';
 
@@ -27,7 +37,7 @@ let counter = 0;
 
 export async function setup(options: Partial<ServiceOptions> & { databaseName?: string; sampleAssets?: boolean; headers?: Record<string, string> } = {}) {
   const databaseName = options.databaseName ?? `test-${Date.now()}-${counter++}`;
-  const storage = await openStorage({ name: databaseName, initialData: { assets: options.sampleAssets === false ? [] : SAMPLE_ASSETS } });
+  const storage = await openStorage({ name: databaseName, initialData: options.sampleAssets === false ? {} : sampleData() });
   const changes: Change[] = [];
   const service = createService({ storage, onChange: (c) => changes.push(c), ...options });
   const fetchApi = (input: RequestInfo | URL, init?: RequestInit) => service.handle(new Request(input, init));
@@ -55,8 +65,8 @@ export async function setup(options: Partial<ServiceOptions> & { databaseName?: 
 
 /**
  * Every record of every store of a database, as one JSON string (for "nothing changed" checks);
- * without the snapshot segments, which are derived from the records (kept by reads, checked
- * against the change log).
+ * without the snapshot segments and the search indexes kept for a cold start, which are derived
+ * from the records (kept by reads, checked against the change log).
  */
 export async function dump(databaseName: string): Promise<string> {
   const db = await new Promise<IDBDatabase>((resolve, reject) => {
@@ -64,7 +74,7 @@ export async function dump(databaseName: string): Promise<string> {
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(request.error);
   });
-  const names = [...db.objectStoreNames].filter((name) => name !== 'snapshots');
+  const names = [...db.objectStoreNames].filter((name) => name !== 'snapshots' && name !== 'search');
   const tx = db.transaction(names);
   const result: Record<string, unknown> = {};
   await Promise.all(

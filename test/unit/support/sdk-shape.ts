@@ -97,7 +97,7 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
 
 /** Enums of the hand-written models. */
 const HAND_WRITTEN_ENUMS: Record<string, readonly string[]> = {
-  StreamCollection: ['conversation', 'conversationMessage', 'asset', 'application'],
+  StreamCollection: ['conversation', 'conversationMessage', 'asset', 'application', 'activity'],
   HealthStreamMessage: ['ok'],
 };
 

@@ -1,0 +1,59 @@
+/** RelevanceIndex.save and load: a loaded index ranks as the one saved, before and after it is written. */
+import { describe, expect, it } from 'vitest';
+import { RelevanceIndex } from '../../../src/core/relevance.js';
+
+const WORDS = 'retry backoff debounce cache parse fetch stream socket timeout queue worker lock channel handler router token'.split(' ');
+
+function documents(count: number, seed: number) {
+  let state = seed;
+  const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const word = () => WORDS[Math.floor(random() * WORDS.length)]!;
+  return Array.from({ length: count }, (_, i) => ({
+    id: `doc-${String(i).padStart(4, '0')}`,
+    kind: 'asset',
+    fields: { name: `${word()}_${word()}.ts`, language: 'ts', description: `${word()} ${word()}`, text: Array.from({ length: 20 }, word).join(' ') },
+  }));
+}
+
+const QUERIES = ['retry backoff', 'cache', 'socket timeout handler', 'nothing', 'parse token router'];
+const ranks = (index: RelevanceIndex) => QUERIES.map((q) => index.search(q));
+
+describe('RelevanceIndex.save and load', () => {
+  it('loads an index that ranks exactly as the saved one, and stays so through sets and deletes', () => {
+    const original = new RelevanceIndex();
+    const docs = documents(300, 3);
+    for (const doc of docs) original.set(doc);
+    original.delete('doc-0007');
+    const loaded = RelevanceIndex.load(structuredClone(original.save()));
+    expect(loaded.size).toBe(original.size);
+    expect(ranks(loaded)).toEqual(ranks(original));
+    // The same writes on both: a new document, a replaced one, a removed one.
+    for (const index of [original, loaded]) {
+      index.set({ id: 'doc-new', kind: 'asset', fields: { name: 'retry_now.ts', text: 'retry retry backoff' } });
+      index.set({ ...docs[10]!, fields: { ...docs[10]!.fields, text: 'socket socket socket' } });
+      index.delete('doc-0020');
+    }
+    expect(ranks(loaded)).toEqual(ranks(original));
+    expect(loaded.has('doc-0020')).toBe(false);
+    // Saved again, the two are the same data (documents in slot order aside).
+    const a = original.save();
+    const b = loaded.save();
+    const postingsOf = (state: typeof a) =>
+      Object.fromEntries(
+        state.terms.map((term, t) => {
+          const before = [...state.counts.subarray(0, t)].reduce((x, y) => x + y, 0);
+          const pairs = [...state.postings.subarray(2 * before, 2 * (before + state.counts[t]!))];
+          const perDoc: string[] = [];
+          for (let i = 0; i < pairs.length; i += 2) perDoc.push(`${state.ids[pairs[i]!]}:${pairs[i + 1]}`);
+          return [term, perDoc.sort()];
+        }),
+      );
+    expect(postingsOf(b)).toEqual(postingsOf(a));
+  });
+
+  it('loads an empty index', () => {
+    const loaded = RelevanceIndex.load(new RelevanceIndex().save());
+    expect(loaded.size).toBe(0);
+    expect(loaded.search('anything')).toEqual([]);
+  });
+});
