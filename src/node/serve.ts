@@ -6,7 +6,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import { loggerFor } from '../core/log.js';
 import type { ServiceSettings } from '../core/options.js';
+import { operationFor } from '../core/routes.js';
+import { SOCKETS } from '../core/stream-wire.js';
 import { serviceControls, type PiecesControls } from '../host/controls.js';
 import { createNodeHost } from './host.js';
 import { answerControl, CONTROLS_PATH } from './http-controls.js';
@@ -71,13 +74,25 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
     );
   });
 
+  // The service logs a fed socket's connection (its handshake); the copilot socket has none, and a refused upgrade never reaches the service.
+  const logger = loggerFor(options.log);
+  const logUpgrade = (url: URL, status: number, started: number) => {
+    const path = url.pathname.replace(/\/+$/, '');
+    const operation = Object.hasOwn(SOCKETS, path) ? operationFor('GET', path) : undefined;
+    logger?.({ operation, method: 'GET', url: url.href, path, status, ms: performance.now() - started, overridden: false, socket: 'open' });
+  };
+
   http.on('upgrade', (incoming: IncomingMessage, socket, head) => {
-    const feed = openStream(origin.replace(/^http/, 'ws') + incoming.url);
+    const started = performance.now();
+    const url = new URL(origin.replace(/^http/, 'ws') + incoming.url);
+    const feed = openStream(url.href);
     if (!feed) {
       socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nNo WebSocket at ${incoming.url}.`);
+      logUpgrade(url, 404, started);
       return;
     }
     sockets.handleUpgrade(incoming, socket, head, (connection) => {
+      if (SOCKETS[url.pathname.replace(/\/+$/, '')] === 'copilot') logUpgrade(url, 101, started);
       void bridgeStream(feed, {
         send: (data) => connection.send(data),
         close: (code, reason) => connection.close(code, reason),
