@@ -567,9 +567,9 @@ describe('the demo laid out in a 1280×800 and an 800×900 window', () => {
       d.querySelector<HTMLButtonElement>('#chat-ask')!.click();
     });
     await page.waitForFunction(() => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLElement>('#chat-state')!.dataset.state === 'done');
-    await page.waitForFunction(() => document.querySelector('iframe')!.contentDocument!.querySelector('#conversation-list li .link'));
+    await page.waitForFunction(() => !!document.querySelector('iframe')!.contentDocument!.querySelector('#conversation-list li .link'));
     await page.evaluate(() => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLButtonElement>('#conversation-list li .link')!.click());
-    await page.waitForFunction(() => document.querySelector('iframe')!.contentDocument!.querySelector('#message-list li[data-role="ASSISTANT"]'));
+    await page.waitForFunction(() => !!document.querySelector('iframe')!.contentDocument!.querySelector('#message-list li[data-role="ASSISTANT"]'));
     for (const [width, height] of [[1280, 800], [800, 900]] as const) {
       await resizeFrame(page, width, height);
       const widths = await page.evaluate(() => {
