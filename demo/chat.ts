@@ -190,18 +190,20 @@ export async function startChat(base: string, showError: (error: unknown) => voi
     if (!running) leave('new chat: the first answer stored starts a conversation');
   });
 
-  // The pane follows its conversation in the store: each message of the conversations
-  // stream that names it (a rename, a message written elsewhere, a delete), and each
-  // first message (a snapshot, after a reconnection too), reads it again.
+  // The pane follows its conversation in the store: a delete on the conversations stream
+  // leaves it; any other message that names it (a rename, a message written elsewhere),
+  // and each first message (a snapshot, after a reconnection too), reads it again.
   const follow = () => {
     const stream = new WebSocket(`${base.replace(/^http/, 'ws')}/conversations/stream/identifiers`);
     let snapshot = true;
     stream.addEventListener('message', (event) => {
-      const { iterable } = JSON.parse(event.data as string) as { iterable: Array<{ conversation: { id: string } }> };
-      const mine = snapshot || iterable.some((item) => item.conversation.id === conversation);
+      const { iterable } = JSON.parse(event.data as string) as { iterable: Array<{ conversation: { id: string }; deleted?: true }> };
+      const mine = iterable.find((item) => item.conversation.id === conversation);
+      const first = snapshot;
       snapshot = false;
-      if (!conversation || !mine) return;
+      if (!conversation || !(mine || first)) return;
       if (running) stale = true;
+      else if (mine?.deleted) leave('the conversation was deleted: a new chat');
       else void reread().catch(showError);
     });
     stream.addEventListener('close', () => setTimeout(follow, 1000), { once: true });

@@ -438,7 +438,6 @@ const resizeFrame = (page: Page, width: number, height: number) =>
     const frame = document.querySelector('iframe')!;
     frame.width = String(w);
     frame.height = String(h);
-    return frame.contentDocument?.documentElement.getBoundingClientRect().width;
   }, [width, height] as const);
 
 /** The demo's panes by row: the ids in each row, and the width of the grid the row leaves blank. */
