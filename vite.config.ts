@@ -7,8 +7,9 @@
  * Vitest reads the `test` block.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import type { BuildEnvironmentOptions, UserConfig } from 'vite';
+import type { BuildEnvironmentOptions, Plugin, UserConfig } from 'vite';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /** Where the examples' package build goes (not dist/, which the package test rebuilds meanwhile). */
@@ -74,6 +75,28 @@ export const nodeBuild = (outDir: string): UserConfig => {
   };
 };
 
+/**
+ * The demo's choice lists of SDK enumerations, filled in the HTML as served, so
+ * that they are there at first paint: `<select data-enum="PlatformEnum"
+ * data-selected="LINUX"></select>` gets one option per value of that enumeration
+ * of the SDK (the values as the SDK 4.1.0 has them, in its order).
+ */
+function sdkEnumChoices(): Plugin {
+  const require = createRequire(import.meta.url);
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  return {
+    name: 'demo-sdk-enum-choices',
+    transformIndexHtml: (html) =>
+      html.replace(/(<select\b[^>]*\bdata-enum="([^"]*)"[^>]*>)\s*<\/select>/g, (_all, open: string, name: string) => {
+        if (!/^\w+Enum$/.test(name)) throw new Error(`data-enum="${name}" is not an SDK enumeration name.`);
+        const values = Object.values(require(`@pieces.app/pieces-os-client/dist/models/${name}.js`)[name] as Record<string, string>);
+        const selected = /\bdata-selected="([^"]*)"/.exec(open)?.[1];
+        const options = values.map((value) => `<option value="${escape(value)}"${value === selected ? ' selected' : ''}>${escape(value)}</option>`);
+        return `${open}${options.join('')}</select>`;
+      }),
+  };
+}
+
 function examplesProject(name: string, test: TestProjectInlineConfiguration['test']): TestProjectInlineConfiguration {
   return {
     extends: true,
@@ -113,6 +136,7 @@ export default defineConfig(({ mode }) => {
     root: resolve(import.meta.dirname, 'demo'),
     publicDir: resolve(import.meta.dirname, 'public'),
     define: pageDefine,
+    plugins: [sdkEnumChoices()],
     // The demo imports the package by its name, as an app does: here, its sources.
     resolve: {
       alias: [

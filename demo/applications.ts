@@ -3,9 +3,6 @@
  * figures, and the forms that register one (chosen from the SDK's
  * enumerations, or this browser as the service describes it).
  */
-// The SDK's enumerations, each from its own module: the SDK's index is CommonJS and would bring the whole client.
-import { ApplicationNameEnum } from '@pieces.app/pieces-os-client/dist/models/ApplicationNameEnum.js';
-import { PlatformEnum } from '@pieces.app/pieces-os-client/dist/models/PlatformEnum.js';
 import type { ServiceWatch } from 'pieces-os-worker';
 import type { Api } from './api.js';
 import { $, h, plural, when } from './dom.js';
@@ -21,10 +18,7 @@ export interface ApplicationsPane {
 }
 
 export function mountApplications(api: Api, { act }: Errors, watch: ServiceWatch): ApplicationsPane {
-  const fill = (select: string, values: readonly string[], selected: string) =>
-    $(select).replaceChildren(...values.map((v) => h('option', { value: v, ...(v === selected ? { selected: '' } : {}) }, v)));
-  fill('#register-name', Object.values(ApplicationNameEnum), 'VS_CODE');
-  fill('#register-platform', Object.values(PlatformEnum), 'LINUX');
+  // The name and platform choices (the SDK's enumerations) are in the page as served: see vite.config.ts.
   let applications: Application[] = [];
 
   async function refresh() {

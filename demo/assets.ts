@@ -28,7 +28,9 @@ export function mountAssets(api: Api, detail: ConversationPane, { act }: Errors)
         api.get<{ iterable: Array<{ id: string; name?: string }> }>('/assets?transferables=false'),
       ]);
       const names = new Map(named.value.iterable.map((a) => [a.id, a.name]));
-      $('#asset-select').replaceChildren(...assets.value.iterable.map(({ id }) => h('option', { value: id }, names.get(id) ?? id)));
+      const options = assets.value.iterable.map(({ id }) => h('option', { value: id }, names.get(id) ?? id));
+      $('#asset-select').replaceChildren(...(options.length ? options : [h('option', { value: '' }, 'no stored assets')]));
+      $<HTMLButtonElement>('#create-from-asset').disabled = options.length === 0;
     },
   };
 }

@@ -2,10 +2,14 @@
  * The demo's copilot pane: a chat on the open conversation over the
  * /qgpt/stream socket (ask, watch the answer stream in, stop it), and the
  * model setting (no model, or an OpenAI-compatible endpoint such as a local
- * Ollama), switched in the worker through the page API.
+ * Ollama), switched in the worker through the page API. Answers are shown as
+ * Markdown; "New chat" leaves the conversation; the pane follows its
+ * conversation in the store (renamed or deleted elsewhere) through the
+ * conversations stream.
  */
 import { getModel, setModel, type ModelConfig } from 'pieces-os-worker';
 import { $, h } from './dom.js';
+import { showMarkdown } from './markdown.js';
 import { randomUUID } from './uuid.js';
 
 interface Frame {
@@ -16,9 +20,9 @@ interface Frame {
   errorMessage?: string;
 }
 
-interface StoredMessage {
-  role: string;
-  fragment?: { string?: { raw?: string } };
+interface StoredConversation {
+  name?: string;
+  messages: { iterable: Array<{ reference?: { role: string; fragment?: { string?: { raw?: string } } } }> };
 }
 
 export interface Chat {
@@ -33,21 +37,81 @@ export async function startChat(base: string, showError: (error: unknown) => voi
   const question = $<HTMLTextAreaElement>('#chat-question');
   const ask = $<HTMLButtonElement>('#chat-ask');
   const stop = $<HTMLButtonElement>('#chat-stop');
+  const newChat = $<HTMLButtonElement>('#chat-new');
+  /**
+   * The stored conversation questions go to; null for a new chat, whose
+   * conversation the service creates with the first answer it stores.
+   */
   let conversation: string | null = null;
-  let running: { request: string; bubble: HTMLElement } | null = null;
+  let running: { request: string; query: string; text: HTMLElement; answer: string; conversation: string | null } | null = null;
+  /** The conversation changed in the store while an answer ran: read it again once the answer ends. */
+  let stale = false;
+  /**
+   * The stored messages the log shows, in order (role and text; failed answers shown
+   * beside them are not stored); null: the log must be drawn from the store.
+   */
+  let shown: string[] | null = [];
+  const key = (role: string, raw: string) => `${role}\n${raw}`;
 
-  const bubble = (role: string, text: string) => {
-    const element = h('li', { class: `bubble ${role.toLowerCase()}`, dataset: { role } }, h('span', { class: 'role' }, role.toLowerCase()), h('p', {}, text));
-    log.append(element);
-    element.scrollIntoView({ block: 'nearest' });
-    return element.querySelector('p')!;
+  /** Runs a change of the log; the log then shows its newest message if it did before (or `always`). */
+  const scrolling = (change: () => void, always = false) => {
+    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+    change();
+    if (always || atEnd) log.scrollTop = log.scrollHeight;
+  };
+  /** A message: the user's as typed, an answer (or a system message) as Markdown. */
+  const render = (text: HTMLElement, role: string, raw: string) => (role === 'USER' ? (text.textContent = raw) : showMarkdown(text, raw));
+  const bubble = (role: string, raw: string) => {
+    const text = h('div', { class: 'text' });
+    render(text, role, raw);
+    log.append(h('li', { class: `bubble ${role.toLowerCase()}`, dataset: { role } }, h('span', { class: 'role' }, role.toLowerCase()), text));
+    return text;
   };
   const setState = (value: string, text: string) => {
     state.dataset.state = value;
     state.textContent = text;
     ask.disabled = value === 'streaming';
     stop.disabled = value !== 'streaming';
+    newChat.disabled = value === 'streaming';
   };
+
+  /** Leaves the conversation: the next question starts a new one. */
+  function leave(why: string) {
+    conversation = null;
+    stale = false;
+    shown = [];
+    title.textContent = 'new conversation';
+    log.replaceChildren();
+    setState('idle', why);
+  }
+
+  /** Reads the conversation from the store: its name and its messages (a deleted one is left). */
+  async function reread() {
+    const id = conversation;
+    if (!id) return;
+    const response = await fetch(`${base}/conversation/${id}`);
+    if (conversation !== id) return;
+    if (response.status === 404) return leave('the conversation was deleted: a new chat');
+    if (!response.ok) throw new Error(await response.text());
+    const { name, messages } = (await response.json()) as StoredConversation;
+    if (conversation !== id) return;
+    if (running) {
+      stale = true;
+      return;
+    }
+    title.textContent = name ?? 'Untitled';
+    const stored = messages.iterable.flatMap(({ reference }) => (reference ? [{ role: reference.role, raw: reference.fragment?.string?.raw ?? '' }] : []));
+    const keys = stored.map(({ role, raw }) => key(role, raw));
+    // Drawn again only when the store holds other messages than those shown (written elsewhere).
+    if (shown?.join('\0') !== keys.join('\0')) {
+      shown = keys;
+      scrolling(() => {
+        log.replaceChildren();
+        for (const { role, raw } of stored) bubble(role, raw);
+      }, true);
+    }
+    return stored.length;
+  }
 
   let socket: WebSocket | null = null;
   const connect = () =>
@@ -63,29 +127,41 @@ export async function startChat(base: string, showError: (error: unknown) => voi
 
   function receive(frame: Frame) {
     if (!running || frame.request !== running.request) return;
-    const { bubble: answer } = running;
+    const current = running;
     if (frame.status === 'IN-PROGRESS') {
-      answer.textContent += frame.question?.answers.iterable[0]?.text ?? '';
-      answer.parentElement!.scrollIntoView({ block: 'nearest' });
+      current.answer += frame.question?.answers.iterable[0]?.text ?? '';
+      scrolling(() => render(current.text, 'ASSISTANT', current.answer));
       return;
     }
     if (frame.status === 'INITIALIZED') {
-      if (!conversation) {
-        conversation = frame.conversation;
-        title.textContent = 'New conversation';
-      }
+      if (!current.conversation) title.textContent = 'New conversation';
       return;
     }
     running = null;
-    answer.parentElement!.dataset.status = frame.status;
+    const item = current.text.parentElement!;
+    item.dataset.status = frame.status;
     if (frame.status === 'FAILED') {
-      answer.parentElement!.classList.add('fail');
-      answer.textContent = frame.errorMessage ?? 'The answer failed.';
+      // Nothing was stored: a new chat stays one (the conversation the service named was never created).
+      scrolling(() => {
+        item.classList.add('fail');
+        current.text.textContent = frame.errorMessage ?? 'The answer failed.';
+      }, true);
       setState('failed', 'failed: nothing was stored');
-    } else if (frame.status === 'STOPPED' || frame.status === 'RESET') {
-      setState('stopped', 'stopped: the question and the answer so far were stored');
+      if (!conversation) title.textContent = 'new conversation';
     } else {
-      setState('done', 'answered');
+      // Stored: a question sent with no conversation created this one, which questions now go to.
+      if (!current.conversation && !conversation) {
+        conversation = frame.conversation;
+        stale = true;
+      }
+      if (conversation === frame.conversation) shown?.push(key('USER', current.query), ...(current.answer ? [key('ASSISTANT', current.answer)] : []));
+      scrolling(() => {}, true);
+      if (frame.status === 'STOPPED' || frame.status === 'RESET') setState('stopped', 'stopped: the question and the answer so far were stored');
+      else setState('done', 'answered');
+    }
+    if (stale) {
+      stale = false;
+      void reread().catch(showError);
     }
     onAnswered();
   }
@@ -97,9 +173,11 @@ export async function startChat(base: string, showError: (error: unknown) => voi
     void (async () => {
       const open = await connect();
       const request = randomUUID();
-      bubble('USER', query);
-      running = { request, bubble: bubble('ASSISTANT', '') };
-      running.bubble.parentElement!.dataset.request = request;
+      scrolling(() => {
+        bubble('USER', query);
+        running = { request, query, text: bubble('ASSISTANT', ''), answer: '', conversation };
+      }, true);
+      running!.text.parentElement!.dataset.request = request;
       question.value = '';
       setState('streaming', 'answering…');
       open.send(JSON.stringify({ request, ...(conversation ? { conversation } : {}), question: { query, relevant: { iterable: [] } } }));
@@ -108,6 +186,29 @@ export async function startChat(base: string, showError: (error: unknown) => voi
   stop.addEventListener('click', () => {
     if (running) socket?.send(JSON.stringify({ request: running.request, stop: true }));
   });
+  newChat.addEventListener('click', () => {
+    if (!running) leave('new chat: the first answer stored starts a conversation');
+  });
+
+  // The pane follows its conversation in the store: a delete on the conversations stream
+  // leaves it; any other message that names it (a rename, a message written elsewhere),
+  // and each first message (a snapshot, after a reconnection too), reads it again.
+  const follow = () => {
+    const stream = new WebSocket(`${base.replace(/^http/, 'ws')}/conversations/stream/identifiers`);
+    let snapshot = true;
+    stream.addEventListener('message', (event) => {
+      const { iterable } = JSON.parse(event.data as string) as { iterable: Array<{ conversation: { id: string }; deleted?: true }> };
+      const mine = iterable.find((item) => item.conversation.id === conversation);
+      const first = snapshot;
+      snapshot = false;
+      if (!conversation || !(mine || first)) return;
+      if (running) stale = true;
+      else if (mine?.deleted) leave('the conversation was deleted: a new chat');
+      else void reread().catch(showError);
+    });
+    stream.addEventListener('close', () => setTimeout(follow, 1000), { once: true });
+  };
+  follow();
 
   // The model setting.
   const kind = $<HTMLSelectElement>('#model-kind');
@@ -136,13 +237,11 @@ export async function startChat(base: string, showError: (error: unknown) => voi
     async open(id, name) {
       if (running) return;
       conversation = id;
+      stale = false;
+      shown = null;
       title.textContent = name;
-      const response = await fetch(`${base}/conversation/${id}/messages`);
-      if (!response.ok) throw new Error(await response.text());
-      const { iterable } = (await response.json()) as { iterable: StoredMessage[] };
-      log.replaceChildren();
-      for (const message of iterable) bubble(message.role, message.fragment?.string?.raw ?? '');
-      setState('idle', `${iterable.length} message${iterable.length === 1 ? '' : 's'}`);
+      const count = await reread();
+      if (count !== undefined) setState('idle', `${count} message${count === 1 ? '' : 's'}`);
     },
   };
 }

@@ -173,7 +173,11 @@ export function mountConversation(api: Api, chat: Promise<Chat>, { act, show: sh
     get shown() {
       return shown;
     },
-    open,
+    open(id) {
+      // Opened by the user: the copilot pane goes there too, even if it had left it for a new chat.
+      chatOn = undefined;
+      return open(id);
+    },
     render: (conversation) => render(conversation),
     hide,
     markShown,

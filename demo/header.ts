@@ -5,7 +5,7 @@
  */
 import type { PiecesService, ServiceWatch } from 'pieces-os-worker';
 import type { Api } from './api.js';
-import { $ } from './dom.js';
+import { $, h } from './dom.js';
 
 export type StatusState = 'starting' | 'ready' | 'lost' | 'error';
 
@@ -23,7 +23,8 @@ export interface Header {
 
 export function mountHeader(api: Api, service: PiecesService, watch: ServiceWatch): Header {
   const status = $('#status');
-  $('#bases').textContent = service.bases.join(', ');
+  // Each base in one piece: a port range such as 39300-39333 never breaks across lines.
+  $('#bases').replaceChildren(...service.bases.flatMap((base, i) => [...(i ? [', '] : []), h('code', {}, base)]));
   status.dataset.mode = service.mode;
   const readyText = (worker: string) =>
     service.mode === 'page'

@@ -13,23 +13,34 @@ export interface LogEntry {
   ms: number;
   /** The answer came from an override. */
   overridden: boolean;
+  /**
+   * A WebSocket's: `open`, its connection (`status` 101 when accepted, else the
+   * status that refused it); `message`, a frame a client sent on it (a copilot question).
+   */
+  socket?: 'open' | 'message';
 }
 
 export type Logger = (entry: LogEntry) => void;
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 204: 'No Content', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed',
+  101: 'Switching Protocols', 200: 'OK', 204: 'No Content', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed',
   413: 'Payload Too Large', 415: 'Unsupported Media Type', 426: 'Upgrade Required', 429: 'Too Many Requests',
   500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 507: 'Insufficient Storage',
 };
 
-/** `[pieces-os-worker] 12:04:05 conversationsSnapshot GET /conversations 200 OK (3 ms)` */
+/**
+ * `[pieces-os-worker] 12:04:05 conversationsSnapshot GET /conversations 200 OK (3 ms)`;
+ * a socket's connection `… conversationsStreamIdentifiers WS /conversations/stream/identifiers 101 Switching Protocols (2 ms)`,
+ * a frame sent on it `… qgptStream WS /qgpt/stream message 200 OK (4 ms)`.
+ */
 export function formatEntry(entry: LogEntry, at = new Date()): string {
   const time = at.toTimeString().slice(0, 8);
   const status = entry.status === 0 ? 'network error' : `${entry.status} ${STATUS_TEXT[entry.status] ?? ''}`.trim();
   const name = entry.operation ? `${entry.operation} ` : '';
+  const method = entry.socket ? 'WS' : entry.method;
   const query = new URL(entry.url).search;
-  return `[pieces-os-worker] ${time} ${name}${entry.method} ${entry.path || '/'}${query} ${status} (${Math.round(entry.ms)} ms)${entry.overridden ? ' [override]' : ''}`;
+  const message = entry.socket === 'message' ? ' message' : '';
+  return `[pieces-os-worker] ${time} ${name}${method} ${entry.path || '/'}${query}${message} ${status} (${Math.round(entry.ms)} ms)${entry.overridden ? ' [override]' : ''}`;
 }
 
 export const consoleLogger: Logger = (entry) => console.log(formatEntry(entry));

@@ -18,7 +18,7 @@ import { Overrides, type Override } from './overrides.js';
 import { Copilot } from './copilot/copilot.js';
 import type { ModelAdapter, ModelConfig } from './copilot/model.js';
 import { parseAssets } from './models/asset.js';
-import { STREAM_HEADER } from './stream-wire.js';
+import { ofOpenSocket, SOCKETS, STREAM_HEADER } from './stream-wire.js';
 import type { ExternalApplicationRecord } from '../storage/schema.js';
 
 export { DEFAULT_BASES };
@@ -188,17 +188,23 @@ export function createService(options: ServiceOptions): Service {
     if (overrides.size !== before) await save();
     if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
     const response = outcome?.response ? outcome.response() : await dispatch(request, url, path);
-    // A stream socket's catch-up requests are part of its connection, not requests of their own.
-    const catchUp = url.searchParams.has('after') && request.headers.has(STREAM_HEADER);
-    if (!catchUp) logger?.({
-      operation,
-      method: request.method,
-      url: request.url,
-      path,
-      status: response.type === 'error' ? 0 : response.status,
-      ms: performance.now() - started,
-      overridden: !!outcome,
-    });
+    // A socket's catch-ups and heartbeats are part of its connection, not requests of their own;
+    // its handshake is the connection (logged as a WebSocket's), a copilot POST a message sent on it.
+    if (logger && !ofOpenSocket(request, url)) {
+      const stream = Object.hasOwn(SOCKETS, path) ? request.headers.get(STREAM_HEADER) : null;
+      const socket = stream === 'handshake' ? 'open' : stream === 'qgpt' ? 'message' : undefined;
+      const status = response.type === 'error' ? 0 : response.status;
+      logger({
+        operation: socket ? operationFor('GET', path) : operation,
+        method: request.method,
+        url: request.url,
+        path,
+        status: socket === 'open' && response.ok ? 101 : status,
+        ms: performance.now() - started,
+        overridden: !!outcome,
+        ...(socket ? { socket } : {}),
+      });
+    }
     return response;
   }
 

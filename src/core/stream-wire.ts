@@ -11,6 +11,16 @@ export const CHANGES_CHANNEL = 'pieces-os-worker:changes';
 export const STREAM_HEADER = 'x-pieces-stream';
 export type StreamRequestKind = 'handshake' | 'qgpt';
 
+/**
+ * The query parameter of a health socket's periodic handshake, its heartbeat: like a
+ * catch-up (`?after=N`), a request of a socket already open, not a connection of its own.
+ */
+export const HEARTBEAT_PARAM = 'heartbeat';
+
+/** A socket's own request after its handshake (a catch-up, a heartbeat): part of its connection. */
+export const ofOpenSocket = (request: Request, url: URL): boolean =>
+  request.headers.get(STREAM_HEADER) === 'handshake' && (url.searchParams.has('after') || url.searchParams.has(HEARTBEAT_PARAM));
+
 /** What a socket path carries: the identifiers of a collection, the health heartbeat, the user profile, the copilot's answers. */
 export type SocketKind = Collection | 'health' | 'user' | 'copilot';
 

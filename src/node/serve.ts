@@ -8,7 +8,10 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import { loggerFor } from '../core/log.js';
 import type { ServiceSettings } from '../core/options.js';
+import { operationFor } from '../core/routes.js';
+import { SOCKETS } from '../core/stream-wire.js';
 import { serviceControls, type PiecesControls } from '../host/controls.js';
 import { createNodeHost } from './host.js';
 import { CONTROL_HEADER, refusedControl, refusedHost, type AccessOptions } from './access.js';
@@ -126,19 +129,38 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
     return new Response(response.body, { status: response.status, headers });
   }
 
+  // The service logs a fed socket's connection (its handshake); the copilot socket has none, and a refused upgrade never reaches the service.
+  const logger = loggerFor(options.log);
+  const logUpgrade = (url: URL, status: number, started: number) => {
+    const path = url.pathname.replace(/\/+$/, '');
+    const operation = Object.hasOwn(SOCKETS, path) ? operationFor('GET', path) : undefined;
+    logger?.({ operation, method: 'GET', url: url.href, path, status, ms: performance.now() - started, overridden: false, socket: 'open' });
+  };
+
   http.on('upgrade', (incoming: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => {});
+    const started = performance.now();
     const refused = refusedHost(incoming.headers.host, host, options);
     if (refused) return refuseUpgrade(socket, '403 Forbidden', refused);
+    let url: URL | null = null;
     let feed: WebSocket | null = null;
     try {
-      if (incoming.url?.startsWith('/')) feed = openStream(origin.replace(/^http/, 'ws') + incoming.url);
+      if (incoming.url?.startsWith('/')) {
+        url = new URL(origin.replace(/^http/, 'ws') + incoming.url);
+        feed = openStream(url.href);
+      }
     } catch {
       feed = null;
     }
-    if (!feed) return refuseUpgrade(socket, '404 Not Found', `No WebSocket at ${String(incoming.url).slice(0, 200)}.`);
+    if (!feed || !url) {
+      refuseUpgrade(socket, '404 Not Found', `No WebSocket at ${String(incoming.url).slice(0, 200)}.`);
+      if (url) logUpgrade(url, 404, started);
+      return;
+    }
+    const kind = SOCKETS[url.pathname.replace(/\/+$/, '')];
     sockets.handleUpgrade(incoming, socket, head, (connection) => {
       connection.on('error', () => connection.terminate());
+      if (kind === 'copilot') logUpgrade(url, 101, started);
       void bridgeStream(feed, {
         send: (data) => connection.send(data),
         close: (code, reason) => connection.close(code, reason),

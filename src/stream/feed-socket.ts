@@ -4,7 +4,7 @@
  */
 import { WebSocket as MockWebSocket } from 'mock-socket';
 import type { Change, Collection } from '../storage/storage.js';
-import { changeFrame, isCatchUp, isHandshake, STREAM_HEADER, type Handshake } from '../core/stream-wire.js';
+import { changeFrame, HEARTBEAT_PARAM, isCatchUp, isHandshake, STREAM_HEADER, type Handshake } from '../core/stream-wire.js';
 import type { Announcements } from './announcements.js';
 import { ServedSocket, type SocketClient } from './served-socket.js';
 
@@ -66,9 +66,10 @@ export class FeedSocket extends ServedSocket {
     void this.#connect();
   }
 
-  async #handshake(): Promise<Handshake> {
+  /** The handshake; `heartbeat`: the health socket's periodic one, on the socket already open. */
+  async #handshake(heartbeat = false): Promise<Handshake> {
     if (!this.#feed.available()) throw new Error('no service worker controls this page');
-    const response = await this.#feed.fetch(this.#feed.httpUrl, HANDSHAKE);
+    const response = await this.#feed.fetch(heartbeat ? `${this.#feed.httpUrl}?${HEARTBEAT_PARAM}` : this.#feed.httpUrl, HANDSHAKE);
     const body: unknown = response.ok ? await response.json() : undefined;
     if (!isHandshake(body)) throw new Error(`handshake answered ${response.status}`);
     return body;
@@ -128,7 +129,7 @@ export class FeedSocket extends ServedSocket {
   /** The health socket's period: `ok` while the service answers, else the socket closes. */
   async #beat() {
     try {
-      const body = await this.#handshake();
+      const body = await this.#handshake(true);
       if (this.readyState === MockWebSocket.OPEN) this.client!.send(String(body.message));
     } catch {
       if (this.readyState === MockWebSocket.OPEN) this.close(CLOSE_UNAVAILABLE, 'the service stopped answering');

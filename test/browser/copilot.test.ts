@@ -20,8 +20,9 @@ import {
   type RelevantQGPTSeed,
 } from '@pieces.app/pieces-os-client';
 import { startFakeOpenAi, type FakeOpenAi } from '../fake-openai.js';
+import { freePort } from '../free-port.js';
 import { engine, launch, type BrowserContext, type Page } from './engine.js';
-import { openDemo } from './pages.js';
+import { openDemo, storeIds } from './pages.js';
 
 const BASE = 'http://localhost:1000';
 
@@ -133,6 +134,46 @@ const setModel = (page: Page, model: unknown) =>
     return reply;
   }, model);
 
+/** Asks in the demo's chat pane; resolves with the pane's state once the answer ended (`done`, `failed`, `stopped`). */
+async function askInPane(page: Page, question: string): Promise<string | null> {
+  const answers = await page.evaluate(() => document.querySelectorAll('#chat-log .bubble.assistant').length);
+  await page.fill('#chat-question', question);
+  await page.click('#chat-ask');
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('#chat-log .bubble.assistant').length > n && document.querySelector<HTMLElement>('#chat-state')!.dataset.state !== 'streaming',
+    answers,
+  );
+  return page.getAttribute('#chat-state', 'data-state');
+}
+
+/** Chooses the model in the pane's model form: an OpenAI-compatible endpoint, or none. */
+async function useModelInPane(page: Page, endpoint: { baseUrl: string; model: string } | null) {
+  await page.selectOption('#model-kind', endpoint ? 'openai' : 'extractive');
+  if (endpoint) {
+    await page.fill('#model-base-url', endpoint.baseUrl);
+    await page.fill('#model-name', endpoint.model);
+  }
+  await page.click('#model-save');
+  const described = endpoint ? `${endpoint.model} at ${endpoint.baseUrl}` : 'no model (extractive answers)';
+  await page.waitForFunction((text) => document.querySelector('#model-current')?.textContent === text, described);
+}
+
+/** Reloads the demo on no model, the chat pane on a new conversation. */
+async function freshPane(page: Page) {
+  await page.reload();
+  await page.waitForSelector('body[data-loaded="true"]');
+  await useModelInPane(page, null);
+}
+
+/** The newest message of the chat log: entirely in view in the log, the log scrolled to its end. */
+const newestInView = (page: Page) =>
+  page.evaluate(() => {
+    const log = document.querySelector('#chat-log')!;
+    const box = log.getBoundingClientRect();
+    const newest = log.lastElementChild!.getBoundingClientRect();
+    return { top: newest.top >= box.top - 1 || newest.height > box.height, bottom: newest.bottom <= box.bottom + 1, atEnd: log.scrollHeight - log.scrollTop - log.clientHeight <= 1 };
+  });
+
 describe(`the copilot in ${engine.name}`, () => {
   let context: BrowserContext;
   let page: Page;
@@ -235,8 +276,8 @@ describe(`the copilot in ${engine.name}`, () => {
     await page.fill('#chat-question', 'How do I retry with exponential backoff?');
     await page.click('#chat-ask');
     await page.waitForSelector('#chat-state[data-state="done"]');
-    expect(await page.textContent('#chat-log .bubble.user p')).toBe('How do I retry with exponential backoff?');
-    expect(await page.textContent('#chat-log .bubble.assistant p')).toMatch(/^No model is configured[^]*retry\.py/);
+    expect(await page.textContent('#chat-log .bubble.user .text')).toBe('How do I retry with exponential backoff?');
+    expect(await page.textContent('#chat-log .bubble.assistant .text')).toMatch(/^No model is configured[^]*retry\.py/);
 
     await page.selectOption('#model-kind', 'openai');
     await page.fill('#model-base-url', fake.baseUrl);
@@ -246,12 +287,127 @@ describe(`the copilot in ${engine.name}`, () => {
 
     await page.fill('#chat-question', 'one two three four five six seven eight nine ten');
     await page.click('#chat-ask');
-    await page.waitForFunction(() => (document.querySelectorAll('#chat-log .bubble.assistant p')[1]?.textContent ?? '').includes(' to:'));
+    await page.waitForFunction(() => (document.querySelectorAll('#chat-log .bubble.assistant .text')[1]?.textContent ?? '').includes(' to:'));
     await page.click('#chat-stop');
     await page.waitForSelector('#chat-state[data-state="stopped"]');
-    const partial = await page.evaluate(() => document.querySelectorAll('#chat-log .bubble.assistant p')[1]!.textContent);
+    const partial = await page.evaluate(() => document.querySelectorAll('#chat-log .bubble.assistant .text')[1]!.textContent);
     expect('Answer to: one two three four five six seven eight nine ten'.startsWith(partial!)).toBe(true);
     expect(partial!.length).toBeLessThan('Answer to: one two three four five six seven eight nine ten'.length);
     await setModel(page, null);
+  });
+
+  it('after an answer failed (model endpoint unreachable), the next question on no model is answered: the pane never keeps a conversation that was not stored', async () => {
+    await freshPane(page);
+    const unreachable = `http://127.0.0.1:${await freePort()}/v1`;
+    await useModelInPane(page, { baseUrl: unreachable, model: 'llama3.2' });
+    const before = await storeIds(page);
+    expect(await askInPane(page, 'a first question, never answered')).toBe('failed');
+    expect(await page.textContent('#chat-log .bubble.fail')).toContain(unreachable);
+    expect(await storeIds(page)).toEqual(before);
+
+    await useModelInPane(page, null);
+    expect(await askInPane(page, 'How do I retry with exponential backoff?')).toBe('done');
+    expect(await page.textContent('#chat-log .bubble.assistant:last-child .text')).toMatch(/^No model is configured/);
+    const after = await storeIds(page);
+    const created = after.filter((id) => !before.includes(id));
+    expect(created).toHaveLength(1);
+    // The pane is on that stored conversation: the next question goes to it.
+    expect(await askInPane(page, 'debounce a function')).toBe('done');
+    expect(await storeIds(page)).toEqual(after);
+    const stored = await page.evaluate(async (c) => (await (await fetch(`http://localhost:1000/conversation/${c}/messages`)).json()).iterable.map((m: { role: string }) => m.role), created[0]);
+    expect(stored).toEqual(['USER', 'ASSISTANT', 'USER', 'ASSISTANT']);
+  });
+
+  it('"New chat" leaves the conversation: the log empties and the next question starts another one', async () => {
+    await freshPane(page);
+    expect(await askInPane(page, 'How do I retry with exponential backoff?')).toBe('done');
+    const first = await storeIds(page);
+    await page.click('#chat-new');
+    expect(await page.evaluate(() => document.querySelectorAll('#chat-log .bubble').length)).toBe(0);
+    expect(await page.textContent('#chat-title')).toBe('new conversation');
+    expect(await askInPane(page, 'debounce a function')).toBe('done');
+    const second = await storeIds(page);
+    expect(second.filter((id) => !first.includes(id))).toHaveLength(1);
+    expect(await page.evaluate(() => [...document.querySelectorAll('#chat-log .bubble')].map((b) => (b as HTMLElement).dataset.role))).toEqual(['USER', 'ASSISTANT']);
+  });
+
+  it("follows its conversation in the store: another tab's rename shows, another tab's delete leaves it for a new chat", async () => {
+    await freshPane(page);
+    const before = await storeIds(page);
+    expect(await askInPane(page, 'How do I retry with exponential backoff?')).toBe('done');
+    const [id] = (await storeIds(page)).filter((c) => !before.includes(c));
+    // The stored name (derived from the question) replaces "New conversation".
+    await expect.poll(() => page.textContent('#chat-title')).toBe('How do I retry with exponential backoff?');
+    const other = await openDemo(context);
+    try {
+      await other.evaluate(async (c) => {
+        const { messages: _messages, ...conversation } = await (await fetch(`http://localhost:1000/conversation/${c}`)).json();
+        await fetch('http://localhost:1000/conversation/update', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...conversation, name: 'Renamed in another tab' }) });
+      }, id);
+      await expect.poll(() => page.textContent('#chat-title')).toBe('Renamed in another tab');
+      await other.evaluate((c) => fetch(`http://localhost:1000/conversations/${c}/delete`, { method: 'POST' }), id);
+      await expect.poll(() => page.textContent('#chat-title')).toBe('new conversation');
+      expect(await page.evaluate(() => document.querySelectorAll('#chat-log .bubble').length)).toBe(0);
+      expect(await page.textContent('#chat-state')).toContain('deleted');
+      // The next question starts a new conversation (it does not name the deleted one).
+      expect(await askInPane(page, 'debounce a function')).toBe('done');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('renders answers as Markdown (code fences as code blocks), and never the HTML an answer holds', async () => {
+    await freshPane(page);
+    const newest = '#chat-log .bubble.assistant:last-child';
+    expect(await askInPane(page, 'How do I retry with exponential backoff?')).toBe('done');
+    expect(await page.textContent(`${newest} strong`)).toBe('retry.py');
+    expect(await page.textContent(`${newest} pre > code`)).toContain('class RetryError(Exception):');
+    expect(await page.textContent(newest)).not.toMatch(/```|\*\*retry\.py\*\*/);
+
+    // The fake model answers "Answer to: <question>": an answer with HTML and a javascript: link in it.
+    const hostile = 'hi <script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2"> [link](javascript:window.pwned=3) **bold**';
+    await useModelInPane(page, { baseUrl: fake.baseUrl, model: 'llama3.2' });
+    expect(await askInPane(page, hostile)).toBe('done');
+    const shown = async () =>
+      page.evaluate(() => {
+        const answer = [...document.querySelectorAll('#chat-log .bubble.assistant')].at(-1)!;
+        return {
+          text: answer.querySelector('.text')!.textContent,
+          bold: answer.querySelector('strong')?.textContent,
+          inserted: document.querySelectorAll('#chat-log script, #chat-log img, #chat-log [onerror], #chat-log a[href^="javascript"]').length,
+          pwned: (window as { pwned?: number }).pwned,
+        };
+      });
+    const expected = {
+      text: expect.stringContaining('<script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2">'),
+      bold: 'bold',
+      inserted: 0,
+      pwned: undefined,
+    };
+    expect(await shown()).toEqual(expected);
+    // Read back from the store, the same.
+    await page.reload();
+    await page.waitForSelector('body[data-loaded="true"]');
+    const id = await page.evaluate(async () => {
+      const { iterable } = await (await fetch('http://localhost:1000/conversations')).json();
+      return (iterable as Array<{ id: string; updated: { value: string } }>).sort((a, b) => b.updated.value.localeCompare(a.updated.value))[0]!.id;
+    });
+    await page.click(`#conversation-list li[data-id="${id}"] .link`);
+    await page.waitForFunction(() => document.querySelectorAll('#chat-log .bubble.assistant').length === 2);
+    expect(await shown()).toEqual(expected);
+    await useModelInPane(page, null);
+  });
+
+  it('keeps the newest message in view: the log scrolls to each answer, and to an error', async () => {
+    await freshPane(page);
+    for (const question of ['How do I retry with exponential backoff?', 'debounce a function', 'How do I retry with exponential backoff?']) {
+      expect(await askInPane(page, question)).toBe('done');
+      expect(await newestInView(page)).toEqual({ top: true, bottom: true, atEnd: true });
+    }
+    await useModelInPane(page, { baseUrl: `http://127.0.0.1:${await freePort()}/v1`, model: 'llama3.2' });
+    expect(await askInPane(page, 'this one fails')).toBe('failed');
+    expect(await page.getAttribute('#chat-log > :last-child', 'class')).toContain('fail');
+    expect(await newestInView(page)).toEqual({ top: true, bottom: true, atEnd: true });
+    await useModelInPane(page, null);
   });
 });

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { ApplicationNameEnum, PlatformEnum } from '@pieces.app/pieces-os-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 import { storeIds } from './pages.js';
@@ -409,6 +410,174 @@ describe('the demo on a base that is not localhost', () => {
       await expect.poll(() => page.evaluate(() => window.problems)).toEqual([expect.stringMatching(/^connect-src http:\/\/localhost:1000\//)]);
     } finally {
       await context.close();
+    }
+  });
+});
+
+/**
+ * The demo in a frame of a blank page of its origin: the frame's size is the
+ * demo's window size (its viewport, its media queries), the same in every engine.
+ */
+async function openFramed(context: BrowserContext, width: number, height: number): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${inject('demoUrl')}probe.html`);
+  await page.evaluate((url) => {
+    document.body.style.margin = '0';
+    const frame = document.createElement('iframe');
+    frame.style.border = '0';
+    frame.src = url;
+    document.body.append(frame);
+  }, inject('demoUrl'));
+  await resizeFrame(page, width, height);
+  await page.waitForFunction(() => document.querySelector('iframe')?.contentDocument?.body?.dataset.loaded === 'true');
+  return page;
+}
+
+const resizeFrame = (page: Page, width: number, height: number) =>
+  page.evaluate(([w, h]) => {
+    const frame = document.querySelector('iframe')!;
+    frame.width = String(w);
+    frame.height = String(h);
+  }, [width, height] as const);
+
+/** The demo's panes by row: the ids in each row, and the width of the grid the row leaves blank. */
+const paneRows = (page: Page) =>
+  page.evaluate(() => {
+    const d = document.querySelector('iframe')!.contentDocument!;
+    const grid = d.querySelector('main.grid')!;
+    const gap = parseFloat(getComputedStyle(grid).columnGap) || 0;
+    const rows = new Map<number, DOMRect[]>();
+    const ids = new Map<number, string[]>();
+    for (const card of grid.querySelectorAll<HTMLElement>(':scope > .card')) {
+      if (!card.getClientRects().length) continue;
+      const box = card.getBoundingClientRect();
+      const top = Math.round(box.top);
+      rows.set(top, [...(rows.get(top) ?? []), box]);
+      ids.set(top, [...(ids.get(top) ?? []), card.id]);
+    }
+    const width = grid.getBoundingClientRect().width;
+    return [...rows.entries()].map(([top, boxes]) => ({
+      panes: ids.get(top)!.join(' '),
+      blank: Math.round(width - boxes.reduce((sum, box) => sum + box.width, 0) - gap * (boxes.length - 1)),
+    }));
+  });
+
+/** The demo's window: how tall its page is, how tall the request log and how many entries, newest first. */
+const requestLog = (page: Page) =>
+  page.evaluate(() => {
+    const d = document.querySelector('iframe')!.contentDocument!;
+    const log = d.querySelector<HTMLElement>('#request-log')!;
+    return {
+      page: d.documentElement.scrollHeight,
+      log: Math.round(log.getBoundingClientRect().height),
+      entries: log.children.length,
+      newest: (log.firstElementChild as HTMLElement | null)?.dataset.operation,
+    };
+  });
+
+/** How many line boxes each base of the header's list takes. */
+const baseLines = (page: Page) =>
+  page.evaluate(() => {
+    const d = document.querySelector('iframe')!.contentDocument!;
+    const list = d.querySelector('#bases')!;
+    const texts: Text[] = [];
+    const walker = d.createTreeWalker(list, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) texts.push(walker.currentNode as Text);
+    const full = texts.map((t) => t.data).join('');
+    /** The text node and offset of a character of the list's text. */
+    const at = (index: number): [Text, number] => {
+      for (const text of texts) {
+        if (index <= text.data.length) return [text, index];
+        index -= text.data.length;
+      }
+      throw new Error('past the end');
+    };
+    const lines: Record<string, number> = {};
+    for (const base of full.split(', ')) {
+      const start = full.indexOf(base);
+      const range = d.createRange();
+      range.setStart(...at(start));
+      range.setEnd(...at(start + base.length));
+      lines[base] = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;
+    }
+    return lines;
+  });
+
+describe('the demo laid out in a 1280×800 and an 800×900 window', () => {
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    ({ context } = await launch());
+    page = await openFramed(context, 1280, 800);
+  });
+
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('fills the choice lists in the page as served, before the first paint', async () => {
+    const served = await page.evaluate(async (url) => {
+      const html = await (await fetch(url)).text();
+      const d = new DOMParser().parseFromString(html, 'text/html');
+      return Object.fromEntries([...d.querySelectorAll('select')].map((select) => [select.id, { options: [...select.options].map((o) => o.value), value: select.value }]));
+    }, inject('demoUrl'));
+    for (const [id, { options }] of Object.entries(served)) expect([id, options.length > 0]).toEqual([id, true]);
+    expect(served['register-name']).toEqual({ options: Object.values(ApplicationNameEnum), value: 'VS_CODE' });
+    expect(served['register-platform']).toEqual({ options: Object.values(PlatformEnum), value: 'LINUX' });
+    // The assets are the store's: read once the service answers, the list says so until then.
+    expect(await page.evaluate(() => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLSelectElement>('#asset-select')!.selectedOptions[0]!.label)).toBe('debounce.ts');
+  });
+
+  it('never breaks a base of the header across lines (a port range included)', async () => {
+    for (const [width, height] of [[1280, 800], [800, 900]] as const) {
+      await resizeFrame(page, width, height);
+      const lines = await baseLines(page);
+      expect(Object.keys(lines)).toContain('http://localhost:39300-39333');
+      for (const [base, count] of Object.entries(lines)) expect([width, base, count]).toEqual([width, base, 1]);
+    }
+  });
+
+  it('lays the panes out with no column left blank beside them, the request log a fixed-height panel that does not grow the page', async () => {
+    for (const [width, height] of [[1280, 800], [800, 900]] as const) {
+      await resizeFrame(page, width, height);
+      for (const row of await paneRows(page)) expect([width, row.panes, row.blank <= 2]).toEqual([width, row.panes, true]);
+    }
+    await resizeFrame(page, 1280, 800);
+    const before = await requestLog(page);
+    // 260 more calls: each change of the transferables choice reads the list twice.
+    await page.evaluate(async () => {
+      const box = document.querySelector('iframe')!.contentDocument!.querySelector<HTMLInputElement>('#transferables')!;
+      for (let i = 0; i < 130; i++) {
+        box.click();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    });
+    await page.waitForFunction(() => document.querySelector('iframe')!.contentDocument!.querySelectorAll('#request-log li').length >= 200);
+    const after = await requestLog(page);
+    expect(after).toEqual({ page: before.page, log: before.log, entries: 200, newest: 'conversationsSnapshot' });
+  });
+
+  it('gives messages the width of their pane: a line of text, not a narrow column', async () => {
+    // A conversation with an answer, shown in the copilot pane and the conversation pane.
+    await page.evaluate(() => {
+      const d = document.querySelector('iframe')!.contentDocument!;
+      d.querySelector<HTMLTextAreaElement>('#chat-question')!.value = 'How do I retry with exponential backoff?';
+      d.querySelector<HTMLButtonElement>('#chat-ask')!.click();
+    });
+    await page.waitForFunction(() => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLElement>('#chat-state')!.dataset.state === 'done');
+    await page.waitForFunction(() => !!document.querySelector('iframe')!.contentDocument!.querySelector('#conversation-list li .link'));
+    await page.evaluate(() => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLButtonElement>('#conversation-list li .link')!.click());
+    await page.waitForFunction(() => !!document.querySelector('iframe')!.contentDocument!.querySelector('#message-list li[data-role="ASSISTANT"]'));
+    for (const [width, height] of [[1280, 800], [800, 900]] as const) {
+      await resizeFrame(page, width, height);
+      const widths = await page.evaluate(() => {
+        const d = document.querySelector('iframe')!.contentDocument!;
+        const width = (selector: string) => Math.round(d.querySelector(selector)!.getBoundingClientRect().width);
+        return { chat: width('#chat-log .bubble.assistant'), conversation: width('#message-list li[data-role="ASSISTANT"] .text') };
+      });
+      // 480 px: some 70 characters of the pane's text in a line.
+      expect([width, widths.chat >= 480, widths.conversation >= 480]).toEqual([width, true, true]);
     }
   });
 });

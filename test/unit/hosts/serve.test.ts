@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startLoopbackServer, type LoopbackServer } from '../../../src/node/serve.js';
 import { createNodeHost } from '../../../src/node/host.js';
+import { formatEntry } from '../../../src/core/log.js';
 
 /** Deterministic ids and times, so that two services answer byte for byte alike. */
 const clock = () => {
@@ -105,5 +106,60 @@ describe('startLoopbackServer', () => {
     expect((await post('nothing')).status).toBe(404);
     expect((await fetch(`${server.url}/__pieces/reset`, { headers: { 'X-Pieces-Control': '1' } })).status).toBe(405);
     await post('reset');
+  });
+});
+
+describe('startLoopbackServer with log (serve --log)', () => {
+  let server: LoopbackServer;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    server = await startLoopbackServer({ port: 0, log: (entry) => lines.push(formatEntry(entry)) });
+  });
+  afterAll(() => server.close());
+
+  /** The lines logged while `action` ran, without their time. */
+  async function logged(action: () => Promise<unknown>) {
+    const from = lines.length;
+    await action();
+    return lines.slice(from).map((line) => line.replace(/^\[pieces-os-worker\] \d\d:\d\d:\d\d /, '').replace(/\(\d+ ms\)/, '(N ms)'));
+  }
+  const ws = (path: string) => new WebSocket(`${server.url.replace('http', 'ws')}${path}`);
+
+  it('prints a WebSocket connection as one, with its operation: WS … 101 Switching Protocols, not GET … 200', async () => {
+    expect(
+      await logged(async () => {
+        const socket = ws('/conversations/stream/identifiers');
+        await new Promise((first) => socket.once('message', first));
+        socket.close();
+      }),
+    ).toEqual(['conversationsStreamIdentifiers WS /conversations/stream/identifiers 101 Switching Protocols (N ms)']);
+  });
+
+  it('prints the copilot socket: its connection, then each question sent on it as a message', async () => {
+    const socket = ws('/qgpt/stream');
+    expect(await logged(() => new Promise((open) => socket.once('open', open)))).toEqual(['qgptStream WS /qgpt/stream 101 Switching Protocols (N ms)']);
+    expect(
+      await logged(async () => {
+        const completed = new Promise<void>((done) => socket.on('message', (data) => JSON.parse(String(data)).status === 'COMPLETED' && done()));
+        socket.send(JSON.stringify({ request: 'q1', question: { query: 'retry with backoff', relevant: { iterable: [] } } }));
+        await completed;
+      }),
+    ).toEqual(['qgptStream WS /qgpt/stream message 200 OK (N ms)']);
+    socket.close();
+  });
+
+  it('prints a refused WebSocket with its status, and plain requests as before', async () => {
+    expect(
+      await logged(async () => {
+        const socket = ws('/applications');
+        await new Promise((refused) => socket.on('unexpected-response', refused));
+        await fetch(`${server.url}/conversations/stream/identifiers`);
+        await fetch(`${server.url}/applications`);
+      }),
+    ).toEqual([
+      'WS /applications 404 Not Found (N ms)',
+      'conversationsStreamIdentifiers GET /conversations/stream/identifiers 426 Upgrade Required (N ms)',
+      'applicationsSnapshot GET /applications 200 OK (N ms)',
+    ]);
   });
 });

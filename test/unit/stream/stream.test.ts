@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StreamedIdentifiersFromJSON, instanceOfStreamedIdentifiers } from '@pieces.app/pieces-os-client';
 import { installStreamShim } from '../../../src/stream/shim.js';
 import { CHANGES_CHANNEL } from '../../../src/core/stream-wire.js';
+import { formatEntry } from '../../../src/core/log.js';
 import { BASE, newAsset, setup } from '../support/harness.js';
 
 const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
@@ -320,6 +321,34 @@ describe('every socket path through the one mechanism', () => {
     await until(() => closed !== undefined, 'the close');
     expect(closed!.code).toBe(4503);
     expect(socket.readyState).toBe(3);
+  });
+
+  it('health: logged once, as the connection it is; its beats and an identifier socket catch-ups are not requests of their own', async () => {
+    const lines: string[] = [];
+    const announce = new BroadcastChannel(CHANGES_CHANNEL);
+    const t = await setup({ log: (entry) => lines.push(formatEntry(entry).replace(/^\S+ \S+ /, '').replace(/\(\d+ ms\)/, '(N ms)')), onChange: (change) => announce.postMessage({ type: 'change', change }) });
+    const target = { WebSocket: NativeWebSocket as unknown as typeof WebSocket };
+    const uninstall = installStreamShim({ target, fetch: (input, init) => t.service.handle(new Request(input, init)), isServiceAvailable: () => true, healthIntervalMs: 10 });
+    cleanups.push(() => {
+      uninstall();
+      announce.close();
+    });
+    const health = new target.WebSocket('ws://127.0.0.1:39300/.well-known/stream/health');
+    const oks: string[] = [];
+    health.onmessage = (event) => oks.push(event.data as string);
+    const stream = new target.WebSocket(STREAM);
+    const items: unknown[] = [];
+    stream.onmessage = (event) => items.push(event.data);
+    await until(() => oks.length >= 3 && items.length === 1, 'three oks and the snapshot');
+    await t.fetch(`${BASE}/conversations/create`, { method: 'POST' });
+    await until(() => items.length === 2, 'the change');
+    health.close();
+    stream.close();
+    expect(lines.sort()).toEqual([
+      'conversationsCreateSpecificConversation POST /conversations/create 200 OK (N ms)',
+      'conversationsStreamIdentifiers WS /conversations/stream/identifiers 101 Switching Protocols (N ms)',
+      'getWellKnownStreamHealth WS /.well-known/stream/health 101 Switching Protocols (N ms)',
+    ]);
   });
 
   it('user: the ReturnedUserProfile on open', async () => {
