@@ -10,20 +10,23 @@
  *     "sessions": [ { id, opened, closed?, application? } ],
  *     "events": [ { id, kind, at, application?, payload } ],
  *     "assets": [ { id, name, language, text, created, description?, formatId } ],
- *     "externalApplications": [ { name, version? } ]
+ *     "externalApplications": [ { name, version? } ],
+ *     "anchors": [ Anchor (with its `points`) ],
+ *     "models": [ { id, downloaded } ]   (catalogue models' local state: the downloaded ones)
  *   }
  *
  * Every key is optional when seeding; missing ids and times are assigned.
  */
-import { ConversationTypeEnum, MessageRoleEnum, MessageSentimentEnum } from './enums.js';
+import { AnchorTypeEnum, ConversationTypeEnum, MessageRoleEnum, MessageSentimentEnum } from './enums.js';
+import { catalogueModel } from './copilot/catalogue.js';
 import type { AssetInput } from './models/asset.js';
 import { CONVERSATION_FIELDS, MESSAGE_FIELDS } from './models/conversation.js';
 import { badRequest } from './http.js';
 import type { Clock } from './clock.js';
 import { parseApplication } from './models/application.js';
-import type { AssetRecord, EventKind, EventRecord, ExternalApplicationRecord, SessionRecord } from '../storage/schema.js';
+import type { AnchorRecord, AssetRecord, EventKind, EventRecord, ExternalApplicationRecord, ModelStateRecord, SessionRecord } from '../storage/schema.js';
 import type { StoredData } from '../storage/storage.js';
-import { array, object, oneOf, optional, required, string, uuid, type JsonObject } from './validate.js';
+import { array, boolean, object, oneOf, optional, required, string, uuid, type JsonObject } from './validate.js';
 
 export const DATA_VERSION = 1;
 
@@ -44,6 +47,10 @@ export interface PiecesData {
   events: EventRecord[];
   assets: AssetRecord[];
   externalApplications: ExternalApplicationRecord[];
+  /** Anchors as `GET /anchor/{id}` answers them. */
+  anchors: Array<Record<string, unknown> & { id: string; type: string; points: { iterable: unknown[] } }>;
+  /** The catalogue models downloaded here. */
+  models: ModelStateRecord[];
 }
 
 /** A time as the wire writes it: `{ value: '<ISO-8601>' }`. */
@@ -90,10 +97,14 @@ export interface PiecesSeed {
   events?: Array<Omit<EventRecord, 'id' | 'at'> & { id?: string; at?: string }>;
   assets?: AssetInput[];
   externalApplications?: ExternalApplicationRecord[];
+  /** Anchors (the SDK's Anchor, with its `points`); id and times optional. */
+  anchors?: Array<Record<string, unknown> & { type: string; points: { iterable: unknown[] } }>;
+  /** Catalogue models' local state: `{ id, downloaded: true }` for a model downloaded here. */
+  models?: Array<{ id: string; downloaded: boolean }>;
 }
 
 const EVENT_KINDS: readonly EventKind[] = ['interaction', 'keyboard', 'installation', 'update'];
-const KEYS = ['version', 'conversations', 'applications', 'sessions', 'events', 'assets', 'externalApplications'];
+const KEYS = ['version', 'conversations', 'applications', 'sessions', 'events', 'assets', 'externalApplications', 'anchors', 'models'];
 
 
 /** An ISO-8601 time, kept as written. */
@@ -204,6 +215,23 @@ function external(value: unknown, path: string): ExternalApplicationRecord {
   return { name: required(input, 'name', path, string), ...(version === undefined ? {} : { version }) };
 }
 
+function anchor(value: unknown, path: string, clock: Clock): AnchorRecord {
+  const input = object(value, path);
+  required(input, 'type', path, (v, p) => oneOf(v, AnchorTypeEnum, p));
+  required(object(required(input, 'points', path, object), `${path}.points`), 'iterable', `${path}.points`, array);
+  const id = optional(input, 'id', path, uuid) ?? clock.newId();
+  const created = optional(input, 'created', path, grouped) ?? { value: clock.now().toISOString() };
+  const updated = optional(input, 'updated', path, grouped) ?? created;
+  return { id, created: created.value as string, json: JSON.stringify({ ...input, id, created, updated }) };
+}
+
+function model(value: unknown, path: string): ModelStateRecord {
+  const input = object(value, path);
+  const id = required(input, 'id', path, string);
+  if (!catalogueModel(id)) throw badRequest(`${path}.id ${JSON.stringify(id)} is not a model of the catalogue (GET /models lists them).`);
+  return { id, downloaded: required(input, 'downloaded', path, boolean) };
+}
+
 function unique<T>(items: T[], key: (item: T) => string, what: string): T[] {
   const seen = new Set<string>();
   for (const item of items) {
@@ -233,6 +261,8 @@ export function parseData(value: unknown, clock: Clock): StoredData {
     events: unique(each('events', (v, p) => event(v, p, clock)), (e) => e.id, 'events'),
     assets: unique(each('assets', (v, p) => asset(v, p, clock)), (a) => a.id, 'assets'),
     external: unique(each('externalApplications', external), (a) => a.name, 'externalApplications'),
+    anchors: unique(each('anchors', (v, p) => anchor(v, p, clock)), (a) => a.id, 'anchors'),
+    models: unique(each('models', model), (m) => m.id, 'models'),
   };
 }
 
@@ -251,5 +281,7 @@ export function toData(stored: StoredData): PiecesData {
     events: stored.events,
     assets: stored.assets,
     externalApplications: stored.external,
+    anchors: stored.anchors.map((a) => JSON.parse(a.json) as PiecesData['anchors'][number]),
+    models: stored.models,
   };
 }

@@ -12,10 +12,13 @@ export const CHANGES_CHANNEL = 'pieces-os-worker:changes';
 
 /** The header a socket's own requests carry: its handshake and catch-ups, or a copilot input. */
 export const STREAM_HEADER = 'x-pieces-stream';
-export type StreamRequestKind = 'handshake' | 'qgpt';
+export type StreamRequestKind = 'handshake' | 'qgpt' | 'progress';
 
-/** What a socket path carries: the identifiers of a collection, the health heartbeat, the user profile, the copilot's answers. */
-export type SocketKind = Collection | 'health' | 'user' | 'copilot';
+/**
+ * What a socket path carries: the identifiers of a collection, the health heartbeat, the user
+ * profile, the vision status, the copilot's answers, a model's download progress.
+ */
+export type SocketKind = Collection | 'health' | 'user' | 'vision' | 'copilot' | 'progress';
 
 /**
  * The WebSocket paths the service serves, and what each carries (the route
@@ -26,11 +29,24 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/messages/stream/identifiers': 'conversationMessage',
   '/assets/stream/identifiers': 'asset',
   '/applications/stream/identifiers': 'application',
+  '/anchors/stream/identifiers': 'anchor',
+  '/ranges/stream/identifiers': 'range',
+  '/models/stream/identifiers': 'model',
   '/.well-known/stream/health': 'health',
   '/user/stream': 'user',
+  '/workstream_pattern_engine/processors/vision/status/stream': 'vision',
   /** The copilot's answers (its client frames travel as POSTs). */
   '/qgpt/stream': 'copilot',
 };
+
+/** A model's download progress socket: `/model/{model}/download/progress` (the one socket path with a parameter). */
+const PROGRESS_SOCKET = /^\/model\/[^/]+\/download\/progress$/;
+
+/** What the socket at `path` (under a base, without a trailing slash) carries, if it is one of the service's. */
+export function socketKind(path: string): SocketKind | undefined {
+  if (Object.hasOwn(SOCKETS, path)) return SOCKETS[path];
+  return PROGRESS_SOCKET.test(path) ? 'progress' : undefined;
+}
 
 /** A committed change, announced to the sockets of its collection. */
 export interface ChangeMessage {

@@ -19,7 +19,7 @@
  * read) hold at most READ_CACHE_BUDGET of stored text together; a list
  * larger than that is not kept (it is read from IndexedDB each time).
  */
-import type { Collection, ConversationRecord, MessageRecord } from './schema.js';
+import type { Logged, ConversationRecord, MessageRecord } from './schema.js';
 import type { Change, ConversationList, ConversationState, Storage } from './storage.js';
 
 /** Reads whose result depends only on the stored data (and their arguments). */
@@ -51,6 +51,9 @@ const AFFECTS: Record<string, readonly Read[]> = {
   closeSession: ['getSession'],
   putAssets: ['getAsset', 'listAssets'],
   putExternalApplications: ['listExternalApplications'],
+  editAnchor: ['listConversations'],
+  setModelState: [],
+  setSignedIn: [],
   ensureMeta: [],
   setMeta: [],
   createConversation: ['listConversations'],
@@ -115,7 +118,7 @@ export function cacheReads(
     queueMicrotask(() => (told = false));
   };
 
-  const idsKey = (collection: Collection) => key('listIds', [collection]);
+  const idsKey = (collection: Logged) => key('listIds', [collection]);
 
   /** Applies committed changes: conversation ids follow in place, everything else they name is dropped. */
   function applyChanges(changes: Change[]) {
@@ -135,7 +138,7 @@ export function cacheReads(
     }
     if (ids) cache.set(idsKey('conversation'), { ids, seq: last });
     // The id lists the changes did not touch are as true at the new sequence number.
-    for (const collection of ['conversationMessage', 'asset', 'application'] as const) {
+    for (const collection of ['conversationMessage', 'asset', 'application', 'anchor', 'range', 'model'] as const) {
       const kept = cache.get(idsKey(collection)) as { ids: string[]; seq: number } | undefined;
       if (kept) cache.set(idsKey(collection), { ids: kept.ids, seq: last });
     }

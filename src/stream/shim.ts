@@ -1,17 +1,18 @@
 /**
  * The page's WebSocket shim for every socket path of the service (`SOCKETS`:
- * the identifier streams, the health heartbeat, the user profile, the
- * copilot). Service Workers never see WebSocket connections, so the page's
+ * the identifier streams, the health heartbeat, the user profile, the vision
+ * status, the copilot; and each model's download progress). Service Workers never see WebSocket connections, so the page's
  * global `WebSocket` is patched: socket URLs under the bases (any query
  * string, a trailing slash or not) get a socket built on mock-socket and fed
  * by the service (feed-socket.ts, copilot-socket.ts); every other URL gets
  * the native WebSocket.
  */
 import { baseMatcher, DEFAULT_BASES, webSocketBase } from '../shared/bases.js';
-import { CHANGES_CHANNEL, SOCKETS, type SocketKind } from '../core/stream-wire.js';
+import { CHANGES_CHANNEL, socketKind, type SocketKind } from '../core/stream-wire.js';
 import { Announcements, type AnnouncementChannel } from './announcements.js';
 import { CopilotSocket } from './copilot-socket.js';
-import { FeedSocket } from './feed-socket.js';
+import { CLOSE_UNAVAILABLE, FeedSocket } from './feed-socket.js';
+import { ProgressSocket } from './progress-socket.js';
 import { listen } from './served-socket.js';
 
 export { CLOSE_DATABASE_REPLACED, CLOSE_FELL_BEHIND, CLOSE_UNAVAILABLE } from './feed-socket.js';
@@ -78,7 +79,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
   function socketOf(url: URL): { httpUrl: string; kind: SocketKind } | null {
     const match = matcher.match(url);
     const path = match && match.path.replace(/\/+$/, '');
-    const kind = path && Object.hasOwn(SOCKETS, path) ? SOCKETS[path] : undefined;
+    const kind = path ? socketKind(path) : undefined;
     if (!match || !kind) return null;
     return { httpUrl: match.base.origin.replace(/^ws/, 'http') + match.base.path + path, kind };
   }
@@ -96,6 +97,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     listen(parsed.href);
     const { httpUrl, kind } = socket;
     if (kind === 'copilot') return new CopilotSocket(parsed.href, protocols, { httpUrl, fetch, available });
+    if (kind === 'progress') return new ProgressSocket(parsed.href, protocols, { httpUrl, fetch, available, giveUpMs: timing.giveUpMs, closeUnavailable: CLOSE_UNAVAILABLE });
     return new FeedSocket(parsed.href, protocols, { httpUrl, kind, fetch, available, announcements, ...timing });
   }
   PiecesWebSocket.prototype = Native.prototype;
@@ -103,7 +105,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     Object.defineProperty(PiecesWebSocket, name, { value, enumerable: true });
   }
   Object.defineProperty(PiecesWebSocket, Symbol.hasInstance, {
-    value: (value: unknown) => value instanceof Native || value instanceof FeedSocket || value instanceof CopilotSocket,
+    value: (value: unknown) => value instanceof Native || value instanceof FeedSocket || value instanceof CopilotSocket || value instanceof ProgressSocket,
   });
   target.WebSocket = PiecesWebSocket as unknown as typeof WebSocket;
 

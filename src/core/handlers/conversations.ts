@@ -8,7 +8,7 @@ import { uuid } from '../validate.js';
 import { clock, publish, transferables } from './common.js';
 
 async function store(context: OperationContext, seeded: Seeded) {
-  publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages));
+  publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages, seeded.anchors));
   return seeded;
 }
 

@@ -4,10 +4,15 @@
  * `X-Pieces-Stream: qgpt`, and this handler answers it with the
  * QGPTStreamOutput frames for it as server-sent events:
  *
- *   INITIALIZED (with `relevance` when asked) → IN-PROGRESS × n (one answer
- *   chunk each) → COMPLETED, or FAILED (`errorMessage`, `statusCode`),
- *   STOPPED (a `stop: true` input for its request or conversation),
- *   RESET (a `reset: true` input).
+ *   IN-PROGRESS × n (one answer chunk each; the first also carries
+ *   `relevance` when asked) → COMPLETED (with the conversation id), or FAILED
+ *   (`errorMessage`, `statusCode`), STOPPED (a `stop: true` input for its
+ *   request or conversation), RESET (a `reset: true` input).
+ *
+ * No INITIALIZED frame: Pieces OS sends none, and clients end on the first
+ * frame that is not IN-PROGRESS (the Python wrapper) or treat it as an error
+ * (the C# client). The answer is asked of the adapter that answers the input's
+ * `model`.
  *
  * A completed answer stores the question and the answer as USER and
  * ASSISTANT messages of the conversation (a new one, named after the
@@ -29,7 +34,7 @@ import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMa
 /** The marker header value the socket shim sends with each client frame. */
 const QGPT_STREAM_MARKER: StreamRequestKind = 'qgpt';
 
-type Status = 'INITIALIZED' | 'IN-PROGRESS' | 'COMPLETED' | 'FAILED' | 'STOPPED' | 'RESET';
+type Status = 'IN-PROGRESS' | 'COMPLETED' | 'FAILED' | 'STOPPED' | 'RESET';
 
 export async function qgptStream({ request, service }: OperationContext): Promise<Response> {
   if (request.method !== 'POST' || request.headers.get(STREAM_HEADER) !== QGPT_STREAM_MARKER) {
@@ -138,14 +143,15 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
     if (!history) throw new HttpError(404, `No conversation with id ${conversation}.`);
 
     let relevant: RelevantMaterial[] = [];
-    const initialized: JsonObject = {};
+    /** The relevance found, until the first frame carried it. */
+    let relevance: JsonObject | undefined;
     if (input.relevance) {
       const found = await findRelevant(service, input.relevance);
-      initialized.relevance = { relevant: await relevantSeeds(service, input.relevance.query, found) };
+      relevance = { relevant: await relevantSeeds(service, input.relevance.query, found) };
       relevant = found.map(asMaterial);
     }
-    send(frame(request, conversation, 'INITIALIZED', initialized));
     if (!input.question && !input.relevance?.question) {
+      send(frame(request, conversation, 'IN-PROGRESS', { relevance: relevance! }));
       send(frame(request, conversation, 'COMPLETED'));
       return;
     }
@@ -155,11 +161,15 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
         : await questionMaterialOrStore(service, query, input.question.relevant);
       history.push(...(await questionHistory(service, input.question.messages)));
     }
-    for await (const chunk of (await copilot.model()).answer({ query, relevant, messages: history, signal: controller.signal })) {
+    const model = input.question?.model ?? input.relevance?.model;
+    for await (const chunk of (await copilot.model(model)).answer({ query, relevant, messages: history, signal: controller.signal })) {
       if (controller.signal.aborted) break;
       text += chunk;
-      send(frame(request, conversation, 'IN-PROGRESS', { question: questionOutput(chunk) }));
+      send(frame(request, conversation, 'IN-PROGRESS', { ...(relevance ? { relevance } : {}), question: questionOutput(chunk) }));
+      relevance = undefined;
     }
+    // An answer without text still reports its relevance before it completes.
+    if (relevance && !controller.signal.aborted) send(frame(request, conversation, 'IN-PROGRESS', { relevance }));
     if (controller.signal.aborted) throw controller.signal.reason;
     await storeExchange(service, conversation, create, query, text);
     send(frame(request, conversation, 'COMPLETED'));

@@ -3,14 +3,15 @@ import type { IDBPDatabase } from 'idb';
 import type { Collection, PiecesDB } from '../schema.js';
 import type { Change, Storage, StoredData } from '../storage.js';
 import { commit, log } from './transactions.js';
+import { SIGNED_IN_KEY } from '../storage.js';
 
 export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' | 'loadData'> {
   return {
     loadData: (data, { replace }) => loadData(db, data, { replace }),
 
     async dumpData() {
-      const tx = db.transaction(['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external']);
-      const [applications, sessions, events, conversations, messages, assets, external] = await Promise.all([
+      const tx = db.transaction(['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'anchors', 'models']);
+      const [applications, sessions, events, conversations, messages, assets, external, anchors, models] = await Promise.all([
         tx.objectStore('applications').getAll(),
         tx.objectStore('sessions').getAll(),
         tx.objectStore('events').getAll(),
@@ -18,6 +19,8 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
         tx.objectStore('messages').getAll(),
         tx.objectStore('assets').index('by-name').getAll(),
         tx.objectStore('external').getAll(),
+        tx.objectStore('anchors').index('by-created').getAll(),
+        tx.objectStore('models').getAll(),
       ]);
       await tx.done;
       const byId = new Map(messages.map((m) => [m.id, m]));
@@ -31,6 +34,8 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
         })),
         assets,
         external,
+        anchors,
+        models,
       };
     },
   };
@@ -45,18 +50,23 @@ export async function loadData(
   data: StoredData,
   { replace, unlessSeeded = false }: { replace: boolean; unlessSeeded?: boolean },
 ): Promise<Change[]> {
-  const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta', 'snapshots'] as const;
+  const names = [
+    'applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'anchors', 'models', 'changes', 'meta', 'snapshots',
+  ] as const;
   const tx = db.transaction([...names], 'readwrite');
   const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
   if (unlessSeeded && (await store('meta').get('seeded'))) {
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds] = await Promise.all([
+  const [conversations, messageIds, assetIds, applicationIds, anchorIds, modelIds, signedIn] = await Promise.all([
     store('conversations').getAll(),
     store('messages').getAllKeys(),
     store('assets').getAllKeys(),
     store('applications').getAllKeys(),
+    store('anchors').getAllKeys(),
+    store('models').getAllKeys(),
+    store('meta').get(SIGNED_IN_KEY),
   ]);
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
@@ -64,6 +74,9 @@ export async function loadData(
     conversationMessage: new Set(data.conversations.flatMap(({ messages }) => messages.map((m) => m.id))),
     asset: new Set(data.assets.map((a) => a.id)),
     application: new Set(data.applications.map((a) => a.id)),
+    anchor: new Set(data.anchors.map((a) => a.id)),
+    model: new Set(data.models.map((m) => m.id)),
+    range: new Set<string>(),
   };
   // What goes: with `replace`, every record not given again; else the messages an updated conversation no longer has.
   const removed = (collection: Collection, ids: string[]) =>
@@ -74,6 +87,11 @@ export async function loadData(
         ...removed('conversationMessage', messageIds),
         ...removed('asset', assetIds),
         ...removed('application', applicationIds),
+        ...removed('anchor', anchorIds),
+        // A model's state removed is the catalogue's again: a change, not a deletion of the model.
+        ...removed('model', modelIds).map(({ deleted: _deleted, ...change }) => change),
+        // The local user is as configured again.
+        ...(signedIn === undefined ? [] : [{ collection: 'user' as const, id: 'local' }]),
       ]
     : removed(
         'conversationMessage',
@@ -87,13 +105,16 @@ export async function loadData(
     ]),
     ...data.assets.map(({ id }) => ({ collection: 'asset' as const, id })),
     ...data.applications.map(({ id }) => ({ collection: 'application' as const, id })),
+    ...data.anchors.map(({ id }) => ({ collection: 'anchor' as const, id })),
+    ...data.models.map(({ id }) => ({ collection: 'model' as const, id })),
   ];
   const changes: Change[] = [];
   await commit(tx, function* () {
     if (replace) {
-      for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external'] as const) {
+      for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'anchors', 'models'] as const) {
         yield store(name).clear();
       }
+      yield store('meta').delete(SIGNED_IN_KEY);
     } else {
       for (const { id } of gone) yield store('messages').delete(id);
     }
@@ -102,6 +123,8 @@ export async function loadData(
     for (const event of data.events) yield store('events').put(event);
     for (const asset of data.assets) yield store('assets').put(asset);
     for (const application of data.external) yield store('external').put(application);
+    for (const anchor of data.anchors) yield store('anchors').put(anchor);
+    for (const model of data.models) yield model.downloaded ? store('models').put(model) : store('models').delete(model.id);
     for (const { messages } of data.conversations) for (const message of messages) yield store('messages').put(message);
     // A new conversation's snapshot order is the sequence number of its change; an updated one keeps its place.
     yield log(store('changes'), [...gone, ...written], changes).then(() =>

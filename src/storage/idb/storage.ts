@@ -8,6 +8,7 @@ import { randomUUID } from '../../shared/uuid.js';
 import { DB_NAME, missingStores, type PiecesDB } from '../schema.js';
 import type { Storage, StoredData } from '../storage.js';
 import { applicationStore } from './applications.js';
+import { anchorStore } from './anchors.js';
 import { assetStore } from './assets.js';
 import { connect, type ConnectionEvents } from './connection.js';
 import { conversationStore } from './conversations.js';
@@ -29,7 +30,7 @@ export interface OpenStorageOptions extends ConnectionEvents {
   groupCommit?: boolean;
 }
 
-const EMPTY: StoredData = { applications: [], sessions: [], events: [], conversations: [], assets: [], external: [] };
+const EMPTY: StoredData = { applications: [], sessions: [], events: [], conversations: [], assets: [], external: [], anchors: [], models: [] };
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
   const name = options.name ?? DB_NAME;
@@ -50,6 +51,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     ...conversationStore(db, { groupCommit: options.groupCommit }),
     ...snapshotMethods,
     ...assetStore(db),
+    ...anchorStore(db),
     ...dataStore(db),
     listIds: (collection) => (collection === 'conversation' ? conversationIds() : listIdsOf(db, collection)),
     identity: async () => identity,

@@ -122,7 +122,7 @@ describe(`the checker reads the models of the SDK ${SDK_VERSION}`, () => {
   it('knows snake_case wire keys and the documented extra fields', () => {
     const event = shape('SeededTrackedInteractionEvent');
     expect(event.kind === 'model' && [...event.fields.keys()]).toContain('identifier_description_pair');
-    expect(EXTRA_FIELDS).toEqual({ Application: ['engagement'], Session: ['engagement'], RelevantQGPTSeed: ['score'] });
+    expect(EXTRA_FIELDS).toEqual({ Application: ['engagement'], Session: ['engagement'] });
   });
 
   it('throws for a model the SDK does not ship', () => {
