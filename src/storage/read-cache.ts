@@ -34,6 +34,7 @@ const CACHED = [
   'getAsset',
   'listAssets',
   'listExternalApplications',
+  'listModelStates',
 ] as const satisfies ReadonlyArray<keyof Storage>;
 
 type Read = (typeof CACHED)[number];
@@ -52,7 +53,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putAssets: ['getAsset', 'listAssets'],
   putExternalApplications: ['listExternalApplications'],
   editAnchor: ['listConversations'],
-  setModelState: [],
+  setModelState: ['listModelStates'],
   setSignedIn: [],
   ensureMeta: [],
   setMeta: [],
@@ -134,6 +135,7 @@ export function cacheReads(
       } else {
         cache.delete(idsKey(change.collection));
         if (change.collection === 'conversationMessage') cache.delete(key('getMessage', [change.id]));
+        if (change.collection === 'model') cache.delete(key('listModelStates', []));
       }
     }
     if (ids) cache.set(idsKey('conversation'), { ids, seq: last });

@@ -11,7 +11,7 @@ import { MODEL, application, dump, setup } from '../support/harness.js';
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 2500);
 const BASES = ['http://localhost:1000', 'https://api.example.test/pieces'];
 
-type State = { app: string; session: string; conversation: string; asset: string; message: string };
+type State = { app: string; session: string; conversation: string; asset: string; message: string; model: string; anchor: string; range: string };
 
 const validBodies = (state: State): Record<string, unknown> => ({
   applicationsRegister: application(),
@@ -33,6 +33,11 @@ const validBodies = (state: State): Record<string, unknown> => ({
   messagesCreateSpecificMessage: { role: 'ASSISTANT', fragment: { string: { raw: 'y' } }, conversation: { id: state.conversation }, model: MODEL },
   messageSpecificMessageUpdate: { id: state.message, role: 'USER', fragment: { string: { raw: 'z' } }, sentiment: 'LIKE' },
   messageUpdateValue: { id: state.message, fragment: { string: { raw: 'v' } } },
+  anchorsCreateNewAnchor: { type: 'FILE', fullpath: '/src/a.ts', platform: 'LINUX', conversation: state.conversation, annotations: [{ type: 'COMMENT', text: 'x' }] },
+  modelsDeleteSpecificModelCache: { schema: { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' } },
+  osAppletLaunch: { type: 'COPILOT' },
+  allocationsConnectNewCloud: { id: crypto.randomUUID(), aesthetics: { theme: { dark: false }, font: { size: 1 } } },
+  allocationsDisconnectCloud: { id: 'a', user: 'u', urls: {}, status: { cloud: 'DISCONNECTED' }, project: '' },
 });
 
 /** Replaces the value at a random path of `value` with `replacement` (or deletes it). */
@@ -91,14 +96,16 @@ const hostile = (state: State) => {
     fc.constant('x'.repeat(70 * 1024)),
   );
   const request = (operation: (typeof OPERATIONS)[number]) => {
-    const byName: Record<string, keyof State> = { application: 'app', session: 'session', conversation: 'conversation', asset: 'asset', message: 'message' };
+    const byName: Record<string, keyof State> = {
+      application: 'app', session: 'session', conversation: 'conversation', asset: 'asset', message: 'message', model: 'model', anchor: 'anchor', range: 'range',
+    };
     // 'auto' fills each parameter with the state's id of its kind.
     const fill = (which: keyof State | 'random' | 'auto', random: string) =>
       operation.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
         which === 'random' ? random : which === 'auto' ? state[byName[name] ?? 'conversation'] : state[which],
       );
     const path = fc.oneof(
-      { weight: 3, arbitrary: fc.constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message').map((w) => fill(w, '')) },
+      { weight: 3, arbitrary: fc.constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message', 'model').map((w) => fill(w, '')) },
       {
         weight: 2,
         arbitrary: fc
@@ -152,7 +159,10 @@ describe('hostile input', () => {
       seededConversation: { type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] } as never,
     });
     const asset = (await (await t.fetch(`${BASES[0]}/assets/identifiers`)).json()).iterable[0].id as string;
-    const state: State = { app: app.id, session: session.id, conversation: conversation.id, asset, message: conversation.messages.iterable[0]!.id };
+    // A local model (downloads complete at once: nothing to fetch), an anchor, a range id (no range exists).
+    const model = ((await (await t.fetch(`${BASES[0]}/models`)).json()).iterable as Array<{ id: string; cloud: boolean }>).find((m) => !m.cloud)!.id;
+    const anchor = (await (await t.fetch(`${BASES[0]}/anchors/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"FILE","fullpath":"/x"}' })).json()).id as string;
+    const state: State = { app: app.id, session: session.id, conversation: conversation.id, asset, message: conversation.messages.iterable[0]!.id, model, anchor, range: crypto.randomUUID() };
     const statuses = new Map<number, number>();
     let notHandled = 0;
 
