@@ -84,7 +84,8 @@ export class Downloads {
       pending = Math.round(Math.min(Math.max(fraction, 0), 1) * 1000) / 10;
       const wait = sentAt + this.#interval - performance.now();
       if (wait <= 0) flush();
-      else timer ??= setTimeout(flush, wait);
+      // Timers take whole milliseconds (a shorter delay would run early): rounded up.
+      else timer ??= setTimeout(flush, Math.ceil(wait));
     };
     try {
       if (pull) await pull(controller.signal, progress);
