@@ -73,7 +73,7 @@ export interface AssetRecord {
  */
 export interface AnchorRecord {
   id: string;
-  /** ISO-8601 creation time: the order of the anchors snapshot. */
+  /** The order of the anchors snapshot: the ISO-8601 creation time (anchors created together: `#` and their position). */
   created: string;
   /** The wire Anchor (with its points), as JSON text. */
   json: string;

@@ -72,9 +72,17 @@ export class Downloads {
     let sentAt = 0;
     let pending: number | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    /** Sends the latest figure if a frame interval has passed since the last one, else schedules it. */
     const flush = () => {
+      clearTimeout(timer);
       timer = undefined;
       if (pending === undefined || controller.signal.aborted) return;
+      const wait = sentAt + this.#interval - performance.now();
+      // Timers take whole milliseconds (a shorter delay would run early): rounded up.
+      if (wait > 0) {
+        timer = setTimeout(flush, Math.ceil(wait));
+        return;
+      }
       sentAt = performance.now();
       this.#send(id, { status: 'IN-PROGRESS', percentage: pending });
       pending = undefined;
@@ -82,10 +90,7 @@ export class Downloads {
     const progress = (fraction: number) => {
       if (controller.signal.aborted) return;
       pending = Math.round(Math.min(Math.max(fraction, 0), 1) * 1000) / 10;
-      const wait = sentAt + this.#interval - performance.now();
-      if (wait <= 0) flush();
-      // Timers take whole milliseconds (a shorter delay would run early): rounded up.
-      else timer ??= setTimeout(flush, Math.ceil(wait));
+      if (timer === undefined) flush();
     };
     try {
       if (pull) await pull(controller.signal, progress);

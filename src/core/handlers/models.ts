@@ -14,7 +14,7 @@
 import type { OperationContext, ServiceContext } from '../context.js';
 import { catalogueModel, MODELS, modelWire, type CatalogueModel } from '../copilot/catalogue.js';
 import { ModelError } from '../copilot/model.js';
-import { badRequest, clip, HttpError, json, notFound, readJson, text } from '../http.js';
+import { badRequest, clip, HttpError, json, jsonText, notFound, readJson, text } from '../http.js';
 import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
 import { embeddedSchema, knownKeys, object, optional } from '../validate.js';
 import { publish } from './common.js';
@@ -41,10 +41,19 @@ async function wire(service: ServiceContext, model: CatalogueModel) {
   return modelWire(model, { downloaded: downloaded.has(model.id), downloading: service.copilot.downloads.running(model.id) });
 }
 
+/** The last Models body, and the local state it was made for: made again only when that changes. */
+let snapshot: { state: string; body: string } | undefined;
+
 export async function modelsSnapshot({ service }: OperationContext) {
   const downloaded = await downloadedIds(service);
   const { downloads } = service.copilot;
-  return json({ iterable: MODELS.map((model) => modelWire(model, { downloaded: downloaded.has(model.id), downloading: downloads.running(model.id) })) });
+  const running = MODELS.filter((model) => downloads.running(model.id)).map((model) => model.id);
+  const state = `${[...downloaded].sort().join(',')}|${running.join(',')}`;
+  if (snapshot?.state !== state) {
+    const iterable = MODELS.map((model) => modelWire(model, { downloaded: downloaded.has(model.id), downloading: running.includes(model.id) }));
+    snapshot = { state, body: JSON.stringify({ iterable }) };
+  }
+  return jsonText(snapshot.body);
 }
 
 export async function modelsSpecificModelSnapshot(context: OperationContext) {

@@ -12,7 +12,8 @@ import { SIGNED_IN_KEY } from '../../storage/storage.js';
 export async function localUser({ service }: OperationContext) {
   const signedIn = await service.storage.getMeta<boolean>(SIGNED_IN_KEY);
   if (signedIn === false || (signedIn === undefined && service.user === null)) return undefined;
-  return userProfile(service.user ?? {}, await service.storage.ensureMeta('userId', service.clock.newId));
+  const id = (await service.storage.getMeta<string>('userId')) ?? (await service.storage.ensureMeta('userId', service.clock.newId));
+  return userProfile(service.user ?? {}, id);
 }
 
 export async function userSnapshot(context: OperationContext) {

@@ -215,10 +215,10 @@ export function seedAnchor(item: Json, path: string, clock: Clock, conversationI
 
 const references = (items: JsonObject[]) => ({ iterable: items.map((reference) => ({ id: reference.id!, reference })) });
 
-/** The stored record of a whole Anchor. */
-export const anchorRecord = (anchor: JsonObject): AnchorRecord => ({
+/** The stored record of a whole Anchor; `position` orders anchors created together (one conversation's). */
+export const anchorRecord = (anchor: JsonObject, position = 0): AnchorRecord => ({
   id: anchor.id as string,
-  created: (anchor.created as { value: string }).value,
+  created: `${(anchor.created as { value: string }).value}#${String(position).padStart(5, '0')}`,
   json: storedJson(anchor),
 });
 
@@ -288,7 +288,7 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
   return {
     record: { id, json: storedJson(conversation), messageIds: messages.map((m) => m.id as string) },
     messages: messages.map((message) => messageRecord(message)),
-    anchors: (wholeAnchors ?? []).map(anchorRecord),
+    anchors: (wholeAnchors ?? []).map((anchor, i) => anchorRecord(anchor, i)),
   };
 }
 
