@@ -24,8 +24,15 @@ function errorMessage(body: string): string {
 async function readLines(body: ReadableStream<Uint8Array>, each: (line: Record<string, unknown>) => void, fail: (message: string) => Error) {
   const reader = body.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>).getReader();
   let rest = '';
+  // A fast pull's lines arrive back to back, each read a microtask: the loop gives way every few
+  // milliseconds, so that the progress frames' timer and the other requests get their turn.
+  let gaveWay = performance.now();
   try {
     for (;;) {
+      if (performance.now() - gaveWay > 8) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        gaveWay = performance.now();
+      }
       const { done, value } = await reader.read();
       if (done) break;
       rest += value;
