@@ -64,16 +64,15 @@ export async function startChat(base: string, showError: (error: unknown) => voi
   function receive(frame: Frame) {
     if (!running || frame.request !== running.request) return;
     const { bubble: answer } = running;
+    // A question without a conversation gets a new one, stored once the answer ends (completed,
+    // stopped or reset; a failed one stores nothing): its frames name it.
+    if (!conversation && frame.conversation && ['COMPLETED', 'STOPPED', 'RESET'].includes(frame.status)) {
+      conversation = frame.conversation;
+      title.textContent = 'New conversation';
+    }
     if (frame.status === 'IN-PROGRESS') {
       answer.textContent += frame.question?.answers.iterable[0]?.text ?? '';
       answer.parentElement!.scrollIntoView({ block: 'nearest' });
-      return;
-    }
-    if (frame.status === 'INITIALIZED') {
-      if (!conversation) {
-        conversation = frame.conversation;
-        title.textContent = 'New conversation';
-      }
       return;
     }
     running = null;
