@@ -10,9 +10,12 @@ import { embeddedSchema, knownKeys, object, oneOf, optional, required, type Json
 import { publish } from './common.js';
 import { localUser } from './user.js';
 
-/** The OS's stable id (the health socket's `ok:<id>`, connect's `os`, its own application entry): read, made once. */
-export const osId = async (service: ServiceContext) =>
-  (await service.storage.getMeta<string>('osId')) ?? service.storage.ensureMeta('osId', service.clock.newId);
+/**
+ * The OS's stable id (the health socket's `ok:<id>`, connect's `os`, its own application entry):
+ * the database's identity (a wiped database is another OS), or the id an older version kept.
+ * Reading it writes nothing, so that a rejected request changes nothing.
+ */
+export const osId = async (service: ServiceContext) => (await service.storage.getMeta<string>('osId')) ?? service.storage.identity();
 
 /** Long-term memory is off: never activated, and nothing degraded. */
 export const visionStatus = (): JsonObject => ({ vision: { degraded: false } });
