@@ -186,3 +186,39 @@ describe('the Raycast extension (raycast/extensions, extensions/pieces-raycast)'
     assets.ws.close();
   });
 });
+
+describe('setupPiecesServer (the Node test host)', () => {
+  it('serves the vanilla example’s model flow in-process: models by foundation, a mapped model pulled from Ollama with its progress socket, anchors and ranges sockets', async () => {
+    const { setupPiecesServer, WebSocket: PiecesWebSocket } = await import('../../../src/node/index.js');
+    const { startFakeOllama } = await import('../../fake-ollama.js');
+    const ollama = await startFakeOllama();
+    const pieces = setupPiecesServer({ models: { 'Mistral 7B GPU Chat Model': { type: 'ollama', baseUrl: ollama.baseUrl, model: 'mistral:7b' } } });
+    pieces.listen();
+    try {
+      const configuration = new Configuration({ basePath: 'http://localhost:1000' });
+      const models = (await new ModelsApi(configuration).modelsSnapshot()).iterable;
+      const mistral = models.find((m) => m.foundation === 'MISTRAL_7B' && !m.cpu)!;
+      const frames: Array<{ status?: string; percentage?: number }> = [];
+      const progress = new PiecesWebSocket(`ws://localhost:1000/model/${mistral.id}/download/progress`);
+      progress.onmessage = (event) => frames.push(JSON.parse(String(event.data)));
+      await new Promise((resolve) => (progress.onopen = resolve));
+      await fetch(`http://localhost:1000/model/${mistral.id}/download`, { method: 'POST' });
+      for (let i = 0; i < 400 && frames.at(-1)?.status !== 'COMPLETED'; i++) await sleep(5);
+      expect(frames[0]).toEqual({ status: 'INITIALIZED', percentage: 0 });
+      expect(frames.at(-1)).toEqual({ status: 'COMPLETED', percentage: 100 });
+      expect(frames.some((f) => f.status === 'IN-PROGRESS')).toBe(true);
+      expect(ollama.pulled.has('mistral:7b')).toBe(true);
+      progress.close();
+      // The sockets the Python wrapper waits for: each sends its first frame at once, even empty.
+      for (const path of ['/anchors/stream/identifiers', '/ranges/stream/identifiers', '/workstream_pattern_engine/processors/vision/status/stream']) {
+        const socket = new PiecesWebSocket(`ws://localhost:1000${path}`);
+        const first = await new Promise<string>((resolve) => (socket.onmessage = (event) => resolve(String(event.data))));
+        expect(JSON.parse(first), path).toEqual(path.includes('vision') ? { vision: { degraded: false } } : { iterable: [] });
+        socket.close();
+      }
+    } finally {
+      pieces.close();
+      await ollama.close();
+    }
+  });
+});
