@@ -133,10 +133,6 @@ export async function startChat(base: string, showError: (error: unknown) => voi
       scrolling(() => render(current.text, 'ASSISTANT', current.answer));
       return;
     }
-    if (frame.status === 'INITIALIZED') {
-      if (!current.conversation) title.textContent = 'New conversation';
-      return;
-    }
     running = null;
     const item = current.text.parentElement!;
     item.dataset.status = frame.status;

@@ -14,6 +14,7 @@ import { restrictConnections } from './csp.js';
 import { mountErrors } from './errors.js';
 import { mountExternalApplications } from './external.js';
 import { mountHeader, setStatus } from './header.js';
+import { mountModels } from './models.js';
 import { mountRequestLog } from './request-log.js';
 import { mountSessions } from './sessions.js';
 import { mountSnippets } from './snippets.js';
@@ -54,11 +55,12 @@ async function main() {
   const sessions = mountSessions(api, errors);
   mountUsageEvents(api, applications, sessions, errors);
   const external = mountExternalApplications(api);
+  const models = mountModels(api, base, errors);
 
   await assets.load();
   await conversations.listen();
   await snippets.listen();
-  await Promise.all([header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh()]);
+  await Promise.all([header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh()]);
   document.body.dataset.loaded = 'true';
 }
 

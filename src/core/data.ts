@@ -3,6 +3,7 @@
  * shapes, ids and times kept as given (docs/testing.md, "Data format").
  */
 import {
+  AnchorTypeEnum,
   AnnotationTypeEnum,
   ClassificationGenericEnum,
   ClassificationSpecificEnum,
@@ -13,6 +14,7 @@ import {
   RoleEnum,
   TagCategoryEnum,
 } from './enums.js';
+import { catalogueModel } from './copilot/catalogue.js';
 import { assetFromInput, type AssetInput } from './models/asset.js';
 import { CONVERSATION_FIELDS, MESSAGE_FIELDS } from './models/conversation.js';
 import { badRequest } from './http.js';
@@ -20,12 +22,14 @@ import type { Clock } from './clock.js';
 import { parseApplication } from './models/application.js';
 import type {
   ActivityRecord,
+  AnchorRecord,
   AnnotationRecord,
   AssetRecord,
   EventKind,
   EventRecord,
   ExternalApplicationRecord,
   FormatRecord,
+  ModelStateRecord,
   SessionRecord,
   TagRecord,
   WebsiteRecord,
@@ -56,6 +60,10 @@ export interface PiecesData {
   websites: WebsiteRecord[];
   activities: ActivityRecord[];
   externalApplications: ExternalApplicationRecord[];
+  /** Anchors as `GET /anchor/{id}` answers them. */
+  anchors: Array<Record<string, unknown> & { id: string; type: string; points: { iterable: unknown[] } }>;
+  /** The catalogue models downloaded here. */
+  models: ModelStateRecord[];
 }
 
 /** A format as exported: bytes (a value that is not text) in base64. */
@@ -113,12 +121,16 @@ export interface PiecesSeed {
   websites?: WebsiteRecord[];
   activities?: ActivityRecord[];
   externalApplications?: ExternalApplicationRecord[];
+  /** Anchors (the SDK's Anchor, with its `points`); id and times optional. */
+  anchors?: Array<Record<string, unknown> & { type: string; points: { iterable: unknown[] } }>;
+  /** Catalogue models' local state: `{ id, downloaded: true }` for a model downloaded here. */
+  models?: Array<{ id: string; downloaded: boolean }>;
 }
 
 const EVENT_KINDS: readonly EventKind[] = ['interaction', 'keyboard', 'installation', 'update'];
 const KEYS = [
   'version', 'conversations', 'applications', 'sessions', 'events', 'assets', 'annotations', 'tags', 'websites', 'activities',
-  'externalApplications',
+  'externalApplications', 'anchors', 'models',
 ];
 
 
@@ -340,6 +352,23 @@ function external(value: unknown, path: string): ExternalApplicationRecord {
   return { name: required(input, 'name', path, string), ...(version === undefined ? {} : { version }) };
 }
 
+function anchor(value: unknown, path: string, clock: Clock): AnchorRecord {
+  const input = object(value, path);
+  required(input, 'type', path, (v, p) => oneOf(v, AnchorTypeEnum, p));
+  required(object(required(input, 'points', path, object), `${path}.points`), 'iterable', `${path}.points`, array);
+  const id = optional(input, 'id', path, uuid) ?? clock.newId();
+  const created = optional(input, 'created', path, grouped) ?? { value: clock.now().toISOString() };
+  const updated = optional(input, 'updated', path, grouped) ?? created;
+  return { id, created: created.value as string, json: JSON.stringify({ ...input, id, created, updated }) };
+}
+
+function model(value: unknown, path: string): ModelStateRecord {
+  const input = object(value, path);
+  const id = required(input, 'id', path, string);
+  if (!catalogueModel(id)) throw badRequest(`${path}.id ${JSON.stringify(id)} is not a model of the catalogue (GET /models lists them).`);
+  return { id, downloaded: required(input, 'downloaded', path, boolean) };
+}
+
 function unique<T>(items: T[], key: (item: T) => string, what: string): T[] {
   const seen = new Set<string>();
   for (const item of items) {
@@ -383,6 +412,8 @@ export function parseData(value: unknown, clock: Clock): StoredData {
     websites: onAssets(unique(each('websites', linked<WebsiteRecord>('website')), (w) => w.id, 'websites'), 'websites'),
     activities: unique(each('activities', activityRecord), (a) => a.id, 'activities'),
     external: unique(each('externalApplications', external), (a) => a.name, 'externalApplications'),
+    anchors: unique(each('anchors', (v, p) => anchor(v, p, clock)), (a) => a.id, 'anchors'),
+    models: unique(each('models', model), (m) => m.id, 'models'),
   };
 }
 
@@ -417,5 +448,7 @@ export function toData(stored: StoredData): PiecesData {
     websites: stored.websites,
     activities: stored.activities,
     externalApplications: stored.external,
+    anchors: stored.anchors.map((a) => JSON.parse(a.json) as PiecesData['anchors'][number]),
+    models: stored.models,
   };
 }

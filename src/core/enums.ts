@@ -65,7 +65,19 @@ export const ExternalMLProviderEnum = [
   'MINISHLABS',
 ] as const;
 
+export const ModelDownloadProgressStatusEnum = ['UNKNOWN', 'INITIALIZED', 'IN-PROGRESS', 'COMPLETED', 'FAILED', 'CANCELED', 'RESET'] as const;
+export const OSAppletEnum = [
+  'UNKNOWN_APPLET_MODULE', 'COPILOT', 'PIECES_OS_TOOLBAR', 'WORKSTREAM_SUGGESTIONS', 'SAVED_MATERIALS', 'WORKFLOW_ACTIVITY',
+  'WORKSTREAM_ACTIVITY', 'GLOBAL_SEARCH', 'PIECES_SUITE_SETTINGS_AND_INTEGRATIONS_MANAGER', 'CAPTURED_CONTEXT',
+  'UPDATES_AND_UPCOMING', 'NOTIFICATIONS_MANAGER', 'SHAREBLE_LINK_VIEWER', 'FUTURE_APPLET_MODULE_PLACEHOLDER_A',
+  'FUTURE_APPLET_MODULE_PLACEHOLDER_B', 'FUTURE_APPLET_MODULE_PLACEHOLDER_C',
+] as const;
+export const AllocationStatusEnum = ['UNKNOWN', 'PENDING', 'RUNNING', 'FAILED', 'SUCCEEDED', 'DISCONNECTED'] as const;
+
 export type ApplicationName = (typeof ApplicationNameEnum)[number];
+export type ModelFoundation = (typeof ModelFoundationEnum)[number];
+export type ExternalMLProvider = (typeof ExternalMLProviderEnum)[number];
+export type ModelDownloadProgressStatus = (typeof ModelDownloadProgressStatusEnum)[number];
 export type Platform = (typeof PlatformEnum)[number];
 export type Privacy = (typeof PrivacyEnum)[number];
 export type ConversationType = (typeof ConversationTypeEnum)[number];

@@ -4,6 +4,7 @@
  * extend them with its own.
  */
 import type { ModelAdapter, ModelConfig } from './copilot/model.js';
+import type { ModelMapping } from './copilot/copilot.js';
 import type { PiecesSeed } from './data.js';
 import { SAMPLE_ASSETS } from './fixtures/sample-assets.js';
 import type { Logger } from './log.js';
@@ -34,6 +35,14 @@ export interface ServiceSettings {
    * default the extractive answers (no model). A page may switch it at run time (`setModel`).
    */
   model?: ModelAdapter | ModelConfig;
+  /**
+   * Catalogue models with an adapter of their own (`GET /models` lists the catalogue): keys are
+   * model ids, `unique`s or names, values adapters or configurations, e.g.
+   * `{ 'llama3.2:3b-instruct-q4_K_S': { type: 'ollama', baseUrl: 'http://127.0.0.1:11434', model: 'llama3.2:3b' } }`.
+   * A question naming such a model is answered by its adapter, every other by `model`; a
+   * download of a model mapped to Ollama pulls it there. A page may change it at run time.
+   */
+  models?: ModelMapping;
   /** The clock for every time the service records (`created`, `updated`, events); default `new Date()`. */
   now?: () => Date;
   /** The id generator for every record the service creates; default a random UUID. */

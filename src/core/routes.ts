@@ -5,6 +5,7 @@
 import type { OperationHandler } from './context.js';
 import * as activities from './handlers/activities.js';
 import * as annotations from './handlers/annotations.js';
+import * as anchors from './handlers/anchors.js';
 import * as applications from './handlers/applications.js';
 import * as assets from './handlers/assets.js';
 import * as connector from './handlers/connector.js';
@@ -14,6 +15,8 @@ import * as qgpt from './handlers/qgpt.js';
 import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
 import * as search from './handlers/search.js';
+import * as models from './handlers/models.js';
+import * as os from './handlers/os.js';
 import * as streams from './handlers/streams.js';
 import * as user from './handlers/user.js';
 import * as wellKnown from './handlers/wellknown.js';
@@ -87,6 +90,20 @@ const TABLE = [
   { api: 'QGPTApi', name: 'relevance', method: 'POST', path: '/qgpt/relevance', handler: qgpt.relevance, readOnly: true },
   { api: 'QGPTApi', name: 'question', method: 'POST', path: '/qgpt/question', handler: qgpt.question },
   { api: 'QGPTApi', name: 'qgptStream', method: 'GET', path: '/qgpt/stream', handler: qgptStream, socket: true, streamMethod: 'POST' },
+  { api: 'ModelsApi', name: 'modelsSnapshot', method: 'GET', path: '/models', handler: models.modelsSnapshot },
+  { api: 'ModelsApi', name: 'modelsStreamIdentifiers', method: 'GET', path: '/models/stream/identifiers', handler: models.modelsStreamIdentifiers, socket: true },
+  { api: 'AnchorsApi', name: 'anchorsSnapshot', method: 'GET', path: '/anchors', handler: anchors.anchorsSnapshot },
+  { api: 'AnchorsApi', name: 'anchorsCreateNewAnchor', method: 'POST', path: '/anchors/create', handler: anchors.anchorsCreateNewAnchor },
+  { api: 'AnchorsApi', name: 'anchorsStreamIdentifiers', method: 'GET', path: '/anchors/stream/identifiers', handler: streams.anchorsStreamIdentifiers, socket: true },
+  { api: 'RangesApi', name: 'rangesSnapshot', method: 'GET', path: '/ranges', handler: anchors.rangesSnapshot },
+  { api: 'RangesApi', name: 'rangesStreamIdentifiers', method: 'GET', path: '/ranges/stream/identifiers', handler: streams.rangesStreamIdentifiers, socket: true },
+  { api: 'OSApi', name: 'signIntoOS', method: 'POST', path: '/os/sign_in', handler: os.signIntoOS },
+  { api: 'OSApi', name: 'signOutOfOS', method: 'POST', path: '/os/sign_out', handler: os.signOutOfOS },
+  { api: 'OSApi', name: 'osAppletLaunch', method: 'POST', path: '/os/applet/launch', handler: os.osAppletLaunch },
+  { api: 'AllocationsApi', name: 'allocationsConnectNewCloud', method: 'POST', path: '/allocations/connect', handler: os.allocationsConnectNewCloud },
+  { api: 'AllocationsApi', name: 'allocationsDisconnectCloud', method: 'POST', path: '/allocations/disconnect', handler: os.allocationsDisconnectCloud },
+  { api: 'WorkstreamPatternEngineApi', name: 'workstreamPatternEngineProcessorsVisionStatus', method: 'GET', path: '/workstream_pattern_engine/processors/vision/status', handler: os.workstreamPatternEngineProcessorsVisionStatus },
+  { api: 'WorkstreamPatternEngineApi', name: 'workstreamPatternEngineProcessorsVisionStatusStream', method: 'GET', path: '/workstream_pattern_engine/processors/vision/status/stream', handler: streams.workstreamPatternEngineProcessorsVisionStatusStream, socket: true },
   // Parameterised paths last.
   { api: 'ApplicationsApi', name: 'applicationsSpecificApplicationSnapshot', method: 'GET', path: '/applications/{application}', handler: applications.applicationsSpecificApplicationSnapshot },
   { api: 'ApplicationsApi', name: 'applicationsSessionSnapshot', method: 'GET', path: '/applications/sessions/{session}', handler: applications.applicationsSessionSnapshot, deprecated: true },
@@ -113,6 +130,14 @@ const TABLE = [
   { api: 'AnnotationsApi', name: 'annotationsDeleteSpecificAnnotation', method: 'POST', path: '/annotations/{annotation}/delete', handler: annotations.annotationsDeleteSpecificAnnotation },
   { api: 'TagApi', name: 'tagsSpecificTagSnapshot', method: 'GET', path: '/tag/{tag}', handler: annotations.tagsSpecificTagSnapshot },
   { api: 'WebsiteApi', name: 'websitesSpecificWebsiteSnapshot', method: 'GET', path: '/website/{website}', handler: annotations.websitesSpecificWebsiteSnapshot },
+  { api: 'ModelApi', name: 'modelsSpecificModelSnapshot', method: 'GET', path: '/model/{model}', handler: models.modelsSpecificModelSnapshot },
+  { api: 'ModelApi', name: 'modelSpecificModelDownload', method: 'POST', path: '/model/{model}/download', handler: models.modelSpecificModelDownload },
+  { api: 'ModelApi', name: 'modelSpecificModelDownloadCancel', method: 'POST', path: '/model/{model}/download/cancel', handler: models.modelSpecificModelDownloadCancel },
+  { api: 'ModelApi', name: 'modelSpecificModelDownloadProgress', method: 'GET', path: '/model/{model}/download/progress', handler: models.modelSpecificModelDownloadProgress, socket: true },
+  { api: 'ModelsApi', name: 'modelsDeleteSpecificModelCache', method: 'POST', path: '/models/{model}/delete/cache', handler: models.modelsDeleteSpecificModelCache },
+  { api: 'AnchorApi', name: 'anchorSpecificAnchorSnapshot', method: 'GET', path: '/anchor/{anchor}', handler: anchors.anchorSpecificAnchorSnapshot },
+  { api: 'AnchorsApi', name: 'anchorsDeleteSpecificAnchor', method: 'POST', path: '/anchors/{anchor}/delete', handler: anchors.anchorsDeleteSpecificAnchor },
+  { api: 'RangeApi', name: 'rangesSpecificRangeSnapshot', method: 'GET', path: '/range/{range}', handler: anchors.rangesSpecificRangeSnapshot },
 ] as const satisfies readonly Operation[];
 
 /** The name of an operation the service answers, as the SDK names it (`conversationsSnapshot`). */

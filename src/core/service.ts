@@ -5,7 +5,7 @@
  */
 import type { OperationContext, ServiceContext } from './context.js';
 import { clip, errorResponse, HttpError, markRerunnable, MAX_BODY_BYTES, text } from './http.js';
-import { findRoute, fixedSegments, operationFor, routes, type Operation } from './routes.js';
+import { findRoute, fixedSegments, OPERATIONS, operationFor, routes, type Operation } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
 import { knownOperation, namedMoreExactly } from './catalogue.js';
@@ -62,20 +62,24 @@ export interface Service {
   addAssets(assets: unknown): Promise<void>;
   /** Records applications present on the machine (the external applications snapshot lists them). */
   reportExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
-  /** The copilot's model adapter. */
-  model(): Promise<ModelAdapter>;
+  /** The copilot's model adapter: the default one, or (with a catalogue model id) the one that answers that model. */
+  model(forModel?: string): Promise<ModelAdapter>;
   /**
-   * Switches the copilot's model (none: back to the host's); a configuration is kept in the
-   * database and survives restarts. A bad configuration rejects with a 400 HttpError.
+   * Switches the copilot's default model, or (with `forModel`: a catalogue id, `unique` or
+   * name) that catalogue model's own (none: back to the host's choice); a configuration is kept
+   * in the database and survives restarts. A bad configuration or an unknown model rejects
+   * with a 400 HttpError.
    */
-  setModel(model?: ModelAdapter | ModelConfig): Promise<ModelAdapter>;
+  setModel(model?: ModelAdapter | ModelConfig, forModel?: string): Promise<ModelAdapter>;
+  /** The catalogue models that have an adapter of their own, by model id. */
+  modelMapping(): Promise<Map<string, ModelAdapter>>;
 }
 
 export function createService(options: ServiceOptions): Service {
   const matcher = baseMatcher(options.bases ?? DEFAULT_BASES);
   const warn = options.warn ?? ((message: string) => console.warn(`[pieces-os-worker] ${message}`));
   const warned = new Set<string>();
-  const copilot = new Copilot(options.storage, options.model);
+  const copilot = new Copilot(options.storage, options.model, options.models);
   const onChange = options.onChange ?? (() => {});
   const context: ServiceContext = {
     storage: options.storage,
@@ -131,6 +135,9 @@ export function createService(options: ServiceOptions): Service {
       return params !== null && owns(operation, params, path);
     });
     if (matching.length === 0) return unserved(request.method, path || '/');
+    // Another Pieces OS operation this service does not serve (POST /model/update beside GET /model/{model}).
+    const known = request.method === 'GET' || request.method === 'POST' ? knownOperation(request.method, path) : undefined;
+    if (known && !OPERATIONS.some((operation) => `${operation.api}.${operation.name}` === known)) return unserved(request.method, path);
     const methods = matching.map(({ operation }) => operation.method);
     const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
     if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Origin': '*' } });
@@ -249,8 +256,9 @@ export function createService(options: ServiceOptions): Service {
       for (const change of changes) context.notify(change);
     },
     reportExternalApplications: (applications) => context.storage.putExternalApplications(applications),
-    model: () => copilot.model(),
-    setModel: (model) => copilot.setModel(model),
+    model: (forModel) => copilot.model(forModel),
+    setModel: (model, forModel) => copilot.setModel(model, forModel),
+    modelMapping: () => copilot.mapping(),
   };
 }
 

@@ -9,7 +9,7 @@ export const CHANGES_CHANNEL = 'pieces-os-worker:changes';
 
 /** The header a socket's own requests carry: its handshake and catch-ups, or a copilot input. */
 export const STREAM_HEADER = 'x-pieces-stream';
-export type StreamRequestKind = 'handshake' | 'qgpt';
+export type StreamRequestKind = 'handshake' | 'qgpt' | 'progress';
 
 /**
  * The query parameter of a health socket's periodic handshake, its heartbeat: like a
@@ -21,8 +21,11 @@ export const HEARTBEAT_PARAM = 'heartbeat';
 export const ofOpenSocket = (request: Request, url: URL): boolean =>
   request.headers.get(STREAM_HEADER) === 'handshake' && (url.searchParams.has('after') || url.searchParams.has(HEARTBEAT_PARAM));
 
-/** What a socket path carries: the identifiers of a collection, the health heartbeat, the user profile, the copilot's answers. */
-export type SocketKind = Collection | 'health' | 'user' | 'copilot';
+/**
+ * What a socket path carries: the identifiers of a collection, the health heartbeat, the user
+ * profile, the vision status, the copilot's answers, a model's download progress.
+ */
+export type SocketKind = Collection | 'health' | 'user' | 'vision' | 'copilot' | 'progress';
 
 /**
  * The WebSocket paths the service serves, and what each carries (the route
@@ -34,11 +37,24 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/assets/stream/identifiers': 'asset',
   '/applications/stream/identifiers': 'application',
   '/activities/stream/identifiers': 'activity',
+  '/anchors/stream/identifiers': 'anchor',
+  '/ranges/stream/identifiers': 'range',
+  '/models/stream/identifiers': 'model',
   '/.well-known/stream/health': 'health',
   '/user/stream': 'user',
+  '/workstream_pattern_engine/processors/vision/status/stream': 'vision',
   /** The copilot's answers (its client frames travel as POSTs). */
   '/qgpt/stream': 'copilot',
 };
+
+/** A model's download progress socket: `/model/{model}/download/progress` (the one socket path with a parameter). */
+const PROGRESS_SOCKET = /^\/model\/[^/]+\/download\/progress$/;
+
+/** What the socket at `path` (under a base, without a trailing slash) carries, if it is one of the service's. */
+export function socketKind(path: string): SocketKind | undefined {
+  if (Object.hasOwn(SOCKETS, path)) return SOCKETS[path];
+  return PROGRESS_SOCKET.test(path) ? 'progress' : undefined;
+}
 
 /** A committed change, announced to the sockets of its collection. */
 export interface ChangeMessage {

@@ -5,6 +5,7 @@
  */
 import { HttpError } from '../core/http.js';
 import { parseModelConfig } from '../core/copilot/model.js';
+import { catalogueId } from '../core/copilot/copilot.js';
 import type { Service } from '../core/service.js';
 import { array, object, optional, required, string } from '../core/validate.js';
 import { VERSION } from '../shared/version.js';
@@ -37,11 +38,17 @@ export async function answerPageRequest(service: Service, request: PageRequest, 
       );
       return { ok: true };
     case 'pieces:set-model': {
-      const { model } = request as { model?: unknown };
-      return { ok: true, model: (await service.setModel(model === undefined || model === null ? undefined : parseModelConfig(model))).description };
+      const { model, for: forModel } = request as { model?: unknown; for?: unknown };
+      const target = forModel === undefined || forModel === null ? undefined : string(forModel, 'for');
+      return { ok: true, model: (await service.setModel(model === undefined || model === null ? undefined : parseModelConfig(model), target)).description };
     }
-    case 'pieces:get-model':
-      return { ok: true, model: (await service.model()).description };
+    case 'pieces:get-model': {
+      const { for: forModel } = request as { for?: unknown };
+      const target = forModel === undefined || forModel === null ? undefined : catalogueId(string(forModel, 'for'), 'for');
+      return { ok: true, model: (await service.model(target)).description };
+    }
+    case 'pieces:model-mapping':
+      return { ok: true, mapping: Object.fromEntries([...(await service.modelMapping())].map(([id, adapter]) => [id, adapter.description])) };
     default:
       throw new HttpError(400, `Unknown page request ${JSON.stringify((request as { type?: unknown })?.type)}.`);
   }

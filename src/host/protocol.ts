@@ -5,9 +5,11 @@ export type PageRequest =
   | { type: 'pieces:claim' }
   | { type: 'pieces:add-assets'; assets: unknown }
   | { type: 'pieces:report-external-applications'; applications: unknown }
-  /** Switches the copilot's model: a ModelConfig, or none for the host's default. */
-  | { type: 'pieces:set-model'; model?: unknown }
-  | { type: 'pieces:get-model' }
+  /** Switches the copilot's model (with `for`: that catalogue model's own): a ModelConfig, or none for the host's choice. */
+  | { type: 'pieces:set-model'; model?: unknown; for?: string }
+  | { type: 'pieces:get-model'; for?: string }
+  /** The catalogue models with an adapter of their own: model id → description. */
+  | { type: 'pieces:model-mapping' }
   /** A test control (`pieces:reset`, `pieces:seed`, …: see controls.ts). */
   | { type: `pieces:${string}`; [field: string]: unknown };
 
@@ -17,4 +19,6 @@ export type PageReply =
   | { ok: true }
   /** The copilot's model, described. */
   | { ok: true; model: string }
+  /** Each catalogue model with an adapter of its own, by id, described. */
+  | { ok: true; mapping: Record<string, string> }
   | { ok: false; error: string };

@@ -4,7 +4,7 @@
  */
 import { DEFAULT_BASES } from '../shared/bases.js';
 import type { AssetInput } from '../core/models/asset.js';
-import type { ModelConfig, OpenAiModelConfig } from '../core/copilot/model.js';
+import type { ModelConfig, OllamaModelConfig, OpenAiModelConfig } from '../core/copilot/model.js';
 import type { ServiceSettings } from '../core/options.js';
 import type { PageReply, PageRequest } from '../host/protocol.js';
 import { installStreamShim } from '../stream/shim.js';
@@ -75,7 +75,7 @@ export type { SyncProbeOptions } from './sync-probe.js';
 export type { PiecesControls };
 export type { PiecesData, PiecesSeed } from '../core/data.js';
 export type { Override } from '../core/overrides.js';
-export type { AssetInput, ModelConfig, OpenAiModelConfig };
+export type { AssetInput, ModelConfig, OllamaModelConfig, OpenAiModelConfig };
 
 /** Answers the page API's requests: the worker, or the page-mode host. */
 let ask: (request: PageRequest) => Promise<PageReply> = (request) => askWorker(request);
@@ -147,17 +147,25 @@ export async function addAssets(assets: AssetInput[]): Promise<void> {
 
 /**
  * Switches the copilot's model for every page of the app: an OpenAI-compatible endpoint
- * (`{ type: 'openai', baseUrl, model, apiKey? }`), `{ type: 'extractive' }`, or nothing for
- * the worker's default. The choice is kept in the database. Resolves with its description.
+ * (`{ type: 'openai', baseUrl, model, apiKey? }`), a model served by Ollama (`{ type: 'ollama',
+ * baseUrl: 'http://127.0.0.1:11434', model }`), `{ type: 'extractive' }`, or nothing for the
+ * worker's default. With `forModel` (a catalogue model's id, `unique` or name: `GET /models`
+ * lists them), only that model's questions (and downloads) go to it. The choice is kept in
+ * the database. Resolves with its description.
  */
-export async function setModel(model?: ModelConfig): Promise<string> {
-  const reply = await ask({ type: 'pieces:set-model', ...(model ? { model } : {}) });
+export async function setModel(model?: ModelConfig, forModel?: string): Promise<string> {
+  const reply = await ask({ type: 'pieces:set-model', ...(model ? { model } : {}), ...(forModel ? { for: forModel } : {}) });
   return (reply as Extract<PageReply, { model: string }>).model;
 }
 
-/** The copilot's current model, described (e.g. `llama3.2 at http://127.0.0.1:11434/v1`). */
-export async function getModel(): Promise<string> {
-  return ((await ask({ type: 'pieces:get-model' })) as Extract<PageReply, { model: string }>).model;
+/** The copilot's current model (with `forModel`: the one that answers that catalogue model), described (e.g. `llama3.2 at http://127.0.0.1:11434/v1`). */
+export async function getModel(forModel?: string): Promise<string> {
+  return ((await ask({ type: 'pieces:get-model', ...(forModel ? { for: forModel } : {}) })) as Extract<PageReply, { model: string }>).model;
+}
+
+/** The catalogue models that have an adapter of their own: model id → its description (every other model gets `getModel()`). */
+export async function getModelMapping(): Promise<Record<string, string>> {
+  return ((await ask({ type: 'pieces:model-mapping' })) as Extract<PageReply, { mapping: Record<string, string> }>).mapping;
 }
 
 /** Reports applications present on the machine; they appear in the external applications snapshot. */

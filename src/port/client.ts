@@ -207,6 +207,11 @@ export class PortClient {
               start: (controller) => {
                 pending.body = controller;
               },
+              // A streamed answer the page stops reading (a socket closed) is stopped in the worker too.
+              cancel: () => {
+                this.finish(connection, pending);
+                if (!connection.dead) connection.port.postMessage({ type: 'cancel', id: pending.id });
+              },
             });
         pending.settle(Promise.resolve(new Response(stream, { status: message.status, statusText: message.statusText, headers: message.headers })));
         return;

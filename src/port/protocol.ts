@@ -47,6 +47,8 @@ export type Headers = Array<[string, string]>;
 export type ToWorker =
   /** `whole`: the page takes an answer in one message (`answer`); a page without it gets head, chunks and end. */
   | { type: 'request'; id: string; sent: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null; whole?: true }
+  /** The page stopped reading a streamed answer (a socket closed): the worker stops producing it. */
+  | { type: 'cancel'; id: string }
   | { type: 'ping'; n: number };
 
 export type ToPage =

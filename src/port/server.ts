@@ -70,6 +70,8 @@ export function createPortServer(respond: (request: Request) => Promise<Response
   // Ports are answered once the lock is held (or known not to be), so that `ready` can name it.
   const held = options.lock ? options.lock(lock).catch(() => false) : Promise.resolve(false);
 
+  /** The readers of the streamed answers being sent, by request id (a page may cancel one). */
+  const streaming = new Map<string, ReadableStreamDefaultReader<Uint8Array>>();
   const keptLimit = options.keptLimit ?? KEPT_LIMIT;
   /** Write answers kept for a replay, oldest first, with their size. */
   const kept = new Map<Answer, number>();
@@ -144,6 +146,7 @@ export function createPortServer(respond: (request: Request) => Promise<Response
     let size = 0;
     if (response.body && !bodyless) {
       const reader = response.body.getReader();
+      streaming.set(id, reader);
       try {
         for (;;) {
           const { done, value } = await reader.read();
@@ -158,6 +161,8 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       } catch (error) {
         port.postMessage({ type: 'error', id, message: (error as Error)?.message ?? String(error) });
         return undefined;
+      } finally {
+        streaming.delete(id);
       }
     }
     port.postMessage({ type: 'end', id });
@@ -167,6 +172,11 @@ export function createPortServer(respond: (request: Request) => Promise<Response
   function onMessage(port: PortLike, message: ToWorker) {
     if (message?.type === 'ping') {
       port.postMessage({ type: 'pong', n: message.n });
+      return;
+    }
+    if (message?.type === 'cancel') {
+      // Cancelling the body reaches the service's stream (its cancel: a socket's subscription ends).
+      void streaming.get(message.id)?.cancel().catch(() => {});
       return;
     }
     if (message?.type !== 'request' || typeof message.id !== 'string') return;

@@ -2,7 +2,7 @@
  * Serves repeated reads from memory until a write can have changed them; other connections' writes
  * clear it through the host's channel. See docs/architecture.md, "Storage".
  */
-import type { Collection, ConversationRecord, MessageRecord } from './schema.js';
+import type { Logged, ConversationRecord, MessageRecord } from './schema.js';
 import type { Change, ConversationList, ConversationState, Storage } from './storage.js';
 
 /** Reads whose result depends only on the stored data (and their arguments). */
@@ -23,6 +23,7 @@ const CACHED = [
   'getWebsite',
   'listActivities',
   'listExternalApplications',
+  'listModelStates',
 ] as const satisfies ReadonlyArray<keyof Storage>;
 
 type Read = (typeof CACHED)[number];
@@ -49,6 +50,9 @@ const AFFECTS: Record<string, readonly Read[]> = {
   deleteAnnotation: ['getAnnotation', 'listAnnotations'],
   recordActivities: ['listActivities'],
   putExternalApplications: ['listExternalApplications'],
+  editAnchor: ['listConversations'],
+  setModelState: ['listModelStates'],
+  setSignedIn: [],
   ensureMeta: [],
   setMeta: [],
   createConversation: ['listConversations'],
@@ -113,7 +117,7 @@ export function cacheReads(
     queueMicrotask(() => (told = false));
   };
 
-  const idsKey = (collection: Collection) => key('listIds', [collection]);
+  const idsKey = (collection: Logged) => key('listIds', [collection]);
 
   /** Applies committed changes: conversation ids follow in place, everything else they name is dropped. */
   function applyChanges(changes: Change[]) {
@@ -129,11 +133,12 @@ export function cacheReads(
       } else {
         cache.delete(idsKey(change.collection));
         if (change.collection === 'conversationMessage') cache.delete(key('getMessage', [change.id]));
+        if (change.collection === 'model') cache.delete(key('listModelStates', []));
       }
     }
     if (ids) cache.set(idsKey('conversation'), { ids, seq: last });
     // The id lists the changes did not touch are as true at the new sequence number.
-    for (const collection of ['conversationMessage', 'asset', 'application', 'activity'] as const) {
+    for (const collection of ['conversationMessage', 'asset', 'application', 'activity', 'anchor', 'range', 'model'] as const) {
       const kept = cache.get(idsKey(collection)) as { ids: string[]; seq: number } | undefined;
       if (kept) cache.set(idsKey(collection), { ids: kept.ids, seq: last });
     }

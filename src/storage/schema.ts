@@ -149,12 +149,37 @@ export interface SearchIndexRecord {
   value: unknown;
 }
 
+/**
+ * An anchor (a file or folder a conversation or an asset is about), as its wire
+ * Anchor JSON text, with its creation time for the snapshot order. The one
+ * record of an anchor, whether it was created on its own or with a conversation.
+ */
+export interface AnchorRecord {
+  id: string;
+  /** The order of the anchors snapshot: the ISO-8601 creation time (anchors created together: `#` and their position). */
+  created: string;
+  /** The wire Anchor (with its points), as JSON text. */
+  json: string;
+}
+
+/** A catalogue model's local state, where it differs from the catalogue's (a download done). */
+export interface ModelStateRecord {
+  id: string;
+  downloaded: boolean;
+}
+
 /** The collections with an identifier stream; the names are StreamedIdentifier's keys. */
-export type Collection = 'conversation' | 'conversationMessage' | 'asset' | 'application' | 'activity';
+export type Collection = 'conversation' | 'conversationMessage' | 'asset' | 'application' | 'activity' | 'anchor' | 'range' | 'model';
+
+/**
+ * What the change log records changes of: the collections, and the local user's
+ * profile (`user`, id `local`: signed in or out), whose socket sends the profile again.
+ */
+export type Logged = Collection | 'user';
 
 export interface ChangeRecord {
   seq?: number;
-  collection: Collection;
+  collection: Logged;
   id: string;
   deleted?: true;
 }
@@ -226,6 +251,10 @@ export interface PiecesDB extends DBSchema {
   snapshots: { key: [number, number]; value: SnapshotSegment };
   /** Small named values (e.g. the id of the browser's own application). */
   meta: { key: string; value: unknown };
+  /** Anchors, by id; listed in creation order. */
+  anchors: { key: string; value: AnchorRecord; indexes: { 'by-created': string } };
+  /** The catalogue models' local state (downloaded). */
+  models: { key: string; value: ModelStateRecord };
 }
 
 export const DB_NAME = 'pieces-os-worker';
@@ -302,6 +331,34 @@ export const UPGRADES: UpgradeStep[] = [
   // 5: Conversations snapshots kept ready to send, by variant and range of snapshot order.
   (db) => {
     db.createObjectStore('snapshots', { keyPath: ['variant', 'start'] });
+  },
+  // 6: anchors as records of their own (those stored inside conversations are copied out, each
+  // listing the conversations it came with) and the catalogue models' local state.
+  (db, tx) => {
+    db.createObjectStore('anchors', { keyPath: 'id' }).createIndex('by-created', 'created');
+    db.createObjectStore('models', { keyPath: 'id' });
+    const copy = async () => {
+      const anchors = new Map<string, Record<string, unknown>>();
+      let cursor = await tx.objectStore('conversations').openCursor();
+      while (cursor) {
+        // Read as step 4 leaves it (its rewrite may not have reached this record yet, in the same upgrade).
+        const { conversation, json } = cursor.value as PiecesDB['conversations']['value'] & { conversation?: unknown };
+        for (const anchor of anchorsOf(wholeNestedModels(json ?? JSON.stringify(conversation)))) {
+          const conversations = (anchors.get(anchor.id as string)?.conversations as { iterable: Array<{ id: string }> } | undefined)?.iterable ?? [];
+          const own = (anchor.conversations as { iterable?: Array<{ id: string }> } | undefined)?.iterable ?? [];
+          const ids = [...new Set([...conversations, ...own, { id: cursor.value.id }].map((c) => c.id))];
+          anchors.set(anchor.id as string, { ...anchor, conversations: { iterable: ids.map((id) => ({ id })) } });
+        }
+        cursor = await cursor.continue();
+      }
+      const store = tx.objectStore('anchors');
+      for (const anchor of anchors.values()) {
+        const created = (anchor.created as { value?: unknown } | undefined)?.value;
+        await store.put({ id: anchor.id as string, created: typeof created === 'string' ? created : '', json: JSON.stringify(anchor) });
+      }
+    };
+    // A failed copy aborts the upgrade: the database stays at version 5, unharmed.
+    copy().catch(() => tx.abort());
   },
   // 7: assets made whole: formats, annotations, tags, websites and activities in stores of their own;
   // each asset stored before (one text, a language, a description) becomes an asset record, its one
@@ -419,6 +476,14 @@ export function descriptionAnnotationId(assetId: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** The whole anchors (with `points`) a stored conversation's JSON holds. */
+function anchorsOf(text: string): Array<Record<string, unknown>> {
+  const conversation = JSON.parse(text) as { anchors?: { iterable?: Array<{ id?: unknown; reference?: Record<string, unknown> }> } };
+  return (conversation.anchors?.iterable ?? []).flatMap((item) =>
+    item.reference && typeof item.reference.id === 'string' && item.reference.points ? [item.reference] : [],
+  );
+}
+
 /** Step 4's repair of a stored conversation's JSON: anchors get `points`, annotation links become `{id}`. */
 function wholeNestedModels(text: string): string {
   const conversation = JSON.parse(text) as Record<string, { iterable?: Array<{ reference?: Record<string, unknown> }> }>;
@@ -459,13 +524,14 @@ export const STORES: Record<StoreNames<PiecesDB>, number> = {
   external: 1,
   meta: 1,
   snapshots: 5,
-  // Step 7 (the sixth entry of UPGRADES until the step-6 branch lands: renumber both then).
-  formats: 6,
-  annotations: 6,
-  tags: 6,
-  websites: 6,
-  activities: 6,
-  search: 6,
+  anchors: 6,
+  models: 6,
+  formats: 7,
+  annotations: 7,
+  tags: 7,
+  websites: 7,
+  activities: 7,
+  search: 7,
 };
 
 /** The stores a database at `version` must have and `db` lacks. */

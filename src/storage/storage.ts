@@ -6,6 +6,7 @@
 import type {
   ActivityRecord,
   AnnotationRecord,
+  AnchorRecord,
   ApplicationRecord,
   AssetRecord,
   ChangeRecord,
@@ -14,11 +15,16 @@ import type {
   EventRecord,
   ExternalApplicationRecord,
   FormatRecord,
+  Logged,
   MessageRecord,
+  ModelStateRecord,
   SessionRecord,
   TagRecord,
   WebsiteRecord,
 } from './schema.js';
+
+/** The meta key of the local user's signed-in state (see setSignedIn). */
+export const SIGNED_IN_KEY = 'signedIn';
 
 /** Engagement derived from stored usage events. */
 export interface Engagement {
@@ -33,7 +39,7 @@ export interface Engagement {
 /** One committed change of one record of a collection, numbered in commit order. */
 export interface Change {
   seq: number;
-  collection: Collection;
+  collection: Logged;
   id: string;
   deleted?: true;
 }
@@ -108,6 +114,18 @@ export interface StoredData {
   websites: WebsiteRecord[];
   activities: ActivityRecord[];
   external: ExternalApplicationRecord[];
+  /** In creation order. */
+  anchors: AnchorRecord[];
+  models: ModelStateRecord[];
+}
+
+/**
+ * What an edit of an anchor writes: the anchor (null: delete it), and the
+ * conversations whose anchors change with it (their whole new records).
+ */
+export interface AnchorEdit {
+  anchor: AnchorRecord | null;
+  conversations?: Array<Omit<ConversationRecord, 'seq'>>;
 }
 
 export interface Storage {
@@ -124,9 +142,15 @@ export interface Storage {
   /** Sets `closed` unless already set; returns the stored session, or undefined if unknown. */
   closeSession(id: string, closed: { value: string }): Promise<SessionRecord | undefined>;
 
-  /** Stores a new conversation and its messages; the conversation's change comes first. */
-  createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[]): Promise<Change[]>;
-  /** Deletes a conversation and its messages; undefined when there is no such conversation. */
+  /**
+   * Stores a new conversation, its messages and the anchors it was created with; the
+   * conversation's change comes first.
+   */
+  createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], anchors?: AnchorRecord[]): Promise<Change[]>;
+  /**
+   * Deletes a conversation and its messages (its anchors stay, no longer listing it);
+   * undefined when there is no such conversation.
+   */
   deleteConversation(id: string): Promise<Change[] | undefined>;
   /**
    * Reads a conversation and writes what `edit` makes of it, in one transaction
@@ -149,13 +173,35 @@ export interface Storage {
     withMessages: boolean,
     encode: (record: ConversationRecord, messages?: Map<string, MessageRecord>) => string,
   ): Promise<Blob | string>;
-  /** The ids of a collection in its snapshot order, and the last change folded into them. */
+  /** The ids of a collection in its snapshot order (none for a collection nothing stores), and the last change folded into them. */
   listIds(collection: Collection): Promise<{ ids: string[]; seq: number }>;
   /**
    * Changes after `seq` (of one collection, or all), oldest first; `seq` is the last change
    * looked at; `complete` is false if the log no longer reaches back that far.
    */
-  changesSince(seq: number, collection?: Collection): Promise<{ changes: Change[]; complete: boolean; seq: number }>;
+  changesSince(seq: number, collection?: Logged): Promise<{ changes: Change[]; complete: boolean; seq: number }>;
+
+  getAnchor(id: string): Promise<AnchorRecord | undefined>;
+  /** Every anchor, in creation order. */
+  listAnchors(): Promise<AnchorRecord[]>;
+  /**
+   * Reads an anchor (undefined if there is none) and the conversations `linked` names for it,
+   * and writes what `edit` makes of them, in one transaction. `edit` may throw to change
+   * nothing; it gets only the conversations that exist.
+   */
+  editAnchor(
+    id: string,
+    linked: (current: AnchorRecord | undefined) => string[],
+    edit: (current: AnchorRecord | undefined, conversations: Map<string, ConversationRecord>) => AnchorEdit,
+  ): Promise<Change[]>;
+
+  /** The catalogue models' local state (only models whose state was changed). */
+  listModelStates(): Promise<ModelStateRecord[]>;
+  /** Sets a catalogue model's local state (`downloaded: false` removes the record) and logs its change. */
+  setModelState(state: ModelStateRecord): Promise<Change[]>;
+
+  /** Records whether the local user signed in or out (undefined: as configured) and logs a `user` change. */
+  setSignedIn(signedIn: boolean | undefined): Promise<Change[]>;
 
   getAsset(id: string): Promise<StoredAsset | undefined>;
   /** The asset a format or an annotation belongs to (or by its own id). */
@@ -227,5 +273,5 @@ export interface Storage {
   close(): void;
 }
 
-export type { ChangeRecord, Collection };
-export type { ActivityRecord, AnnotationRecord, AssetRecord, FormatRecord, TagRecord, WebsiteRecord };
+export type { ChangeRecord, Collection, Logged };
+export type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, FormatRecord, ModelStateRecord, TagRecord, WebsiteRecord };

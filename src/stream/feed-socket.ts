@@ -1,6 +1,6 @@
 /**
  * A socket fed by the service: an identifier stream (handshake, then catch-up on announcements and
- * periodic checks), the health heartbeat or the user profile. See docs/architecture.md, "Sockets".
+ * periodic checks), the health heartbeat, the user profile or the vision status. See docs/architecture.md, "Sockets".
  */
 import { WebSocket as MockWebSocket } from 'mock-socket';
 import type { Change, Collection } from '../storage/storage.js';
@@ -21,7 +21,7 @@ export const CLOSE_DATABASE_REPLACED = 4001;
 export interface Feed {
   /** The http(s) URL of the socket path, for the handshake and catch-up fetches. */
   httpUrl: string;
-  kind: Collection | 'health' | 'user';
+  kind: Collection | 'health' | 'user' | 'vision';
   healthIntervalMs: number;
   sequenceCheckMs: number;
   giveUpMs: number;
@@ -114,16 +114,38 @@ export class FeedSocket extends ServedSocket {
       this.#openEvent = null;
     }
     this.client.send(this.#snapshot!);
+    this.#lastProfile = this.#snapshot;
     this.#snapshot = null;
     if (this.#feed.kind === 'health') this.#heartbeat = setInterval(() => void this.#beat(), this.#feed.healthIntervalMs);
-    else if (this.#feed.kind !== 'user') this.#sequenceCheck = setInterval(() => this.check(), this.#feed.sequenceCheckMs);
+    else if (this.#identifiers()) this.#sequenceCheck = setInterval(() => this.check(), this.#feed.sequenceCheckMs);
     if (this.#announced > this.#seq) void this.#catchUp();
+  }
+
+  /** An identifier stream (not the health, user or vision socket). */
+  #identifiers() {
+    return this.#feed.kind !== 'health' && this.#feed.kind !== 'user' && this.#feed.kind !== 'vision';
   }
 
   /** Asks the service for changes after the last delivered one even if none was announced (one may have been missed). */
   check() {
-    if (!this.#started || this.#feed.kind === 'health' || this.#feed.kind === 'user') return;
-    void this.#catchUp(true);
+    if (!this.#started) return;
+    if (this.#feed.kind === 'user') void this.#profile();
+    if (this.#identifiers()) void this.#catchUp(true);
+  }
+
+  /** The user socket: the profile read again, sent when it is not the one sent last. */
+  #lastProfile: string | null = null;
+  async #profile() {
+    try {
+      const body = await this.#handshake();
+      const message = typeof body.message === 'string' ? body.message : JSON.stringify(body.message);
+      if (message !== this.#lastProfile && this.readyState === MockWebSocket.OPEN) {
+        this.#lastProfile = message;
+        this.client!.send(message);
+      }
+    } catch {
+      // The service did not answer: the next change or check asks again.
+    }
   }
 
   /** The health socket's period: `ok` while the service answers, else the socket closes. */
@@ -139,6 +161,10 @@ export class FeedSocket extends ServedSocket {
   /** A change was announced: if it is of this socket's collection, fetch what came after the last delivered change. */
   announced(change: Change) {
     if (change.collection !== this.#feed.kind) return;
+    if (this.#feed.kind === 'user') {
+      if (this.#started) void this.#profile();
+      return;
+    }
     if (change.seq > this.#announced) this.#announced = change.seq;
     if (this.#started && change.seq > this.#seq) void this.#catchUp();
   }

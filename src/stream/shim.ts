@@ -3,10 +3,11 @@
  * URL the native WebSocket (docs/architecture.md, "Sockets").
  */
 import { baseMatcher, DEFAULT_BASES, webSocketBase } from '../shared/bases.js';
-import { CHANGES_CHANNEL, SOCKETS, type SocketKind } from '../core/stream-wire.js';
+import { CHANGES_CHANNEL, socketKind, type SocketKind } from '../core/stream-wire.js';
 import { Announcements, type AnnouncementChannel } from './announcements.js';
 import { CopilotSocket } from './copilot-socket.js';
-import { FeedSocket } from './feed-socket.js';
+import { CLOSE_UNAVAILABLE, FeedSocket } from './feed-socket.js';
+import { ProgressSocket } from './progress-socket.js';
 import { listen } from './served-socket.js';
 
 export { CLOSE_DATABASE_REPLACED, CLOSE_FELL_BEHIND, CLOSE_UNAVAILABLE } from './feed-socket.js';
@@ -73,7 +74,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
   function socketOf(url: URL): { httpUrl: string; kind: SocketKind } | null {
     const match = matcher.match(url);
     const path = match && match.path.replace(/\/+$/, '');
-    const kind = path && Object.hasOwn(SOCKETS, path) ? SOCKETS[path] : undefined;
+    const kind = path ? socketKind(path) : undefined;
     if (!match || !kind) return null;
     return { httpUrl: match.base.origin.replace(/^ws/, 'http') + match.base.path + path, kind };
   }
@@ -91,6 +92,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     listen(parsed.href);
     const { httpUrl, kind } = socket;
     if (kind === 'copilot') return new CopilotSocket(parsed.href, protocols, { httpUrl, fetch, available });
+    if (kind === 'progress') return new ProgressSocket(parsed.href, protocols, { httpUrl, fetch, available, giveUpMs: timing.giveUpMs, closeUnavailable: CLOSE_UNAVAILABLE });
     return new FeedSocket(parsed.href, protocols, { httpUrl, kind, fetch, available, announcements, ...timing });
   }
   PiecesWebSocket.prototype = Native.prototype;
@@ -98,7 +100,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     Object.defineProperty(PiecesWebSocket, name, { value, enumerable: true });
   }
   Object.defineProperty(PiecesWebSocket, Symbol.hasInstance, {
-    value: (value: unknown) => value instanceof Native || value instanceof FeedSocket || value instanceof CopilotSocket,
+    value: (value: unknown) => value instanceof Native || value instanceof FeedSocket || value instanceof CopilotSocket || value instanceof ProgressSocket,
   });
   target.WebSocket = PiecesWebSocket as unknown as typeof WebSocket;
 

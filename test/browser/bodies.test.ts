@@ -46,6 +46,11 @@ const VALID: Record<string, unknown> = {
   formatUpdateValue: { id: '{format}', fragment: { string: { raw: 'edited ✓ 𝄞' } } },
   annotationsCreateNewAnnotation: { type: 'COMMENT', text: 'Grüße ✓ 𝄞', asset: '{asset}' },
   annotationUpdate: { id: '{annotation}', type: 'DESCRIPTION', text: 'Grüße ✓ 𝄞' },
+  anchorsCreateNewAnchor: { type: 'FILE', fullpath: '/src/grüße ✓.ts', platform: 'LINUX', conversation: '{conversation}' },
+  modelsDeleteSpecificModelCache: { schema: { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' } },
+  osAppletLaunch: { type: 'COPILOT' },
+  allocationsConnectNewCloud: { id: APP.id, name: 'Grüße ✓', aesthetics: { theme: { dark: false }, font: { size: 1 } } },
+  allocationsDisconnectCloud: { id: APP.id, user: APP.id, urls: { base: { status: 'DISCONNECTED', url: '' }, id: { status: 'DISCONNECTED', url: '' } }, status: { cloud: 'DISCONNECTED' }, project: '' },
 };
 /** Operations that take no body. */
 const BODILESS = [
@@ -62,7 +67,15 @@ const BODILESS = [
   'assetAssociateWebsite',
   'assetDisassociateWebsite',
   'annotationsDeleteSpecificAnnotation',
+  'anchorsDeleteSpecificAnchor',
+  'modelSpecificModelDownload',
+  'modelSpecificModelDownloadCancel',
+  'signIntoOS',
+  'signOutOfOS',
 ];
+
+/** {model} in a path: a local model of the catalogue (its id is fixed), Phi-2 CPU. */
+const MODEL = 'a3d8039b-1692-59f8-b0e0-aeb39837af34';
 
 type Body = { text: string } | { bytes: number[] } | { repeat: number };
 interface Case {
@@ -76,7 +89,7 @@ interface Case {
 function cases(): Case[] {
   const list: Case[] = [];
   for (const [operation, valid] of Object.entries(VALID)) {
-    const path = OPERATIONS.find((o) => o.name === operation)!.path;
+    const path = OPERATIONS.find((o) => o.name === operation)!.path.replace('{model}', MODEL);
     const json = 'application/json';
     const add = (label: string, body: Body, contentType = json) => list.push({ operation, path, label, contentType, body });
     add('valid', { text: JSON.stringify(valid) });

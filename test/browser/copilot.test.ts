@@ -235,7 +235,7 @@ describe(`the copilot in ${engine.name}`, () => {
     await send(page, { request: 'ok', conversation: conversation.id, question: { query: 'hello there', relevant: { iterable: [] } } });
     await ended(page, 'ok');
     const ok = await framesOf(page, 'ok');
-    expect(ok.map((f) => f.status)).toEqual(['INITIALIZED', 'IN-PROGRESS', 'IN-PROGRESS', 'IN-PROGRESS', 'IN-PROGRESS', 'COMPLETED']);
+    expect(ok.map((f) => f.status)).toEqual(['IN-PROGRESS', 'IN-PROGRESS', 'IN-PROGRESS', 'IN-PROGRESS', 'COMPLETED']);
     expect(chunks(ok)).toEqual(['Answer', ' to:', ' hello', ' there']);
 
     await setModel(page, { type: 'openai', baseUrl: fake.baseUrl, model: 'error-event' });

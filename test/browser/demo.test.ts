@@ -4,6 +4,7 @@ import { ApplicationNameEnum, PlatformEnum } from '@pieces.app/pieces-os-client'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 import { storeIds } from './pages.js';
+import { startFakeOllama, type FakeOllama } from '../fake-ollama.js';
 
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-results');
 
@@ -639,6 +640,69 @@ describe('the snippets pane', () => {
     await page.waitForFunction((asset) => !document.querySelector(`#snippet-list li[data-id="${asset}"]`), id);
     await other.waitForFunction((asset) => !document.querySelector(`#snippet-list li[data-id="${asset}"]`), id);
     expect(await visible(page, '#snippet-detail')).toBe(false);
+    expect(await problems()).toEqual([]);
+  });
+});
+
+describe('the demo page’s models pane', () => {
+  let context: BrowserContext;
+  let ollama: FakeOllama;
+
+  beforeAll(async () => {
+    ollama = await startFakeOllama();
+    ({ context } = await launch());
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await ollama?.close();
+  });
+
+  /** A model row's text, progress and state, by the model's name. */
+  const modelRow = (page: Page, name: string) =>
+    page.evaluate((n) => {
+      const li = [...document.querySelectorAll<HTMLElement>('#model-list li')].find((l) => l.querySelector('strong')?.textContent === n);
+      return li
+        ? { id: li.dataset.id!, downloaded: li.dataset.downloaded, answered: li.querySelector('.answered')?.textContent, progress: li.querySelector('.progress')?.textContent ?? null }
+        : null;
+    }, name);
+
+  it('shows the catalogue and which model answers each, downloads with progress, maps a model to Ollama and pulls it', async () => {
+    const { page, problems } = await openWatchedDemo(context);
+    await page.waitForSelector('body[data-loaded="true"]');
+    expect(Number(await page.textContent('#model-count'))).toBeGreaterThan(20);
+    expect(await modelRow(page, 'GPT-3.5-turbo Chat Model')).toMatchObject({ answered: 'answered by the default: no model (extractive answers)', progress: null });
+    // A local model with nothing to fetch: its socket reports COMPLETED, the row shows it downloaded.
+    const phi = (await modelRow(page, 'Phi-2 CPU Chat Model'))!;
+    await page.click(`#model-list li[data-id="${phi.id}"] button.download`);
+    await expect.poll(async () => (await modelRow(page, 'Phi-2 CPU Chat Model'))?.downloaded, { timeout: 10_000 }).toBe('true');
+    expect((await modelRow(page, 'Phi-2 CPU Chat Model'))!.progress).toBe('COMPLETED 100%');
+    await page.click(`#model-list li[data-id="${phi.id}"] button.delete`);
+    await expect.poll(async () => (await modelRow(page, 'Phi-2 CPU Chat Model'))?.downloaded, { timeout: 10_000 }).toBe('false');
+    // Mapped to Ollama: the row says so, and a download is Ollama's pull with its real progress.
+    const llama = (await modelRow(page, 'Llama-2 7B GPU Chat Model'))!;
+    await page.selectOption('#map-model', llama.id);
+    await page.selectOption('#map-kind', 'ollama');
+    await page.fill('#map-base-url', ollama.baseUrl);
+    await page.fill('#map-name', 'slow:llama2');
+    await page.click('#map-save');
+    await expect.poll(async () => (await modelRow(page, 'Llama-2 7B GPU Chat Model'))?.answered, { timeout: 10_000 }).toBe(`answered by slow:llama2 at ${ollama.baseUrl} (Ollama)`);
+    await page.click(`#model-list li[data-id="${llama.id}"] button.download`);
+    const seen = new Set<string>();
+    await expect
+      .poll(
+        async () => {
+          const progress = (await modelRow(page, 'Llama-2 7B GPU Chat Model'))?.progress ?? '';
+          seen.add(progress.replace(/[\d.]+%$/, 'n%'));
+          return progress;
+        },
+        { timeout: 20_000, interval: 20 },
+      )
+      .toBe('COMPLETED 100%');
+    expect(seen).toContain('IN-PROGRESS n%');
+    expect(ollama.pulled.has('slow:llama2')).toBe(true);
+    await expect.poll(async () => (await modelRow(page, 'Llama-2 7B GPU Chat Model'))?.downloaded).toBe('true');
+    expect(await logged(page, 'modelSpecificModelDownload')).toBe(2);
     expect(await problems()).toEqual([]);
   });
 });

@@ -221,6 +221,40 @@ export const callEveryOperation = (page: Page) =>
     await get('activitiesSnapshot', '/activities');
     await get('activitiesStreamIdentifiers', '/activities/stream/identifiers', stream);
     await post('assetsDeleteAsset', `/assets/${made.id}/delete`);
+    // Models: the catalogue, one model, its stream and download socket, a download, a cancel, a delete.
+    const models = await get('modelsSnapshot', '/models');
+    const local = (models.iterable as Array<{ id: string; cloud: boolean }>).find((m) => !m.cloud)!.id;
+    await get('modelsSpecificModelSnapshot', `/model/${local}`);
+    await get('modelsStreamIdentifiers', '/models/stream/identifiers', stream);
+    statuses.modelSpecificModelDownloadProgress = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(`ws://localhost:1000/model/${local}/download/progress`);
+      socket.onopen = () => {
+        socket.close();
+        resolve(200);
+      };
+      socket.onerror = () => resolve(0);
+    });
+    await post('modelSpecificModelDownload', `/model/${local}/download`);
+    await post('modelSpecificModelDownloadCancel', `/model/${local}/download/cancel`);
+    await post('modelsDeleteSpecificModelCache', `/models/${local}/delete/cache`, {});
+    // Anchors, ranges, the OS, allocations, the vision status.
+    const anchor = await post('anchorsCreateNewAnchor', '/anchors/create', { type: 'FILE', fullpath: '/every/operation.ts' });
+    await get('anchorsSnapshot', '/anchors');
+    await get('anchorSpecificAnchorSnapshot', `/anchor/${anchor.id}`);
+    await get('anchorsStreamIdentifiers', '/anchors/stream/identifiers', stream);
+    await post('anchorsDeleteSpecificAnchor', `/anchors/${anchor.id}/delete`);
+    await get('rangesSnapshot', '/ranges');
+    await get('rangesStreamIdentifiers', '/ranges/stream/identifiers', stream);
+    // No range exists: its read answers a 404 naming the range, which is what it is for.
+    const range = await xhr(`/range/00000000-0000-4000-8000-000000000000`);
+    statuses.rangesSpecificRangeSnapshot = range.status === 404 && /^No range with id/.test(String(range.body)) ? 200 : range.status;
+    await post('signOutOfOS', '/os/sign_out');
+    const profile = await post('signIntoOS', '/os/sign_in');
+    await post('osAppletLaunch', '/os/applet/launch', { type: 'COPILOT' });
+    const allocation = await post('allocationsConnectNewCloud', '/allocations/connect', profile);
+    statuses.allocationsDisconnectCloud = (await fetch(`${base}/allocations/disconnect`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(allocation) })).status;
+    await get('workstreamPatternEngineProcessorsVisionStatus', '/workstream_pattern_engine/processors/vision/status');
+    await get('workstreamPatternEngineProcessorsVisionStatusStream', '/workstream_pattern_engine/processors/vision/status/stream', stream);
     const fromAsset = await post('conversationsCreateFromAsset', `/conversations/create/from_asset/${asset}`);
     await get('conversationsSnapshot', '/conversations');
     const ids = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');

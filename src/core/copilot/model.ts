@@ -40,7 +40,18 @@ export interface ModelAdapter {
   readonly description: string;
   /** Yields the answer's text in chunks; throws a ModelError when the model fails. */
   answer(request: AnswerRequest): AsyncIterable<string>;
+  /**
+   * Fetches the model where it runs (a local model's download), reporting its progress as a
+   * fraction from 0 to 1; throws a ModelError when it fails, the signal's reason when it is
+   * stopped. Absent: there is nothing to fetch (a download completes at once).
+   */
+  pull?(signal: AbortSignal, progress: (fraction: number) => void): Promise<void>;
+  /** Removes what `pull` fetched (a downloaded model's files); throws a ModelError when it fails. */
+  remove?(): Promise<void>;
 }
+
+/** A pull that reports its progress (see ModelAdapter.pull). */
+export type Pull = NonNullable<ModelAdapter['pull']>;
 
 /** A model that failed: its message (the endpoint's own, when it gave one) is what clients see. */
 export class ModelError extends Error {
@@ -63,13 +74,24 @@ export interface OpenAiModelConfig {
   maxTokens?: number;
 }
 
+/**
+ * A model served by Ollama: answers through its OpenAI-compatible endpoint
+ * (`<baseUrl>/v1`), downloads through its pull API (`POST <baseUrl>/api/pull`)
+ * with real progress, and a deleted download is removed there (`DELETE <baseUrl>/api/delete`).
+ */
+export interface OllamaModelConfig extends Omit<OpenAiModelConfig, 'type' | 'apiKey'> {
+  type: 'ollama';
+  /** Ollama's address, e.g. `http://127.0.0.1:11434`. */
+  baseUrl: string;
+}
+
 /** A model as plain data, so that a page can send it to the worker. */
-export type ModelConfig = { type: 'extractive' } | OpenAiModelConfig;
+export type ModelConfig = { type: 'extractive' } | OpenAiModelConfig | OllamaModelConfig;
 
 /** Validates a model configuration (from a page message or a host option). */
 export function parseModelConfig(value: unknown, path = 'model'): ModelConfig {
   const config = object(value, path);
-  const type = required(config, 'type', path, (v, p) => oneOf(v, ['extractive', 'openai'] as const, p));
+  const type = required(config, 'type', path, (v, p) => oneOf(v, ['extractive', 'openai', 'ollama'] as const, p));
   if (type === 'extractive') return { type };
   const baseUrl = required(config, 'baseUrl', path, string);
   let url: URL;
@@ -83,7 +105,7 @@ export function parseModelConfig(value: unknown, path = 'model'): ModelConfig {
   }
   const model = required(config, 'model', path, string);
   if (!model.trim()) throw badRequest(`${path}.model must name a model.`);
-  const apiKey = optional(config, 'apiKey', path, string);
+  const apiKey = type === 'openai' ? optional(config, 'apiKey', path, string) : undefined;
   const temperature = optional(config, 'temperature', path, number);
   const maxTokens = optional(config, 'maxTokens', path, number);
   return {
@@ -93,7 +115,7 @@ export function parseModelConfig(value: unknown, path = 'model'): ModelConfig {
     ...(apiKey ? { apiKey } : {}),
     ...(temperature === undefined ? {} : { temperature }),
     ...(maxTokens === undefined ? {} : { maxTokens }),
-  };
+  } as ModelConfig;
 }
 
 const QUOTED = 3;

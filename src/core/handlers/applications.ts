@@ -1,5 +1,7 @@
 /** Handlers of the Applications operations. */
-import type { OperationContext } from '../context.js';
+import type { OperationContext, ServiceContext } from '../context.js';
+import { PIECES_OS_VERSION } from '../../shared/version.js';
+import { osId } from './os.js';
 import { badRequest, json, noContent, notFound, readJson } from '../http.js';
 import { applicationWire, browserApplication, parseApplication } from '../models/application.js';
 import { detectedApplications, relatedApplications } from '../models/external.js';
@@ -23,14 +25,24 @@ async function scope({ request, service }: OperationContext, registering: Applic
   throw notFound(`No application ${id} is registered (${name} header).`);
 }
 
+/** The OS's own application entry (`OS_SERVER`), listed first; it has no usage events. */
+async function osApplication(service: ServiceContext) {
+  const id = await osId(service);
+  const platform = /Windows/i.test(service.userAgent) ? 'WINDOWS' : /Mac OS X|Macintosh/i.test(service.userAgent) ? 'MACOS' : /Linux|X11/i.test(service.userAgent) ? 'LINUX' : 'WEB';
+  const application: ApplicationRecord = { id, name: 'OS_SERVER', version: PIECES_OS_VERSION, platform, onboarded: true, privacy: 'OPEN', capabilities: 'LOCAL' };
+  return { application, engagement: { interactions: 0, keyboard: 0, installations: 0, updates: 0 } };
+}
+
 export async function applicationsSnapshot({ service }: OperationContext) {
-  const applications = await service.storage.listApplications();
-  return json({ iterable: applications.map((a) => applicationWire(a.application, a.engagement)) });
+  const [os, applications] = await Promise.all([osApplication(service), service.storage.listApplications()]);
+  const listed = [os, ...applications.filter((a) => a.application.id !== os.application.id)];
+  return json({ iterable: listed.map((a) => applicationWire(a.application, a.engagement)) });
 }
 
 export async function applicationsSpecificApplicationSnapshot({ params, service }: OperationContext) {
   const id = uuid(params.application, 'The application id');
-  const found = await service.storage.getApplication(id);
+  const os = await osApplication(service);
+  const found = id === os.application.id ? os : await service.storage.getApplication(id);
   if (!found) throw notFound(`No application with id ${id}.`);
   return json(applicationWire(found.application, found.engagement));
 }

@@ -7,6 +7,7 @@ import { boolean, object, oneOf, optional, required, string } from '../validate.
 import { PIECES_OS_VERSION } from '../../shared/version.js';
 import { localUser } from './user.js';
 import { publish } from './common.js';
+import { osId } from './os.js';
 
 /**
  * Upserts the application a SeededConnectorConnection describes (the same
@@ -38,7 +39,7 @@ export async function connect(context: OperationContext) {
   publish(context, await service.storage.putApplication(application));
   const [stored, os, user] = await Promise.all([
     service.storage.getApplication(id),
-    service.storage.ensureMeta('osId', service.clock.newId),
+    osId(service),
     localUser(context),
   ]);
   return json({

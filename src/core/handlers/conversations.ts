@@ -9,7 +9,7 @@ import { uuid } from '../validate.js';
 import { clock, publish, recordActivity, transferables } from './common.js';
 
 async function store(context: OperationContext, seeded: Seeded) {
-  publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages));
+  publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages, seeded.anchors));
   await recordActivity(context, activity(clock(context), { conversation: seeded.record.id, pair: 'conversationCreated', value: 'a_conversation_was_created' }));
   return seeded;
 }

@@ -1,6 +1,7 @@
 /**
  * The copilot stream (`/qgpt/stream`): each client frame arrives as a POST from the socket shim and is
- * answered with its QGPTStreamOutput frames as server-sent events; answers are stored as messages.
+ * answered with its QGPTStreamOutput frames as server-sent events (IN-PROGRESS chunks, then COMPLETED,
+ * FAILED, STOPPED or RESET; no INITIALIZED); answers are stored as messages (docs/copilot.md).
  */
 import type { OperationContext, ServiceContext } from '../context.js';
 import { ModelError, type ChatMessage, type RelevantMaterial } from '../copilot/model.js';
@@ -17,7 +18,7 @@ import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMa
 /** The marker header value the socket shim sends with each client frame. */
 const QGPT_STREAM_MARKER: StreamRequestKind = 'qgpt';
 
-type Status = 'INITIALIZED' | 'IN-PROGRESS' | 'COMPLETED' | 'FAILED' | 'STOPPED' | 'RESET';
+type Status = 'IN-PROGRESS' | 'COMPLETED' | 'FAILED' | 'STOPPED' | 'RESET';
 
 export async function qgptStream({ request, service }: OperationContext): Promise<Response> {
   if (request.method !== 'POST' || request.headers.get(STREAM_HEADER) !== QGPT_STREAM_MARKER) {
@@ -126,14 +127,15 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
     if (!history) throw new HttpError(404, `No conversation with id ${conversation}.`);
 
     let relevant: RelevantMaterial[] = [];
-    const initialized: JsonObject = {};
+    /** The relevance found, until the first frame carried it. */
+    let relevance: JsonObject | undefined;
     if (input.relevance) {
       const found = await findRelevant(service, input.relevance);
-      initialized.relevance = { relevant: await relevantSeeds(service, input.relevance.query, found) };
+      relevance = { relevant: await relevantSeeds(service, input.relevance.query, found) };
       relevant = found.map(asMaterial);
     }
-    send(frame(request, conversation, 'INITIALIZED', initialized));
     if (!input.question && !input.relevance?.question) {
+      send(frame(request, conversation, 'IN-PROGRESS', { relevance: relevance! }));
       send(frame(request, conversation, 'COMPLETED'));
       return;
     }
@@ -143,11 +145,15 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
         : await questionMaterialOrStore(service, query, input.question.relevant);
       history.push(...(await questionHistory(service, input.question.messages)));
     }
-    for await (const chunk of (await copilot.model()).answer({ query, relevant, messages: history, signal: controller.signal })) {
+    const model = input.question?.model ?? input.relevance?.model;
+    for await (const chunk of (await copilot.model(model)).answer({ query, relevant, messages: history, signal: controller.signal })) {
       if (controller.signal.aborted) break;
       text += chunk;
-      send(frame(request, conversation, 'IN-PROGRESS', { question: questionOutput(chunk) }));
+      send(frame(request, conversation, 'IN-PROGRESS', { ...(relevance ? { relevance } : {}), question: questionOutput(chunk) }));
+      relevance = undefined;
     }
+    // An answer without text still reports its relevance before it completes.
+    if (relevance && !controller.signal.aborted) send(frame(request, conversation, 'IN-PROGRESS', { relevance }));
     if (controller.signal.aborted) throw controller.signal.reason;
     await storeExchange(service, conversation, create, query, text);
     send(frame(request, conversation, 'COMPLETED'));

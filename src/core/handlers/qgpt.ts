@@ -100,11 +100,11 @@ export async function questionHistory(service: ServiceContext, messages: Questio
   });
 }
 
-/** Runs the model to the end and returns the whole answer. */
-export async function completeAnswer(service: ServiceContext, query: string, relevant: RelevantMaterial[], messages: ChatMessage[]) {
+/** Runs the model that answers `model` (a catalogue id; none: the default) to the end and returns the whole answer. */
+export async function completeAnswer(service: ServiceContext, query: string, relevant: RelevantMaterial[], messages: ChatMessage[], model?: string) {
   let answer = '';
   const signal = new AbortController().signal;
-  for await (const chunk of (await service.copilot.model()).answer({ query, relevant, messages, signal })) answer += chunk;
+  for await (const chunk of (await service.copilot.model(model)).answer({ query, relevant, messages, signal })) answer += chunk;
   return answer;
 }
 
@@ -120,7 +120,7 @@ export async function relevance({ request, service }: OperationContext) {
   const relevant = await relevantSeeds(service, input.query, found);
   if (!input.question) return json({ relevant });
   try {
-    const answer = await completeAnswer(service, input.query, found.map(asMaterial), []);
+    const answer = await completeAnswer(service, input.query, found.map(asMaterial), [], input.model);
     return json({ relevant, answer: questionOutput(answer) });
   } catch (error) {
     return modelFailure(error);
@@ -141,7 +141,7 @@ export async function question({ request, service }: OperationContext) {
   const relevant = await questionMaterialOrStore(service, input.query, input.relevant);
   const messages = await questionHistory(service, input.messages);
   try {
-    return json(questionOutput(await completeAnswer(service, input.query, relevant, messages)));
+    return json(questionOutput(await completeAnswer(service, input.query, relevant, messages, input.model)));
   } catch (error) {
     return modelFailure(error);
   }

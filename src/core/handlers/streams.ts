@@ -7,6 +7,7 @@ import { badRequest, clip, HttpError, json } from '../http.js';
 import type { Collection } from '../../storage/storage.js';
 import { identifiersFrame, STREAM_HEADER, type CatchUp, type Handshake } from '../stream-wire.js';
 import { localUser } from './user.js';
+import { osId, visionStatus } from './os.js';
 
 function handshake({ request, url }: OperationContext) {
   if (request.headers.get(STREAM_HEADER) !== 'handshake') {
@@ -17,8 +18,11 @@ function handshake({ request, url }: OperationContext) {
   }
 }
 
-/** An identifier stream: first message every id of the collection, then one message per change. */
-export const identifierStream = (collection: Collection) => async (context: OperationContext) => {
+/**
+ * An identifier stream: first message every id of the collection, then one message per change.
+ * `ids`: the collection's ids when they are not (all) stored records, from the stored ones.
+ */
+export const identifierStream = (collection: Collection, ids?: (stored: string[], context: OperationContext) => string[] | Promise<string[]>) => async (context: OperationContext) => {
   handshake(context);
   const { service, url } = context;
   const after = url.searchParams.get('after');
@@ -27,25 +31,41 @@ export const identifierStream = (collection: Collection) => async (context: Oper
   // the older identity, and its next check (which gets the new one) makes it start afresh.
   const database = await service.storage.identity();
   if (after !== null) return json({ ...(await service.storage.changesSince(Number(after), collection)), database } satisfies CatchUp);
-  const { ids, seq } = await service.storage.listIds(collection);
-  return json({ seq, database, message: identifiersFrame(collection, ids) } satisfies Handshake);
+  const listed = await service.storage.listIds(collection);
+  return json({ seq: listed.seq, database, message: identifiersFrame(collection, ids ? await ids(listed.ids, context) : listed.ids) } satisfies Handshake);
 };
 
 export const conversationsStreamIdentifiers = identifierStream('conversation');
 export const conversationMessagesStreamIdentifiers = identifierStream('conversationMessage');
 export const assetsStreamIdentifiers = identifierStream('asset');
-export const applicationsStreamIdentifiers = identifierStream('application');
+/** The applications stream lists the OS's own entry first, as the applications snapshot does. */
+export const applicationsStreamIdentifiers = identifierStream('application', async (stored, { service }) => {
+  const os = await osId(service);
+  return [os, ...stored.filter((id) => id !== os)];
+});
+export const anchorsStreamIdentifiers = identifierStream('anchor');
+/** Nothing here creates ranges: the first message is the empty snapshot. */
+export const rangesStreamIdentifiers = identifierStream('range');
 export const activitiesStreamIdentifiers = identifierStream('activity');
 
-/** getWellKnownStreamHealth: `ok` on open, then periodically while the service answers. */
+/** getWellKnownStreamHealth: `ok:<os id>` on open, then periodically while the service answers. */
 export async function getWellKnownStreamHealth(context: OperationContext) {
   handshake(context);
-  return json({ seq: 0, message: 'ok' } satisfies Handshake);
+  return json({ seq: 0, message: `ok:${await osId(context.service)}` } satisfies Handshake);
 }
 
-/** streamUser: the ReturnedUserProfile on open. */
+/**
+ * streamUser: a bare UserProfile on open and when the user signs in or out (as the SDK types
+ * the stream); signed out, an empty text frame.
+ */
 export async function streamUser(context: OperationContext) {
   handshake(context);
   const user = await localUser(context);
-  return json({ seq: 0, message: user ? { user } : {} } satisfies Handshake);
+  return json({ seq: 0, message: user ?? '' } satisfies Handshake);
+}
+
+/** The vision status stream: the WorkstreamPatternEngineStatus on open (long-term memory is off: it never changes). */
+export async function workstreamPatternEngineProcessorsVisionStatusStream(context: OperationContext) {
+  handshake(context);
+  return json({ seq: 0, message: visionStatus() } satisfies Handshake);
 }

@@ -16,7 +16,7 @@ import {
   ExternalMLProviderEnum,
   PlatformEnum,
 } from '../enums.js';
-import type { ConversationRecord, MessageRecord } from '../../storage/schema.js';
+import type { AnchorRecord, ConversationRecord, MessageRecord } from '../../storage/schema.js';
 import type { ConversationEdit, ConversationState } from '../../storage/storage.js';
 import { badRequest } from '../http.js';
 import {
@@ -43,6 +43,8 @@ import type { Clock } from '../clock.js';
 export interface Seeded {
   record: Omit<ConversationRecord, 'seq'>;
   messages: MessageRecord[];
+  /** The anchors it was created with: records of their own, the same as those its JSON holds. */
+  anchors: AnchorRecord[];
 }
 
 export type { Clock };
@@ -181,8 +183,8 @@ function seedAnnotation(item: Json, path: string, clock: Clock, owner: JsonObjec
   return { ...annotation, id: clock.newId(), type, text, created: { value: clock.now().toISOString() }, updated: { value: clock.now().toISOString() }, ...owner };
 }
 
-/** A SeededAnchor becomes a FlattenedAnchor with its one point. */
-function seedAnchor(item: Json, path: string, clock: Clock, conversationId: string): JsonObject {
+/** A SeededAnchor becomes a whole Anchor with its one point (listing the conversation it is created with, if any). */
+export function seedAnchor(item: Json, path: string, clock: Clock, conversationId?: string): JsonObject {
   const seeded = object(item, path);
   knownKeys(seeded, FIELDS.SeededAnchor, path, 'SeededAnchor');
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, AnchorTypeEnum, p));
@@ -203,7 +205,7 @@ function seedAnchor(item: Json, path: string, clock: Clock, conversationId: stri
     type,
     ...stamp,
     points: { iterable: [{ id: point.id, reference: point }] },
-    conversations: { iterable: [{ id: conversationId }] },
+    ...(conversationId ? { conversations: { iterable: [{ id: conversationId }] } } : {}),
     ...(asset ? { assets: { iterable: [{ id: asset }] } } : {}),
     ...(annotations
       ? { annotations: references(annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { anchor: { id } }))) }
@@ -212,6 +214,13 @@ function seedAnchor(item: Json, path: string, clock: Clock, conversationId: stri
 }
 
 const references = (items: JsonObject[]) => ({ iterable: items.map((reference) => ({ id: reference.id!, reference })) });
+
+/** The stored record of a whole Anchor; `position` orders anchors created together (one conversation's). */
+export const anchorRecord = (anchor: JsonObject, position = 0): AnchorRecord => ({
+  id: anchor.id as string,
+  created: `${(anchor.created as { value: string }).value}#${String(position).padStart(5, '0')}`,
+  json: storedJson(anchor),
+});
 
 /**
  * A SeededConversationMessage becomes a stored message of `conversation`.
@@ -261,6 +270,7 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
   }
 
   const messages = seededMessages.map((item, i) => seedMessage(item, `${path}.messages[${i}]`, clock, id));
+  const wholeAnchors = anchors?.map((a, i) => seedAnchor(a, `${path}.anchors[${i}]`, clock, id));
 
   const { messages: _messages, ...rest } = seeded;
   const conversation: JsonObject = {
@@ -273,11 +283,12 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
     ...(annotations
       ? { annotations: references(annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { conversation: { id } }))) }
       : {}),
-    ...(anchors ? { anchors: references(anchors.map((a, i) => seedAnchor(a, `${path}.anchors[${i}]`, clock, id))) } : {}),
+    ...(wholeAnchors ? { anchors: references(wholeAnchors) } : {}),
   };
   return {
     record: { id, json: storedJson(conversation), messageIds: messages.map((m) => m.id as string) },
     messages: messages.map((message) => messageRecord(message)),
+    anchors: (wholeAnchors ?? []).map((anchor, i) => anchorRecord(anchor, i)),
   };
 }
 

@@ -53,6 +53,8 @@ export interface RelevanceQuery {
   database: boolean;
   /** Answer the question too (`options.question`). */
   question: boolean;
+  /** The model asked for (a catalogue id), if any. */
+  model?: string;
 }
 
 export function parseRelevanceInput(value: unknown, path = 'relevance'): RelevanceQuery {
@@ -60,7 +62,7 @@ export function parseRelevanceInput(value: unknown, path = 'relevance'): Relevan
   const query = required(input, 'query', path, string);
   optional(input, 'paths', path, array)?.forEach((item, i) => string(item, `${path}.paths[${i}]`));
   optional(input, 'application', path, string);
-  optional(input, 'model', path, string);
+  const model = optional(input, 'model', path, string);
   const seedsValue = optional(input, 'seeds', path, object);
   const seeds = seedsValue
     ? required(seedsValue, 'iterable', `${path}.seeds`, array).flatMap((item, i) => {
@@ -77,7 +79,7 @@ export function parseRelevanceInput(value: unknown, path = 'relevance'): Relevan
   const question = optional(options, 'question', `${path}.options`, boolean) ?? false;
   optional(options, 'pipeline', `${path}.options`, object);
   const nothingGiven = seeds.length === 0 && assets.length === 0 && messages.length === 0 && !seedsValue;
-  return { query, seeds, assets, messages, database: database ?? nothingGiven, question };
+  return { query, seeds, assets, messages, database: database ?? nothingGiven, question, ...(model ? { model } : {}) };
 }
 
 export interface QuestionQuery {
@@ -86,13 +88,15 @@ export interface QuestionQuery {
   relevant: Array<{ text?: string; name?: string; asset?: string; score?: number }>;
   /** History: messages sent with their text, or ids of stored messages. */
   messages: Array<{ id: string; message?: ChatMessage }>;
+  /** The model asked for (a catalogue id), if any. */
+  model?: string;
 }
 
 export function parseQuestionInput(value: unknown, path = 'question'): QuestionQuery {
   const input = object(value, path);
   const query = required(input, 'query', path, string);
   optional(input, 'application', path, string);
-  optional(input, 'model', path, string);
+  const model = optional(input, 'model', path, string);
   optional(input, 'pipeline', path, object);
   const relevantValue = required(input, 'relevant', path, object);
   const relevant = required(relevantValue, 'iterable', `${path}.relevant`, array).map((item, i) => {
@@ -117,7 +121,7 @@ export function parseQuestionInput(value: unknown, path = 'question'): QuestionQ
           const role = optional(reference!, 'role', `${path}.messages`, (v, p) => oneOf(v, MessageRoleEnum, p)) ?? 'UNKNOWN';
           return { id, message: { role: role as Role, text } };
         });
-  return { query, relevant, messages };
+  return { query, relevant, messages, ...(model ? { model } : {}) };
 }
 
 export interface StreamInput {
@@ -152,11 +156,10 @@ export function parseStreamInput(value: unknown): StreamInput {
   };
 }
 
-/** A RelevantQGPTSeed for ranked material, with its score and best-matching passage. */
+/** A RelevantQGPTSeed for ranked material (best first: RelevantQGPTSeed has no score), with its best-matching passage. */
 export function relevantSeed(material: Ranked | (RelevantMaterial & { kind: 'seed'; seed: JsonObject }), query: string, application: JsonObject): JsonObject {
   const passage = bestPassage(material.text, query);
   const location = { text: passage.text, start: passage.start, end: passage.end };
-  const score = material.score ?? 0;
   // Every seed comes back as a whole SeededAsset of its text (a seed sent by the client included:
   // echoed as sent, a partial one would not decode with the SDK).
   const asset: JsonObject = {
@@ -169,7 +172,6 @@ export function relevantSeed(material: Ranked | (RelevantMaterial & { kind: 'see
     seed: { type: 'SEEDED_ASSET', asset },
     ...(material.kind === 'asset' ? { asset: { id: material.id } } : {}),
     location,
-    score,
   };
 }
 

@@ -4,7 +4,7 @@
  * and the ids and change log the identifier streams read.
  */
 import { unwrap, type IDBPDatabase } from 'idb';
-import type { Collection, MessageRecord, PiecesDB } from '../schema.js';
+import type { AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
 import type { Change, Storage } from '../storage.js';
 import { commit, log, readChanges } from './transactions.js';
 
@@ -13,6 +13,7 @@ type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
 interface Create {
   conversation: NewConversation;
   messages: MessageRecord[];
+  anchors?: AnchorRecord[];
 }
 
 interface CreateJob extends Create {
@@ -23,16 +24,21 @@ interface CreateJob extends Create {
 /** Most creates written in one group transaction. */
 const GROUP_LIMIT = 64;
 
-const STORE_OF: Record<Exclude<Collection, 'conversation'>, 'messages' | 'assets' | 'applications' | 'activities'> = {
+/** The store of each collection's records; none for ranges, which nothing here creates. */
+const STORE_OF: Record<Exclude<Collection, 'conversation'>, 'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models' | null> = {
   conversationMessage: 'messages',
   asset: 'assets',
   application: 'applications',
   activity: 'activities',
+  anchor: 'anchors',
+  model: 'models',
+  range: null,
 };
 
 /** Writes conversations with their messages in one transaction; the changes of each, in order. */
 async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[]): Promise<Change[][]> {
-  const tx = db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+  const withAnchors = group.some(({ anchors }) => anchors?.length);
+  const tx = db.transaction(['conversations', 'messages', 'changes', ...(withAnchors ? (['anchors'] as const) : [])], 'readwrite');
   // Records go through the plain stores: a failed add aborts the transaction (and `tx.done`)
   // by itself, without a promise per record.
   const conversations = unwrap(tx.objectStore('conversations'));
@@ -41,20 +47,22 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[]): Prom
   const logged: Change[] = [];
   await commit(tx, function* () {
     // Each create's changes, the conversation's first, in one run of the log for the group.
-    const items = group.flatMap(({ conversation, messages }) => [
+    const items = group.flatMap(({ conversation, messages, anchors = [] }) => [
       { collection: 'conversation' as const, id: conversation.id },
       ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+      ...anchors.map(({ id }) => ({ collection: 'anchor' as const, id })),
     ]);
     yield log(tx.objectStore('changes'), items, logged).then(() => {
       let at = 0;
-      for (const { conversation, messages } of group) {
-        const own = logged.slice(at, (at += 1 + messages.length));
+      for (const { conversation, messages, anchors = [] } of group) {
+        const own = logged.slice(at, (at += 1 + messages.length + anchors.length));
         changes.push(own);
         // The conversation's snapshot order is the sequence number of its creation.
         conversations.add({ ...conversation, seq: own[0]!.seq });
       }
     });
     for (const { messages: owned } of group) for (const message of owned) messages.add(message);
+    if (withAnchors) for (const { anchors = [] } of group) for (const anchor of anchors) unwrap(tx.objectStore('anchors')).put(anchor);
   });
   return changes;
 }
@@ -119,18 +127,22 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
   const create =
     options.groupCommit === false ? (job: Create) => createTogether(db, [job]).then(([changes]) => changes!) : groupCommit(db);
   return {
-    createConversation: (conversation, messages) => create({ conversation, messages }),
+    createConversation: (conversation, messages, anchors) => create({ conversation, messages, ...(anchors?.length ? { anchors } : {}) }),
 
     async deleteConversation(id) {
-      const tx = db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+      const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors'], 'readwrite');
       const conversation = await tx.objectStore('conversations').get(id);
       if (!conversation) {
         await tx.done;
         return undefined;
       }
+      // Its anchors stay, no longer listing it.
+      const anchors = await Promise.all(anchorIdsOf(conversation.json).map((anchor) => tx.objectStore('anchors').get(anchor)));
+      const unlinked = anchors.flatMap((anchor) => (anchor ? [withoutConversation(anchor, id)] : []));
       const messages = tx.objectStore('messages');
       const changes: Change[] = [];
       await commit(tx, function* () {
+        for (const anchor of unlinked) yield tx.objectStore('anchors').put(anchor);
         yield messages
           .index('by-conversation')
           .getAllKeys(id)
@@ -142,6 +154,7 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
                 [
                   { collection: 'conversation', id, deleted: true },
                   ...owned.map((key) => ({ collection: 'conversationMessage' as const, id: key, deleted: true as const })),
+                  ...unlinked.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
                 ],
                 changes,
               ),
@@ -227,15 +240,29 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
 /** The ids of a collection other than conversations (whose ids come with the snapshots, see snapshots.ts), and the last change. */
 export async function listIdsOf(db: IDBPDatabase<PiecesDB>, collection: Exclude<Collection, 'conversation'>) {
   const name = STORE_OF[collection];
-  const tx = db.transaction([name, 'changes']);
-  const [ids, last] = await Promise.all([
-    name === 'assets'
-      ? tx.objectStore('assets').index('by-name').getAllKeys()
-      : name === 'activities'
-        ? tx.objectStore('activities').index('by-created').getAllKeys()
-        : tx.objectStore(name).getAllKeys(),
-    tx.objectStore('changes').openCursor(null, 'prev'),
-  ]);
+  const tx = db.transaction(name ? [name, 'changes'] : ['changes']);
+  const keys = () => {
+    if (name === 'assets') return tx.objectStore('assets').index('by-name').getAllKeys();
+    if (name === 'activities') return tx.objectStore('activities').index('by-created').getAllKeys();
+    if (name === 'anchors') return tx.objectStore('anchors').index('by-created').getAllKeys();
+    return name ? tx.objectStore(name).getAllKeys() : Promise.resolve([]);
+  };
+  const [ids, last] = await Promise.all([keys(), tx.objectStore('changes').openCursor(null, 'prev')]);
   await tx.done;
   return { ids, seq: last?.key ?? 0 };
+}
+
+/** The ids of the anchors a conversation's JSON lists. */
+export function anchorIdsOf(json: string): string[] {
+  if (!json.includes('"anchors"')) return [];
+  const { anchors } = JSON.parse(json) as { anchors?: { iterable?: Array<{ id?: unknown }> } };
+  return (anchors?.iterable ?? []).flatMap((item) => (typeof item.id === 'string' ? [item.id] : []));
+}
+
+/** An anchor record that no longer lists the conversation `id`. */
+function withoutConversation(anchor: AnchorRecord, id: string): AnchorRecord {
+  const wire = JSON.parse(anchor.json) as { conversations?: { iterable?: Array<{ id: string }> } };
+  const kept = (wire.conversations?.iterable ?? []).filter((c) => c.id !== id);
+  const { conversations: _conversations, ...rest } = wire;
+  return { ...anchor, json: JSON.stringify(kept.length ? { ...rest, conversations: { iterable: kept } } : rest) };
 }

@@ -3,6 +3,7 @@ import type { IDBPDatabase } from 'idb';
 import type { Collection, PiecesDB } from '../schema.js';
 import type { Change, Storage, StoredData } from '../storage.js';
 import { commit, log } from './transactions.js';
+import { SIGNED_IN_KEY } from '../storage.js';
 
 export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' | 'loadData'> {
   return {
@@ -10,7 +11,7 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
 
     async dumpData() {
       const tx = db.transaction([...RECORD_STORES]);
-      const [applications, sessions, events, conversations, messages, assets, external, formats, annotations, tags, websites, activities] = await Promise.all([
+      const [applications, sessions, events, conversations, messages, assets, external, formats, annotations, tags, websites, activities, anchors, models] = await Promise.all([
         tx.objectStore('applications').getAll(),
         tx.objectStore('sessions').getAll(),
         tx.objectStore('events').getAll(),
@@ -23,6 +24,8 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
         tx.objectStore('tags').getAll(),
         tx.objectStore('websites').getAll(),
         tx.objectStore('activities').index('by-created').getAll(),
+        tx.objectStore('anchors').index('by-created').getAll(),
+        tx.objectStore('models').getAll(),
       ]);
       await tx.done;
       const byId = new Map(messages.map((m) => [m.id, m]));
@@ -41,6 +44,8 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
         websites,
         activities,
         external,
+        anchors,
+        models,
       };
     },
   };
@@ -49,7 +54,7 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
 /** The stores of records (what dumpData reads, and what a replacing loadData clears). */
 const RECORD_STORES = [
   'applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external',
-  'formats', 'annotations', 'tags', 'websites', 'activities',
+  'formats', 'annotations', 'tags', 'websites', 'activities', 'anchors', 'models',
 ] as const;
 
 /**
@@ -68,12 +73,15 @@ export async function loadData(
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds, activityIds] = await Promise.all([
+  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, signedIn] = await Promise.all([
     store('conversations').getAll(),
     store('messages').getAllKeys(),
     store('assets').getAllKeys(),
     store('applications').getAllKeys(),
     store('activities').getAllKeys(),
+    store('anchors').getAllKeys(),
+    store('models').getAllKeys(),
+    store('meta').get(SIGNED_IN_KEY),
   ]);
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
@@ -82,6 +90,9 @@ export async function loadData(
     asset: new Set(data.assets.map((a) => a.id)),
     application: new Set(data.applications.map((a) => a.id)),
     activity: new Set(data.activities.map((a) => a.id)),
+    anchor: new Set(data.anchors.map((a) => a.id)),
+    model: new Set(data.models.map((m) => m.id)),
+    range: new Set<string>(),
   };
   // What goes: with `replace`, every record not given again; else the messages an updated conversation no longer has.
   const removed = (collection: Collection, ids: string[]) =>
@@ -93,6 +104,11 @@ export async function loadData(
         ...removed('asset', assetIds),
         ...removed('application', applicationIds),
         ...removed('activity', activityIds),
+        ...removed('anchor', anchorIds),
+        // A model's state removed is the catalogue's again: a change, not a deletion of the model.
+        ...removed('model', modelIds).map(({ deleted: _deleted, ...change }) => change),
+        // The local user is as configured again.
+        ...(signedIn === undefined ? [] : [{ collection: 'user' as const, id: 'local' }]),
       ]
     : removed(
         'conversationMessage',
@@ -107,11 +123,14 @@ export async function loadData(
     ...data.assets.map(({ id }) => ({ collection: 'asset' as const, id })),
     ...data.applications.map(({ id }) => ({ collection: 'application' as const, id })),
     ...data.activities.map(({ id }) => ({ collection: 'activity' as const, id })),
+    ...data.anchors.map(({ id }) => ({ collection: 'anchor' as const, id })),
+    ...data.models.map(({ id }) => ({ collection: 'model' as const, id })),
   ];
   const changes: Change[] = [];
   await commit(tx, function* () {
     if (replace) {
       for (const name of RECORD_STORES) yield store(name).clear();
+      yield store('meta').delete(SIGNED_IN_KEY);
     } else {
       for (const { id } of gone) yield store('messages').delete(id);
     }
@@ -125,6 +144,8 @@ export async function loadData(
     for (const website of data.websites) yield store('websites').put(website);
     for (const activity of data.activities) yield store('activities').put(activity);
     for (const application of data.external) yield store('external').put(application);
+    for (const anchor of data.anchors) yield store('anchors').put(anchor);
+    for (const model of data.models) yield model.downloaded ? store('models').put(model) : store('models').delete(model.id);
     for (const { messages } of data.conversations) for (const message of messages) yield store('messages').put(message);
     // A new conversation's snapshot order is the sequence number of its change; an updated one keeps its place.
     yield log(store('changes'), [...gone, ...written], changes).then(() =>

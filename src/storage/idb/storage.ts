@@ -8,6 +8,7 @@ import { randomUUID } from '../../shared/uuid.js';
 import { DB_NAME, missingStores, type PiecesDB } from '../schema.js';
 import type { Storage, StoredData } from '../storage.js';
 import { applicationStore } from './applications.js';
+import { anchorStore } from './anchors.js';
 import { assetStore } from './assets.js';
 import { connect, type ConnectionEvents } from './connection.js';
 import { conversationStore } from './conversations.js';
@@ -31,7 +32,7 @@ export interface OpenStorageOptions extends ConnectionEvents {
 
 const EMPTY: StoredData = {
   applications: [], sessions: [], events: [], conversations: [], assets: [], external: [],
-  formats: [], annotations: [], tags: [], websites: [], activities: [],
+  formats: [], annotations: [], tags: [], websites: [], activities: [], anchors: [], models: [],
 };
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
@@ -53,6 +54,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     ...conversationStore(db, { groupCommit: options.groupCommit }),
     ...snapshotMethods,
     ...assetStore(db),
+    ...anchorStore(db),
     ...dataStore(db),
     listIds: (collection) => (collection === 'conversation' ? conversationIds() : listIdsOf(db, collection)),
     identity: async () => identity,

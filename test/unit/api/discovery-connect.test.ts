@@ -111,7 +111,9 @@ describe('ConnectorApi.connect', () => {
     expect(again.os).toBe(one.os);
     expect(other.application.id).not.toBe(one.application.id);
     const listed = await t.applications.applicationsSnapshot();
-    expect(listed.iterable.map((a) => a.id).sort()).toEqual([one.application.id, other.application.id].sort());
+    expect(listed.iterable.filter((a) => a.name !== 'OS_SERVER').map((a) => a.id).sort()).toEqual([one.application.id, other.application.id].sort());
+    // The OS's own entry comes first, its id the Context's `os`.
+    expect(listed.iterable[0]).toMatchObject({ id: one.os, name: 'OS_SERVER' });
     // Connecting announces the application on the applications stream.
     expect(t.changes.filter((c) => c.collection === 'application').map((c) => c.id)).toEqual([
       one.application.id,

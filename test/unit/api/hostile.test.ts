@@ -11,7 +11,7 @@ import { MODEL, application, dump, setup } from '../support/harness.js';
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 2500);
 const BASES = ['http://localhost:1000', 'https://api.example.test/pieces'];
 
-type State = { app: string; session: string; conversation: string; asset: string; message: string; format: string; annotation: string; tag: string; website: string };
+type State = { app: string; session: string; conversation: string; asset: string; message: string; format: string; annotation: string; tag: string; website: string; model: string; anchor: string; range: string };
 
 const validBodies = (state: State): Record<string, unknown> => ({
   applicationsRegister: application(),
@@ -46,6 +46,11 @@ const validBodies = (state: State): Record<string, unknown> => ({
   formatUpdateValue: { id: state.format, asset: { id: state.asset }, fragment: { string: { raw: 'edited' } } },
   annotationsCreateNewAnnotation: { type: 'COMMENT', text: 'note', asset: state.asset },
   annotationUpdate: { id: state.annotation, type: 'DESCRIPTION', text: 'changed' },
+  anchorsCreateNewAnchor: { type: 'FILE', fullpath: '/src/a.ts', platform: 'LINUX', conversation: state.conversation, annotations: [{ type: 'COMMENT', text: 'x' }] },
+  modelsDeleteSpecificModelCache: { schema: { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' } },
+  osAppletLaunch: { type: 'COPILOT' },
+  allocationsConnectNewCloud: { id: crypto.randomUUID(), aesthetics: { theme: { dark: false }, font: { size: 1 } } },
+  allocationsDisconnectCloud: { id: 'a', user: 'u', urls: {}, status: { cloud: 'DISCONNECTED' }, project: '' },
 });
 
 /** Replaces the value at a random path of `value` with `replacement` (or deletes it). */
@@ -106,7 +111,7 @@ const hostile = (state: State) => {
   const request = (operation: (typeof OPERATIONS)[number]) => {
     const byName: Record<string, keyof State> = {
       application: 'app', session: 'session', conversation: 'conversation', asset: 'asset', message: 'message',
-      format: 'format', annotation: 'annotation', tag: 'tag', website: 'website',
+      format: 'format', annotation: 'annotation', tag: 'tag', website: 'website', model: 'model', anchor: 'anchor', range: 'range',
     };
     // 'auto' fills each parameter with the state's id of its kind.
     const fill = (which: keyof State | 'random' | 'auto', random: string) =>
@@ -114,7 +119,7 @@ const hostile = (state: State) => {
         which === 'random' ? random : which === 'auto' ? state[byName[name] ?? 'conversation'] : state[which],
       );
     const path = fc.oneof(
-      { weight: 3, arbitrary: fc.constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message', 'format').map((w) => fill(w, '')) },
+      { weight: 3, arbitrary: fc.constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message', 'format', 'model').map((w) => fill(w, '')) },
       {
         weight: 2,
         arbitrary: fc
@@ -177,6 +182,9 @@ describe('hostile input', () => {
         },
       } as never,
     });
+    // A local model (downloads complete at once: nothing to fetch), an anchor, a range id (no range exists).
+    const model = ((await (await t.fetch(`${BASES[0]}/models`)).json()).iterable as Array<{ id: string; cloud: boolean }>).find((m) => !m.cloud)!.id;
+    const anchor = (await (await t.fetch(`${BASES[0]}/anchors/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"FILE","fullpath":"/x"}' })).json()).id as string;
     const state: State = {
       app: app.id,
       session: session.id,
@@ -187,6 +195,9 @@ describe('hostile input', () => {
       annotation: made.annotations!.iterable[0]!.id,
       tag: made.tags!.iterable[0]!.id,
       website: made.websites!.iterable[0]!.id,
+      model,
+      anchor,
+      range: crypto.randomUUID(),
     };
     const statuses = new Map<number, number>();
     let notHandled = 0;

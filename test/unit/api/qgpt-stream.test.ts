@@ -63,7 +63,7 @@ async function world(options: Parameters<typeof setup>[0] & { available?: boolea
       for (let i = 0; i < 500 && !done(frames); i++) await new Promise((r) => setTimeout(r, 5));
       expect(done(frames)).toBe(true);
     };
-    const ended = (request: string) => (all: Frame[]) => all.some((f) => f.request === request && !['INITIALIZED', 'IN-PROGRESS'].includes(f.status));
+    const ended = (request: string) => (all: Frame[]) => all.some((f) => f.request === request && f.status !== 'IN-PROGRESS');
     if (options.available !== false) await until(() => events.includes('open'));
     return { socket, frames, events, ask, until, ended, of: (request: string) => frames.filter((f) => f.request === request) };
   };
@@ -81,7 +81,7 @@ const statuses = (frames: Frame[]) => frames.map((f) => f.status);
 const text = (frames: Frame[]) => frames.filter((f) => f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text).join('');
 
 describe('/qgpt/stream', () => {
-  it('streams INITIALIZED → IN-PROGRESS chunks → COMPLETED and stores the question and the answer', async () => {
+  it('streams IN-PROGRESS chunks → COMPLETED (no INITIALIZED) and stores the question and the answer', async () => {
     const w = await world();
     const id = await w.conversation();
     w.t.changes.length = 0;
@@ -89,9 +89,10 @@ describe('/qgpt/stream', () => {
     s.ask({ request: 'r1', conversation: id, question: { query: 'retry with backoff', relevant: { iterable: [] } } });
     await s.until(s.ended('r1'));
     const frames = s.of('r1');
-    expect(statuses(frames)[0]).toBe('INITIALIZED');
     expect(statuses(frames).at(-1)).toBe('COMPLETED');
-    expect(statuses(frames).slice(1, -1).every((status) => status === 'IN-PROGRESS')).toBe(true);
+    expect(statuses(frames).slice(0, -1).every((status) => status === 'IN-PROGRESS')).toBe(true);
+    // Every IN-PROGRESS frame carries text (the Python wrapper's stream_question reads each one's answer).
+    expect(frames.slice(0, -1).every((f) => f.question!.answers.iterable[0]!.text.length > 0)).toBe(true);
     expect(frames.filter((f) => f.status === 'IN-PROGRESS').length).toBeGreaterThan(2);
     expect(frames.every((f) => f.conversation === id)).toBe(true);
     const answer = text(frames);
@@ -102,13 +103,16 @@ describe('/qgpt/stream', () => {
     expect(w.t.changes.filter((c) => c.collection === 'conversationMessage')).toHaveLength(2);
   });
 
-  it('answers relevance inputs with options.question: relevance in INITIALIZED, and a new conversation when none is named', async () => {
+  it('answers relevance inputs with options.question: relevance on the first IN-PROGRESS frame (with text), and a new conversation when none is named', async () => {
     const w = await world();
     const s = await w.open();
     s.ask({ request: 'r2', relevance: { query: 'exponential backoff', options: { question: true } } });
     await s.until(s.ended('r2'));
     const frames = s.of('r2');
+    expect(frames[0]!.status).toBe('IN-PROGRESS');
     expect(frames[0]!.relevance!.relevant.iterable.length).toBeGreaterThan(0);
+    expect(frames[0]!.question!.answers.iterable[0]!.text.length).toBeGreaterThan(0);
+    expect(frames.slice(1).every((f) => f.relevance === undefined)).toBe(true);
     expect(frames.at(-1)!.status).toBe('COMPLETED');
     const created = frames[0]!.conversation;
     expect(frames.every((f) => f.conversation === created)).toBe(true);
@@ -135,7 +139,7 @@ describe('/qgpt/stream', () => {
     await s.until((frames) => frames.some((f) => f.status === 'IN-PROGRESS'));
     s.ask({ request: 'long', conversation: id, stop: true });
     await s.until(s.ended('long'));
-    expect(statuses(s.of('long'))).toEqual(['INITIALIZED', 'IN-PROGRESS', 'STOPPED']);
+    expect(statuses(s.of('long'))).toEqual(['IN-PROGRESS', 'STOPPED']);
     expect(await w.messages(id)).toEqual([['USER', 'tell me everything'], ['ASSISTANT', 'partial ']]);
     // A reset of a conversation with nothing running is acknowledged.
     s.ask({ request: 'again', conversation: id, reset: true });

@@ -35,7 +35,7 @@ const echoModel: ModelAdapter = {
 };
 
 describe('relevance', () => {
-  it('ranks the stored assets with BM25, best first, with scores and passages; decodes with the SDK', async () => {
+  it('ranks the stored assets with BM25, best first, with passages; decodes with the SDK, strictly (no score: RelevantQGPTSeed has none)', async () => {
     const t = await setup();
     const qgpt = new QGPTApi(t.configuration);
     const output = await qgpt.relevance({ qGPTRelevanceInput: { query: 'retry a call with exponential backoff', options: { database: true } } });
@@ -52,9 +52,7 @@ describe('relevance', () => {
     expect(raw.status).toBe(200);
     expect(instanceOfQGPTRelevanceOutput(raw.body)).toBe(true);
     expect(QGPTRelevanceOutputFromJSON(raw.body).relevant.iterable.map((s) => s.id)).toEqual(seeds.map((s) => s.id));
-    const scores = raw.body.relevant.iterable.map((s: { score: number }) => s.score);
-    expect(scores.every((s: number) => s > 0)).toBe(true);
-    expect([...scores].sort((a: number, b: number) => b - a)).toEqual(scores);
+    expect(raw.body.relevant.iterable.every((s: object) => !('score' in s))).toBe(true);
     // Deterministic: the same store and query give the same answer, byte for byte.
     expect(await post(t, '/qgpt/relevance', { query: 'retry a call with exponential backoff' })).toEqual(raw);
   });
@@ -83,7 +81,7 @@ describe('relevance', () => {
     expect(await ask()).toBe(1);
   });
 
-  it('ranks the seeds, assets and messages it is given; named ones that do not match follow with score 0', async () => {
+  it('ranks the seeds, assets and messages it is given; named ones that do not match follow, in the order given', async () => {
     const t = await setup();
     const conversation = await t.conversations.conversationsCreateSpecificConversation({
       seededConversation: {
@@ -103,11 +101,11 @@ describe('relevance', () => {
       messages: { iterable: [{ id: assistant }, { id: user }] },
     });
     expect(output.status).toBe(200);
-    const iterable = output.body.relevant.iterable as Array<RelevantQGPTSeed & { score: number }>;
+    const iterable = output.body.relevant.iterable as RelevantQGPTSeed[];
     expect(iterable[0]!.id).toBe(assistant);
     expect(iterable[1]!.seed?.asset?.format.fragment?.string?.raw).toBe('a map of results');
-    // Not matching: the user message and the asset, score 0, in the order given.
-    expect(iterable.slice(2).map((s) => [s.id, s.score])).toEqual([[debounce.id, 0], [user, 0]]);
+    // Not matching: the user message and the asset, in the order given.
+    expect(iterable.slice(2).map((s) => s.id)).toEqual([debounce.id, user]);
     // Only what was named: no other stored asset.
     expect(iterable).toHaveLength(4);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as sdk from '@pieces.app/pieces-os-client';
 import { catalogueEntries, knownOperation } from '../../../src/core/catalogue.js';
 import { OPERATIONS } from '../../../src/core/routes.js';
-import { SOCKETS } from '../../../src/core/stream-wire.js';
+import { SOCKETS, socketKind } from '../../../src/core/stream-wire.js';
 import { BASE, application, dump, jsonPost, setup } from '../support/harness.js';
 
 const expectText = async (response: Response, status: number, pattern: RegExp) => {
@@ -38,7 +38,12 @@ describe('the route table', () => {
   });
 
   it('has a route for every socket path the page shim serves, and a socket for every socket route', () => {
-    expect(OPERATIONS.filter((o) => o.socket).map((o) => o.path).sort()).toEqual(Object.keys(SOCKETS).sort());
+    const sockets = OPERATIONS.filter((o) => o.socket).map((o) => o.path);
+    // One socket path has a parameter: a model's download progress.
+    expect(sockets.filter((path) => !path.includes('{')).sort()).toEqual(Object.keys(SOCKETS).sort());
+    expect(sockets.filter((path) => path.includes('{'))).toEqual(['/model/{model}/download/progress']);
+    for (const path of sockets) expect(socketKind(path.replace('{model}', crypto.randomUUID())), path).toBeDefined();
+    expect(socketKind('/model/x/download')).toBeUndefined();
   });
 
   it('lists static paths before parameterised ones', () => {
@@ -139,7 +144,8 @@ describe('routing', () => {
           checked.served++;
           expect(response.status, at).not.toBe(405);
           expect(text, at).not.toMatch(/does not serve/);
-        } else if (OPERATIONS.some((o) => pattern(o.path) === entry.path)) {
+        } else if (!entries.some((e) => e.path === entry.path && e.method === method) && OPERATIONS.some((o) => pattern(o.path) === entry.path)) {
+          // Served here with the other method, and the SDK has no operation with this one.
           checked.refused++;
           expect(response.status, at).toBe(405);
         } else {

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import * as sdk from '@pieces.app/pieces-os-client';
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../../src/core/routes.js';
-import { checkBody, checkResponse, isInstalled, RETURNS } from '../support/response-check.js';
+import { checkBody, checkFrame, checkResponse, isInstalled, RETURNS } from '../support/response-check.js';
 import { check, EXTRA_FIELDS, isIsoDateTime, reachable, SDK_MODELS, SDK_VERSION, sdkHas, shape, type FieldType } from '../support/sdk-shape.js';
 
 const codec = (name: string) => {
@@ -122,13 +122,35 @@ describe(`the checker reads the models of the SDK ${SDK_VERSION}`, () => {
   it('knows snake_case wire keys and the documented extra fields', () => {
     const event = shape('SeededTrackedInteractionEvent');
     expect(event.kind === 'model' && [...event.fields.keys()]).toContain('identifier_description_pair');
-    expect(EXTRA_FIELDS).toEqual({ Application: ['engagement'], Session: ['engagement'], RelevantQGPTSeed: ['score'] });
+    expect(EXTRA_FIELDS).toEqual({ Application: ['engagement'], Session: ['engagement'] });
   });
 
   it('throws for a model the SDK does not ship', () => {
     expect(() => shape('NoSuchModel')).toThrow(/no model NoSuchModel/);
     expect(sdkHas('Conversation')).toBe(true);
     expect(sdkHas('TrackedInteractionEvent')).toBe(false); // deprecated: written by hand from the contract
+  });
+});
+
+describe('checkFrame (every frame every served socket delivers in a unit test)', () => {
+  const url = (path: string) => new URL(`ws://localhost:1000${path}`);
+  const os = crypto.randomUUID();
+  it('passes the frames each socket should send', () => {
+    expect(checkFrame(url('/.well-known/stream/health'), `ok:${os}`)).toEqual([]);
+    expect(checkFrame(url('/user/stream'), '')).toEqual([]);
+    expect(checkFrame(url('/user/stream'), JSON.stringify({ id: os, aesthetics: { theme: { dark: false }, font: { size: 1 } } }))).toEqual([]);
+    expect(checkFrame(url('/anchors/stream/identifiers'), '{"iterable":[]}')).toEqual([]);
+    expect(checkFrame(url(`/model/${os}/download/progress`), '{"status":"IN-PROGRESS","percentage":12.5}')).toEqual([]);
+    expect(checkFrame(url('/qgpt/stream'), JSON.stringify({ conversation: os, status: 'COMPLETED' }))).toEqual([]);
+  });
+  it('fails the frames clients break on', () => {
+    expect(checkFrame(url('/.well-known/stream/health'), 'ok')).toMatchObject([{ message: 'expected the text ok:<os id>, got "ok"' }]);
+    expect(checkFrame(url('/user/stream'), JSON.stringify({ user: { id: os, aesthetics: {} } })).map((v) => v.message)).toContain('unknown key: UserProfile has no user');
+    const scored = { conversation: os, status: 'IN-PROGRESS', relevance: { relevant: { iterable: [{ id: os, score: 3 }] } } };
+    expect(checkFrame(url('/qgpt/stream'), JSON.stringify(scored))).toEqual([{ path: '$.relevance.relevant.iterable[0].score', message: 'unknown key: RelevantQGPTSeed has no score' }]);
+    expect(checkFrame(url('/qgpt/stream'), JSON.stringify({ conversation: os, status: 'STARTED' }))[0]!.message).toMatch(/is not a QGPTStreamEnum/);
+    expect(checkFrame(url(`/model/${os}/download/progress`), '{"status":"DONE"}')[0]!.path).toBe('$.status');
+    expect(checkFrame(url('/models/stream/identifiers'), 'not json')[0]!.message).toMatch(/not JSON/);
   });
 });
 

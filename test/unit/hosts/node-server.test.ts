@@ -420,7 +420,7 @@ describe('the copilot socket', () => {
     await new Promise((resolve) => (socket.onopen = resolve));
     socket.send(JSON.stringify({ request: 'q1', question: { query: 'retry with backoff', relevant: { iterable: [] } } }));
     await until(() => frames.some((f) => f.request === 'q1' && f.status === 'COMPLETED'));
-    expect(frames[0]).toMatchObject({ request: 'q1', status: 'INITIALIZED' });
+    expect(frames[0]).toMatchObject({ request: 'q1', status: 'IN-PROGRESS' });
     socket.close();
   });
 });

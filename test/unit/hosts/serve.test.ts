@@ -71,7 +71,7 @@ describe('startLoopbackServer', () => {
     const completed = new Promise<void>((done) => socket.on('message', () => frames.some((f) => f.status === 'COMPLETED') && done()));
     socket.send(JSON.stringify({ request: 'q1', question: { query: 'retry with backoff', relevant: { iterable: [] } } }));
     await completed;
-    expect(frames.map((f) => f.status)[0]).toBe('INITIALIZED');
+    expect(frames.map((f) => f.status)[0]).toBe('IN-PROGRESS');
     expect(frames.every((f) => f.request === 'q1')).toBe(true);
     socket.close();
   });

@@ -261,7 +261,9 @@ describe('every socket path through the one mechanism', () => {
     await until(() => assets.messages.length === 1 && applications.messages.length === 1, 'both snapshots');
     expect(items(assets.messages).length).toBeGreaterThan(0);
     expect(items(assets.messages).every((i) => typeof (i.asset as { id: string }).id === 'string')).toBe(true);
-    expect(applications.messages[0]).toEqual({ iterable: [] });
+    // The OS's own entry is listed first, as in the applications snapshot.
+    const os = ((await (await w.t.fetch(`${BASE}/applications`)).json()) as { iterable: Array<{ id: string }> }).iterable[0]!.id;
+    expect(applications.messages[0]).toEqual({ iterable: [{ application: { id: os } }] });
     const context = await (await post(w, '/connect', { application: { name: 'JETBRAINS', version: '1', platform: 'MACOS' } })).json();
     await until(() => applications.messages.length === 2, 'the connected application');
     expect(applications.messages[1]).toEqual({ iterable: [{ application: { id: context.application.id } }] });
@@ -299,7 +301,7 @@ describe('every socket path through the one mechanism', () => {
     expect(late.messages[0]!.map((i) => i.conversation.id)).toEqual([a, b]);
   });
 
-  it('health: `ok` on open and periodically while the service answers; closes when it stops answering', async () => {
+  it('health: `ok:<os id>` on open and periodically while the service answers; closes when it stops answering', async () => {
     let up = true;
     const t = await setup();
     const target = { WebSocket: NativeWebSocket as unknown as typeof WebSocket };
@@ -316,7 +318,8 @@ describe('every socket path through the one mechanism', () => {
     socket.onmessage = (event) => received.push(event.data as string);
     socket.onclose = (event) => (closed = event);
     await until(() => received.length >= 3, 'three oks');
-    expect(new Set(received)).toEqual(new Set(['ok']));
+    const os = ((await (await t.fetch('http://127.0.0.1:39300/connect', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }) })).json()) as { os: string }).os;
+    expect(new Set(received)).toEqual(new Set([`ok:${os}`]));
     up = false;
     await until(() => closed !== undefined, 'the close');
     expect(closed!.code).toBe(4503);
@@ -351,12 +354,12 @@ describe('every socket path through the one mechanism', () => {
     ]);
   });
 
-  it('user: the ReturnedUserProfile on open', async () => {
+  it('user: a bare UserProfile on open (GET /user has it in `user`)', async () => {
     const w = await world();
     const user = openPath(w, 'ws://localhost:1000/user/stream');
     await until(() => user.messages.length === 1, 'the profile');
     const expected = await (await w.t.fetch(`${BASE}/user`)).json();
-    expect(user.messages[0]).toEqual(expected);
+    expect(user.messages[0]).toEqual(expected.user);
   });
 
   it('a plain GET of any socket path is 426', async () => {

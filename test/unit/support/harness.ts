@@ -1,5 +1,8 @@
 /** Test harness: a service over a fresh fake IndexedDB, and the official SDK pointed at it. */
 import {
+  AllocationsApi,
+  AnchorApi,
+  AnchorsApi,
   ApplicationApi,
   ApplicationsApi,
   AssetApi,
@@ -11,8 +14,14 @@ import {
   ConversationMessagesApi,
   ConversationsApi,
   ConversationTypeEnum,
+  ModelApi,
+  ModelsApi,
+  OSApi,
   QGPTConversationMessageRoleEnum,
+  RangeApi,
+  RangesApi,
   UserApi,
+  WorkstreamPatternEngineApi,
   type SeededConversation,
   WellKnownApi,
 } from '@pieces.app/pieces-os-client';
@@ -59,6 +68,15 @@ export async function setup(options: Partial<ServiceOptions> & { databaseName?: 
     connector: new ConnectorApi(configuration),
     user: new UserApi(configuration),
     wellKnown: new WellKnownApi(configuration),
+    models: new ModelsApi(configuration),
+    model: new ModelApi(configuration),
+    anchors: new AnchorsApi(configuration),
+    anchor: new AnchorApi(configuration),
+    ranges: new RangesApi(configuration),
+    range: new RangeApi(configuration),
+    os: new OSApi(configuration),
+    allocations: new AllocationsApi(configuration),
+    workstream: new WorkstreamPatternEngineApi(configuration),
     configuration,
   };
 }

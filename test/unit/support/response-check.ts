@@ -8,6 +8,8 @@
 import { appendFileSync } from 'node:fs';
 import { afterAll, afterEach } from 'vitest';
 import { OPERATIONS } from '../../../src/core/routes.js';
+import { socketKind, type SocketKind } from '../../../src/core/stream-wire.js';
+import { ServedSocket } from '../../../src/stream/served-socket.js';
 import { check, type Violation } from './sdk-shape.js';
 
 /**
@@ -97,6 +99,29 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   // Each frame a client sends on the copilot socket is answered with its QGPTStreamOutput frames.
   qgptStream: { events: 'QGPTStreamOutput' },
   streamUser: 'UserStreamHandshake',
+  modelsSnapshot: 'Models',
+  modelsSpecificModelSnapshot: 'Model',
+  modelsStreamIdentifiers: identifierStream,
+  modelSpecificModelDownload: 'Model',
+  modelSpecificModelDownloadCancel: 'Model',
+  // A model's progress socket: its ModelDownloadProgress frames, as server-sent events.
+  modelSpecificModelDownloadProgress: { events: 'ModelDownloadProgress' },
+  modelsDeleteSpecificModelCache: 'ModelDeleteCacheOutput',
+  anchorsSnapshot: 'Anchors',
+  anchorsCreateNewAnchor: 'Anchor',
+  anchorsStreamIdentifiers: identifierStream,
+  anchorSpecificAnchorSnapshot: 'Anchor',
+  anchorsDeleteSpecificAnchor: EMPTY,
+  rangesSnapshot: 'Ranges',
+  rangesStreamIdentifiers: identifierStream,
+  rangesSpecificRangeSnapshot: 'Range',
+  signIntoOS: 'UserProfile',
+  signOutOfOS: 'Users',
+  osAppletLaunch: 'ActiveOSServerApplet',
+  allocationsConnectNewCloud: 'AllocationCloud',
+  allocationsDisconnectCloud: TEXT,
+  workstreamPatternEngineProcessorsVisionStatus: 'WorkstreamPatternEngineStatus',
+  workstreamPatternEngineProcessorsVisionStatusStream: 'VisionStreamHandshake',
 };
 
 /** The violations of one 2xx response of `operation` (read from a clone: the response stays unread). */
@@ -138,19 +163,34 @@ function parsed(text: string, path: string, then: (value: unknown) => Violation[
 
 /**
  * An event stream passed through unchanged (a consumer that cancels it cancels
- * the source, as without the check), its frames checked once it has ended.
+ * the source, as without the check), each frame checked as it passes (a stream
+ * that never ends, a progress socket's, is checked too).
  */
 function checkedEvents(operation: string, url: URL, response: Response, report: (violations: Violation[]) => void): Response {
-  const chunks: string[] = [];
   const decoder = new TextDecoder();
+  const type = response.headers.get('content-type') ?? '';
+  let pending = '';
+  let frames = 0;
+  /** Checks the complete events of `pending` (all of it at the end). */
+  const checkEvents = (end: boolean) => {
+    const cut = end ? pending.length : pending.lastIndexOf('\n\n') + 2;
+    if (cut <= 0) return;
+    const complete = pending.slice(0, cut);
+    pending = pending.slice(cut);
+    const violations = checkBody(operation, url, type, complete).map((v) => ({ ...v, path: v.path.replace(/^\$\[frame (\d+)\]/, (_m, i: string) => `$[frame ${frames + Number(i)}]`) }));
+    frames += complete.split('\n\n').filter((event) => event.trim() !== '').length;
+    report(violations);
+  };
   const body = response.body!.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        chunks.push(decoder.decode(chunk, { stream: true }));
+        pending += decoder.decode(chunk, { stream: true });
+        checkEvents(false);
         controller.enqueue(chunk);
       },
       flush() {
-        report(checkBody(operation, url, response.headers.get('content-type') ?? '', chunks.join('') + decoder.decode()));
+        pending += decoder.decode();
+        if (pending.trim()) checkEvents(true);
       },
     }),
   );
@@ -194,6 +234,56 @@ export function installResponseCheck() {
     const report = process.env.PIECES_CHECK_REPORT;
     if (report) appendFileSync(report, `${JSON.stringify(Object.fromEntries(checked))}\n`);
   });
+}
+
+/** What each frame a socket sends is, by the socket's kind. */
+const FRAME_MODEL: Record<SocketKind, string> = {
+  conversation: 'StreamedIdentifiers',
+  conversationMessage: 'StreamedIdentifiers',
+  asset: 'StreamedIdentifiers',
+  application: 'StreamedIdentifiers',
+  activity: 'StreamedIdentifiers',
+  anchor: 'StreamedIdentifiers',
+  range: 'StreamedIdentifiers',
+  model: 'StreamedIdentifiers',
+  health: 'HealthStreamMessage',
+  user: 'UserStreamMessage',
+  vision: 'WorkstreamPatternEngineStatus',
+  copilot: 'QGPTStreamOutput',
+  progress: 'ModelDownloadProgress',
+};
+
+/** The kind of the socket at a URL: its path, or the path's tail under a base with a path. */
+function kindOf(url: URL): SocketKind | undefined {
+  const segments = url.pathname.replace(/\/+$/, '').split('/');
+  for (let i = 1; i < segments.length; i++) {
+    const kind = socketKind(`/${segments.slice(i).join('/')}`);
+    if (kind) return kind;
+  }
+  return undefined;
+}
+
+/** The violations of one frame a socket at `url` sent (text frames: the health and user sockets' are not all JSON). */
+export function checkFrame(url: URL, data: string): Violation[] {
+  const kind = kindOf(url);
+  if (!kind) return [{ path: '$', message: `a frame on ${url.pathname}, which is no socket of the service` }];
+  const model = FRAME_MODEL[kind];
+  if (model === 'HealthStreamMessage' || (model === 'UserStreamMessage' && data === '')) return check(model, data);
+  return parsed(data, '$', (value) => check(model, value));
+}
+
+/** Checks every frame every served socket delivers (its kind from its URL), failing the test that saw a bad one. */
+export function installFrameCheck() {
+  const prototype = ServedSocket.prototype as unknown as { dispatchEvent(event: Event, ...rest: unknown[]): boolean; url: string };
+  const dispatch = Object.getPrototypeOf(prototype).dispatchEvent as (event: Event, ...rest: unknown[]) => boolean;
+  prototype.dispatchEvent = function (this: { url: string }, event: Event, ...rest: unknown[]) {
+    if (event.type === 'message') {
+      const url = new URL(this.url);
+      checked.set(`frames ${url.pathname}`, (checked.get(`frames ${url.pathname}`) ?? 0) + 1);
+      for (const v of checkFrame(url, String((event as MessageEvent).data))) found.push(`frame on ${url.pathname}: ${v.path}: ${v.message}`);
+    }
+    return dispatch.call(this, event, ...rest);
+  };
 }
 
 /** True when every handler of the route table goes through the check. */

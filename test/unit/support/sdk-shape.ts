@@ -46,13 +46,11 @@ export interface Violation {
 
 /**
  * The only fields the service adds to SDK models, each documented in the
- * README: engagement figures (Application, Session) and a relevance result's
- * ranking score (RelevantQGPTSeed).
+ * README: engagement figures (Application, Session).
  */
 export const EXTRA_FIELDS: Readonly<Record<string, readonly string[]>> = {
   Application: ['engagement'],
   Session: ['engagement'],
-  RelevantQGPTSeed: ['score'],
 };
 
 const require = createRequire(import.meta.url);
@@ -89,16 +87,30 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
   // change sequence it reflects, or the changes of a collection after a sequence number; identifier
   // streams also carry the database's identity.
   IdentifierStreamHandshake: { seq: field(T.number), database: field(T.string), message: field(T.ref('StreamedIdentifiers')) },
-  UserStreamHandshake: { seq: field(T.number), message: field(T.ref('ReturnedUserProfile')) },
+  // The user socket's first frame: a bare UserProfile while signed in, an empty text frame signed out.
+  UserStreamHandshake: { seq: field(T.number), message: field(T.ref('UserStreamMessage')) },
   HealthStreamHandshake: { seq: field(T.number), message: field(T.ref('HealthStreamMessage')) },
+  VisionStreamHandshake: { seq: field(T.number), message: field(T.ref('WorkstreamPatternEngineStatus')) },
   StreamCatchUp: { changes: field(T.array(T.ref('StreamChange'))), complete: field(T.boolean), seq: field(T.number), database: field(T.string) },
   StreamChange: { seq: field(T.number), collection: field(T.ref('StreamCollection')), id: field(T.string), deleted: field(T.boolean, false) },
 };
 
 /** Enums of the hand-written models. */
 const HAND_WRITTEN_ENUMS: Record<string, readonly string[]> = {
-  StreamCollection: ['conversation', 'conversationMessage', 'asset', 'application', 'activity'],
-  HealthStreamMessage: ['ok'],
+  StreamCollection: ['conversation', 'conversationMessage', 'asset', 'application', 'activity', 'anchor', 'range', 'model', 'user'],
+};
+
+/**
+ * Values that are not SDK models but whose form is fixed: the health socket's `ok:<os id>`
+ * text, the user socket's frame (a bare UserProfile, or empty text when signed out).
+ * Each gives the violations of a value.
+ */
+const HAND_CHECKED: Record<string, (value: unknown, path: string) => Violation[]> = {
+  HealthStreamMessage: (value, path) =>
+    typeof value === 'string' && /^ok:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(value)
+      ? []
+      : [{ path, message: `expected the text ok:<os id>, got ${JSON.stringify(value)?.slice(0, 60)}` }],
+  UserStreamMessage: (value, path) => (value === '' ? [] : check('UserProfile', value, path)),
 };
 
 const shapes = new Map<string, Shape>(Object.entries(HAND_WRITTEN_ENUMS).map(([name, values]) => [name, { kind: 'enum', name, values: new Set(values) }]));
@@ -228,6 +240,11 @@ export function check(name: string, body: unknown, path = '$'): Violation[] {
 }
 
 function checkRef(name: string, value: unknown, path: string, out: Violation[]) {
+  const custom = HAND_CHECKED[name];
+  if (custom) {
+    out.push(...custom(value, path));
+    return;
+  }
   const found = shape(name);
   if (found.kind === 'enum') {
     if (typeof value !== 'string' || !found.values.has(value)) {
@@ -286,6 +303,8 @@ function checkType(type: FieldType, value: unknown, path: string, out: Violation
 export function reachable(name: string, seen = new Set<string>()): Set<string> {
   if (seen.has(name)) return seen;
   seen.add(name);
+  // A hand-checked value: the user frame holds a UserProfile; the health frame is text.
+  if (HAND_CHECKED[name]) return name === 'UserStreamMessage' ? reachable('UserProfile', seen) : seen;
   const found = shape(name);
   if (found.kind === 'model') {
     const visit = (type: FieldType): void => {

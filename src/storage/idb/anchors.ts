@@ -1,0 +1,79 @@
+/**
+ * Anchors (read, and written together with the conversations that list them),
+ * the catalogue models' local state, and the local user's signed-in state: each
+ * write logs its change in the same transaction.
+ */
+import type { IDBPDatabase } from 'idb';
+import type { ConversationRecord, PiecesDB } from '../schema.js';
+import { SIGNED_IN_KEY, type Change, type Storage } from '../storage.js';
+import { commit, log } from './transactions.js';
+
+type AnchorMethods = 'getAnchor' | 'listAnchors' | 'editAnchor' | 'listModelStates' | 'setModelState' | 'setSignedIn';
+
+export function anchorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AnchorMethods> {
+  return {
+    async getAnchor(id) {
+      return db.get('anchors', id);
+    },
+
+    async listAnchors() {
+      return db.getAllFromIndex('anchors', 'by-created');
+    },
+
+    async editAnchor(id, linked, edit) {
+      const tx = db.transaction(['anchors', 'conversations', 'changes'], 'readwrite');
+      const current = await tx.objectStore('anchors').get(id);
+      const found = await Promise.all(linked(current).map((conversation) => tx.objectStore('conversations').get(conversation)));
+      const conversations = new Map<string, ConversationRecord>(found.filter((c): c is ConversationRecord => !!c).map((c) => [c.id, c]));
+      let result: ReturnType<typeof edit>;
+      try {
+        result = edit(current, conversations);
+      } catch (error) {
+        tx.abort();
+        await tx.done.catch(() => {});
+        throw error;
+      }
+      const changes: Change[] = [];
+      const written = result.conversations ?? [];
+      await commit(tx, function* () {
+        if (result.anchor) yield tx.objectStore('anchors').put(result.anchor);
+        else if (current) yield tx.objectStore('anchors').delete(id);
+        // A conversation keeps its place in the snapshot order.
+        for (const record of written) yield tx.objectStore('conversations').put({ ...record, seq: conversations.get(record.id)!.seq });
+        yield log(
+          tx.objectStore('changes'),
+          [
+            ...(result.anchor || current ? [{ collection: 'anchor' as const, id, ...(result.anchor ? {} : { deleted: true as const }) }] : []),
+            ...written.map((record) => ({ collection: 'conversation' as const, id: record.id })),
+          ],
+          changes,
+        );
+      });
+      return changes;
+    },
+
+    async listModelStates() {
+      return db.getAll('models');
+    },
+
+    async setModelState(state) {
+      const tx = db.transaction(['models', 'changes'], 'readwrite');
+      const changes: Change[] = [];
+      await commit(tx, function* () {
+        yield state.downloaded ? tx.objectStore('models').put(state) : tx.objectStore('models').delete(state.id);
+        yield log(tx.objectStore('changes'), [{ collection: 'model', id: state.id }], changes);
+      });
+      return changes;
+    },
+
+    async setSignedIn(signedIn) {
+      const tx = db.transaction(['meta', 'changes'], 'readwrite');
+      const changes: Change[] = [];
+      await commit(tx, function* () {
+        yield signedIn === undefined ? tx.objectStore('meta').delete(SIGNED_IN_KEY) : tx.objectStore('meta').put(signedIn, SIGNED_IN_KEY);
+        yield log(tx.objectStore('changes'), [{ collection: 'user', id: 'local' }], changes);
+      });
+      return changes;
+    },
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * The models benchmark (part of `npm run bench`, `BENCH=smoke` for a short run), in headless Chromium:
+ *
+ * 1. `GET /models` against the empty-worker floor (a bare service worker answering the same body, as
+ *    run.bench.ts builds its floor; told the body in a message, models-floor-sw.js), on the fast path
+ *    and on the fetch path, interleaved. Target: the fetch path within 1.1x of the floor.
+ * 2. A download's progress frames: a local model mapped to a fake Ollama whose pull streams thousands
+ *    of progress lines as fast as it can; the model's socket should get its frames at up to 60 a second
+ *    (the latest figure each time), while small reads (`GET /applications`) in the same page are not
+ *    stalled: their latency during the download against without one.
+ *
+ * Prints a markdown table and writes the figures to .bench/models.json. Targets are reported, never asserted.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { it } from 'vitest';
+import { build, preview, type PreviewServer } from 'vite';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../browser/chromium.js';
+import { startFakeOllama } from '../fake-ollama.js';
+import { freePort } from '../free-port.js';
+import { median, ms, p95, table } from './stats.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const smoke = process.env.BENCH === 'smoke';
+const plan = smoke ? { rounds: 4, batch: 25, downloads: 2, lines: 10_000 } : { rounds: 30, batch: 50, downloads: 6, lines: 30_000 };
+const BASE = 'http://localhost:1000';
+const MODELS_URL = `${BASE}/models`;
+const SMALL_URL = `${BASE}/applications`;
+
+async function buildPages(): Promise<string> {
+  await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'worker', logLevel: 'warn' });
+  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-models-bench-')), 'site');
+  const pages = resolve(import.meta.dirname, 'pages');
+  await build({
+    configFile: false,
+    root: pages,
+    logLevel: 'warn',
+    define: { __PIECES_VERSION__: JSON.stringify('bench') },
+    build: { outDir, emptyOutDir: true, target: 'es2022', rollupOptions: { input: Object.fromEntries(['models-floor', 'ours'].map((n) => [n, join(pages, `${n}.html`)])) } },
+  });
+  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
+  copyFileSync(resolve(import.meta.dirname, 'models-floor-sw.js'), join(outDir, 'models-floor-sw.js'));
+  return outDir;
+}
+
+async function serve(outDir: string): Promise<{ server: PreviewServer; origin: string }> {
+  const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+  const server = await preview({
+    configFile: false,
+    root: dirname(outDir),
+    logLevel: 'warn',
+    build: { outDir: basename(outDir) },
+    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1', headers: isolation },
+  });
+  const address = server.httpServer.address();
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return { server, origin: `http://127.0.0.1:${address.port}` };
+}
+
+async function open(context: BrowserContext, url: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
+  return page;
+}
+
+/** Times `count` sequential GETs of `url` inside the page; each duration in ms. */
+const timeReads = (page: Page, url: string, count: number) =>
+  page.evaluate(
+    async ({ url, count }) => {
+      const times: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const start = performance.now();
+        await (await fetch(url)).text();
+        times.push(performance.now() - start);
+      }
+      return times;
+    },
+    { url, count },
+  );
+
+/**
+ * Runs in the page: downloads `model` (mapped to the fake Ollama) with its progress socket open,
+ * reading `small` in a loop while it runs; the frames' arrival times and the reads' latencies.
+ */
+const downloadWithReads = (page: Page, args: { model: string; small: string }) =>
+  page.evaluate(async ({ model, small }) => {
+    const frames: Array<{ at: number; status: string }> = [];
+    const socket = new WebSocket(`ws://localhost:1000/model/${model}/download/progress`);
+    await new Promise((resolve) => (socket.onopen = resolve));
+    let done!: () => void;
+    const ended = new Promise<void>((resolve) => (done = resolve));
+    socket.onmessage = (event) => {
+      const frame = JSON.parse(String(event.data)) as { status: string };
+      frames.push({ at: performance.now(), status: frame.status });
+      if (!['INITIALIZED', 'IN-PROGRESS'].includes(frame.status)) done();
+    };
+    const start = performance.now();
+    await fetch(`http://localhost:1000/model/${model}/download`, { method: 'POST' });
+    const reads: number[] = [];
+    let running = true;
+    void ended.then(() => (running = false));
+    while (running) {
+      const t = performance.now();
+      await (await fetch(small)).text();
+      reads.push(performance.now() - t);
+    }
+    await ended;
+    socket.close();
+    // The next run downloads again.
+    await fetch(`http://localhost:1000/models/${model}/delete/cache`, { method: 'POST' });
+    return { frames, reads, seconds: (performance.now() - start) / 1000 };
+  }, args);
+
+it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
+  const outDir = await buildPages();
+  const [oursSite, floorSite] = (await Promise.all([serve(outDir), serve(outDir)])).map((s) => s.origin) as [string, string];
+  const ollama = await startFakeOllama();
+  const { context } = await launchChromium();
+  const results: Record<string, unknown> = { plan };
+  try {
+    const ours = await open(context, `${oursSite}/ours.html`);
+    const body = await ours.evaluate(async (url) => (await fetch(url)).text(), MODELS_URL);
+    const hash = `#${encodeURIComponent(JSON.stringify({ [MODELS_URL]: body, [SMALL_URL]: await ours.evaluate(async (u) => (await fetch(u)).text(), SMALL_URL) }))}`;
+    const floor = await open(context, `${floorSite}/models-floor.html${hash}`);
+    const viaFetch = await open(context, `${oursSite}/ours.html?fastPath=0`);
+    const variants = { floor, ours, fetch: viaFetch } as const;
+
+    // 1. GET /models, interleaved in rotating order.
+    const times: Record<string, number[]> = { floor: [], ours: [], fetch: [] };
+    for (const page of Object.values(variants)) await timeReads(page, MODELS_URL, 10);
+    for (let round = 0; round < plan.rounds; round++) {
+      const order = Object.entries(variants);
+      for (let k = 0; k < round % 3; k++) order.push(order.shift()!);
+      for (const [name, page] of order) times[name]!.push(...(await timeReads(page, MODELS_URL, plan.batch)));
+    }
+    const models = Object.fromEntries(Object.entries(times).map(([name, t]) => [name, { median: median(t), p95: p95(t), n: t.length }]));
+    results.models = models;
+
+    // 2. A download's progress frames against small reads, on the fast path; reads without a download interleaved.
+    const model = await ours.evaluate(async () => {
+      const list = ((await (await fetch('http://localhost:1000/models')).json()) as { iterable: Array<{ id: string; name: string }> }).iterable;
+      return list.find((m) => m.name === 'Llama-3.2 3B Chat Model')!.id;
+    });
+    await ours.evaluate(
+      async ({ model, baseUrl, lines }) => {
+        const { setModel } = (window as unknown as { pieces: { setModel(config: unknown, forModel: string): Promise<string> } }).pieces;
+        await setModel({ type: 'ollama', baseUrl, model: `many:${lines}` }, model);
+      },
+      { model, baseUrl: ollama.baseUrl, lines: plan.lines },
+    );
+    const during: number[] = [];
+    const without: number[] = [];
+    const rates: number[] = [];
+    const gaps: number[] = [];
+    let frameCount = 0;
+    for (let run = 0; run < plan.downloads; run++) {
+      without.push(...(await timeReads(ours, SMALL_URL, plan.batch)));
+      const { frames, reads } = await downloadWithReads(ours, { model, small: SMALL_URL });
+      during.push(...reads);
+      const progress = frames.filter((f) => f.status === 'IN-PROGRESS');
+      frameCount += progress.length;
+      // The rate a listener sees: IN-PROGRESS frames from the first to the last (gaps measured where they arrive).
+      if (progress.length > 1) rates.push((progress.length - 1) / ((progress.at(-1)!.at - progress[0]!.at) / 1000));
+      for (let i = 1; i < progress.length; i++) gaps.push(progress[i]!.at - progress[i - 1]!.at);
+      if (frames.at(-1)?.status !== "COMPLETED") throw new Error(`download ${run} ended ${frames.at(-1)?.status}: ${JSON.stringify(frames.slice(-4))}`);
+    }
+    without.push(...(await timeReads(ours, SMALL_URL, plan.batch)));
+    results.download = {
+      framesPerSecond: median(rates),
+      frameGapMedian: median(gaps),
+      frames: frameCount,
+      readsDuring: { median: median(during), p95: p95(during), n: during.length },
+      readsWithout: { median: median(without), p95: p95(without), n: without.length },
+      ratio: median(during) / median(without),
+    };
+
+    const fetchRatio = models.fetch!.median / models.floor!.median;
+    const oursRatio = models.ours!.median / models.floor!.median;
+    const download = results.download as { framesPerSecond: number; frameGapMedian: number; readsDuring: { median: number; p95: number }; readsWithout: { median: number; p95: number }; ratio: number; frames: number };
+    const report = [
+      '## GET /models against the empty-worker floor',
+      table(
+        ['variant', 'median', 'p95', 'n', 'x floor'],
+        Object.entries(models).map(([name, m]) => [name, ms(m.median), ms(m.p95), m.n, (m.median / models.floor!.median).toFixed(2)]),
+      ),
+      `Target: fetch path ≤ 1.1x the floor: ${fetchRatio.toFixed(2)}x (${fetchRatio <= 1.1 ? 'met' : 'missed'}); fast path ${oursRatio.toFixed(2)}x.`,
+      '',
+      `## A download's progress (${plan.downloads} pulls of ${plan.lines} progress lines each)`,
+      table(
+        ['measure', 'value'],
+        [
+          ['IN-PROGRESS frames a second, first to last (median of the pulls)', download.framesPerSecond.toFixed(1)],
+          ['gap between frames (median)', ms(download.frameGapMedian)],
+          ['frames (all pulls)', download.frames],
+          ['GET /applications during a download: median / p95', `${ms(download.readsDuring.median)} / ${ms(download.readsDuring.p95)}`],
+          ['GET /applications without: median / p95', `${ms(download.readsWithout.median)} / ${ms(download.readsWithout.p95)}`],
+          ['during / without (medians)', `${download.ratio.toFixed(2)}x`],
+        ],
+      ),
+      `Targets: frames at up to 60 a second (${download.framesPerSecond <= 61 ? 'met' : 'missed'}: ${download.framesPerSecond.toFixed(1)}); small reads not stalled, within 1.5x (${download.ratio <= 1.5 ? 'met' : 'missed'}: ${download.ratio.toFixed(2)}x).`,
+    ].join('\n');
+    console.log(`\n${report}\n`);
+    mkdirSync(resolve(root, '.bench'), { recursive: true });
+    writeFileSync(resolve(root, '.bench/models.json'), JSON.stringify(results, null, 2));
+    writeFileSync(resolve(root, '.bench/models.md'), `${report}\n`);
+  } finally {
+    await context.close();
+    await ollama.close();
+  }
+});
