@@ -1,0 +1,2 @@
+import * as probed from '../host/create-host.js';
+export const layerProbe = probed;
