@@ -1,2 +1,0 @@
-import * as probed from '../host/create-host.js';
-export const layerProbe = probed;
