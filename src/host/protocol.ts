@@ -8,6 +8,8 @@ export type PageRequest =
   /** Switches the copilot's model: a ModelConfig, or none for the host's default. */
   | { type: 'pieces:set-model'; model?: unknown }
   | { type: 'pieces:get-model' }
+  /** What the page's Local Network Access step found: whether it may reach the upstream, and where (`'auto'`). */
+  | { type: 'pieces:mirror-permission'; granted: boolean; upstream?: string; reason?: string }
   /** A test control (`pieces:reset`, `pieces:seed`, …: see controls.ts). */
   | { type: `pieces:${string}`; [field: string]: unknown };
 

@@ -2,17 +2,17 @@
  * The controls over HTTP, for tests written in other languages against the
  * loopback server: `POST /__pieces/reset`, `POST /__pieces/seed` (the data as
  * JSON), `GET /__pieces/export`, `POST /__pieces/use` (an override or a list),
- * `POST /__pieces/reset-overrides`, from the one controls table.
+ * `POST /__pieces/reset-overrides`, `GET /__pieces/mirror`, from the one controls table.
  * Outside the Pieces OS API's paths.
  */
-import type { Service } from '../core/service.js';
+import type { HostService } from '../host/create-host.js';
 import { errorResponse, HttpError, json, noContent, readJson } from '../core/http.js';
 import { CONTROLS, controlOfPath } from '../host/controls.js';
 
 export const CONTROLS_PATH = '/__pieces/';
 
 /** The answer to a control request (a path under `/__pieces/`). */
-export async function answerControl(service: Service, request: Request, path: string): Promise<Response> {
+export async function answerControl(service: HostService, request: Request, path: string): Promise<Response> {
   const found = controlOfPath(path.slice(CONTROLS_PATH.length));
   try {
     if (!found) {

@@ -9,9 +9,13 @@ import type {
   ChangeRecord,
   Collection,
   ConversationRecord,
+  CreatedId,
   EventRecord,
   ExternalApplicationRecord,
+  IdPair,
   MessageRecord,
+  OutboxEntry,
+  RecordKind,
   SessionRecord,
 } from './schema.js';
 
@@ -66,24 +70,59 @@ export interface StoredData {
   external: ExternalApplicationRecord[];
 }
 
+/**
+ * An operation to queue for a mirrored Pieces OS, given to the write that makes it locally:
+ * the write appends it to the outbox in its own transaction (both commit, or neither). Its
+ * `created` list may still be filled while the write runs (an edit's new messages), until
+ * the write commits.
+ */
+export type OutboxInput = Omit<OutboxEntry, 'seq' | 'state' | 'refused'> & { state?: 'queued' | 'sent' };
+
+/**
+ * What the mirror writes in one transaction: records as the upstream has them, records it no
+ * longer has, local records re-keyed to the ids the upstream gave them, the outbox and the
+ * id map. Changes are logged for what differs, so that sockets hear of real changes only.
+ */
+export interface MirrorBatch {
+  /** Records as the upstream has them, each replacing the stored one of its id. */
+  put?: Partial<Pick<StoredData, 'applications' | 'sessions' | 'conversations' | 'assets'>>;
+  /** Records the upstream no longer has (a conversation with its messages). */
+  remove?: Array<{ kind: RecordKind; id: string }>;
+  /** These kinds become exactly the records `put` gives, plus the ids in `keep` (records not yet on the upstream). */
+  replace?: { kinds: Array<'conversation' | 'application' | 'asset'>; keep: readonly string[] };
+  /**
+   * Local records the upstream now has under its own ids: each is re-keyed (a conversation's
+   * messages follow it; what names an application follows it), logged as the local id deleted
+   * and the upstream id added, and the pair kept in the id map. A pair whose upstream id is
+   * already stored drops the local record instead (the upstream's copy is kept).
+   */
+  rekey?: IdPair[];
+  outbox?: { put?: OutboxEntry[]; remove?: number[] };
+  /** Empties the id map first (the upstream was wiped: its ids mean nothing now). */
+  clearIdMap?: boolean;
+  /** Meta values to set (undefined deletes). */
+  meta?: Record<string, unknown>;
+}
+
 export interface Storage {
   listApplications(): Promise<Array<{ application: ApplicationRecord; engagement: Engagement }>>;
   getApplication(id: string): Promise<{ application: ApplicationRecord; engagement: Engagement } | undefined>;
   hasApplication(id: string): Promise<boolean>;
-  putApplication(application: ApplicationRecord): Promise<Change[]>;
+  // Every write of records takes an optional `outbox`: an operation queued in the same transaction.
+  putApplication(application: ApplicationRecord, outbox?: OutboxInput): Promise<Change[]>;
 
   /** Stores an event and upserts the applications it carries, in one transaction. */
-  recordEvent(event: EventRecord, upsert?: ApplicationRecord[]): Promise<Change[]>;
+  recordEvent(event: EventRecord, upsert?: ApplicationRecord[], outbox?: OutboxInput): Promise<Change[]>;
 
-  putSession(session: SessionRecord): Promise<void>;
+  putSession(session: SessionRecord, outbox?: OutboxInput): Promise<void>;
   getSession(id: string): Promise<{ session: SessionRecord; engagement: Engagement } | undefined>;
-  /** Sets `closed` unless already set; returns the stored session, or undefined if unknown. */
-  closeSession(id: string, closed: { value: string }): Promise<SessionRecord | undefined>;
+  /** Sets `closed` unless already set; returns the stored session, or undefined if unknown (nothing queued then). */
+  closeSession(id: string, closed: { value: string }, outbox?: OutboxInput): Promise<SessionRecord | undefined>;
 
   /** Stores a new conversation and its messages; the conversation's change comes first. */
-  createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[]): Promise<Change[]>;
-  /** Deletes a conversation and its messages; undefined when there is no such conversation. */
-  deleteConversation(id: string): Promise<Change[] | undefined>;
+  createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], outbox?: OutboxInput): Promise<Change[]>;
+  /** Deletes a conversation and its messages; undefined when there is no such conversation (nothing queued then). */
+  deleteConversation(id: string, outbox?: OutboxInput): Promise<Change[] | undefined>;
   /**
    * Reads a conversation and writes what `edit` makes of it, in one transaction
    * (concurrent edits never lose each other's messages). `edit` may throw to
@@ -92,6 +131,7 @@ export interface Storage {
   editConversation(
     target: ConversationTarget,
     edit: (current: ConversationState) => ConversationEdit,
+    outbox?: OutboxInput,
   ): Promise<{ state: ConversationState; changes: Change[] } | undefined>;
   getConversation(id: string): Promise<ConversationState | undefined>;
   getMessage(id: string): Promise<MessageRecord | undefined>;
@@ -116,7 +156,7 @@ export interface Storage {
   getAsset(id: string): Promise<AssetRecord | undefined>;
   /** Every asset, by name. */
   listAssets(): Promise<AssetRecord[]>;
-  putAssets(assets: AssetRecord[]): Promise<Change[]>;
+  putAssets(assets: AssetRecord[], outbox?: OutboxInput): Promise<Change[]>;
 
   listExternalApplications(): Promise<ExternalApplicationRecord[]>;
   putExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
@@ -126,9 +166,17 @@ export interface Storage {
   /**
    * Writes the records in one transaction (a record with an existing id replaces it, a
    * conversation together with its messages). With `replace`, every other record is
-   * removed first. Returns the conversation changes made, in commit order.
+   * removed first (and the outbox and id map emptied: nothing queued is left to replay).
+   * Returns the conversation changes made, in commit order.
    */
   loadData(data: StoredData, options: { replace: boolean }): Promise<Change[]>;
+
+  /** Every outbox entry (queued, sent, set aside), in order. */
+  outboxEntries(): Promise<OutboxEntry[]>;
+  /** The id map: records created locally and the ids the upstream gave them. */
+  idPairs(): Promise<IdPair[]>;
+  /** Writes what the mirror learnt, in one transaction (see MirrorBatch); the changes logged, in order. */
+  applyMirror(batch: MirrorBatch): Promise<Change[]>;
 
   /**
    * The database's identity: a random id made on its first start. A wiped and
@@ -145,4 +193,4 @@ export interface Storage {
   close(): void;
 }
 
-export type { ChangeRecord, Collection };
+export type { ChangeRecord, Collection, CreatedId, IdPair, OutboxEntry, RecordKind };

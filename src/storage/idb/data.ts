@@ -45,7 +45,7 @@ export async function loadData(
   data: StoredData,
   { replace, unlessSeeded = false }: { replace: boolean; unlessSeeded?: boolean },
 ): Promise<Change[]> {
-  const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta', 'snapshots'] as const;
+  const names = ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'changes', 'meta', 'snapshots', 'outbox', 'idmap'] as const;
   const tx = db.transaction([...names], 'readwrite');
   const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
   if (unlessSeeded && (await store('meta').get('seeded'))) {
@@ -91,7 +91,7 @@ export async function loadData(
   const changes: Change[] = [];
   await commit(tx, function* () {
     if (replace) {
-      for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external'] as const) {
+      for (const name of ['applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external', 'outbox', 'idmap'] as const) {
         yield store(name).clear();
       }
     } else {

@@ -13,6 +13,7 @@ import { connect, type ConnectionEvents } from './connection.js';
 import { conversationStore } from './conversations.js';
 import { listIdsOf } from './conversations.js';
 import { dataStore, loadData } from './data.js';
+import { mirrorStore } from './mirror.js';
 import { snapshotStore } from './snapshots.js';
 
 export { DatabaseVersionError } from './connection.js';
@@ -51,6 +52,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     ...snapshotMethods,
     ...assetStore(db),
     ...dataStore(db),
+    ...mirrorStore(db),
     listIds: (collection) => (collection === 'conversation' ? conversationIds() : listIdsOf(db, collection)),
     identity: async () => identity,
     async getMeta<T>(key: string) {

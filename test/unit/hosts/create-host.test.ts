@@ -77,7 +77,7 @@ describe('createHost', () => {
     const name = databaseName();
     const conversation = { id: crypto.randomUUID(), name: 'seeded', messages: [{ role: 'USER', fragment: { string: { raw: 'hi' } } }] };
     const settings = { data: { conversations: [conversation] } };
-    const open = (initialData: Parameters<typeof openStorage>[0]['initialData']) => openStorage({ name, initialData });
+    const open = (initialData: NonNullable<Parameters<typeof openStorage>[0]>['initialData']) => openStorage({ name, initialData });
     const first = createHost({ open: (_h, data) => open(data), channel: localChannel(), settings });
     expect((await first.service.exportData()).conversations.map((c) => c.id)).toEqual([conversation.id]);
     await first.service.handle(new Request(`http://localhost:1000/conversations/${conversation.id}/delete`, { method: 'POST' }));
