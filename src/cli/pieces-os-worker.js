@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // pieces-os-worker init <public dir> [--save]: copies the worker script into the folder an app serves statically.
-// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log]: the service on a loopback port.
+// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--mirror <url>|auto]: the service on a loopback port.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,10 +19,13 @@ const USAGE = `Usage:
       so that every npm install of pieces-os-worker copies the script there again.
       With Vite, the plugin needs no copy: import { piecesOsWorker } from 'pieces-os-worker/vite'.
 
-  pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
+  pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets] [--mirror <url>|auto]
       Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
       --data loads that file (the exportData() format) at start, if it exists,
-      and writes the store back to it on exit (Ctrl+C, SIGTERM).`;
+      and writes the store back to it on exit (Ctrl+C, SIGTERM).
+      --mirror mirrors a real Pieces OS at that URL (auto: found on localhost as clients find it):
+      requests go to it while it answers, are answered here and queued while it does not.
+      Its state: GET /__pieces/mirror.`;
 
 function fail(message) {
   console.error(`pieces-os-worker: ${message}\n\n${USAGE}`);
@@ -82,12 +85,16 @@ async function serve(args) {
         data: { type: 'string' },
         log: { type: 'boolean', default: false },
         'no-sample-assets': { type: 'boolean', default: false },
+        mirror: { type: 'string' },
       },
     }));
   } catch (error) {
     fail(error.message);
   }
   const port = Number(values.port);
+  if (values.mirror !== undefined && values.mirror !== 'auto' && !/^https?:\/\/[^/]+/.test(values.mirror)) {
+    fail(`--mirror must be a Pieces OS URL (http://localhost:39300) or auto, not ${values.mirror}.`);
+  }
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not ${values.port}.`);
   let data;
   if (values.data && existsSync(values.data)) {
@@ -105,13 +112,22 @@ async function serve(args) {
   const { startLoopbackServer } = await import(build);
   let server;
   try {
-    server = await startLoopbackServer({ port, host: values.host, data, log: values.log, sampleAssets: !values['no-sample-assets'] });
+    server = await startLoopbackServer({
+      port,
+      host: values.host,
+      data,
+      log: values.log,
+      sampleAssets: !values['no-sample-assets'],
+      ...(values.mirror ? { mirror: { upstream: values.mirror } } : {}),
+    });
   } catch (error) {
     const reason = error.code === 'EADDRINUSE' ? `port ${port} is in use on ${values.host}.` : error.message;
     console.error(`pieces-os-worker: cannot serve: ${reason}`);
     process.exit(1);
   }
-  console.log(`pieces-os-worker: answering ${server.url} (HTTP and WebSocket)${values.data ? `, data in ${values.data}` : ''}; Ctrl+C to stop.`);
+  console.log(
+    `pieces-os-worker: answering ${server.url} (HTTP and WebSocket)${values.data ? `, data in ${values.data}` : ''}${values.mirror ? `, mirroring ${values.mirror}` : ''}; Ctrl+C to stop.`,
+  );
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

@@ -19,6 +19,7 @@ import { installStreamShim, type StreamShimOptions } from '../stream/shim.js';
 import { batchedAnnouncer, type ChangeChannel } from './channel.js';
 import { createMirror, type Mirror } from './mirror/mirror.js';
 import type { UpstreamIo } from './mirror/upstream.js';
+import type { HoldLock } from './mirror/lock.js';
 import { answerPageRequest } from './page-api.js';
 import type { PageReply, PageRequest } from './protocol.js';
 
@@ -42,7 +43,7 @@ export interface HostSetup {
    * (captured before any interceptor patches the globals), and the Web Locks that make one
    * host of the origin its replayer.
    */
-  upstream?: UpstreamIo & { lock?: (name: string, hold: () => Promise<void>) => void };
+  upstream?: UpstreamIo & { lock?: HoldLock | 'alone' };
 }
 
 /** The service as a host runs it: with the mirror in front when one is configured. */

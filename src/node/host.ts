@@ -25,14 +25,15 @@ export interface NodeHost extends Host {
 
 const NOT_SERVED = Symbol('not a socket of this service');
 
-export function createNodeHost(settings: ServiceSettings = {}): NodeHost {
+/** `own`: the addresses this host listens on (the loopback server's), never taken for a mirrored Pieces OS. */
+export function createNodeHost(settings: ServiceSettings = {}, own: readonly string[] = []): NodeHost {
   // Memory is never lost: the database opens once, with the initial data.
   const host = createHost({
     open: (_hooks, initialData) => memoryStorage({ initialData }),
     channel: localChannel(),
     settings,
     // The `ws` package's WebSocket: the global one (where there is one) may be patched while a server listens.
-    upstream: { fetch: unpatchedFetch, WebSocket: NodeWebSocket as unknown as new (url: string) => WebSocketLike },
+    upstream: { fetch: unpatchedFetch, WebSocket: NodeWebSocket as unknown as new (url: string) => WebSocketLike, lock: 'alone', own },
   });
   const fetch = (input: RequestInfo | URL, init?: RequestInit) => host.service.handle(new Request(input, init));
 

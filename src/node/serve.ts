@@ -40,7 +40,15 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 39300);
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // Every request that reaches the port is read as addressed to `origin`, whatever Host header it carries.
-  const { service, openStream } = createNodeHost({ ...options, bases: [origin] });
+  let nodeHost: ReturnType<typeof createNodeHost>;
+  try {
+    nodeHost = createNodeHost({ ...options, bases: [origin] }, [origin]);
+  } catch (error) {
+    // Bad settings (data, a mirror of itself): nothing is left listening.
+    await new Promise((resolve) => http.close(resolve));
+    throw error;
+  }
+  const { service, openStream } = nodeHost;
 
   http.on('request', (incoming: IncomingMessage, outgoing: ServerResponse) => {
     const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD';
@@ -96,6 +104,7 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
       new Promise<void>((resolve) => {
         for (const client of sockets.clients) client.terminate();
         sockets.close();
+        nodeHost.close();
         http.closeAllConnections();
         http.close(() => resolve());
       }),

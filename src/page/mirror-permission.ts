@@ -37,9 +37,9 @@ export const REFUSED =
   'the browser refused this page access to the local network (Local Network Access), so the mirrored Pieces OS cannot be reached; allow it in the site settings and call connectMirror() again.';
 
 /** Makes the page's first request to the upstream (each candidate, for `'auto'`) and says what came of it. */
-export async function permissionStep(upstream: string, bases: readonly string[], timeoutMs = 5_000): Promise<PermissionReport> {
+export async function permissionStep(upstream: string, timeoutMs = 5_000): Promise<PermissionReport> {
   if (!nativeFetch) return { granted: true };
-  const candidates = upstream === 'auto' ? discoveryCandidates(bases) : [trimBase(upstream)];
+  const candidates = upstream === 'auto' ? discoveryCandidates() : [trimBase(upstream)];
   const reach = async (base: string) => {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);

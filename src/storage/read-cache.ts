@@ -53,6 +53,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putExternalApplications: ['listExternalApplications'],
   ensureMeta: [],
   setMeta: [],
+  updateMeta: [],
   createConversation: ['listConversations'],
   deleteConversation: ['listConversations'],
   editConversation: ['listConversations'],

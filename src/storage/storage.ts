@@ -189,6 +189,8 @@ export interface Storage {
   setMeta(key: string, value: unknown): Promise<void>;
   /** Returns the value stored under `key`, storing `create()` first if there is none. */
   ensureMeta<T>(key: string, create: () => T): Promise<T>;
+  /** Stores what `update` makes of the value under `key`, read and written in one transaction; returns it. */
+  updateMeta<T>(key: string, update: (current: T | undefined) => T): Promise<T>;
 
   close(): void;
 }

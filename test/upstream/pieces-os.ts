@@ -167,7 +167,7 @@ export class IndependentPiecesOS {
   snapshot() {
     const messagesOf = (conversation: Json) => this.#messageList(conversation).map((m) => this.#data.messages.get(m)!);
     return {
-      conversations: this.#newestFirst(this.#data.conversations).map(({ order: _order, gone: _gone, ...c }) => ({ ...c, messages: messagesOf({ order: _order }) })),
+      conversations: this.#newestFirst(this.#data.conversations).map(({ order, gone: _gone, ...c }): Json => ({ ...c, messages: messagesOf({ order }) })),
       applications: this.#newestFirst(this.#data.applications),
       sessions: [...this.#data.sessions.values()],
       events: [...this.#data.events],

@@ -24,10 +24,11 @@ import type { Collection, CreatedId, IdPair, OutboxEntry } from '../../storage/s
 import type { Change, MirrorBatch, OutboxInput, Storage } from '../../storage/storage.js';
 import type { ChangeChannel } from '../channel.js';
 import { CopilotBridge } from './copilot.js';
+import { leaseLock, type HoldLock } from './lock.js';
 import { aboutOf, collapse, pathOf, rewrite, routeOf, specOf, touches, unreachable } from './outbox-plan.js';
 import { queueingStorage } from './queueing.js';
 import { applicationRecord, assetRecord, conversationRecord, records } from './records.js';
-import { discoveryCandidates, isTemporary, trimBase, Upstream, UpstreamError, type UpstreamIo, type WebSocketLike } from './upstream.js';
+import { discoveryCandidates, isTemporary, sameOrigin, trimBase, Upstream, UpstreamError, type UpstreamIo, type WebSocketLike } from './upstream.js';
 
 /** The query parameter of the page's own first request to the upstream (the Local Network Access step): never answered here. */
 export const PERMISSION_PROBE = 'pieces-os-worker-permission';
@@ -65,10 +66,10 @@ export interface MirrorSetup {
   io: UpstreamIo;
   channel: ChangeChannel;
   /**
-   * Runs `replay` while this host holds the replayer's lock (forever, or until the host
-   * stops); a host without locks (Node, one process) runs it at once.
+   * The replayer's lock (Web Locks, see lock.ts); none: a lease in the database (page mode on an
+   * origin without Web Locks), or `'alone'`: the only host of its data (Node), which replays at once.
    */
-  lock?: (name: string, replay: () => Promise<void>) => void;
+  lock?: HoldLock | 'alone';
   warn(message: string): void;
   /** Time, for tests; default Date.now. */
   now?: () => number;
@@ -97,7 +98,13 @@ export function createMirror(setup: MirrorSetup): Mirror {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const upstream = new Upstream(io, timeoutMs);
   const auto = options.upstream === 'auto';
-  const candidates = auto ? discoveryCandidates(service.bases) : [trimBase(options.upstream)];
+  if (!auto && !/^https?:\/\/[^/]/.test(String(options.upstream))) {
+    throw new Error(`mirror.upstream must be a Pieces OS base URL (http://localhost:39300) or 'auto', not ${JSON.stringify(options.upstream)}.`);
+  }
+  if (!auto && io.own?.some((mine) => sameOrigin(mine, options.upstream))) {
+    throw new Error(`mirror.upstream ${options.upstream} is this service's own address: it cannot mirror itself.`);
+  }
+  const candidates = auto ? discoveryCandidates(io.own) : [trimBase(options.upstream)];
   const copilot = io.WebSocket ? new CopilotBridge((url) => new io.WebSocket!(url)) : null;
   const self = randomUUID();
 
@@ -331,7 +338,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
     clearTimeout(retryTimer);
     retryTimer = undefined;
     for (;;) {
-      if (closed || blocked) return;
+      if (closed || blocked || !replayer || !holds()) return;
       if (dirty) await reload();
       const queued = entries.filter((e) => e.state !== 'set-aside');
       if (!queued.length) {
@@ -801,17 +808,29 @@ export function createMirror(setup: MirrorSetup): Mirror {
 
   // ---- starting ------------------------------------------------------------------------------
   let stopReplaying: () => void = () => {};
+  let holds: () => boolean = () => true;
   /** This host replays from now on (it holds the lock): one probe says where things stand; then only needs probe. */
-  const becomeReplayer = async () => {
+  const becomeReplayer = async (lost: Promise<void>, valid: () => boolean) => {
+    if (closed) return;
     replayer = true;
+    holds = valid;
+    void lost.then(resign);
     await reload();
     void probe();
     await new Promise<void>((resolve) => (stopReplaying = resolve));
   };
+  /** The lock was taken away (a lapsed lease): another host replays now. */
+  function resign() {
+    replayer = false;
+    stopFollowing();
+    clearTimeout(probeTimer);
+    probeTimer = undefined;
+    clearTimeout(retryTimer);
+  }
   void reload().then(() => {
     if (closed) return;
-    if (setup.lock) setup.lock(REPLAYER_LOCK, becomeReplayer);
-    else void becomeReplayer();
+    if (setup.lock === 'alone') void becomeReplayer(new Promise(() => {}), () => true);
+    else (setup.lock ?? leaseLock(storage))(REPLAYER_LOCK, becomeReplayer);
     // A host that does not replay asks the replayer for its status (known once it answers, or after a second).
     tell({ type: 'mirror-ask' });
     setTimeout(() => setKnown(), 1_000);
@@ -837,7 +856,8 @@ export function createMirror(setup: MirrorSetup): Mirror {
         const wasBlocked = blocked;
         blocked = false;
         if (wasBlocked) setState('down', null);
-        if (replayer && state !== 'up') await probe();
+        // Away (or never reached): look now. A drain waiting for its retry keeps waiting.
+        if (replayer && state === 'down') await probe();
       }
       return snapshot();
     },

@@ -12,6 +12,8 @@ export interface UpstreamIo {
   fetch(input: string, init?: RequestInit): Promise<Response>;
   /** A WebSocket constructor (the upstream's identifier and copilot streams); none: streams are not followed. */
   WebSocket?: new (url: string) => WebSocketLike;
+  /** The addresses the service itself listens on (the loopback server's): never taken for the upstream. */
+  own?: readonly string[];
 }
 
 /** What the mirror needs of a WebSocket (the browser's, or the `ws` package's). */
@@ -48,14 +50,25 @@ export const isTemporary = (status: number) => status >= 500 || status === 429 |
 /** The ports clients look for Pieces OS on: 39300–39333 (current), 1000 (the SDK's default), 5323 (older Linux builds). */
 export const DISCOVERY_PORTS = [...Array.from({ length: 34 }, (_, i) => 39300 + i), 1000, 5323];
 
-/** The base URLs `'auto'` tries, in order, without `own` (the service's own addresses: it must never mirror itself). */
+/** The base URLs `'auto'` tries, in order, without `own` (addresses the service itself listens on: it must never mirror itself). */
 export function discoveryCandidates(own: readonly string[] = []): string[] {
-  const ownOrigins = new Set(own.map((base) => { try { return new URL(base).origin; } catch { return base; } }));
-  return DISCOVERY_PORTS.map((port) => `http://localhost:${port}`).filter((base) => !ownOrigins.has(base) && !ownOrigins.has(base.replace('localhost', '127.0.0.1')));
+  return DISCOVERY_PORTS.map((port) => `http://localhost:${port}`).filter((base) => !own.some((mine) => sameOrigin(mine, base)));
 }
 
 /** A base URL without its trailing slash. */
 export const trimBase = (base: string) => base.replace(/\/+$/, '');
+
+/** The same origin, whichever loopback name it is written with. */
+export const sameOrigin = (a: string, b: string) => {
+  const origin = (url: string) => {
+    try {
+      return new URL(url).origin.replace('//localhost', '//127.0.0.1').replace('//[::1]', '//127.0.0.1');
+    } catch {
+      return url;
+    }
+  };
+  return origin(a) === origin(b);
+};
 
 export class Upstream {
   constructor(

@@ -72,6 +72,13 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
       await tx.done;
       return value;
     },
+    async updateMeta<T>(key: string, update: (current: T | undefined) => T) {
+      const tx = db.transaction('meta', 'readwrite');
+      const value = update((await tx.store.get(key)) as T | undefined);
+      await tx.store.put(value, key);
+      await tx.done;
+      return value;
+    },
     close: () => db.close(),
   } satisfies Storage;
 }

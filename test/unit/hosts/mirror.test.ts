@@ -94,7 +94,7 @@ describe('up, outbox empty', () => {
     const upstream = await upstreamOn();
     const { call, reach } = hostOf(upstream);
     await reach('up');
-    const created = await (await call('/conversations/create', post({ type: 'COPILOT', name: 'through', messages: [message('x', 'hello').valueOf()].map(({ conversation: _c, ...m }) => m) }))).json();
+    const created = await (await call('/conversations/create', post({ type: 'COPILOT', name: 'through', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] }))).json();
     for (const path of ['/conversations', '/conversations?transferables=false', '/applications', '/assets', '/.well-known/version', `/conversation/${created.id}`, '/os/device/information', '/no/such/path']) {
       const [ours, theirs] = await Promise.all([call(path), fetch(upstream.url + path)]);
       expect(ours.status, path).toBe(theirs.status);
@@ -307,9 +307,7 @@ describe('faults', () => {
       { match: 'POST /messages/create', action: { silent: true }, times: 1 },
     );
     await upstream.start();
-    await host_wait(async () => {
-      await reach('up', 20_000);
-    });
+    await reach('up', 20_000);
     expect(upstreamConversations(upstream)).toEqual([expect.objectContaining({ name: 'patient', texts: ['one', 'two', 'three'] })]);
     expect(upstream.log.filter((e) => e.path === '/messages/create').map((e) => e.outcome)).toEqual([503, 429, 'silent', 200, 200, 200]);
     expect((await status()).setAside).toEqual([]);
@@ -368,6 +366,3 @@ describe('the route table', () => {
   });
 });
 
-async function host_wait(run: () => Promise<void>) {
-  await run();
-}
