@@ -46,6 +46,12 @@ export interface MirrorSpec {
   /** It deletes the record it is about: the upstream answering 404 means it is gone already. */
   deletes?: true;
   /**
+   * The SDK model its answer is, when it is a record the local copy keeps (while the upstream
+   * answers, a write it took is kept from its answer). Without one, the record it is about is
+   * read again from the upstream (or, for what no stream follows, the write is made here too).
+   */
+  answers?: 'Conversation' | 'ConversationsCreateFromAssetOutput' | 'ConversationMessage' | 'Application' | 'Context' | 'Session';
+  /**
    * How a create whose answer was lost (sent, then the upstream or the worker went away) is
    * looked for on the upstream before it is sent again: the path of a list to read, its items,
    * and whether an item (one the mirror did not know) is the record the call created.

@@ -84,8 +84,12 @@ export type OutboxInput = Omit<OutboxEntry, 'seq' | 'state' | 'refused'> & { sta
  * id map. Changes are logged for what differs, so that sockets hear of real changes only.
  */
 export interface MirrorBatch {
-  /** Records as the upstream has them, each replacing the stored one of its id. */
-  put?: Partial<Pick<StoredData, 'applications' | 'sessions' | 'conversations' | 'assets'>>;
+  /**
+   * Records as the upstream has them, each replacing the stored one of its id; `messages` one by
+   * one, each in its stored conversation (added at its end when new there; none if the
+   * conversation is not stored).
+   */
+  put?: Partial<Pick<StoredData, 'applications' | 'sessions' | 'conversations' | 'assets'>> & { messages?: MessageRecord[] };
   /** Records the upstream no longer has (a conversation with its messages). */
   remove?: Array<{ kind: RecordKind; id: string }>;
   /** These kinds become exactly the records `put` gives, plus the ids in `keep` (records not yet on the upstream). */

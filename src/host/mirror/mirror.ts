@@ -19,6 +19,7 @@ import type { MirrorOptions } from '../../core/options.js';
 import { createdTime, type MirrorState, type MirrorStatus, type QueuedCall, type SetAsideOperation } from '../../core/mirror-spec.js';
 import type { Service } from '../../core/service.js';
 import { STREAM_HEADER, type WorkerMessage } from '../../core/stream-wire.js';
+import { storedJson } from '../../core/validate.js';
 import { randomUUID } from '../../shared/uuid.js';
 import type { Collection, CreatedId, IdPair, OutboxEntry } from '../../storage/schema.js';
 import type { Change, MirrorBatch, OutboxInput, Storage } from '../../storage/storage.js';
@@ -27,7 +28,7 @@ import { CopilotBridge } from './copilot.js';
 import { leaseLock, type HoldLock } from './lock.js';
 import { aboutOf, collapse, pathOf, rewrite, routeOf, specOf, touches, unreachable } from './outbox-plan.js';
 import { queueingStorage } from './queueing.js';
-import { applicationRecord, assetRecord, conversationRecord, records } from './records.js';
+import { applicationRecord, assetRecord, conversationMessagesListed, conversationRecord, records } from './records.js';
 import { discoveryCandidates, isTemporary, sameOrigin, trimBase, Upstream, UpstreamError, type UpstreamIo, type WebSocketLike } from './upstream.js';
 
 /** The query parameter of the page's own first request to the upstream (the Local Network Access step): never answered here. */
@@ -327,6 +328,8 @@ export function createMirror(setup: MirrorSetup): Mirror {
 
   // ---- replaying the outbox ------------------------------------------------------------------
   let draining: Promise<void> | null = null;
+  /** A re-keying in progress (see complete). */
+  let remapping: Promise<void> | null = null;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   const warnedRecords = new Set<string>();
 
@@ -489,8 +492,17 @@ export function createMirror(setup: MirrorSetup): Mirror {
       const theirs = given[i];
       if (theirs && theirs.kind === local.kind && theirs.id !== local.id) pairs.push({ local: local.id, upstream: theirs.id, kind: local.kind });
     });
-    await write({ outbox: { remove: [entry.seq] }, rekey: pairs });
-    for (const pair of pairs) upstreamOf.set(pair.local, pair.upstream);
+    // Requests wait while records are re-keyed: the map and the records change together.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    remapping = gate;
+    try {
+      await write({ outbox: { remove: [entry.seq] }, rekey: pairs });
+      for (const pair of pairs) upstreamOf.set(pair.local, pair.upstream);
+    } finally {
+      release();
+      if (remapping === gate) remapping = null;
+    }
     entries = entries.filter((e) => e.seq !== entry.seq);
     announce();
   }
@@ -577,7 +589,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
   function queueRefresh(kind: Collection, id: string, deleted: boolean) {
     refreshing.set(`${kind}:${id}`, { kind, id, deleted });
     refreshRun ??= (async () => {
-      while (refreshing.size && state === 'up' && !closed) {
+      while (refreshing.size && state === 'up' && !closed && base) {
         const [key, item] = refreshing.entries().next().value!;
         refreshing.delete(key);
         await refresh(item.kind, item.id, item.deleted).catch((error: unknown) => {
@@ -651,18 +663,18 @@ export function createMirror(setup: MirrorSetup): Mirror {
       state: 'queued',
       at: '',
     } satisfies OutboxEntry;
-    if (!upstreamOf.size || !found) return { found, entry, request, text, parseable, path };
+    if (!upstreamOf.size || !found) return { found, entry, request, text, parseable, path, changed: false };
     const call = rewrite(entry, upstreamOf);
     const rewritten: OutboxEntry = { ...entry, params: call.params, ...(call.body === undefined ? {} : { body: call.body }), ...(call.application ? { application: call.application } : {}) };
     const changedPath = found.operation.mirror ? pathOf(entry, { params: call.params }) : found.operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''));
     const newText = call.body !== undefined && JSON.stringify(call.body) !== JSON.stringify(body) ? JSON.stringify(call.body) : text;
-    if (changedPath === path && newText === text && call.application === header) return { found, entry, request, text, parseable, path };
+    if (changedPath === path && newText === text && call.application === header) return { found, entry, request, text, parseable, path, changed: false };
     const headers = new Headers(request.headers);
     if (call.application && headers.has('application')) headers.set('application', call.application);
     if (call.application && headers.has('x-application-id')) headers.set('x-application-id', call.application);
     const prefix = url.origin + url.pathname.slice(0, url.pathname.length - path.length);
     const init: RequestInit = { method: request.method, headers, ...(newText ? { body: newText } : {}) };
-    return { found, entry: rewritten, request: new Request(prefix + changedPath + url.search, init), text: newText, parseable, path: changedPath };
+    return { found, entry: rewritten, request: new Request(prefix + changedPath + url.search, init), text: newText, parseable, path: changedPath, changed: true };
   }
 
   /** The answer from here; a write the route table declares is queued with it. */
@@ -720,8 +732,10 @@ export function createMirror(setup: MirrorSetup): Mirror {
 
   let keeping: Promise<void> = Promise.resolve();
   /**
-   * A write the upstream took is made here too (in order, after the answer went out), with
-   * the ids the upstream gave: the local copy has it even if the upstream goes away next.
+   * A write the upstream took is kept here too (in order, after the answer went out): from its
+   * answer when that is a record; else it is made here as well. The local copy then has it even
+   * if the upstream goes away next (an answer given here waits for what is being kept), and the
+   * streams' own news of it changes nothing more.
    */
   function keep(request: Request, text: string | null, context: ReturnType<typeof rewriteIds>, response: Response) {
     const spec = context.found?.operation.mirror;
@@ -735,21 +749,47 @@ export function createMirror(setup: MirrorSetup): Mirror {
       } catch {
         answer = undefined;
       }
-      const given = spec.creates?.(answer) ?? [];
-      const ids = spec.idempotent ? [] : given.map((c) => c.id);
-      const clock = { now: () => new Date(now()), newId: () => ids.shift() ?? randomUUID() };
-      const input: OutboxInput = { operation: context.found!.operation.name, params: {}, created: [], at: '' };
-      const recording = queueingStorage(storage, input, false);
-      const local = new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
-      await service.respond(local, { storage: recording.storage, clock });
-      const pairs: IdPair[] = [];
-      input.created.forEach((mine, i) => {
-        const theirs = given[i];
-        if (theirs && theirs.kind === mine.kind && theirs.id !== mine.id) pairs.push({ local: mine.id, upstream: theirs.id, kind: mine.kind });
-      });
-      if (pairs.length) {
-        await write({ rekey: pairs });
-        for (const pair of pairs) upstreamOf.set(pair.local, pair.upstream);
+      const about = aboutOf(context.entry);
+      const record = (value: unknown) => (typeof value === 'object' && value !== null ? (value as Record<string, any>) : {});
+      const keepConversation = async (wire: unknown) => {
+        const kept = conversationRecord(wire);
+        // Without its messages' references (transferables=false), it is read whole.
+        if (kept && kept.messages.length === kept.conversation.messageIds.length && conversationMessagesListed(wire)) await write({ put: { conversations: [kept] } });
+        else if (kept) queueRefresh('conversation', kept.conversation.id, false);
+      };
+      switch (spec.answers) {
+        case 'Conversation':
+          return keepConversation(answer);
+        case 'ConversationsCreateFromAssetOutput':
+          return keepConversation(record(record(answer).conversation).reference);
+        case 'ConversationMessage': {
+          const message = record(answer);
+          const owner = record(message.conversation).id;
+          if (typeof message.id === 'string' && typeof owner === 'string') {
+            await write({ put: { messages: [{ id: message.id, conversation: owner, json: storedJson(message) }] } });
+          }
+          return;
+        }
+        case 'Application':
+        case 'Context': {
+          const kept = applicationRecord(spec.answers === 'Context' ? record(answer).application : answer);
+          if (kept) await write({ put: { applications: [kept] } });
+          return;
+        }
+        case 'Session': {
+          const session = record(answer);
+          if (typeof session.id !== 'string' || !session.opened) return;
+          const application = context.entry.application;
+          await write({ put: { sessions: [{ id: session.id, opened: session.opened, ...(session.closed ? { closed: session.closed } : {}), ...(application ? { application } : {}) }] } });
+          return;
+        }
+      }
+      if (spec.deletes && about) {
+        await write({ remove: [{ kind: about.kind, id: about.id }] });
+      } else {
+        // No record in the answer (an association, a usage event): the write is made here as well.
+        const local = new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
+        await service.respond(local);
       }
     }).catch(() => {
       // The local copy catches up from the upstream's streams.
@@ -779,6 +819,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
     needUpstream('request');
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
     const text = hasBody ? await request.text() : null;
+    if (remapping) await remapping;
     const context = rewriteIds(request, url, path, text);
     if (up) {
       const answer = await passThrough(context.request, context.text, context.path, url);
@@ -787,9 +828,20 @@ export function createMirror(setup: MirrorSetup): Mirror {
         return answer;
       }
       // It went away with the request: answered here; a write is queued as sent (it may have been done there).
+      await keeping;
       return answerHere(context.request, context.text, context, url, true);
     }
-    return answerHere(context.request, context.text, context, url, false);
+    // What the upstream took last is in the local copy before anything is answered from it.
+    await keeping;
+    const answer = await answerHere(context.request, context.text, context, url, false);
+    if (answer.status !== 404 || !context.found) return answer;
+    // An id made here may have been re-keyed a moment ago (by this host's replay, or another tab's): read the map again.
+    dirty = true;
+    await reload();
+    const again = rewriteIds(request, url, path, text);
+    if (!again.changed || (again.path === context.path && again.text === context.text)) return answer;
+    await answer.body?.cancel().catch(() => {});
+    return answerHere(again.request, again.text, again, url, false);
   }
 
   function respond(request: Request): Promise<Response> | undefined {

@@ -73,10 +73,20 @@ export function pathOf(entry: Pick<OutboxEntry, 'operation'>, call: { params: Re
 /** The kind of record a path parameter names. */
 export const paramKind = (name: string): RecordKind | undefined => PARAM_KINDS[name];
 
+/** The ids an entry names besides the record it is about: its path parameters and declared body fields. */
+function named(entry: OutboxEntry): Set<string> {
+  const ids = new Set(Object.values(entry.params));
+  for (const place of Object.keys(specOf(entry).names ?? {})) for (const id of readBodyPath(entry.body, place.slice(5))) ids.add(id);
+  return ids;
+}
+
 /**
  * Entries made useless by a later delete, to drop unsent: for every queued delete of a record,
- * every earlier entry on that record or on a record such an entry created; and the delete
- * itself when the record was created by an entry still queued (create then delete sends nothing).
+ * every earlier entry about that record, every earlier create inside it (a message added to a
+ * deleted conversation) and, in turn, every entry about what those created; and the delete
+ * itself when the record was made by an entry still queued (create then delete sends nothing).
+ * A record created inside another (a seeded message of a new conversation) keeps its delete:
+ * the create that made it stays.
  */
 export function collapse(entries: readonly OutboxEntry[]): number[] {
   const queued = entries.filter((entry) => entry.state !== 'set-aside');
@@ -88,16 +98,15 @@ export function collapse(entries: readonly OutboxEntry[]): number[] {
     const gone = new Set([target]);
     let createdHere = false;
     for (const entry of queued.slice(0, at)) {
-      if (dropped.has(entry.seq)) continue;
-      const on = touches(entry);
-      if (![...gone].some((id) => on.has(id))) continue;
       // An entry sent already (its outcome unknown) may have reached the upstream: it stays.
-      if (entry.state === 'sent') continue;
+      if (dropped.has(entry.seq) || entry.state === 'sent') continue;
+      const about = aboutOf(entry);
+      const creates = specOf(entry).about?.at === 'created';
+      const inside = creates && [...named(entry)].some((id) => gone.has(id));
+      if (!(about && gone.has(about.id)) && !inside) continue;
       dropped.add(entry.seq);
-      for (const { id } of entry.created) {
-        if (id === target) createdHere = true;
-        gone.add(id);
-      }
+      if (creates && about?.id === target) createdHere = true;
+      for (const { id } of entry.created) gone.add(id);
     }
     if (createdHere) dropped.add(deletion.seq);
   });

@@ -46,12 +46,8 @@ export interface Queueing {
   queued(): boolean;
 }
 
-/**
- * `storage`, whose first write of records queues `input` with it (later writes of the same
- * request do not queue it again); with `queue: false`, it only records in `input.created`
- * what the write creates.
- */
-export function queueingStorage(storage: Storage, input: OutboxInput, queue = true): Queueing {
+/** `storage`, whose first write of records queues `input` with it (later writes of the same request do not queue it again). */
+export function queueingStorage(storage: Storage, input: OutboxInput): Queueing {
   let used = false;
   let written = false;
   const wrapped = new Proxy(storage, {
@@ -63,10 +59,8 @@ export function queueingStorage(storage: Storage, input: OutboxInput, queue = tr
         if (used) return value.apply(target, args);
         used = true;
         input.created = write.created(args, input);
-        if (queue) {
-          while (args.length < write.at) args.push(undefined);
-          args[write.at] = input;
-        }
+        while (args.length < write.at) args.push(undefined);
+        args[write.at] = input;
         const result = await value.apply(target, args);
         // A write that found nothing to change (an unknown id) wrote nothing, and queued nothing.
         written = result !== undefined || key === 'putSession';

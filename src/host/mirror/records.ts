@@ -41,6 +41,12 @@ export function conversationRecord(wire: unknown): StoredConversation | undefine
   };
 }
 
+/** Whether a wire Conversation lists its messages with their references (read with `transferables=true`). */
+export function conversationMessagesListed(wire: unknown): boolean {
+  const listed = isRecord(wire) && isRecord(wire.messages) && Array.isArray(wire.messages.iterable) ? (wire.messages.iterable as unknown[]) : [];
+  return listed.every((item) => isRecord(item) && isRecord(item.reference));
+}
+
 /** A wire Application as stored (the engagement figures this service derives are not part of it). */
 export function applicationRecord(wire: unknown): ApplicationRecord | undefined {
   const id = idOf(wire);

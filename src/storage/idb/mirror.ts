@@ -251,6 +251,19 @@ async function write(tx: Tx, batch: MirrorBatch): Promise<Change[]> {
     logged.push({ collection: 'conversation', id: conversation.id });
   }
 
+  for (const message of put.messages ?? []) {
+    const owner = await conversationOf(message.conversation);
+    if (!owner) continue;
+    if ((await messages.get(message.id))?.json !== message.json) {
+      await messages.put(message);
+      logged.push({ collection: 'conversationMessage', id: message.id });
+    }
+    if (!owner.messageIds.includes(message.id)) {
+      pending.set(owner.id, { ...owner, messageIds: [...owner.messageIds, message.id] });
+    }
+    logged.push({ collection: 'conversation', id: owner.id });
+  }
+
   if (batch.replace) {
     const keep = new Set(batch.replace.keep);
     for (const kind of batch.replace.kinds) {
