@@ -92,7 +92,11 @@ export interface MirrorBatch {
   put?: Partial<Pick<StoredData, 'applications' | 'sessions' | 'conversations' | 'assets'>> & { messages?: MessageRecord[] };
   /** Records the upstream no longer has (a conversation with its messages). */
   remove?: Array<{ kind: RecordKind; id: string }>;
-  /** These kinds become exactly the records `put` gives, plus the ids in `keep` (records not yet on the upstream). */
+  /**
+   * These kinds become exactly the records `put` gives, plus the ids in `keep`, plus the records
+   * the outbox's entries created that the id map does not map yet (not on the upstream: read in
+   * this transaction, so that a write queued meanwhile is never dropped).
+   */
   replace?: { kinds: Array<'conversation' | 'application' | 'asset'>; keep: readonly string[] };
   /**
    * Local records the upstream now has under its own ids: each is re-keyed (a conversation's

@@ -307,10 +307,10 @@ export function createMirror(setup: MirrorSetup): Mirror {
    * replayed to it once (an entry sent to the previous one is sent again, not looked for).
    */
   async function adopt(identity: string, replaced: boolean) {
-    const keep = localOnly();
+    // What the queue created here is kept by the replace itself (read in its transaction).
     const changes = await storage.applyMirror({
       clearIdMap: true,
-      replace: { kinds: ['conversation', 'application', 'asset'], keep },
+      replace: { kinds: ['conversation', 'application', 'asset'], keep: [] },
       outbox: { put: replaced ? entries.filter((e) => e.state === 'sent').map((e) => ({ ...e, state: 'queued' as const })) : [] },
       meta: { [META_IDENTITY]: identity },
     });
@@ -319,11 +319,6 @@ export function createMirror(setup: MirrorSetup): Mirror {
     if (replaced) setup.warn(`the mirrored Pieces OS is another one now (identity ${identity}): the records mirrored from the previous one were dropped, and the queued operations are replayed to this one.`);
     dirty = true;
     await reload();
-  }
-
-  /** Ids of records created here that the upstream does not have yet (queued or set aside creates). */
-  function localOnly(): string[] {
-    return entries.flatMap((entry) => entry.created.map((c) => c.id)).filter((id) => !upstreamOf.has(id));
   }
 
   // ---- replaying the outbox ------------------------------------------------------------------
@@ -509,12 +504,16 @@ export function createMirror(setup: MirrorSetup): Mirror {
 
   // ---- following the upstream while up --------------------------------------------------------
   const sockets = new Map<Collection, WebSocketLike>();
-  const refreshing = new Map<string, { kind: Collection; id: string; deleted: boolean }>();
+  /** What following does next, in order, one at a time: read a collection whole, or one record. */
+  const refreshing = new Map<string, { kind: Collection; id: string; deleted: boolean } | { sync: Collection }>();
   let refreshRun: Promise<void> | null = null;
+  /** Records a write taken by the upstream put here (by id, in the order kept): a read of a whole collection begun before keeps them. */
+  const recent = new Map<string, number>();
+  let tick = 0;
 
   function startFollowing() {
     if (!io.WebSocket || !base || !replayer || closed) {
-      if (!sockets.size && base && replayer) void syncAll();
+      if (!sockets.size && base && replayer) for (const collection of ['conversation', 'application', 'asset'] as const) queueSync(collection);
       return;
     }
     for (const collection of Object.keys(FOLLOWED) as Collection[]) {
@@ -532,7 +531,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
         if (first) {
           first = false;
           // The first frame is every id: the collection is read whole once (messages come with their conversations).
-          if (collection !== 'conversationMessage') void sync(collection);
+          if (collection !== 'conversationMessage') queueSync(collection);
           return;
         }
         for (const item of frame.iterable ?? []) {
@@ -562,24 +561,26 @@ export function createMirror(setup: MirrorSetup): Mirror {
     sockets.clear();
   }
 
-  async function syncAll() {
-    for (const collection of ['conversation', 'application', 'asset'] as const) await sync(collection);
-  }
-
-  /** The upstream's whole collection, made the local copy's (what was created here and is not there yet kept). */
+  /**
+   * The upstream's whole collection, made the local copy's; kept: what was created here and is not
+   * there yet (the replace keeps it), and what a write taken by the upstream put here since the read began.
+   */
   async function sync(collection: Collection): Promise<void> {
+    const since = tick;
+    const fresh = () => [...recent].filter(([, at]) => at > since).map(([id]) => id);
     try {
-      const keep = localOnly();
       if (collection === 'conversation') {
         const list = records(await upstream.json(`${base}/conversations?transferables=true`), conversationRecord);
-        await write({ put: { conversations: list }, replace: { kinds: ['conversation'], keep } });
+        await write({ put: { conversations: list }, replace: { kinds: ['conversation'], keep: fresh() } });
       } else if (collection === 'application') {
         const list = records(await upstream.json(`${base}/applications`), applicationRecord);
-        await write({ put: { applications: list }, replace: { kinds: ['application'], keep } });
+        await write({ put: { applications: list }, replace: { kinds: ['application'], keep: fresh() } });
       } else if (collection === 'asset') {
         const list = records(await upstream.json(`${base}/assets?transferables=true`), assetRecord);
-        await write({ put: { assets: list }, replace: { kinds: ['asset'], keep } });
+        await write({ put: { assets: list }, replace: { kinds: ['asset'], keep: fresh() } });
       }
+      // Older than this read: no longer needed.
+      for (const [id, at] of recent) if (at <= since) recent.delete(id);
     } catch (error) {
       lastError = `reading the upstream's ${collection}s failed: ${(error as Error)?.message ?? error}`;
       announce();
@@ -587,17 +588,34 @@ export function createMirror(setup: MirrorSetup): Mirror {
   }
 
   function queueRefresh(kind: Collection, id: string, deleted: boolean) {
-    refreshing.set(`${kind}:${id}`, { kind, id, deleted });
+    const key = `${kind}:${id}`;
+    // Moved to the end: the latest news of a record is read after what came before it.
+    refreshing.delete(key);
+    refreshing.set(key, { kind, id, deleted });
+    follow();
+  }
+
+  function queueSync(collection: Collection) {
+    refreshing.set(`sync:${collection}`, { sync: collection });
+    follow();
+  }
+
+  function follow() {
     refreshRun ??= (async () => {
       while (refreshing.size && state === 'up' && !closed && base) {
         const [key, item] = refreshing.entries().next().value!;
         refreshing.delete(key);
-        await refresh(item.kind, item.id, item.deleted).catch((error: unknown) => {
+        await ('sync' in item ? sync(item.sync) : refresh(item.kind, item.id, item.deleted)).catch((error: unknown) => {
           lastError = `following the upstream failed: ${(error as Error)?.message ?? error}`;
         });
       }
     })().finally(() => (refreshRun = null));
   }
+
+  /** Notes records a write taken by the upstream put here (see `recent`). */
+  const kept = (ids: Array<string | undefined>) => {
+    for (const id of ids) if (id) recent.set(id, ++tick);
+  };
 
   /** One record as the upstream has it now (gone when it answers 404 or the stream said deleted). */
   async function refresh(kind: Collection, id: string, deleted: boolean) {
@@ -752,10 +770,12 @@ export function createMirror(setup: MirrorSetup): Mirror {
       const about = aboutOf(context.entry);
       const record = (value: unknown) => (typeof value === 'object' && value !== null ? (value as Record<string, any>) : {});
       const keepConversation = async (wire: unknown) => {
-        const kept = conversationRecord(wire);
+        const made = conversationRecord(wire);
         // Without its messages' references (transferables=false), it is read whole.
-        if (kept && kept.messages.length === kept.conversation.messageIds.length && conversationMessagesListed(wire)) await write({ put: { conversations: [kept] } });
-        else if (kept) queueRefresh('conversation', kept.conversation.id, false);
+        if (made && conversationMessagesListed(wire)) {
+          await write({ put: { conversations: [made] } });
+          kept([made.conversation.id]);
+        } else if (made) queueRefresh('conversation', made.conversation.id, false);
       };
       switch (spec.answers) {
         case 'Conversation':
@@ -767,13 +787,17 @@ export function createMirror(setup: MirrorSetup): Mirror {
           const owner = record(message.conversation).id;
           if (typeof message.id === 'string' && typeof owner === 'string') {
             await write({ put: { messages: [{ id: message.id, conversation: owner, json: storedJson(message) }] } });
+            kept([owner]);
           }
           return;
         }
         case 'Application':
         case 'Context': {
-          const kept = applicationRecord(spec.answers === 'Context' ? record(answer).application : answer);
-          if (kept) await write({ put: { applications: [kept] } });
+          const application = applicationRecord(spec.answers === 'Context' ? record(answer).application : answer);
+          if (application) {
+            await write({ put: { applications: [application] } });
+            kept([application.id]);
+          }
           return;
         }
         case 'Session': {

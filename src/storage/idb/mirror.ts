@@ -266,6 +266,9 @@ async function write(tx: Tx, batch: MirrorBatch): Promise<Change[]> {
 
   if (batch.replace) {
     const keep = new Set(batch.replace.keep);
+    // Records made here and queued for the upstream (not yet re-keyed to its ids) stay.
+    const mapped = new Set(await tx.objectStore('idmap').getAllKeys());
+    for (const entry of await tx.objectStore('outbox').getAll()) for (const { id } of entry.created) if (!mapped.has(id)) keep.add(id);
     for (const kind of batch.replace.kinds) {
       if (kind === 'conversation') {
         for (const { conversation } of put.conversations ?? []) keep.add(conversation.id);
