@@ -70,7 +70,12 @@ export type Capability =
   /** LaunchOptions.blockServiceWorkers: registration does nothing (Playwright's serviceWorkers: 'block'). */
   | 'blockServiceWorkers'
   /** LaunchOptions.siteData: cookies and site data blocked by the browser's settings. */
-  | 'siteData';
+  | 'siteData'
+  /**
+   * LaunchOptions.publicPorts and context.setLocalNetwork(): pages of 127.0.0.1 on those ports
+   * taken for public ones (Local Network Access applies), and the permission set as a user would.
+   */
+  | 'localNetworkAccess';
 
 /** A browser running on one profile folder. */
 export interface BrowserContext {
@@ -82,6 +87,8 @@ export interface BrowserContext {
   stopWorkers(): Promise<void>;
   hardReload(page: Page): Promise<void>;
   setOffline(offline: boolean): Promise<void>;
+  /** Sets the Local Network Access permission of `origin` (see Capability 'localNetworkAccess'). */
+  setLocalNetwork?(origin: string, setting: 'granted' | 'denied'): Promise<void>;
 }
 
 /** How a browser is started, beyond its profile (see the capabilities of the same names). */
@@ -92,6 +99,8 @@ export interface LaunchOptions {
   blockServiceWorkers?: boolean;
   /** `'blocked'` for every site, `'third-party-blocked'` for third-party contexts only. */
   siteData?: 'blocked' | 'third-party-blocked';
+  /** Ports of 127.0.0.1 whose pages are taken for public ones (capability 'localNetworkAccess'). */
+  publicPorts?: number[];
 }
 
 export interface Engine {

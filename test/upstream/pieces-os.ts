@@ -429,6 +429,9 @@ export class IndependentPiecesOS {
     if (is('POST', '/connect')) return this.#connect(body);
     if (is('GET', '/os/device/information')) return { name: 'independent upstream', os: { id: this.identity } };
     if (is('GET', '/applications')) return { iterable: this.#newestFirst(this.#data.applications) };
+    if (is('GET', '/applications/external')) return { iterable: [{ name: 'Visual Studio Code', version: '1.99.0' }] };
+    if (is('GET', '/applications/external/related')) return { iterable: [{ name: 'Visual Studio Code', version: '1.99.0' }, { name: 'Obsidian' }] };
+    if (is('GET', '/user')) return { user: { id: this.identity, email: 'someone@example.com', username: 'independent', name: 'Independent User', aesthetics: { theme: { dark: true }, font: { size: 12 } } } };
     if (is('POST', '/applications/register')) return this.#register(body);
     if (is('POST', '/application/update')) return this.#updateApplication(body);
     if (is('POST', '/applications/session/open')) return this.#openSession();

@@ -110,6 +110,8 @@ describe('up, outbox empty', () => {
       ['applicationsSnapshot', '/applications'],
       ['assetsSnapshot', '/assets'],
       ['conversationGetSpecificConversation', `/conversation/${created.id}`],
+      ['applicationsExternalSnapshot', '/applications/external'],
+      ['userSnapshot', '/user'],
     ];
     for (const [operation, path] of checks) {
       const response = await call(path);
