@@ -149,7 +149,7 @@ describe('worker mode', () => {
   });
 
   it('the worker stopped mid-drain: the replay resumes, a create in flight is looked for, nothing is sent twice or lost', async (test) => {
-    need(test, 'killWorkers');
+    need(test, 'stopWorkers');
     const upstream = await upstreamOn(40);
     const context = await newContext();
     const page = await openMirrored(context, upstream);
