@@ -249,7 +249,14 @@ export class IndependentPiecesOS {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': '*', 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Expose-Headers': '*' };
+    const cors = {
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Allow-Headers': '*',
+      'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+      'Access-Control-Expose-Headers': '*',
+      // Readable from cross-origin-isolated pages too (the benchmark's).
+      'Cross-Origin-Resource-Policy': 'cross-origin',
+    };
     if (request.method === 'OPTIONS') {
       response.writeHead(204, cors).end();
       return;

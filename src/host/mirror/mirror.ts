@@ -415,7 +415,9 @@ export function createMirror(setup: MirrorSetup): Mirror {
   async function send(entry: OutboxEntry): Promise<void> {
     const spec = specOf(entry);
     const call = rewrite(entry, upstreamOf);
-    if (entry.state === 'sent' && spec.creates && !spec.idempotent && spec.find) {
+    // Marked by this replay with the entry before it (see complete), and not sent yet: nothing to look for.
+    const unsent = markedHere.delete(entry.seq);
+    if (entry.state === 'sent' && !unsent && spec.creates && !spec.idempotent && spec.find) {
       const found = await look(entry, call);
       if (found) {
         await complete(entry, found);
@@ -480,8 +482,17 @@ export function createMirror(setup: MirrorSetup): Mirror {
     return null;
   }
 
-  /** An entry the upstream took: removed, with the ids it gave to what it created (re-keyed here). */
+  /** Entries this replay marked sent in advance (with the completion of the one before), not sent yet. */
+  const markedHere = new Set<number>();
+
+  /**
+   * An entry the upstream took: removed, with the ids it gave to what it created (re-keyed here).
+   * The next entry to send is marked sent in the same transaction: one write per entry.
+   */
   async function complete(entry: OutboxEntry, given: CreatedId[]) {
+    const after = dirty ? undefined : entries.find((e) => e.seq > entry.seq && e.state !== 'set-aside');
+    const next = after && after.state === 'queued' && !firstBlocked(after) && !collapse(entries.filter((e) => e.seq !== entry.seq)).length ? after : undefined;
+    const marked: OutboxEntry | undefined = next && { ...next, state: 'sent', sentAt: new Date(now()).toISOString() };
     const pairs: IdPair[] = [];
     entry.created.forEach((local, i) => {
       const theirs = given[i];
@@ -492,13 +503,17 @@ export function createMirror(setup: MirrorSetup): Mirror {
     const gate = new Promise<void>((resolve) => (release = resolve));
     remapping = gate;
     try {
-      await write({ outbox: { remove: [entry.seq] }, rekey: pairs });
+      await write({ outbox: { remove: [entry.seq], ...(marked ? { put: [marked] } : {}) }, rekey: pairs });
       for (const pair of pairs) upstreamOf.set(pair.local, pair.upstream);
     } finally {
       release();
       if (remapping === gate) remapping = null;
     }
     entries = entries.filter((e) => e.seq !== entry.seq);
+    if (marked) {
+      markedHere.add(marked.seq);
+      replace(marked);
+    }
     announce();
   }
 
