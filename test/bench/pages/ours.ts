@@ -4,7 +4,7 @@
  * registration of the worker, for /off/, that writes each create alone, on the same database.
  * `?mirror=<Pieces OS URL>`: the service mirrors it (test/bench/mirror.bench.ts).
  */
-import { addAssets, mirrorStatus, setModel, startPiecesService } from '../../../src/page/index.js';
+import { addAssets, connectMirror, mirrorStatus, setModel, startPiecesService } from '../../../src/page/index.js';
 import { ready } from './bodies.js';
 
 const params = new URL(location.href).searchParams;
@@ -15,5 +15,5 @@ await startPiecesService({
   ...(params.get('mirror') ? { mirror: { upstream: params.get('mirror')! } } : {}),
 });
 // For the copilot and mirror benchmarks.
-Object.assign(window, { pieces: { addAssets, setModel, mirrorStatus } });
+Object.assign(window, { pieces: { addAssets, setModel, mirrorStatus, connectMirror } });
 ready();
