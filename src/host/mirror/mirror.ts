@@ -60,6 +60,9 @@ const FOLLOWED: Record<Collection, string> = {
 
 const META_IDENTITY = 'mirror:identity';
 
+/** Discovery's paths: answered at once (here, until the first probe says where the upstream stands). */
+const DISCOVERY = new Set(['/.well-known/health', '/.well-known/version']);
+
 export interface MirrorSetup {
   options: MirrorOptions;
   service: Service;
@@ -842,7 +845,8 @@ export function createMirror(setup: MirrorSetup): Mirror {
       needUpstream('socket');
       return service.respond(request)!;
     }
-    if (!known) await Promise.race([firstProbe, new Promise((resolve) => setTimeout(resolve, FIRST_PROBE_WAIT_MS))]);
+    // Discovery never waits (a client's health probe on a cold worker gives up after 100 ms); the rest waits for the first probe.
+    if (!known && !DISCOVERY.has(path)) await Promise.race([firstProbe, new Promise((resolve) => setTimeout(resolve, FIRST_PROBE_WAIT_MS))]);
     const up = state === 'up' && !waiting() && base !== null && !blocked;
     if (kind === 'qgpt') {
       if (up && copilot) {

@@ -87,7 +87,8 @@ describe('the copilot stream', () => {
     const server = setupPiecesServer({ sampleAssets: false, mirror: { upstream: upstream.url } });
     server.listen();
     try {
-      await (await fetch('http://localhost:1000/.well-known/health')).text();
+      // The first request that is not discovery waits for the first probe.
+      await (await fetch('http://localhost:1000/applications')).text();
       expect((await server.mirrorStatus())!.state).toBe('up');
       const frames = await new Promise<Array<{ status: string; request?: string; question?: { answers: { iterable: Array<{ text: string }> } } }>>((resolve, reject) => {
         const socket = new ServedWebSocket('ws://localhost:1000/qgpt/stream');
@@ -116,7 +117,8 @@ describe('the copilot stream', () => {
     const server = setupPiecesServer({ sampleAssets: false, mirror: { upstream: upstream.url } });
     server.listen();
     try {
-      await (await fetch('http://localhost:1000/.well-known/health')).text();
+      // The first request that is not discovery waits for the first probe.
+      await (await fetch('http://localhost:1000/applications')).text();
       // A change made on the upstream by another client reaches the local copy through its stream.
       const other = new WsSocket(`${upstream.url.replace('http', 'ws')}/conversations/stream/identifiers`);
       await new Promise((resolve) => other.once('message', resolve));
