@@ -56,6 +56,8 @@ export interface HostService extends Service {
 
 export interface Host {
   service: HostService;
+  /** The mirror of a real Pieces OS, when the settings ask for one. */
+  mirror: Mirror | null;
   storage: Storage;
   channel: ChangeChannel;
   /** Answers a page API request (a worker's message, a page-mode call); `claim` takes control of the pages. */
@@ -101,6 +103,7 @@ export function createHost(setup: HostSetup): Host {
   const fetch = (input: string, init?: RequestInit) => service.handle(new Request(input, init));
   return {
     service,
+    mirror,
     storage,
     channel,
     answerPageRequest: (request, claim = async () => {}) => answerPageRequest(service, request, claim),

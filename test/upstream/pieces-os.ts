@@ -175,6 +175,11 @@ export class IndependentPiecesOS {
     };
   }
 
+  /** How many identifier-stream sockets are open on it. */
+  openStreams(): number {
+    return [...this.#watchers.values()].reduce((n, set) => n + set.size, 0);
+  }
+
   /** What it received, as `METHOD /path` lines (fault-control requests excluded). */
   received(): string[] {
     return this.log.map((entry) => `${entry.method} ${entry.path}`);

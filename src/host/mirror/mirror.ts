@@ -85,6 +85,11 @@ export interface Mirror {
   status(): Promise<MirrorStatus>;
   /** What the page's Local Network Access step found (see the page API's `connectMirror`). */
   permission(report: { granted: boolean; upstream?: string; reason?: string }): Promise<MirrorStatus>;
+  /**
+   * Stops the background work (following the upstream, probes, retries) until the next request:
+   * a Node test server that stopped listening leaves no socket or timer behind.
+   */
+  pause(): void;
   close(): void;
 }
 
@@ -116,6 +121,8 @@ export function createMirror(setup: MirrorSetup): Mirror {
   let base: string | null = auto ? null : candidates[0]!;
   let lastError: string | null = null;
   let blocked = false;
+  /** Background work stopped until the next request (see Mirror.pause). */
+  let paused = false;
   /** Whether this host replays (holds the lock); the others follow the replayer's announcements. */
   let replayer = false;
   let closed = false;
@@ -241,7 +248,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
    */
   let probeDue = Infinity;
   function schedule() {
-    if (probing || closed || blocked || !replayer || state !== 'down') return;
+    if (probing || closed || blocked || paused || !replayer || state !== 'down') return;
     const socket = now() - socketSeen < SOCKET_SEEN_MS;
     let gap: number;
     if (requested || waiting()) gap = backoff();
@@ -270,7 +277,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
   }
 
   async function probe(): Promise<void> {
-    if (probing || closed || blocked) return;
+    if (probing || closed || blocked || paused) return;
     probing = true;
     lastProbe = now();
     requested = false;
@@ -339,7 +346,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
     clearTimeout(retryTimer);
     retryTimer = undefined;
     for (;;) {
-      if (closed || blocked || !replayer || !holds()) return;
+      if (closed || blocked || paused || !replayer || !holds()) return;
       if (dirty) await reload();
       const queued = entries.filter((e) => e.state !== 'set-aside');
       if (!queued.length) {
@@ -530,6 +537,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
   let tick = 0;
 
   function startFollowing() {
+    if (paused) return;
     if (!io.WebSocket || !base || !replayer || closed) {
       if (!sockets.size && base && replayer) for (const collection of ['conversation', 'application', 'asset'] as const) queueSync(collection);
       return;
@@ -620,7 +628,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
 
   function follow() {
     refreshRun ??= (async () => {
-      while (refreshing.size && state === 'up' && !closed && base) {
+      while (refreshing.size && state === 'up' && !closed && !paused && base) {
         const [key, item] = refreshing.entries().next().value!;
         refreshing.delete(key);
         await ('sync' in item ? sync(item.sync) : refresh(item.kind, item.id, item.deleted)).catch((error: unknown) => {
@@ -839,6 +847,11 @@ export function createMirror(setup: MirrorSetup): Mirror {
   }
 
   async function handle(request: Request, url: URL, path: string): Promise<Response> {
+    if (paused) {
+      // Used again: where things stand is looked at once.
+      paused = false;
+      if (replayer) void probe();
+    }
     const kind = request.headers.get(STREAM_HEADER);
     if (kind === 'handshake') {
       // The service's sockets are fed from the local change log, which follows the upstream.
@@ -955,6 +968,16 @@ export function createMirror(setup: MirrorSetup): Mirror {
         if (replayer && state === 'down') await probe();
       }
       return snapshot();
+    },
+    pause() {
+      paused = true;
+      stopFollowing();
+      clearTimeout(probeTimer);
+      probeTimer = undefined;
+      probeDue = Infinity;
+      clearTimeout(retryTimer);
+      clearTimeout(reloadTimer);
+      reloadTimer = undefined;
     },
     close() {
       closed = true;

@@ -150,3 +150,20 @@ describe('watchService', () => {
     watch.stop();
   });
 });
+
+describe('setupPiecesServer', () => {
+  it('close() leaves no socket to the upstream open; the next request picks up again', async () => {
+    const upstream = await startUpstream();
+    upstreams.push(upstream);
+    const server = setupPiecesServer({ sampleAssets: false, mirror: { upstream: upstream.url } });
+    server.listen();
+    await (await fetch('http://localhost:1000/applications')).text();
+    // Following the upstream: a socket per collection.
+    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(4);
+    server.close();
+    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(0);
+    expect((await server.fetch('http://localhost:1000/applications')).headers.get('x-upstream')).toBe('independent');
+    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(4);
+    server.close();
+  });
+});
