@@ -82,22 +82,16 @@ export class Upstream {
    * The limit covers the answer's head; a body (an event stream) may take longer.
    */
   async request(url: string, init: RequestInit = {}, timeoutMs = this.timeoutMs): Promise<Response> {
-    const controller = new AbortController();
+    // The engine's own timeout signal (no timer of ours per request), joined with the caller's.
+    const timeout = AbortSignal.timeout(timeoutMs);
     const given = init.signal;
-    given?.addEventListener('abort', () => controller.abort(given.reason), { once: true });
-    let silent = false;
-    const timer = setTimeout(() => {
-      silent = true;
-      controller.abort();
-    }, timeoutMs);
+    const signal = given && typeof AbortSignal.any === 'function' ? AbortSignal.any([given, timeout]) : timeout;
     try {
-      return await this.io.fetch(url, { ...init, signal: controller.signal });
+      return await this.io.fetch(url, { ...init, signal });
     } catch (error) {
-      if (silent) throw new UpstreamError('silent', `${url} gave no answer in ${timeoutMs} ms`);
+      if (timeout.aborted) throw new UpstreamError('silent', `${url} gave no answer in ${timeoutMs} ms`);
       if (given?.aborted) throw error;
       throw new UpstreamError('network', `${url} could not be reached (${(error as Error)?.message ?? error})`);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
