@@ -97,6 +97,11 @@ export function createHost(setup: HostSetup): Host {
     ...core,
     respond: mirror ? (request) => mirror.respond(request) : core.respond,
     handle: (request) => service.respond(request) ?? globalThis.fetch(request),
+    // Back to the initial data empties the outbox and the id map: the mirror reads them again.
+    reset: async () => {
+      await core.reset();
+      await mirror?.outboxReplaced();
+    },
     mirrorStatus: async () => (mirror ? mirror.status() : null),
     mirrorPermission: async (report) => (mirror ? mirror.permission(report) : null),
   };

@@ -179,8 +179,8 @@ export interface Storage {
    */
   loadData(data: StoredData, options: { replace: boolean }): Promise<Change[]>;
 
-  /** Every outbox entry (queued, sent, set aside), in order. */
-  outboxEntries(): Promise<OutboxEntry[]>;
+  /** Every outbox entry (queued, sent, set aside), in order; with `after`, those queued after that one. */
+  outboxEntries(after?: number): Promise<OutboxEntry[]>;
   /** The id map: records created locally and the ids the upstream gave them. */
   idPairs(): Promise<IdPair[]>;
   /** Writes what the mirror learnt, in one transaction (see MirrorBatch); the changes logged, in order. */

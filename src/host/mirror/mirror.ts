@@ -85,6 +85,8 @@ export interface Mirror {
   status(): Promise<MirrorStatus>;
   /** What the page's Local Network Access step found (see the page API's `connectMirror`). */
   permission(report: { granted: boolean; upstream?: string; reason?: string }): Promise<MirrorStatus>;
+  /** The outbox was emptied or rewritten beside the mirror (the reset control): it is read again. */
+  outboxReplaced(): Promise<void>;
   /**
    * Stops the background work (following the upstream, probes, retries) until the next request:
    * a Node test server that stopped listening leaves no socket or timer behind.
@@ -100,6 +102,19 @@ const summary = (entry: OutboxEntry) => {
   const id = aboutOf(entry)?.id;
   return { seq: entry.seq, operation: entry.operation, ...(id ? { id } : {}), ...(entry.state === 'sent' ? { sent: true as const } : {}) };
 };
+
+/** A request as it is sent or answered: its ids made here rewritten to the upstream's, and what it is (its route, its queued form). */
+interface Rewritten {
+  found: ReturnType<typeof findRoute>;
+  entry: OutboxEntry;
+  request: Request;
+  text: string | null;
+  /** Its body is JSON (or it has none): it can be queued. */
+  parseable: boolean;
+  /** Its path under the base, rewritten. */
+  path: string;
+  changed: boolean;
+}
 
 export function createMirror(setup: MirrorSetup): Mirror {
   const { service, storage, io, channel, options } = setup;
@@ -187,14 +202,19 @@ export function createMirror(setup: MirrorSetup): Mirror {
   const tell = (message: WorkerMessage) => channel.post({ ...message, from: self } as unknown as WorkerMessage);
 
   let reloading: Promise<void> | null = null;
-  /** Reads the outbox and the id map again (coalesced: one read at a time, the last one after the last change). */
-  function reload(): Promise<void> {
-    if (reloading) return reloading.then(() => (dirty ? reload() : undefined));
+  /**
+   * Reads the outbox and the id map again (coalesced: one read at a time, the last one after the
+   * last change). `appended`: only the entries queued since (the replayer's own copy is otherwise
+   * current: only it removes or changes entries).
+   */
+  function reload(appended = false): Promise<void> {
+    if (reloading) return reloading.then(() => (dirty ? reload(appended) : undefined));
     dirty = false;
-    reloading = Promise.all([storage.outboxEntries(), storage.idPairs()])
+    const after = appended ? entries.at(-1)?.seq : undefined;
+    reloading = Promise.all([storage.outboxEntries(after), after === undefined ? storage.idPairs() : null])
       .then(([outbox, pairs]) => {
-        entries = outbox;
-        upstreamOf = new Map(pairs.map((pair) => [pair.local, pair.upstream]));
+        entries = after === undefined ? outbox : [...entries, ...outbox.filter((e) => e.seq > after)];
+        if (pairs) upstreamOf = new Map(pairs.map((pair) => [pair.local, pair.upstream]));
       })
       .catch((error: unknown) => {
         dirty = true;
@@ -212,7 +232,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
     if (reloadTimer !== undefined) return;
     reloadTimer = setTimeout(() => {
       reloadTimer = undefined;
-      void reload().then(() => {
+      void reload(replayer).then(() => {
         if (!replayer) return;
         if (state === 'up' || state === 'draining') void drain();
         else needUpstream('outbox');
@@ -687,7 +707,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
 
   // ---- answering -----------------------------------------------------------------------------
   /** A request's ids created here rewritten to the upstream's (path parameters, declared body fields, the application header). */
-  function rewriteIds(request: Request, url: URL, path: string, text: string | null) {
+  function rewriteIds(request: Request, url: URL, path: string, text: string | null): Rewritten {
     const found = findRoute(request.method, path);
     const header = request.headers.get('application') ?? request.headers.get('x-application-id') ?? undefined;
     let body: unknown;
@@ -721,8 +741,14 @@ export function createMirror(setup: MirrorSetup): Mirror {
     return { found, entry: rewritten, request: new Request(prefix + changedPath + url.search, init), text: newText, parseable, path: changedPath, changed: true };
   }
 
+  /** A request that needs no rewriting, as rewriteIds describes one. */
+  function asIs(request: Request, path: string): Rewritten {
+    const entry: OutboxEntry = { seq: 0, operation: '', params: {}, created: [], state: 'queued', at: '' };
+    return { found: undefined, entry, request, text: null, parseable: true, path, changed: false };
+  }
+
   /** The answer from here; a write the route table declares is queued with it. */
-  async function answerHere(request: Request, text: string | null, context: ReturnType<typeof rewriteIds>, url: URL, sent: boolean): Promise<Response> {
+  async function answerHere(request: Request, text: string | null, context: Rewritten, url: URL, sent: boolean): Promise<Response> {
     const local = text === null ? request : new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
     const operation = context.found?.operation;
     if (!operation?.mirror || !context.parseable) return service.respond(local)!;
@@ -748,8 +774,11 @@ export function createMirror(setup: MirrorSetup): Mirror {
 
   /** The upstream's answer to the request, or null when it gave none (then it is away). */
   async function passThrough(request: Request, text: string | null, path: string, url: URL): Promise<Response | null> {
-    const headers = new Headers(request.headers);
-    for (const name of HOP_HEADERS) headers.delete(name);
+    let headers = request.headers;
+    if (HOP_HEADERS.some((name) => headers.has(name))) {
+      headers = new Headers(headers);
+      for (const name of HOP_HEADERS) headers.delete(name);
+    }
     let response: Response;
     try {
       response = await upstream.request(`${base}${path}${url.search}`, {
@@ -781,7 +810,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
    * if the upstream goes away next (an answer given here waits for what is being kept), and the
    * streams' own news of it changes nothing more.
    */
-  function keep(request: Request, text: string | null, context: ReturnType<typeof rewriteIds>, response: Response) {
+  function keep(request: Request, text: string | null, context: Rewritten, response: Response) {
     const spec = context.found?.operation.mirror;
     if (!spec || !response.ok) return;
     const copy = response.clone();
@@ -876,7 +905,8 @@ export function createMirror(setup: MirrorSetup): Mirror {
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
     const text = hasBody ? await request.text() : null;
     if (remapping) await remapping;
-    const context = rewriteIds(request, url, path, text);
+    // A read when no id was ever re-keyed goes as it is (the common case: no route to look up).
+    const context = !hasBody && !upstreamOf.size ? asIs(request, path) : rewriteIds(request, url, path, text);
     if (up) {
       const answer = await passThrough(context.request, context.text, context.path, url);
       if (answer) {
@@ -968,6 +998,12 @@ export function createMirror(setup: MirrorSetup): Mirror {
         if (replayer && state === 'down') await probe();
       }
       return snapshot();
+    },
+    async outboxReplaced() {
+      dirty = true;
+      markedHere.clear();
+      await reload();
+      announce();
     },
     pause() {
       paused = true;

@@ -27,7 +27,7 @@ const same = (a: readonly string[] | undefined, b: readonly string[] | undefined
 
 export function mirrorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'outboxEntries' | 'idPairs' | 'applyMirror'> {
   return {
-    outboxEntries: () => db.getAll('outbox'),
+    outboxEntries: (after) => db.getAll('outbox', after === undefined ? undefined : IDBKeyRange.lowerBound(after, true)),
     idPairs: () => db.getAll('idmap'),
     async applyMirror(batch) {
       const tx = db.transaction([...STORES], 'readwrite');
