@@ -6,8 +6,7 @@
  * What it finds goes to the service: the upstream's address (for `'auto'`), or that the
  * browser refused (the mirror is then `blocked`, and the service keeps answering by itself).
  */
-import { PERMISSION_PROBE } from '../host/mirror/mirror.js';
-import { discoveryCandidates, trimBase } from '../host/mirror/upstream.js';
+import { discoveryCandidates, PERMISSION_PROBE, trimBase } from '../host/mirror/upstream.js';
 import { nativeFetch } from './native.js';
 
 export interface PermissionReport {

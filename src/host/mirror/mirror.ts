@@ -29,10 +29,18 @@ import { leaseLock, type HoldLock } from './lock.js';
 import { aboutOf, collapse, pathOf, rewrite, routeOf, specOf, touches, unreachable } from './outbox-plan.js';
 import { queueingStorage } from './queueing.js';
 import { applicationRecord, assetRecord, conversationMessagesListed, conversationRecord, records } from './records.js';
-import { discoveryCandidates, isTemporary, sameOrigin, trimBase, Upstream, UpstreamError, type UpstreamIo, type WebSocketLike } from './upstream.js';
+import {
+  discoveryCandidates,
+  isTemporary,
+  PERMISSION_PROBE,
+  sameOrigin,
+  trimBase,
+  Upstream,
+  UpstreamError,
+  type UpstreamIo,
+  type WebSocketLike,
+} from './upstream.js';
 
-/** The query parameter of the page's own first request to the upstream (the Local Network Access step): never answered here. */
-export const PERMISSION_PROBE = 'pieces-os-worker-permission';
 
 /** The Web Lock the replayer holds. */
 export const REPLAYER_LOCK = 'pieces-os-worker:mirror';
