@@ -6,7 +6,7 @@
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type { ActivityRecord, AnnotationRecord, AssetRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
 import type { AssetEdit, Change, NewAsset, Storage, StoredAsset } from '../storage.js';
-import { commit, log } from './transactions.js';
+import { commit, log, queue } from './transactions.js';
 
 type AssetMethods =
   | 'createAsset'
@@ -25,7 +25,7 @@ type AssetMethods =
   | 'listActivities'
   | 'recordActivities';
 
-const STORES = ['assets', 'formats', 'annotations', 'tags', 'websites', 'activities', 'changes'] as const;
+const STORES = ['assets', 'formats', 'annotations', 'tags', 'websites', 'activities', 'changes', 'outbox'] as const;
 type AssetStores = (typeof STORES)[number];
 type Tx<Mode extends IDBTransactionMode> = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[] | AssetStores[], Mode>;
 
@@ -223,7 +223,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
       );
     },
 
-    async putAssets(assets, activities = []) {
+    async putAssets(assets, activities = [], outbox) {
       const tx = write();
       const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
       // What each asset had, to take away what it no longer has.
@@ -263,6 +263,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
         }
         for (const activity of activities) yield store('activities').put(activity);
         yield log(store('changes'), [...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })), ...activityChanges(activities)], changes);
+        if (outbox) yield queue(store('outbox'), outbox);
       });
       return changes;
     },
