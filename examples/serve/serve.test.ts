@@ -144,7 +144,7 @@ describe('pieces-os-worker serve', () => {
     const upstream = await startUpstream();
     const mirrored = await serve(['--port', '0', '--mirror', upstream.url, '--no-sample-assets']);
     try {
-      const status = async () => JSON.parse((await run('curl', ['-s', `${mirrored.url}/__pieces/mirror`])).stdout) as { state: string; outbox: unknown[] };
+      const status = async () => JSON.parse((await run('curl', ['-s', '-H', 'X-Pieces-Control: 1', `${mirrored.url}/__pieces/mirror`])).stdout) as { state: string; outbox: unknown[] };
       // The first request waits for the first probe: by then the mirror is up.
       const { stdout: headers } = await run('curl', ['-s', '-D', '-', '-o', '/dev/null', `${mirrored.url}/conversations`]);
       expect(headers.toLowerCase()).toContain('x-upstream: independent');

@@ -30,7 +30,7 @@ const USAGE = `Usage:
       --allowed-origins lets pages of those origins use them.
       --mirror mirrors a real Pieces OS at that URL (auto: found on localhost as clients find it):
       requests go to it while it answers, are answered here and queued while it does not.
-      Its state: GET /__pieces/mirror.`;
+      Its state: GET /__pieces/mirror (a control: with X-Pieces-Control).`;
 
 function fail(message) {
   console.error(`pieces-os-worker: ${message}\n\n${USAGE}`);

@@ -15,6 +15,9 @@ import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { freePort } from '../../free-port.js';
 import { startUpstream, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
 
+/** The header every control request of the loopback server carries. */
+const CONTROL = { 'X-Pieces-Control': '1' };
+
 const upstreams: IndependentPiecesOS[] = [];
 afterEach(async () => {
   for (const upstream of upstreams.splice(0)) await upstream.stop();
@@ -28,17 +31,19 @@ describe('the loopback server', () => {
     try {
       const read = await fetch(`${server.url}/applications`);
       expect(read.headers.get('x-upstream')).toBe('independent');
-      const status = (await (await fetch(`${server.url}/__pieces/mirror`)).json()) as MirrorStatus;
+      const status = (await (await fetch(`${server.url}/__pieces/mirror`, { headers: CONTROL })).json()) as MirrorStatus;
       expect(status).toEqual({ state: 'up', upstream: upstream.url, outbox: [], setAside: [], lastError: null });
       expect(await server.mirrorStatus()).toEqual(status);
-      expect((await fetch(`${server.url}/__pieces/mirror`, { method: 'POST' })).status).toBe(405);
+      expect((await fetch(`${server.url}/__pieces/mirror`, { method: 'POST', headers: CONTROL })).status).toBe(405);
+      // A control like the others: not without the header.
+      expect((await fetch(`${server.url}/__pieces/mirror`)).status).toBe(403);
     } finally {
       await server.close();
     }
     // Without a mirror: null.
     const plain = await startLoopbackServer({ port: 0 });
     try {
-      expect(await (await fetch(`${plain.url}/__pieces/mirror`)).json()).toBeNull();
+      expect(await (await fetch(`${plain.url}/__pieces/mirror`, { headers: CONTROL })).json()).toBeNull();
     } finally {
       await plain.close();
     }
@@ -159,11 +164,11 @@ describe('setupPiecesServer', () => {
     server.listen();
     await (await fetch('http://localhost:1000/applications')).text();
     // Following the upstream: a socket per collection.
-    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(4);
+    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(6);
     server.close();
     await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(0);
     expect((await server.fetch('http://localhost:1000/applications')).headers.get('x-upstream')).toBe('independent');
-    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(4);
+    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(6);
     server.close();
   });
 });
