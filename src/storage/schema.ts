@@ -169,10 +169,10 @@ export interface ModelStateRecord {
 }
 
 /**
- * What a queued operation's ids name: the collections with an identifier stream, and sessions
- * (ids the upstream assigns and later operations name).
+ * What a queued operation's ids name: the collections with an identifier stream, sessions, and
+ * what hangs on an asset (ids the upstream assigns and later operations name).
  */
-export type RecordKind = Collection | 'session';
+export type RecordKind = Collection | 'session' | 'format' | 'annotation' | 'tag' | 'website';
 
 /** A record an operation created locally (its kind and id), in the order the write lists them. */
 export interface CreatedId {

@@ -151,20 +151,26 @@ export interface MirrorBatch {
    * one, each in its stored conversation (added at its end when new there; none if the
    * conversation is not stored).
    */
-  put?: Partial<Pick<StoredData, 'applications' | 'sessions' | 'conversations' | 'assets'>> & { messages?: MessageRecord[] };
-  /** Records the upstream no longer has (a conversation with its messages). */
+  put?: Partial<Pick<StoredData, 'applications' | 'sessions' | 'conversations' | 'anchors' | 'activities' | 'annotations'>> & {
+    /** Assets whole: each replaces the stored one with what hangs on it (its formats, annotations, its place on tags and websites). */
+    assets?: StoredAsset[];
+    messages?: MessageRecord[];
+  };
+  /** Records the upstream no longer has (a conversation with its messages, an asset with what hangs on it). */
   remove?: Array<{ kind: RecordKind; id: string }>;
   /**
    * These kinds become exactly the records `put` gives, plus the ids in `keep`, plus the records
    * the outbox's entries created that the id map does not map yet (not on the upstream: read in
    * this transaction, so that a write queued meanwhile is never dropped).
    */
-  replace?: { kinds: Array<'conversation' | 'application' | 'asset'>; keep: readonly string[] };
+  replace?: { kinds: Array<'conversation' | 'application' | 'asset' | 'anchor' | 'activity'>; keep: readonly string[] };
   /**
    * Local records the upstream now has under its own ids: each is re-keyed (a conversation's
-   * messages follow it; what names an application follows it), logged as the local id deleted
-   * and the upstream id added, and the pair kept in the id map. A pair whose upstream id is
-   * already stored drops the local record instead (the upstream's copy is kept).
+   * messages follow it; what names an application follows it; an asset's formats, annotations,
+   * places on tags and websites and activities follow it; the conversations that list an anchor
+   * list it under its new id), logged as the local id deleted and the upstream id added, and the
+   * pair kept in the id map. A pair whose upstream id is already stored drops the local record
+   * instead (the upstream's copy is kept).
    */
   rekey?: IdPair[];
   outbox?: { put?: OutboxEntry[]; remove?: number[] };
@@ -241,6 +247,7 @@ export interface Storage {
     id: string,
     linked: (current: AnchorRecord | undefined) => string[],
     edit: (current: AnchorRecord | undefined, conversations: Map<string, ConversationRecord>) => AnchorEdit,
+    outbox?: OutboxInput,
   ): Promise<Change[]>;
 
   /** The catalogue models' local state (only models whose state was changed). */
@@ -267,22 +274,26 @@ export interface Storage {
    * being written are written together in the next transaction (group commit); each is answered
    * once that commit is done, and one that fails the group fails alone.
    */
-  createAsset(asset: NewAsset, activities: ActivityRecord[]): Promise<Change[]>;
+  createAsset(asset: NewAsset, activities: ActivityRecord[], outbox?: OutboxInput): Promise<Change[]>;
   /**
    * Reads an asset and writes what `edit` makes of it, in one transaction; `edit` may throw to
    * change nothing. Undefined when the target is unknown.
    */
-  editAsset(target: AssetTarget, edit: (current: StoredAsset) => AssetEdit): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
-  /** Deletes an asset, its formats and annotations, and its place on tags and websites, in one transaction; undefined when unknown. */
-  deleteAsset(id: string, activities?: ActivityRecord[]): Promise<Change[] | undefined>;
+  editAsset(
+    target: AssetTarget,
+    edit: (current: StoredAsset) => AssetEdit,
+    outbox?: OutboxInput,
+  ): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
+  /** Deletes an asset, its formats and annotations, and its place on tags and websites, in one transaction; undefined when unknown (nothing queued then). */
+  deleteAsset(id: string, activities?: ActivityRecord[], outbox?: OutboxInput): Promise<Change[] | undefined>;
 
   getAnnotation(id: string): Promise<AnnotationRecord | undefined>;
   /** Every annotation, oldest first. */
   listAnnotations(): Promise<AnnotationRecord[]>;
   /** Stores an annotation that belongs to no asset. */
-  putAnnotation(annotation: AnnotationRecord): Promise<Change[]>;
-  /** Deletes an annotation that belongs to no asset; false when there is none. */
-  deleteAnnotation(id: string): Promise<boolean>;
+  putAnnotation(annotation: AnnotationRecord, outbox?: OutboxInput): Promise<Change[]>;
+  /** Deletes an annotation that belongs to no asset; false when there is none (nothing queued then). */
+  deleteAnnotation(id: string, outbox?: OutboxInput): Promise<boolean>;
   getTag(id: string): Promise<TagRecord | undefined>;
   getWebsite(id: string): Promise<WebsiteRecord | undefined>;
   /** Every activity, oldest first. */
