@@ -3,14 +3,19 @@
  * declaration next to its route (the `mirror` field of the route table's row). An
  * operation is replayed as itself (its method, its path with its parameters, its query,
  * JSON body and `application` header), with every id it names that was created locally
- * rewritten to the id the upstream gave; the declaration says which ids those are, which
- * records it creates (and where the upstream's answer gives their ids), which record it is
- * about (for setting aside what a refusal makes impossible, and for dropping work a later
- * delete makes useless), and how a create whose answer was lost is found on the upstream.
+ * rewritten to the id the upstream gave (every string of the body that is such an id); the
+ * declaration says which records it is on (the body fields that name them), which records
+ * it creates (and where the upstream's answer gives their ids), which record it is about
+ * (for setting aside what a refusal makes impossible, and for dropping work a later delete
+ * makes useless), and how a create whose answer was lost is found on the upstream.
  *
  * Path parameters always name records (`{conversation}`, `{message}`, `{asset}`,
- * `{application}`, `{session}`), and so do the `application` and `X-Application-ID`
- * headers: they need no declaration.
+ * `{application}`, `{session}`, `{format}`, `{annotation}`, `{tag}`, `{website}`, `{anchor}`),
+ * and so do the `application` and `X-Application-ID` headers: they need no declaration.
+ *
+ * A write that is the upstream's business rather than a record the user made (a model's
+ * download, signing in, launching an applet, a cloud allocation) is declared `local`: it passes
+ * through while the upstream answers, and while it is away it is answered here and not queued.
  */
 import type { CreatedId, RecordKind } from '../storage/schema.js';
 
@@ -35,9 +40,14 @@ export function createdTime(record: unknown): number | undefined {
 }
 
 export interface MirrorSpec {
+  /**
+   * Not queued: while the upstream answers it passes through (and nothing is kept here); while
+   * it is away it is answered here, and what it changed here stays here.
+   */
+  local?: true;
   /** The record the operation is about: where its id is (`created`: the first record it creates), and its kind. */
   about?: { kind: RecordKind; at: IdPlace | 'created' };
-  /** Body fields that name records, with their kinds (path parameters and the application header need none). */
+  /** Body fields that name the records it is on, with their kinds (path parameters and the application header need none). */
   names?: Partial<Record<`body:${string}`, RecordKind>>;
   /** The records it creates, read from an answer to it, in the order its local write lists them. */
   creates?: (answer: unknown) => CreatedId[];
@@ -50,7 +60,17 @@ export interface MirrorSpec {
    * answers, a write it took is kept from its answer). Without one, the record it is about is
    * read again from the upstream (or, for what no stream follows, the write is made here too).
    */
-  answers?: 'Conversation' | 'ConversationsCreateFromAssetOutput' | 'ConversationMessage' | 'Application' | 'Context' | 'Session';
+  answers?:
+    | 'Conversation'
+    | 'ConversationsCreateFromAssetOutput'
+    | 'ConversationMessage'
+    | 'Application'
+    | 'Context'
+    | 'Session'
+    | 'Asset'
+    | 'Format'
+    | 'Annotation'
+    | 'Anchor';
   /**
    * How a create whose answer was lost (sent, then the upstream or the worker went away) is
    * looked for on the upstream before it is sent again: the path of a list to read, its items,
@@ -70,6 +90,11 @@ export const PARAM_KINDS: Readonly<Record<string, RecordKind>> = {
   asset: 'asset',
   application: 'application',
   session: 'session',
+  format: 'format',
+  annotation: 'annotation',
+  tag: 'tag',
+  website: 'website',
+  anchor: 'anchor',
 };
 
 type Json = unknown;
@@ -157,6 +182,73 @@ export function sameMessage(call: QueuedCall, candidate: unknown): boolean {
 
 /** The items of a list answer (`{iterable: […]}`). */
 export const iterable = (answer: unknown): unknown[] => (isRecord(answer) && Array.isArray(answer.iterable) ? answer.iterable : []);
+
+/**
+ * The body fields of an Asset (as `assetUpdate` takes it) that name the records it is on besides
+ * the asset: what hangs on it. (Every id the map knows is rewritten wherever the body holds it.)
+ */
+export const ASSET_NAMES: Partial<Record<`body:${string}`, RecordKind>> = {
+  'body:formats.iterable[].id': 'format',
+  'body:annotations.iterable[].id': 'annotation',
+  'body:tags.iterable[].id': 'tag',
+  'body:websites.iterable[].id': 'website',
+};
+
+/** The ids a created asset's answer (an Asset) gives: the asset, then its formats, annotations, tags and websites, each in order. */
+export const createdAsset = (asset: unknown): CreatedId[] => {
+  const id = idOf(asset);
+  if (!id || !isRecord(asset)) return [];
+  const listed = (key: string) => (isRecord(asset[key]) && Array.isArray((asset[key] as { iterable?: unknown }).iterable) ? ((asset[key] as { iterable: unknown[] }).iterable) : []);
+  return [
+    { kind: 'asset', id },
+    ...listed('formats').flatMap((f): CreatedId[] => (idOf(f) ? [{ kind: 'format', id: idOf(f)! }] : [])),
+    ...listed('annotations').flatMap((a): CreatedId[] => (idOf(a) ? [{ kind: 'annotation', id: idOf(a)! }] : [])),
+    ...listed('tags').flatMap((t): CreatedId[] => (idOf(t) ? [{ kind: 'tag', id: idOf(t)! }] : [])),
+    ...listed('websites').flatMap((w): CreatedId[] => (idOf(w) ? [{ kind: 'website', id: idOf(w)! }] : [])),
+  ];
+};
+
+/** The text a seed (a Seed, or a bare SeededAsset) or a format carries: its fragment's (or file's) raw string. */
+function seededText(value: unknown): string | undefined {
+  const format = isRecord(value) && isRecord(value.format) ? value.format : value;
+  for (const kind of ['fragment', 'file']) {
+    const part = isRecord(format) && isRecord(format[kind]) ? format[kind] : undefined;
+    const string = part && isRecord(part.string) ? part.string : undefined;
+    if (typeof string?.raw === 'string') return string.raw;
+  }
+  return undefined;
+}
+
+/** An asset found on the upstream is the one a queued create made: the seed's name (when given), and its text as the asset's original or preview. */
+export function sameAsset(call: QueuedCall, candidate: unknown): boolean {
+  const body = isRecord(call.body) ? call.body : {};
+  const seeded = isRecord(body.asset) ? body.asset : body;
+  const metadata = isRecord(seeded.metadata) ? seeded.metadata : {};
+  if (!isRecord(candidate)) return false;
+  if (typeof metadata.name === 'string' && metadata.name.trim() && candidate.name !== metadata.name) return false;
+  const text = seededText(seeded);
+  if (text === undefined) return true;
+  const references = [isRecord(candidate.original) ? candidate.original.reference : undefined, isRecord(candidate.preview) && isRecord(candidate.preview.base) ? candidate.preview.base.reference : undefined];
+  const formats = isRecord(candidate.formats) && Array.isArray(candidate.formats.iterable) ? candidate.formats.iterable : [];
+  return [...references, ...formats].some((format) => seededText(format) === text);
+}
+
+/** An annotation found on the upstream is the one a queued create made: same type, text and asset. */
+export function sameAnnotation(call: QueuedCall, candidate: unknown): boolean {
+  const body = isRecord(call.body) ? call.body : {};
+  if (!isRecord(candidate) || candidate.type !== body.type || candidate.text !== body.text) return false;
+  const asset = isRecord(candidate.asset) ? candidate.asset.id : candidate.asset;
+  return (asset ?? undefined) === (typeof body.asset === 'string' ? body.asset : undefined);
+}
+
+/** An anchor found on the upstream is the one a queued create made: same type and path. */
+export function sameAnchor(call: QueuedCall, candidate: unknown): boolean {
+  const body = isRecord(call.body) ? call.body : {};
+  if (!isRecord(candidate) || candidate.type !== body.type) return false;
+  const points = isRecord(candidate.points) && Array.isArray(candidate.points.iterable) ? candidate.points.iterable : [];
+  const paths = points.map((point: unknown) => (isRecord(point) ? (isRecord(point.reference) ? point.reference.fullpath : point.fullpath) : undefined));
+  return paths.includes(body.fullpath);
+}
 
 /**
  * A mirrored Pieces OS as the service sees it: `up` (it answers and nothing is queued:

@@ -21,9 +21,14 @@ import * as streams from './handlers/streams.js';
 import * as user from './handlers/user.js';
 import * as wellKnown from './handlers/wellknown.js';
 import {
+  ASSET_NAMES,
+  createdAsset,
   createdAt,
   createdConversation,
   iterable,
+  sameAnchor,
+  sameAnnotation,
+  sameAsset,
   sameConversation,
   sameMessage,
   type MirrorSpec,
@@ -54,6 +59,21 @@ export interface Operation {
 
 /** Where a create's answer was lost, the conversations are looked through for it. */
 const FIND_CONVERSATION = { list: () => '/conversations?transferables=true', items: iterable, matches: sameConversation };
+
+/** What a Seed (or a bare SeededAsset) names: its application, and what its annotations link to. */
+const SEED_NAMES = Object.fromEntries(
+  ['asset.', ''].flatMap((at) => [
+    [`body:${at}application.id`, 'application'],
+    [`body:${at}metadata.annotations[].conversation`, 'conversation'],
+    [`body:${at}metadata.annotations[].anchor`, 'anchor'],
+  ]),
+) as MirrorSpec['names'];
+
+/** The upstream's business, not a record the user made: passes through while it answers, answered here (not queued) while it is away. */
+const LOCAL: MirrorSpec = { local: true };
+
+/** A change of an asset answered without it (an association): the asset is read again from the upstream. */
+const ASSET_EDIT: MirrorSpec = { about: { kind: 'asset', at: 'param:asset' } };
 
 const TABLE = [
   { api: 'WellKnownApi', name: 'getWellKnownHealth', method: 'GET', path: '/.well-known/health', handler: wellKnown.getWellKnownHealth },
@@ -122,14 +142,40 @@ const TABLE = [
   { api: 'AssetsApi', name: 'assetsSnapshot', method: 'GET', path: '/assets', handler: assets.assetsSnapshot },
   { api: 'AssetsApi', name: 'assetsIdentifiersSnapshot', method: 'GET', path: '/assets/identifiers', handler: assets.assetsIdentifiersSnapshot },
   { api: 'AssetsApi', name: 'assetsStreamIdentifiers', method: 'GET', path: '/assets/stream/identifiers', handler: streams.assetsStreamIdentifiers, socket: true },
-  { api: 'AssetsApi', name: 'assetsCreateNewAsset', method: 'POST', path: '/assets/create', handler: assets.assetsCreateNewAsset },
+  { api: 'AssetsApi', name: 'assetsCreateNewAsset', method: 'POST', path: '/assets/create', handler: assets.assetsCreateNewAsset,
+    mirror: {
+      about: { kind: 'asset', at: 'created' },
+      names: SEED_NAMES,
+      creates: createdAsset,
+      answers: 'Asset',
+      find: { list: () => '/assets?transferables=true', items: iterable, matches: sameAsset },
+    },
+  },
   { api: 'AssetsApi', name: 'assetsDraft', method: 'POST', path: '/assets/draft', handler: assets.assetsDraft, readOnly: true },
   { api: 'AssetsApi', name: 'searchAssets', method: 'GET', path: '/assets/search', handler: search.searchAssets },
-  { api: 'AssetApi', name: 'assetUpdate', method: 'POST', path: '/asset/update', handler: assets.assetUpdate },
-  { api: 'FormatApi', name: 'formatUpdateValue', method: 'POST', path: '/format/update/value', handler: assets.formatUpdateValue },
+  { api: 'AssetApi', name: 'assetUpdate', method: 'POST', path: '/asset/update', handler: assets.assetUpdate,
+    mirror: { about: { kind: 'asset', at: 'body:id' }, names: ASSET_NAMES, answers: 'Asset' },
+  },
+  { api: 'FormatApi', name: 'formatUpdateValue', method: 'POST', path: '/format/update/value', handler: assets.formatUpdateValue,
+    mirror: {
+      about: { kind: 'format', at: 'body:id' },
+      names: { 'body:asset': 'asset', 'body:asset.id': 'asset', 'body:creator': 'application', 'body:application.id': 'application' },
+      answers: 'Format',
+    },
+  },
   { api: 'AnnotationsApi', name: 'annotationsSnapshot', method: 'GET', path: '/annotations', handler: annotations.annotationsSnapshot },
-  { api: 'AnnotationsApi', name: 'annotationsCreateNewAnnotation', method: 'POST', path: '/annotations/create', handler: annotations.annotationsCreateNewAnnotation },
-  { api: 'AnnotationApi', name: 'annotationUpdate', method: 'POST', path: '/annotation/update', handler: annotations.annotationUpdate },
+  { api: 'AnnotationsApi', name: 'annotationsCreateNewAnnotation', method: 'POST', path: '/annotations/create', handler: annotations.annotationsCreateNewAnnotation,
+    mirror: {
+      about: { kind: 'annotation', at: 'created' },
+      names: { 'body:asset': 'asset', 'body:conversation': 'conversation', 'body:anchor': 'anchor' },
+      creates: createdAt('annotation'),
+      answers: 'Annotation',
+      find: { list: () => '/annotations', items: iterable, matches: sameAnnotation },
+    },
+  },
+  { api: 'AnnotationApi', name: 'annotationUpdate', method: 'POST', path: '/annotation/update', handler: annotations.annotationUpdate,
+    mirror: { about: { kind: 'annotation', at: 'body:id' }, names: { 'body:asset.id': 'asset' }, answers: 'Annotation' },
+  },
   { api: 'ActivitiesApi', name: 'activitiesSnapshot', method: 'GET', path: '/activities', handler: activities.activitiesSnapshot },
   { api: 'ActivitiesApi', name: 'activitiesStreamIdentifiers', method: 'GET', path: '/activities/stream/identifiers', handler: streams.activitiesStreamIdentifiers, socket: true },
   { api: 'SearchApi', name: 'fullTextSearch', method: 'GET', path: '/search/full_text', handler: search.fullTextSearch },
@@ -140,15 +186,23 @@ const TABLE = [
   { api: 'ModelsApi', name: 'modelsSnapshot', method: 'GET', path: '/models', handler: models.modelsSnapshot },
   { api: 'ModelsApi', name: 'modelsStreamIdentifiers', method: 'GET', path: '/models/stream/identifiers', handler: models.modelsStreamIdentifiers, socket: true },
   { api: 'AnchorsApi', name: 'anchorsSnapshot', method: 'GET', path: '/anchors', handler: anchors.anchorsSnapshot },
-  { api: 'AnchorsApi', name: 'anchorsCreateNewAnchor', method: 'POST', path: '/anchors/create', handler: anchors.anchorsCreateNewAnchor },
+  { api: 'AnchorsApi', name: 'anchorsCreateNewAnchor', method: 'POST', path: '/anchors/create', handler: anchors.anchorsCreateNewAnchor,
+    mirror: {
+      about: { kind: 'anchor', at: 'created' },
+      names: { 'body:conversation': 'conversation', 'body:asset': 'asset' },
+      creates: createdAt('anchor'),
+      answers: 'Anchor',
+      find: { list: () => '/anchors', items: iterable, matches: sameAnchor },
+    },
+  },
   { api: 'AnchorsApi', name: 'anchorsStreamIdentifiers', method: 'GET', path: '/anchors/stream/identifiers', handler: streams.anchorsStreamIdentifiers, socket: true },
   { api: 'RangesApi', name: 'rangesSnapshot', method: 'GET', path: '/ranges', handler: anchors.rangesSnapshot },
   { api: 'RangesApi', name: 'rangesStreamIdentifiers', method: 'GET', path: '/ranges/stream/identifiers', handler: streams.rangesStreamIdentifiers, socket: true },
-  { api: 'OSApi', name: 'signIntoOS', method: 'POST', path: '/os/sign_in', handler: os.signIntoOS },
-  { api: 'OSApi', name: 'signOutOfOS', method: 'POST', path: '/os/sign_out', handler: os.signOutOfOS },
-  { api: 'OSApi', name: 'osAppletLaunch', method: 'POST', path: '/os/applet/launch', handler: os.osAppletLaunch },
-  { api: 'AllocationsApi', name: 'allocationsConnectNewCloud', method: 'POST', path: '/allocations/connect', handler: os.allocationsConnectNewCloud },
-  { api: 'AllocationsApi', name: 'allocationsDisconnectCloud', method: 'POST', path: '/allocations/disconnect', handler: os.allocationsDisconnectCloud },
+  { api: 'OSApi', name: 'signIntoOS', method: 'POST', path: '/os/sign_in', handler: os.signIntoOS, mirror: LOCAL },
+  { api: 'OSApi', name: 'signOutOfOS', method: 'POST', path: '/os/sign_out', handler: os.signOutOfOS, mirror: LOCAL },
+  { api: 'OSApi', name: 'osAppletLaunch', method: 'POST', path: '/os/applet/launch', handler: os.osAppletLaunch, mirror: LOCAL },
+  { api: 'AllocationsApi', name: 'allocationsConnectNewCloud', method: 'POST', path: '/allocations/connect', handler: os.allocationsConnectNewCloud, mirror: LOCAL },
+  { api: 'AllocationsApi', name: 'allocationsDisconnectCloud', method: 'POST', path: '/allocations/disconnect', handler: os.allocationsDisconnectCloud, mirror: LOCAL },
   { api: 'WorkstreamPatternEngineApi', name: 'workstreamPatternEngineProcessorsVisionStatus', method: 'GET', path: '/workstream_pattern_engine/processors/vision/status', handler: os.workstreamPatternEngineProcessorsVisionStatus },
   { api: 'WorkstreamPatternEngineApi', name: 'workstreamPatternEngineProcessorsVisionStatusStream', method: 'GET', path: '/workstream_pattern_engine/processors/vision/status/stream', handler: streams.workstreamPatternEngineProcessorsVisionStatusStream, socket: true },
   // Parameterised paths last.
@@ -182,25 +236,31 @@ const TABLE = [
   { api: 'ConversationMessageApi', name: 'messageSpecificMessageSnapshot', method: 'GET', path: '/message/{message}', handler: messages.messageSpecificMessageSnapshot },
   { api: 'AssetsApi', name: 'assetsSpecificAssetSnapshot', method: 'GET', path: '/assets/{asset}', handler: assets.assetSnapshot },
   { api: 'AssetApi', name: 'assetSnapshot', method: 'GET', path: '/asset/{asset}', handler: assets.assetSnapshot },
-  { api: 'AssetsApi', name: 'assetsDeleteAsset', method: 'POST', path: '/assets/{asset}/delete', handler: assets.assetsDeleteAsset },
+  { api: 'AssetsApi', name: 'assetsDeleteAsset', method: 'POST', path: '/assets/{asset}/delete', handler: assets.assetsDeleteAsset,
+    mirror: { about: { kind: 'asset', at: 'param:asset' }, deletes: true },
+  },
   { api: 'AssetsApi', name: 'assetsSpecificAssetFormatsSnapshot', method: 'GET', path: '/assets/{asset}/formats', handler: assets.assetFormats },
   { api: 'AssetApi', name: 'assetFormats', method: 'GET', path: '/asset/{asset}/formats', handler: assets.assetFormats },
-  { api: 'AssetApi', name: 'assetAssociateTag', method: 'POST', path: '/asset/{asset}/tags/associate/{tag}', handler: assets.assetAssociateTag },
-  { api: 'AssetApi', name: 'assetDisassociateTag', method: 'POST', path: '/asset/{asset}/tags/disassociate/{tag}', handler: assets.assetDisassociateTag },
-  { api: 'AssetApi', name: 'assetAssociateWebsite', method: 'POST', path: '/asset/{asset}/websites/associate/{website}', handler: assets.assetAssociateWebsite },
-  { api: 'AssetApi', name: 'assetDisassociateWebsite', method: 'POST', path: '/asset/{asset}/websites/disassociate/{website}', handler: assets.assetDisassociateWebsite },
+  { api: 'AssetApi', name: 'assetAssociateTag', method: 'POST', path: '/asset/{asset}/tags/associate/{tag}', handler: assets.assetAssociateTag, mirror: ASSET_EDIT },
+  { api: 'AssetApi', name: 'assetDisassociateTag', method: 'POST', path: '/asset/{asset}/tags/disassociate/{tag}', handler: assets.assetDisassociateTag, mirror: ASSET_EDIT },
+  { api: 'AssetApi', name: 'assetAssociateWebsite', method: 'POST', path: '/asset/{asset}/websites/associate/{website}', handler: assets.assetAssociateWebsite, mirror: ASSET_EDIT },
+  { api: 'AssetApi', name: 'assetDisassociateWebsite', method: 'POST', path: '/asset/{asset}/websites/disassociate/{website}', handler: assets.assetDisassociateWebsite, mirror: ASSET_EDIT },
   { api: 'FormatApi', name: 'formatSnapshot', method: 'GET', path: '/format/{format}', handler: assets.formatSnapshot },
   { api: 'AnnotationApi', name: 'annotationSpecificAnnotationSnapshot', method: 'GET', path: '/annotation/{annotation}', handler: annotations.annotationSpecificAnnotationSnapshot },
-  { api: 'AnnotationsApi', name: 'annotationsDeleteSpecificAnnotation', method: 'POST', path: '/annotations/{annotation}/delete', handler: annotations.annotationsDeleteSpecificAnnotation },
+  { api: 'AnnotationsApi', name: 'annotationsDeleteSpecificAnnotation', method: 'POST', path: '/annotations/{annotation}/delete', handler: annotations.annotationsDeleteSpecificAnnotation,
+    mirror: { about: { kind: 'annotation', at: 'param:annotation' }, deletes: true },
+  },
   { api: 'TagApi', name: 'tagsSpecificTagSnapshot', method: 'GET', path: '/tag/{tag}', handler: annotations.tagsSpecificTagSnapshot },
   { api: 'WebsiteApi', name: 'websitesSpecificWebsiteSnapshot', method: 'GET', path: '/website/{website}', handler: annotations.websitesSpecificWebsiteSnapshot },
   { api: 'ModelApi', name: 'modelsSpecificModelSnapshot', method: 'GET', path: '/model/{model}', handler: models.modelsSpecificModelSnapshot },
-  { api: 'ModelApi', name: 'modelSpecificModelDownload', method: 'POST', path: '/model/{model}/download', handler: models.modelSpecificModelDownload },
-  { api: 'ModelApi', name: 'modelSpecificModelDownloadCancel', method: 'POST', path: '/model/{model}/download/cancel', handler: models.modelSpecificModelDownloadCancel },
+  { api: 'ModelApi', name: 'modelSpecificModelDownload', method: 'POST', path: '/model/{model}/download', handler: models.modelSpecificModelDownload, mirror: LOCAL },
+  { api: 'ModelApi', name: 'modelSpecificModelDownloadCancel', method: 'POST', path: '/model/{model}/download/cancel', handler: models.modelSpecificModelDownloadCancel, mirror: LOCAL },
   { api: 'ModelApi', name: 'modelSpecificModelDownloadProgress', method: 'GET', path: '/model/{model}/download/progress', handler: models.modelSpecificModelDownloadProgress, socket: true },
-  { api: 'ModelsApi', name: 'modelsDeleteSpecificModelCache', method: 'POST', path: '/models/{model}/delete/cache', handler: models.modelsDeleteSpecificModelCache },
+  { api: 'ModelsApi', name: 'modelsDeleteSpecificModelCache', method: 'POST', path: '/models/{model}/delete/cache', handler: models.modelsDeleteSpecificModelCache, mirror: LOCAL },
   { api: 'AnchorApi', name: 'anchorSpecificAnchorSnapshot', method: 'GET', path: '/anchor/{anchor}', handler: anchors.anchorSpecificAnchorSnapshot },
-  { api: 'AnchorsApi', name: 'anchorsDeleteSpecificAnchor', method: 'POST', path: '/anchors/{anchor}/delete', handler: anchors.anchorsDeleteSpecificAnchor },
+  { api: 'AnchorsApi', name: 'anchorsDeleteSpecificAnchor', method: 'POST', path: '/anchors/{anchor}/delete', handler: anchors.anchorsDeleteSpecificAnchor,
+    mirror: { about: { kind: 'anchor', at: 'param:anchor' }, deletes: true },
+  },
   { api: 'RangeApi', name: 'rangesSpecificRangeSnapshot', method: 'GET', path: '/range/{range}', handler: anchors.rangesSpecificRangeSnapshot },
 ] as const satisfies readonly Operation[];
 

@@ -28,7 +28,18 @@ import { CopilotBridge } from './copilot.js';
 import { leaseLock, type HoldLock } from './lock.js';
 import { aboutOf, collapse, pathOf, rewrite, routeOf, specOf, touches, unreachable } from './outbox-plan.js';
 import { queueingStorage } from './queueing.js';
-import { applicationRecord, assetRecord, conversationMessagesListed, conversationRecord, records } from './records.js';
+import {
+  activityRecord,
+  anchorRecord,
+  annotationRecord,
+  applicationRecord,
+  assetRecord,
+  conversationMessagesListed,
+  anchorConversationIds,
+  assetValuesListed,
+  conversationRecord,
+  records,
+} from './records.js';
 import {
   discoveryCandidates,
   isTemporary,
@@ -58,12 +69,29 @@ const CLOCK_SLACK_MS = 5_000;
 /** How often the status is announced at most (the outbox changes in bursts). */
 const ANNOUNCE_MS = 25;
 
-/** The identifier streams followed on the upstream, and what each change makes the mirror read. */
-const FOLLOWED: Record<Collection, string> = {
+/**
+ * The identifier streams followed on the upstream, and what each change makes the mirror read
+ * (ranges and models are the upstream's own: passed through while it answers, not kept).
+ */
+const FOLLOWED = {
   conversation: '/conversations/stream/identifiers',
   conversationMessage: '/messages/stream/identifiers',
   application: '/applications/stream/identifiers',
   asset: '/assets/stream/identifiers',
+  anchor: '/anchors/stream/identifiers',
+  activity: '/activities/stream/identifiers',
+} as const satisfies Partial<Record<Collection, string>>;
+type Followed = keyof typeof FOLLOWED;
+/** The collections read whole (messages come with their conversations). */
+const SYNCED = ['conversation', 'application', 'asset', 'anchor', 'activity'] as const;
+type Synced = (typeof SYNCED)[number];
+/** Each synced collection's list and one record of it, on the upstream. */
+const READS: Record<Synced, { list: string; one: (id: string) => string }> = {
+  conversation: { list: '/conversations?transferables=true', one: (id) => `/conversation/${encodeURIComponent(id)}?transferables=true` },
+  application: { list: '/applications', one: (id) => `/applications/${encodeURIComponent(id)}` },
+  asset: { list: '/assets?transferables=true', one: (id) => `/asset/${encodeURIComponent(id)}?transferables=true` },
+  anchor: { list: '/anchors', one: (id) => `/anchor/${encodeURIComponent(id)}` },
+  activity: { list: '/activities', one: (id) => `/activity/${encodeURIComponent(id)}` },
 };
 
 const META_IDENTITY = 'mirror:identity';
@@ -296,6 +324,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
   /** The upstream went away (or never answered): answers come from here, probes follow. */
   function wentDown(error: unknown) {
     stopFollowing();
+    unserved.clear();
     failures++;
     lastProbe = now();
     const message = error instanceof Error ? error.message : String(error);
@@ -348,11 +377,12 @@ export function createMirror(setup: MirrorSetup): Mirror {
     // What the queue created here is kept by the replace itself (read in its transaction).
     const changes = await storage.applyMirror({
       clearIdMap: true,
-      replace: { kinds: ['conversation', 'application', 'asset'], keep: [] },
+      replace: { kinds: [...SYNCED], keep: [] },
       outbox: { put: replaced ? entries.filter((e) => e.state === 'sent').map((e) => ({ ...e, state: 'queued' as const })) : [] },
       meta: { [META_IDENTITY]: identity },
     });
     upstreamOf = new Map();
+    unserved.clear();
     service.announce(changes);
     if (replaced) setup.warn(`the mirrored Pieces OS is another one now (identity ${identity}): the records mirrored from the previous one were dropped, and the queued operations are replayed to this one.`);
     dirty = true;
@@ -531,11 +561,14 @@ export function createMirror(setup: MirrorSetup): Mirror {
     const after = dirty ? undefined : entries.find((e) => e.seq > entry.seq && e.state !== 'set-aside');
     const next = after && after.state === 'queued' && !firstBlocked(after) && !collapse(entries.filter((e) => e.seq !== entry.seq)).length ? after : undefined;
     const marked: OutboxEntry | undefined = next && { ...next, state: 'sent', sentAt: new Date(now()).toISOString() };
+    // The records it created, paired with the upstream's kind by kind, in order (an asset's formats with its formats).
     const pairs: IdPair[] = [];
-    entry.created.forEach((local, i) => {
-      const theirs = given[i];
-      if (theirs && theirs.kind === local.kind && theirs.id !== local.id) pairs.push({ local: local.id, upstream: theirs.id, kind: local.kind });
-    });
+    const theirs = new Map<string, string[]>();
+    for (const { kind, id } of given) theirs.set(kind, [...(theirs.get(kind) ?? []), id]);
+    for (const local of entry.created) {
+      const upstreamId = theirs.get(local.kind)?.shift();
+      if (upstreamId !== undefined && upstreamId !== local.id) pairs.push({ local: local.id, upstream: upstreamId, kind: local.kind });
+    }
     // Requests wait while records are re-keyed: the map and the records change together.
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -556,9 +589,11 @@ export function createMirror(setup: MirrorSetup): Mirror {
   }
 
   // ---- following the upstream while up --------------------------------------------------------
-  const sockets = new Map<Collection, WebSocketLike>();
+  const sockets = new Map<Followed, WebSocketLike>();
+  /** Streams the upstream refused (closed before their first frame): not opened again until it goes away or is another one. */
+  const unserved = new Set<Followed>();
   /** What following does next, in order, one at a time: read a collection whole, or one record. */
-  const refreshing = new Map<string, { kind: Collection; id: string; deleted: boolean } | { sync: Collection }>();
+  const refreshing = new Map<string, { kind: Followed; id: string; deleted: boolean } | { sync: Synced }>();
   let refreshRun: Promise<void> | null = null;
   /** Records a write taken by the upstream put here (by id, in the order kept): a read of a whole collection begun before keeps them. */
   const recent = new Map<string, number>();
@@ -567,11 +602,16 @@ export function createMirror(setup: MirrorSetup): Mirror {
   function startFollowing() {
     if (paused) return;
     if (!io.WebSocket || !base || !replayer || closed) {
-      if (!sockets.size && base && replayer) for (const collection of ['conversation', 'application', 'asset'] as const) queueSync(collection);
+      if (!sockets.size && base && replayer) for (const collection of SYNCED) queueSync(collection);
       return;
     }
-    for (const collection of Object.keys(FOLLOWED) as Collection[]) {
+    for (const collection of Object.keys(FOLLOWED) as Followed[]) {
       if (sockets.has(collection)) continue;
+      if (unserved.has(collection)) {
+        // No stream of it there: read whole once, as without sockets.
+        if (collection !== 'conversationMessage') queueSync(collection);
+        continue;
+      }
       const socket = new io.WebSocket(base.replace(/^http/, 'ws') + FOLLOWED[collection]);
       sockets.set(collection, socket);
       let first = true;
@@ -596,6 +636,8 @@ export function createMirror(setup: MirrorSetup): Mirror {
       socket.onclose = () => {
         if (sockets.get(collection) !== socket) return;
         sockets.delete(collection);
+        // Closed before its first frame: a stream this upstream may not serve (not opened again unless it went away meanwhile).
+        if (first) unserved.add(collection);
         // The upstream closed a stream: it may have gone away.
         if (state === 'up' && !closed) void probe();
       };
@@ -619,20 +661,17 @@ export function createMirror(setup: MirrorSetup): Mirror {
    * The upstream's whole collection, made the local copy's; kept: what was created here and is not
    * there yet (the replace keeps it), and what a write taken by the upstream put here since the read began.
    */
-  async function sync(collection: Collection): Promise<void> {
+  async function sync(collection: Synced): Promise<void> {
     const since = tick;
     const fresh = () => [...recent].filter(([, at]) => at > since).map(([id]) => id);
     try {
-      if (collection === 'conversation') {
-        const list = records(await upstream.json(`${base}/conversations?transferables=true`), conversationRecord);
-        await write({ put: { conversations: list }, replace: { kinds: ['conversation'], keep: fresh() } });
-      } else if (collection === 'application') {
-        const list = records(await upstream.json(`${base}/applications`), applicationRecord);
-        await write({ put: { applications: list }, replace: { kinds: ['application'], keep: fresh() } });
-      } else if (collection === 'asset') {
-        const list = records(await upstream.json(`${base}/assets?transferables=true`), assetRecord);
-        await write({ put: { assets: list }, replace: { kinds: ['asset'], keep: fresh() } });
-      }
+      const answer = await upstream.json(`${base}${READS[collection].list}`);
+      const replace = { kinds: [collection], keep: fresh() };
+      if (collection === 'conversation') await write({ put: { conversations: records(answer, conversationRecord) }, replace });
+      else if (collection === 'application') await write({ put: { applications: records(answer, applicationRecord) }, replace });
+      else if (collection === 'asset') await write({ put: { assets: records(answer, assetRecord) }, replace });
+      else if (collection === 'anchor') await write({ put: { anchors: records(answer, anchorRecord) }, replace });
+      else await write({ put: { activities: records(answer, activityRecord) }, replace });
       // Older than this read: no longer needed.
       for (const [id, at] of recent) if (at <= since) recent.delete(id);
     } catch (error) {
@@ -641,7 +680,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
     }
   }
 
-  function queueRefresh(kind: Collection, id: string, deleted: boolean) {
+  function queueRefresh(kind: Followed, id: string, deleted: boolean) {
     const key = `${kind}:${id}`;
     // Moved to the end: the latest news of a record is read after what came before it.
     refreshing.delete(key);
@@ -649,7 +688,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
     follow();
   }
 
-  function queueSync(collection: Collection) {
+  function queueSync(collection: Synced) {
     refreshing.set(`sync:${collection}`, { sync: collection });
     follow();
   }
@@ -672,14 +711,14 @@ export function createMirror(setup: MirrorSetup): Mirror {
   };
 
   /** One record as the upstream has it now (gone when it answers 404 or the stream said deleted). */
-  async function refresh(kind: Collection, id: string, deleted: boolean) {
+  async function refresh(kind: Followed, id: string, deleted: boolean) {
     const read = async (path: string) => {
       const response = await upstream.call(`${base}${path}`);
       if (response.status === 404) return null;
       if (!response.ok) throw new UpstreamError('status', `${path} answered ${response.status}`, response.status);
       return response.json() as Promise<unknown>;
     };
-    const remove = (k: Collection) => write({ remove: [{ kind: k, id }] });
+    const remove = (k: Followed) => write({ remove: [{ kind: k, id }] });
     if (kind === 'conversationMessage') {
       // A message is read with its conversation (its place in it comes from there).
       const owner = deleted ? (await storage.getMessage(id))?.conversation : ((await read(`/message/${encodeURIComponent(id)}`)) as { conversation?: { id?: string } } | null)?.conversation?.id;
@@ -691,25 +730,31 @@ export function createMirror(setup: MirrorSetup): Mirror {
       await remove(kind);
       return;
     }
-    const paths: Record<Exclude<Collection, 'conversationMessage'>, string> = {
-      conversation: `/conversation/${encodeURIComponent(id)}?transferables=true`,
-      application: `/applications/${encodeURIComponent(id)}`,
-      asset: `/asset/${encodeURIComponent(id)}?transferables=true`,
-    };
-    const wire = await read(paths[kind]);
+    const wire = await read(READS[kind].one(id));
     if (wire === null) {
       await remove(kind);
       return;
     }
+    await put(kind, wire);
+  }
+
+  /** Keeps a record as the upstream gave it (one of a synced collection). */
+  async function put(kind: Synced, wire: unknown) {
     if (kind === 'conversation') {
       const record = conversationRecord(wire);
       if (record) await write({ put: { conversations: [record] } });
     } else if (kind === 'application') {
       const record = applicationRecord(wire);
       if (record) await write({ put: { applications: [record] } });
-    } else {
+    } else if (kind === 'asset') {
       const record = assetRecord(wire);
       if (record) await write({ put: { assets: [record] } });
+    } else if (kind === 'anchor') {
+      const record = anchorRecord(wire);
+      if (record) await write({ put: { anchors: [record] } });
+    } else {
+      const record = activityRecord(wire);
+      if (record) await write({ put: { activities: [record] } });
     }
   }
 
@@ -759,7 +804,8 @@ export function createMirror(setup: MirrorSetup): Mirror {
   async function answerHere(request: Request, text: string | null, context: Rewritten, url: URL, sent: boolean): Promise<Response> {
     const local = text === null ? request : new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
     const operation = context.found?.operation;
-    if (!operation?.mirror || !context.parseable) return service.respond(local)!;
+    // Not a write, a body that cannot be queued, or the upstream's business (answered here, not queued).
+    if (!operation?.mirror || operation.mirror.local || !context.parseable) return service.respond(local)!;
     const input: OutboxInput = {
       operation: operation.name,
       params: context.entry.params,
@@ -820,7 +866,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
    */
   function keep(request: Request, text: string | null, context: Rewritten, response: Response) {
     const spec = context.found?.operation.mirror;
-    if (!spec || !response.ok) return;
+    if (!spec || spec.local || !response.ok) return;
     const copy = response.clone();
     keeping = keeping.then(async () => {
       let answer: unknown;
@@ -870,9 +916,51 @@ export function createMirror(setup: MirrorSetup): Mirror {
           await write({ put: { sessions: [{ id: session.id, opened: session.opened, ...(session.closed ? { closed: session.closed } : {}), ...(application ? { application } : {}) }] } });
           return;
         }
+        case 'Asset': {
+          const asset = assetRecord(answer);
+          // Without its formats' values (transferables=false), it is read whole.
+          if (asset && assetValuesListed(answer)) {
+            await write({ put: { assets: [asset] } });
+            kept([asset.record.id]);
+          } else if (asset) queueRefresh('asset', asset.record.id, false);
+          return;
+        }
+        case 'Format': {
+          // The format's asset changed with it: read whole.
+          const asset = typeof record(answer).asset === 'string' ? record(answer).asset : record(record(answer).asset).id;
+          if (typeof asset === 'string') queueRefresh('asset', asset, false);
+          return;
+        }
+        case 'Annotation': {
+          const annotation = annotationRecord(answer);
+          if (annotation?.asset) queueRefresh('asset', annotation.asset.id, false);
+          else if (annotation) await write({ put: { annotations: [annotation] } });
+          return;
+        }
+        case 'Anchor': {
+          const anchor = anchorRecord(answer);
+          if (!anchor) return;
+          await write({ put: { anchors: [anchor] } });
+          kept([anchor.id]);
+          // The conversation it was made for lists it now.
+          const conversation = record(context.entry.body).conversation;
+          if (typeof conversation === 'string') queueRefresh('conversation', conversation, false);
+          return;
+        }
       }
       if (spec.deletes && about) {
+        // What changed with it is read again: an annotation's asset, the conversations that listed an anchor.
+        const owners: Array<[Followed, string]> =
+          about.kind === 'annotation'
+            ? [(await storage.getAnnotation(about.id))?.asset?.id].filter((id): id is string => !!id).map((id) => ['asset', id])
+            : about.kind === 'anchor'
+              ? anchorConversationIds(await storage.getAnchor(about.id)).map((id) => ['conversation', id])
+              : [];
         await write({ remove: [{ kind: about.kind, id: about.id }] });
+        for (const [kind, id] of owners) queueRefresh(kind, id, false);
+      } else if (about?.kind === 'asset') {
+        // An asset changed without an answer that shows it (a tag or website put on or taken off): read it again.
+        queueRefresh('asset', about.id, false);
       } else {
         // No record in the answer (an association, a usage event): the write is made here as well.
         const local = new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });

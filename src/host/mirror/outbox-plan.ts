@@ -4,7 +4,7 @@
  * rewritten with the ids the upstream gave, which entries a later delete makes useless
  * (dropped, never sent), and which follow an operation the upstream refused (set aside).
  */
-import { mapBodyPath, PARAM_KINDS, readBodyPath, type MirrorSpec, type QueuedCall } from '../../core/mirror-spec.js';
+import { PARAM_KINDS, readBodyPath, type MirrorSpec, type QueuedCall } from '../../core/mirror-spec.js';
 import { OPERATIONS } from '../../core/routes.js';
 import type { OutboxEntry, RecordKind } from '../../storage/schema.js';
 
@@ -44,16 +44,38 @@ export function touches(entry: OutboxEntry): Set<string> {
   return ids;
 }
 
-/** The entry's arguments with every id it names that the map knows rewritten (path, declared body fields, application header). */
+/**
+ * A JSON value with every string, and every key, that is an id the map knows replaced (an id is
+ * a UUID made here: a string equal to one is that id, wherever the body holds it, in whatever
+ * model: an Asset sent back whole names its formats, annotations and tags in many places, and
+ * in `indices` as keys). Unchanged parts are the same objects.
+ */
+export function rewriteIds(value: unknown, upstreamOf: ReadonlyMap<string, string>): unknown {
+  if (!upstreamOf.size) return value;
+  const walk = (item: unknown): unknown => {
+    if (typeof item === 'string') return upstreamOf.get(item) ?? item;
+    if (Array.isArray(item)) {
+      const mapped = item.map(walk);
+      return mapped.some((m, i) => m !== item[i]) ? mapped : item;
+    }
+    if (typeof item !== 'object' || item === null) return item;
+    let changed = false;
+    const entries = Object.entries(item).map(([key, inner]) => {
+      const k = upstreamOf.get(key) ?? key;
+      const v = walk(inner);
+      if (k !== key || v !== inner) changed = true;
+      return [k, v] as const;
+    });
+    return changed ? Object.fromEntries(entries) : item;
+  };
+  return walk(value);
+}
+
+/** The entry's arguments with every id it names that the map knows rewritten (path, body, application header). */
 export function rewrite(entry: OutboxEntry, upstreamOf: ReadonlyMap<string, string>): QueuedCall & { application?: string; query?: string } {
   const swap = (id: string) => upstreamOf.get(id) ?? id;
   const params = Object.fromEntries(Object.entries(entry.params).map(([name, id]) => [name, swap(id)]));
-  const spec = specOf(entry);
-  let body = entry.body;
-  const places = [...Object.keys(spec.names ?? {})];
-  const about = spec.about?.at;
-  if (about?.startsWith('body:')) places.push(about);
-  for (const place of places) body = mapBodyPath(body, place.slice(5), swap);
+  const body = rewriteIds(entry.body, upstreamOf);
   return {
     params,
     ...(body === undefined ? {} : { body }),
