@@ -11,7 +11,11 @@
  * - faults (`fault()`, and `POST /__upstream/faults`): answer a status, commit and then drop
  *   the connection without answering, stay silent, or refuse the connection; `stop()` and
  *   `start()` take it off the network and back on the same port, its data kept.
- * - identifier streams (one frame of every id, then one per change) and a copilot stream.
+ * - identifier streams (one frame of every id, then one per change) and a copilot stream;
+ * - the asset family (assets with their formats, annotations, tags and websites; anchors;
+ *   activities) in its own internal shapes, written to the SDK 4.1.0 models on the way out:
+ *   one `BOTH` format per asset, its own names (the text's first line) and its own DESCRIPTION
+ *   ("Saved by <application>") when the seed gives none.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -50,7 +54,29 @@ export interface LogEntry {
   outcome: number | 'dropped' | 'silent' | 'refused';
 }
 
-type Collection = 'conversation' | 'conversationMessage' | 'application' | 'asset';
+type Collection = 'conversation' | 'conversationMessage' | 'application' | 'asset' | 'anchor' | 'activity';
+
+/** An asset as this upstream keeps it (written as an SDK Asset on the way out). */
+interface AssetRow {
+  id: string;
+  name: string;
+  creator: string;
+  created: Json;
+  updated: Json;
+  mechanism: string;
+  format: string;
+  favorited?: boolean;
+}
+
+interface FormatRow {
+  id: string;
+  asset: string;
+  classification: Json;
+  application: Json;
+  created: Json;
+  updated: Json;
+  text: string;
+}
 
 interface Stored {
   conversations: Map<string, Json>;
@@ -58,7 +84,16 @@ interface Stored {
   applications: Map<string, Json>;
   sessions: Map<string, Json>;
   events: Json[];
-  assets: Map<string, Json>;
+  assets: Map<string, AssetRow>;
+  formats: Map<string, FormatRow>;
+  /** Annotations as the SDK writes them, `asset` a reference. */
+  annotations: Map<string, Json>;
+  /** Tags and websites with the ids of their assets (`on`). */
+  tags: Map<string, Json & { on: string[] }>;
+  websites: Map<string, Json & { on: string[] }>;
+  /** Anchors with the ids of their conversations and assets. */
+  anchors: Map<string, Json & { conversations: string[]; assets: string[] }>;
+  activities: Map<string, Json & { asset?: string }>;
 }
 
 const SCHEMA = { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' };
@@ -68,7 +103,16 @@ const STREAMS: Record<string, Collection> = {
   '/messages/stream/identifiers': 'conversationMessage',
   '/applications/stream/identifiers': 'application',
   '/assets/stream/identifiers': 'asset',
+  '/anchors/stream/identifiers': 'anchor',
+  '/activities/stream/identifiers': 'activity',
 };
+
+/** The asset events it records, with the SDK's values for them. */
+const ASSET_EVENTS = {
+  asset_created: 'an_asset_was_created',
+  asset_updated: 'an_asset_was_updated',
+  asset_format_value_edited: 'a_specific_format_value_was_edited_on_an_asset',
+} as const;
 
 class Refusal extends Error {
   constructor(
@@ -110,7 +154,10 @@ export class IndependentPiecesOS {
   }
 
   static #empty(): Stored {
-    return { conversations: new Map(), messages: new Map(), applications: new Map(), sessions: new Map(), events: [], assets: new Map() };
+    return {
+      conversations: new Map(), messages: new Map(), applications: new Map(), sessions: new Map(), events: [], assets: new Map(),
+      formats: new Map(), annotations: new Map(), tags: new Map(), websites: new Map(), anchors: new Map(), activities: new Map(),
+    };
   }
 
   get url() {
@@ -171,7 +218,10 @@ export class IndependentPiecesOS {
       applications: this.#newestFirst(this.#data.applications),
       sessions: [...this.#data.sessions.values()],
       events: [...this.#data.events],
-      assets: this.#newestFirst(this.#data.assets),
+      assets: [...this.#data.assets.values()].reverse().map((a) => this.#assetWire(a, true)),
+      anchors: [...this.#data.anchors.values()].reverse().map((a) => this.#anchorWire(a)),
+      activities: [...this.#data.activities.values()].map((a) => this.#activityWire(a)),
+      annotations: [...this.#data.annotations.values()],
     };
   }
 
@@ -202,44 +252,12 @@ export class IndependentPiecesOS {
   }
 
   #seedAssets() {
+    const application = { id: this.#id(), name: 'OS_SERVER', version: VERSION, platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
     for (const [name, language, text] of [
       ['retry.py', 'py', 'def retry(fn, attempts=3):\n    for i in range(attempts):\n        try:\n            return fn()\n        except Exception:\n            pass\n'],
       ['debounce.ts', 'ts', 'export function debounce(fn: () => void, ms: number) {\n  let t: any;\n  return () => { clearTimeout(t); t = setTimeout(fn, ms); };\n}\n'],
     ] as const) {
-      const id = this.#id();
-      const formatId = this.#id();
-      const stamp = this.#now();
-      const creator = this.#id();
-      // A Format names its asset as a FlattenedAsset; a FlattenedFormat (a reference's) by its id.
-      const flattened = {
-        id: formatId,
-        creator,
-        classification: { generic: 'CODE', specific: language },
-        role: 'BOTH',
-        application: { id: creator, name: 'OS_SERVER', version: VERSION, platform: 'LINUX', onboarded: true, privacy: 'OPEN' },
-        asset: id,
-        bytes: { value: text.length, readable: `${text.length} B` },
-        created: stamp,
-        updated: stamp,
-        fragment: { string: { raw: text } },
-      };
-      const reference = { id: formatId };
-      const format = {
-        ...flattened,
-        asset: { id, creator, created: stamp, updated: stamp, mechanism: 'MANUAL', formats: { iterable: [reference] }, preview: { base: formatId }, original: formatId },
-      };
-      this.#data.assets.set(id, {
-        schema: SCHEMA,
-        id,
-        name,
-        creator,
-        created: stamp,
-        updated: stamp,
-        formats: { iterable: [format] },
-        preview: { base: { id: formatId, reference: flattened } },
-        original: { id: formatId, reference: flattened },
-        mechanism: 'MANUAL',
-      });
+      this.#createAsset({ asset: { application, format: { fragment: { string: { raw: text } }, classification: { specific: language } }, metadata: { name } } }, false);
     }
   }
 
@@ -366,7 +384,14 @@ export class IndependentPiecesOS {
   }
 
   #ids(collection: Collection): string[] {
-    const map = { conversation: this.#data.conversations, conversationMessage: this.#data.messages, application: this.#data.applications, asset: this.#data.assets }[collection];
+    const map: Map<string, unknown> = {
+      conversation: this.#data.conversations,
+      conversationMessage: this.#data.messages,
+      application: this.#data.applications,
+      asset: this.#data.assets,
+      anchor: this.#data.anchors,
+      activity: this.#data.activities,
+    }[collection];
     return [...map.keys()].reverse();
   }
 
@@ -470,13 +495,37 @@ export class IndependentPiecesOS {
     if ((m = is('POST', '/messages/*/delete'))) return void this.#deleteMessage(m[0]!);
     if ((m = is('GET', '/message/*'))) return this.#found(this.#data.messages, m[0]!, 'message');
     if (is('POST', '/message/update') || is('POST', '/message/update/value')) return this.#updateMessage(body);
-    if (is('GET', '/assets')) return { iterable: this.#newestFirst(this.#data.assets) };
+    if (is('GET', '/assets')) return { iterable: [...this.#data.assets.values()].reverse().map((a) => this.#assetWire(a, transferables)) };
     if (is('GET', '/assets/identifiers')) return { iterable: this.#ids('asset').map((id) => ({ id })) };
-    if ((m = is('GET', '/assets/*')) || (m = is('GET', '/asset/*'))) return this.#found(this.#data.assets, m[0]!, 'asset');
+    if (is('POST', '/assets/create')) return this.#assetWire(this.#createAsset(body), transferables);
+    if (is('POST', '/asset/update')) return this.#assetWire(this.#updateAsset(body), transferables);
+    if (is('POST', '/format/update/value')) return this.#formatWire(this.#updateFormat(body), url.searchParams.get('transferable') !== 'false');
+    if ((m = is('POST', '/assets/*/delete'))) return this.#deleteAsset(m[0]!);
+    if ((m = is('GET', '/assets/*')) || (m = is('GET', '/asset/*'))) return this.#assetWire(this.#asset(m[0]!), transferables);
+    if ((m = is('GET', '/format/*'))) return this.#formatWire(this.#found(this.#data.formats, m[0]!, 'format'), url.searchParams.get('transferable') !== 'false');
+    if ((m = is('POST', '/asset/*/tags/associate/*'))) return void this.#label('tags', m[0]!, m[1]!, true);
+    if ((m = is('POST', '/asset/*/tags/disassociate/*'))) return void this.#label('tags', m[0]!, m[1]!, false);
+    if ((m = is('POST', '/asset/*/websites/associate/*'))) return void this.#label('websites', m[0]!, m[1]!, true);
+    if ((m = is('POST', '/asset/*/websites/disassociate/*'))) return void this.#label('websites', m[0]!, m[1]!, false);
+    if ((m = is('GET', '/tag/*'))) return this.#labelWire(this.#found(this.#data.tags, m[0]!, 'tag'));
+    if ((m = is('GET', '/website/*'))) return this.#labelWire(this.#found(this.#data.websites, m[0]!, 'website'));
+    if (is('GET', '/annotations')) return { iterable: [...this.#data.annotations.values()] };
+    if (is('POST', '/annotations/create')) return this.#createAnnotation(body);
+    if (is('POST', '/annotation/update')) return this.#updateAnnotation(body);
+    if ((m = is('POST', '/annotations/*/delete'))) return void this.#deleteAnnotation(m[0]!);
+    if ((m = is('GET', '/annotation/*'))) return this.#found(this.#data.annotations, m[0]!, 'annotation');
+    if (is('GET', '/anchors')) return { iterable: [...this.#data.anchors.values()].reverse().map((a) => this.#anchorWire(a)) };
+    if (is('POST', '/anchors/create')) return this.#anchorWire(this.#createAnchor(body));
+    if ((m = is('POST', '/anchors/*/delete'))) return void this.#deleteAnchor(m[0]!);
+    if ((m = is('GET', '/anchor/*'))) return this.#anchorWire(this.#found(this.#data.anchors, m[0]!, 'anchor'));
+    if (is('GET', '/activities')) return { iterable: [...this.#data.activities.values()].map((a) => this.#activityWire(a)) };
+    if ((m = is('GET', '/activity/*'))) return this.#activityWire(this.#found(this.#data.activities, m[0]!, 'activity'));
+    if (is('POST', '/os/sign_in')) return { id: this.identity, email: 'someone@example.com', username: 'independent', name: 'Independent User' };
+    if (is('POST', '/os/sign_out')) return { iterable: [] };
     throw new Refusal(404, `${method} ${path}: no such operation here.`);
   }
 
-  #found(map: Map<string, Json>, id: string, what: string): Json {
+  #found<T>(map: Map<string, T>, id: string, what: string): T {
     const found = map.get(id);
     if (!found) throw new Refusal(404, `No ${what} ${id}.`);
     return found;
@@ -604,8 +653,8 @@ export class IndependentPiecesOS {
   }
 
   #fromAsset(assetId: string): Json {
-    const asset = this.#found(this.#data.assets, assetId, 'asset');
-    const text = asset.original.reference.fragment.string.raw as string;
+    const asset = this.#asset(assetId);
+    const text = this.#data.formats.get(asset.format)!.text;
     const conversation = this.#createConversation({
       type: 'COPILOT',
       name: `About ${asset.name}`,
@@ -654,7 +703,7 @@ export class IndependentPiecesOS {
 
   #associate(id: string, assetId: string, add: boolean) {
     const conversation = this.#conversation(id);
-    if (add) this.#found(this.#data.assets, assetId, 'asset');
+    if (add) this.#asset(assetId);
     const others = ((conversation.assets?.iterable ?? []) as Json[]).filter((a) => a.id !== assetId);
     conversation.assets = { iterable: add ? [...others, { id: assetId }] : others };
     this.#touch(conversation);
@@ -693,6 +742,290 @@ export class IndependentPiecesOS {
     const conversation = this.#data.conversations.get(message.conversation.id);
     if (conversation) this.#touch(conversation);
     return message;
+  }
+
+  // ---- the asset family ---------------------------------------------------------------------
+
+  #asset(id: string): AssetRow {
+    return this.#found(this.#data.assets, id, 'asset');
+  }
+
+  #flatAsset(asset: AssetRow): Json {
+    const listed = (map: Map<string, Json & { on: string[] }>) => [...map.values()].filter((item) => item.on.includes(asset.id)).map((item) => ({ id: item.id }));
+    const annotations = [...this.#data.annotations.values()].filter((a) => a.asset?.id === asset.id).map((a) => ({ id: a.id }));
+    const tags = listed(this.#data.tags);
+    const websites = listed(this.#data.websites);
+    return {
+      schema: SCHEMA,
+      id: asset.id,
+      name: asset.name,
+      creator: asset.creator,
+      created: asset.created,
+      updated: asset.updated,
+      mechanism: asset.mechanism,
+      formats: { iterable: [{ id: asset.format }] },
+      preview: { base: asset.format },
+      original: asset.format,
+      ...(asset.favorited !== undefined ? { favorited: asset.favorited } : {}),
+      ...(annotations.length ? { annotations: { iterable: annotations } } : {}),
+      ...(tags.length ? { tags: { iterable: tags } } : {}),
+      ...(websites.length ? { websites: { iterable: websites } } : {}),
+    };
+  }
+
+  /** A FlattenedFormat (`asset` its id); its value when asked. */
+  #flatFormat(format: FormatRow, value: boolean): Json {
+    const size = Buffer.byteLength(format.text);
+    return {
+      schema: SCHEMA,
+      id: format.id,
+      creator: format.application.id,
+      classification: format.classification,
+      role: 'BOTH',
+      application: format.application,
+      asset: format.asset,
+      bytes: { value: size, readable: `${size} B` },
+      created: format.created,
+      updated: format.updated,
+      ...(value ? { fragment: { string: { raw: format.text } } } : {}),
+    };
+  }
+
+  #formatWire(format: FormatRow, value: boolean): Json {
+    return { ...this.#flatFormat(format, value), asset: this.#flatAsset(this.#asset(format.asset)) };
+  }
+
+  #labelWire(label: Json & { on: string[] }): Json {
+    const { on, ...rest } = label;
+    return { ...rest, ...(on.length ? { assets: { iterable: on.map((id) => ({ id })) } } : {}) };
+  }
+
+  #assetWire(asset: AssetRow, transferables: boolean): Json {
+    const format = this.#data.formats.get(asset.format)!;
+    const listed = (map: Map<string, Json & { on: string[] }>) => [...map.values()].filter((item) => item.on.includes(asset.id)).map((item) => this.#labelWire(item));
+    const annotations = [...this.#data.annotations.values()].filter((a) => a.asset?.id === asset.id);
+    const tags = listed(this.#data.tags);
+    const websites = listed(this.#data.websites);
+    const reference = { id: format.id, reference: this.#flatFormat(format, transferables) };
+    return {
+      ...this.#flatAsset(asset),
+      formats: { iterable: [this.#formatWire(format, transferables)] },
+      preview: { base: reference },
+      original: reference,
+      ...(annotations.length ? { annotations: { iterable: annotations } } : {}),
+      ...(tags.length ? { tags: { iterable: tags } } : {}),
+      ...(websites.length ? { websites: { iterable: websites } } : {}),
+    };
+  }
+
+  #activityWire(activity: Json & { asset?: string }): Json {
+    const { asset, ...rest } = activity;
+    const joined = asset ? this.#data.assets.get(asset) : undefined;
+    return { ...rest, ...(joined ? { asset: this.#flatAsset(joined) } : {}) };
+  }
+
+  /** An activity about an asset: its identifier-description pair (the SDK's TrackedAssetEventIdentifierDescriptionPairs, wire spelling). */
+  #record(asset: string, what: keyof typeof ASSET_EVENTS, application: Json) {
+    const stamp = this.#now();
+    const id = this.#id();
+    const activity = {
+      schema: SCHEMA,
+      id,
+      created: stamp,
+      updated: stamp,
+      event: { asset: { asset: { id: asset }, identifier_description_pair: { [what]: ASSET_EVENTS[what] } } },
+      application,
+      mechanism: 'MANUAL',
+      asset,
+    };
+    this.#data.activities.set(id, activity);
+    this.#announce('activity', id);
+  }
+
+  #touchAsset(asset: AssetRow) {
+    asset.updated = this.#now();
+    this.#announce('asset', asset.id);
+  }
+
+  /** A Seed (`{asset: SeededAsset}`) or a bare SeededAsset becomes an asset with one format, its annotations, tags and websites. */
+  #createAsset(body: unknown, announce = true): AssetRow {
+    const sent = this.#object(body, 'The seed');
+    const seeded = this.#object(sent.asset ?? sent, 'seed.asset');
+    const application = this.#object(seeded.application, 'seed.asset.application');
+    if (typeof application.id !== 'string') throw new Refusal(400, 'seed.asset.application.id is required.');
+    const format = this.#object(seeded.format, 'seed.asset.format');
+    const text = format.fragment?.string?.raw ?? format.file?.string?.raw;
+    if (typeof text !== 'string' || !text) throw new Refusal(400, 'A seed needs its text at format.fragment.string.raw.');
+    const metadata = (seeded.metadata ?? {}) as Json;
+    const stamp = this.#now();
+    const id = this.#id();
+    const formatId = this.#id();
+    const specific = format.classification?.specific ?? metadata.ext ?? 'txt';
+    const name = typeof metadata.name === 'string' && metadata.name.trim() ? metadata.name : text.trim().split('\n')[0]!.slice(0, 40);
+    const asset: AssetRow = { id, name, creator: application.id, created: stamp, updated: stamp, mechanism: metadata.mechanism ?? 'MANUAL', format: formatId };
+    this.#data.assets.set(id, asset);
+    this.#data.formats.set(formatId, { id: formatId, asset: id, classification: { generic: 'CODE', specific }, application, created: stamp, updated: stamp, text });
+    const annotations = ((metadata.annotations ?? []) as Json[]).map((a) => ({ type: a.type, text: a.text }));
+    if (!annotations.some((a) => a.type === 'DESCRIPTION')) annotations.push({ type: 'DESCRIPTION', text: `Saved by ${application.name ?? 'an application'}` });
+    for (const annotation of annotations) {
+      const annotationId = this.#id();
+      this.#data.annotations.set(annotationId, { schema: SCHEMA, id: annotationId, created: stamp, updated: stamp, type: annotation.type, text: annotation.text, mechanism: 'MANUAL', asset: { id } });
+    }
+    for (const tag of (metadata.tags ?? []) as Json[]) this.#labelled('tags', { text: tag.text, category: tag.category ?? 'UNKNOWN' }, id);
+    for (const site of (metadata.websites ?? []) as Json[]) this.#labelled('websites', { url: site.url, name: site.name }, id);
+    if (announce) {
+      this.#announce('asset', id);
+      this.#record(id, 'asset_created', application);
+    }
+    return asset;
+  }
+
+  /** A tag (by text) or website (by URL), the stored one when there is one, with the asset on it. */
+  #labelled(kind: 'tags' | 'websites', fields: Json, asset: string) {
+    const map = this.#data[kind];
+    const key = kind === 'tags' ? 'text' : 'url';
+    let label = [...map.values()].find((item) => item[key] === fields[key]);
+    if (!label) {
+      const stamp = this.#now();
+      label = { schema: SCHEMA, id: this.#id(), ...fields, created: stamp, updated: stamp, on: [] };
+      map.set(label.id, label);
+    }
+    if (!label.on.includes(asset)) label.on.push(asset);
+  }
+
+  #updateAsset(body: unknown): AssetRow {
+    const sent = this.#object(body, 'The asset');
+    const asset = this.#asset(String(sent.id));
+    for (const item of (sent.annotations?.iterable ?? []) as Json[]) {
+      const annotation = this.#data.annotations.get(String(item.id));
+      if (!annotation || annotation.asset?.id !== asset.id) throw new Refusal(400, `Annotation ${item.id} is not one of asset ${asset.id}.`);
+    }
+    if (typeof sent.name === 'string') asset.name = sent.name;
+    if (typeof sent.favorited === 'boolean') asset.favorited = sent.favorited;
+    for (const item of (sent.annotations?.iterable ?? []) as Json[]) {
+      const annotation = this.#data.annotations.get(String(item.id))!;
+      if (typeof item.text === 'string') annotation.text = item.text;
+      if (typeof item.type === 'string') annotation.type = item.type;
+      annotation.updated = this.#now();
+    }
+    this.#touchAsset(asset);
+    this.#record(asset.id, 'asset_updated', this.#data.formats.get(asset.format)!.application);
+    return asset;
+  }
+
+  #updateFormat(body: unknown): FormatRow {
+    const sent = this.#object(body, 'The format');
+    const format = this.#found(this.#data.formats, String(sent.id), 'format');
+    const owner = typeof sent.asset === 'string' ? sent.asset : sent.asset?.id;
+    if (owner !== undefined && owner !== format.asset) throw new Refusal(400, `Format ${format.id} is not of asset ${owner}.`);
+    const text = sent.fragment?.string?.raw ?? sent.file?.string?.raw;
+    if (typeof text !== 'string') throw new Refusal(400, 'The new value goes in fragment.string.raw.');
+    format.text = text;
+    format.updated = this.#now();
+    const asset = this.#asset(format.asset);
+    this.#touchAsset(asset);
+    this.#record(asset.id, 'asset_format_value_edited', format.application);
+    return format;
+  }
+
+  #deleteAsset(id: string): string {
+    const asset = this.#asset(id);
+    this.#data.assets.delete(id);
+    this.#data.formats.delete(asset.format);
+    for (const [key, annotation] of this.#data.annotations) if (annotation.asset?.id === id) this.#data.annotations.delete(key);
+    for (const map of [this.#data.tags, this.#data.websites]) for (const label of map.values()) label.on = label.on.filter((a) => a !== id);
+    this.#announce('asset', id, true);
+    return id;
+  }
+
+  #label(kind: 'tags' | 'websites', assetId: string, labelId: string, add: boolean) {
+    const asset = this.#asset(assetId);
+    const label = this.#found(this.#data[kind], labelId, kind === 'tags' ? 'tag' : 'website');
+    label.on = add ? [...new Set([...label.on, asset.id])] : label.on.filter((id) => id !== asset.id);
+    this.#touchAsset(asset);
+  }
+
+  #createAnnotation(body: unknown): Json {
+    const seed = this.#object(body, 'The annotation');
+    if (typeof seed.type !== 'string' || typeof seed.text !== 'string') throw new Refusal(400, 'An annotation needs a type and a text.');
+    const asset = seed.asset === undefined ? undefined : this.#asset(String(seed.asset));
+    const stamp = this.#now();
+    const id = this.#id();
+    const annotation = { schema: SCHEMA, id, created: stamp, updated: stamp, type: seed.type, text: seed.text, mechanism: seed.mechanism ?? 'MANUAL', ...(asset ? { asset: { id: asset.id } } : {}) };
+    this.#data.annotations.set(id, annotation);
+    if (asset) this.#touchAsset(asset);
+    return annotation;
+  }
+
+  #updateAnnotation(body: unknown): Json {
+    const sent = this.#object(body, 'The annotation');
+    const annotation = this.#found(this.#data.annotations, String(sent.id), 'annotation');
+    if (typeof sent.text === 'string') annotation.text = sent.text;
+    if (typeof sent.type === 'string') annotation.type = sent.type;
+    annotation.updated = this.#now();
+    const asset = annotation.asset && this.#data.assets.get(annotation.asset.id);
+    if (asset) this.#touchAsset(asset);
+    return annotation;
+  }
+
+  #deleteAnnotation(id: string) {
+    const annotation = this.#found(this.#data.annotations, id, 'annotation');
+    this.#data.annotations.delete(id);
+    const asset = annotation.asset && this.#data.assets.get(annotation.asset.id);
+    if (asset) this.#touchAsset(asset);
+  }
+
+  #anchorWire(anchor: Json & { conversations: string[]; assets: string[] }): Json {
+    const { conversations, assets, point, ...rest } = anchor;
+    return {
+      ...rest,
+      points: { iterable: [{ id: point.id, reference: { ...point, anchor: { id: anchor.id } } }] },
+      ...(conversations.length ? { conversations: { iterable: conversations.map((id) => ({ id })) } } : {}),
+      ...(assets.length ? { assets: { iterable: assets.map((id) => ({ id })) } } : {}),
+    };
+  }
+
+  #createAnchor(body: unknown): Json & { conversations: string[]; assets: string[] } {
+    const seed = this.#object(body, 'The anchor');
+    if (!['FILE', 'DIRECTORY'].includes(seed.type) || typeof seed.fullpath !== 'string') throw new Refusal(400, 'An anchor needs a type (FILE, DIRECTORY) and a fullpath.');
+    const conversation = seed.conversation === undefined ? undefined : this.#conversation(String(seed.conversation));
+    const asset = seed.asset === undefined ? undefined : this.#asset(String(seed.asset));
+    const stamp = this.#now();
+    const id = this.#id();
+    const anchor = {
+      schema: SCHEMA,
+      id,
+      type: seed.type,
+      watch: !!seed.watch,
+      ...(typeof seed.name === 'string' ? { name: seed.name } : {}),
+      created: stamp,
+      updated: stamp,
+      point: { schema: SCHEMA, id: this.#id(), fullpath: seed.fullpath, created: stamp, updated: stamp, ...(seed.platform ? { platform: seed.platform } : {}) },
+      conversations: conversation ? [conversation.id] : [],
+      assets: asset ? [asset.id] : [],
+    };
+    this.#data.anchors.set(id, anchor);
+    this.#announce('anchor', id);
+    if (conversation) {
+      const listed = ((conversation.anchors?.iterable ?? []) as Json[]).filter((a) => a.id !== id);
+      conversation.anchors = { iterable: [...listed, { id }] };
+      this.#touch(conversation);
+    }
+    return anchor;
+  }
+
+  #deleteAnchor(id: string) {
+    const anchor = this.#found(this.#data.anchors, id, 'anchor');
+    this.#data.anchors.delete(id);
+    for (const conversationId of anchor.conversations) {
+      const conversation = this.#data.conversations.get(conversationId);
+      if (!conversation) continue;
+      const listed = ((conversation.anchors?.iterable ?? []) as Json[]).filter((a) => a.id !== id);
+      if (listed.length) conversation.anchors = { iterable: listed };
+      else delete conversation.anchors;
+      this.#touch(conversation);
+    }
+    this.#announce('anchor', id, true);
   }
 }
 

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { OPERATIONS } from '../../../src/core/routes.js';
+import { createService } from '../../../src/core/service.js';
 import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
 import { setupPiecesServer, WebSocket as ServedWebSocket } from '../../../src/node/index.js';
 import { startUpstream, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
@@ -358,6 +359,223 @@ describe('faults', () => {
     // The rename of a record the new one never had is refused, and set aside.
     expect(now.setAside).toEqual([expect.objectContaining({ operation: 'conversationSpecificConversationRename', id: old.id, status: 404 })]);
     await eventually(async () => expect(await localConversations(host)).toEqual(upstreamConversations(upstream)));
+  });
+});
+
+/** A seed of a snippet, as clients send it (`{asset: SeededAsset}`), from the application `application`. */
+const seed = (application: unknown, raw: string, metadata: Record<string, unknown> = {}) => ({
+  type: 'SEEDED_ASSET',
+  asset: { application, format: { fragment: { string: { raw } }, classification: { specific: 'ts' } }, metadata },
+});
+
+/** An Application as a client that did not connect sends it. */
+const app = (id: string) => ({ id, name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' });
+
+/** A wire record without what only one side writes (`schema`, list `indices`). */
+const normalized = (value: unknown): unknown =>
+  JSON.parse(JSON.stringify(value, (key, inner: unknown) => (key === 'schema' || key === 'indices' ? undefined : inner)));
+
+/** Every asset as the upstream holds it: name, text, annotation texts, tag texts. */
+const upstreamAssets = (upstream: IndependentPiecesOS) =>
+  upstream
+    .snapshot()
+    .assets.map((a) => ({
+      id: a.id as string,
+      name: a.name as string,
+      text: a.original.reference.fragment.string.raw as string,
+      annotations: ((a.annotations?.iterable ?? []) as any[]).map((n) => `${n.type}:${n.text}`).sort(),
+      tags: ((a.tags?.iterable ?? []) as any[]).map((t) => t.text as string).sort(),
+    }))
+    .sort((a, b) => a.id.localeCompare(b.id));
+
+/** The local copy's own answer (the service over the host's storage, not the mirror in front of it). */
+const localAnswer = (host: NodeHost, path: string) => createService({ storage: host.storage }).handle(new Request(BASE + path));
+
+/** Every asset as the local copy holds it, the same way. */
+async function localAssets(host: NodeHost) {
+  const { iterable } = await (await localAnswer(host, '/assets?transferables=true')).json();
+  return (iterable as any[])
+    .map((a) => ({
+      id: a.id as string,
+      name: a.name as string,
+      text: a.original.reference.fragment.string.raw as string,
+      annotations: ((a.annotations?.iterable ?? []) as any[]).map((n) => `${n.type}:${n.text}`).sort(),
+      tags: ((a.tags?.iterable ?? []) as any[]).map((t) => t.text as string).sort(),
+    }))
+    .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+describe('the second ring: assets, what hangs on them, anchors, activities', () => {
+  it('while up, keeps the upstream’s assets whole (formats, annotations, tags), anchors and activities, exactly as it answers them', async () => {
+    const upstream = await upstreamOn();
+    const { host, call, json, reach } = hostOf(upstream);
+    await reach('up');
+    const { application } = await json('/connect', post({ application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX' } }));
+    const asset = await json('/assets/create', post(seed(application, 'export const answer = 42;\n', { name: 'answer.ts', tags: [{ text: 'numbers' }] })));
+    await json('/annotations/create', post({ type: 'COMMENT', text: 'the answer', asset: asset.id }));
+    const conversation = await json('/conversations/create', post({ type: 'COPILOT', name: 'with an anchor' }));
+    const anchor = await json('/anchors/create', post({ type: 'FILE', fullpath: '/src/answer.ts', conversation: conversation.id }));
+    // Made on the upstream, not here: its ids.
+    expect([asset.id, anchor.id]).toEqual([expect.stringMatching(/-0000-5000-9000-/), expect.stringMatching(/-0000-5000-9000-/)]);
+    const theirs = async (path: string) => normalized(await (await fetch(upstream.url + path)).json());
+    const paths = [`/asset/${asset.id}?transferables=true`, '/assets?transferables=true', `/anchor/${anchor.id}`, '/anchors', '/activities', `/tag/${asset.tags.iterable[0].id}`];
+    const expected = await Promise.all(paths.map(theirs));
+    // The local copy follows (its streams and the writes' answers): once it is away, the same records are answered here.
+    await eventually(async () => {
+      for (const [i, path] of paths.entries()) {
+        expect(normalized(await (await localAnswer(host, path)).json()), path).toEqual(expected[i]);
+      }
+    });
+    await upstream.stop();
+    for (const [i, path] of paths.entries()) {
+      const response = await call(path);
+      expect(response.headers.get('x-upstream'), path).toBeNull();
+      expect(normalized(await response.json()), path).toEqual(expected[i]);
+    }
+  });
+
+  it('asset writes while it is away are queued in order and replayed with every local id rewritten; both sides end equal under the upstream’s ids', async () => {
+    const upstream = await upstreamOn();
+    const { host, call, json, status, reach } = hostOf(upstream);
+    await reach('up');
+    await upstream.stop();
+    await reach('down');
+    const { application } = await json('/connect', post({ application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX' } }));
+    const headers = { application: application.id };
+    const made = await json('/assets/create', post(seed(application, 'let a = 1;\n', { name: 'a.ts', tags: [{ text: 'offline' }], websites: [{ url: 'https://example.com/a', name: 'a' }] }), headers));
+    const format = made.formats.iterable[0];
+    // Sent back whole, as clients do (every id of it is one made here).
+    await json('/asset/update', post({ ...made, name: 'a renamed.ts' }, headers));
+    await json('/format/update/value', post({ id: format.id, asset: { id: made.id }, fragment: { string: { raw: 'let a = 2;\n' } } }, headers));
+    const note = await json('/annotations/create', post({ type: 'COMMENT', text: 'second thoughts', asset: made.id }, headers));
+    await json('/annotation/update', post({ ...note, text: 'third thoughts' }, headers));
+    const website = made.websites.iterable[0].id;
+    await call(`/asset/${made.id}/websites/disassociate/${website}`, post(undefined, headers));
+    const conversation = await json('/conversations/create', post({ type: 'COPILOT', name: 'anchored' }, headers));
+    const anchor = await json('/anchors/create', post({ type: 'FILE', fullpath: '/src/a.ts', conversation: conversation.id, asset: made.id }, headers));
+    const gone = await json('/anchors/create', post({ type: 'DIRECTORY', fullpath: '/tmp' }, headers));
+    await call(`/anchors/${gone.id}/delete`, post(undefined, headers));
+    const queued = (await status()).outbox.map((q) => q.operation);
+    expect(queued).toEqual([
+      'connect', 'assetsCreateNewAsset', 'assetUpdate', 'formatUpdateValue', 'annotationsCreateNewAnnotation', 'annotationUpdate',
+      'assetDisassociateWebsite', 'conversationsCreateSpecificConversation', 'anchorsCreateNewAnchor', 'anchorsCreateNewAnchor', 'anchorsDeleteSpecificAnchor',
+    ]);
+    const locals = [application.id, made.id, format.id, note.id, website, made.tags.iterable[0].id, conversation.id, anchor.id, gone.id];
+
+    const before = upstream.log.length;
+    await upstream.start();
+    await reach('up');
+    const replayed = upstream.log.slice(before).filter((e) => e.method === 'POST' && !(e.path === '/connect' && JSON.stringify(e.body).includes('OPEN_SOURCE')));
+    // The anchor made and deleted while away was never sent.
+    expect(replayed.map((e) => e.path.replace(/[0-9a-f-]{36}/g, '{id}'))).toEqual([
+      '/connect', '/assets/create', '/asset/update', '/format/update/value', '/annotations/create', '/annotation/update',
+      '/asset/{id}/websites/disassociate/{id}', '/conversations/create', '/anchors/create',
+    ]);
+    expect(replayed.map((e) => e.outcome)).toEqual([200, 200, 200, 200, 200, 200, 204, 200, 200]);
+    const sent = JSON.stringify(replayed);
+    for (const id of locals) expect(sent).not.toContain(id);
+    expect((await status()).setAside).toEqual([]);
+    // The upstream has what was written, once; the local copy the same, under its ids.
+    // (The update sent the asset back whole, as the client had it: its description is the one it was answered with here.)
+    const description = made.annotations.iterable.find((a: { type: string }) => a.type === 'DESCRIPTION').text;
+    expect(upstreamAssets(upstream).filter((a) => a.name === 'a renamed.ts')).toEqual([
+      expect.objectContaining({ text: 'let a = 2;\n', annotations: ['COMMENT:third thoughts', `DESCRIPTION:${description}`], tags: ['offline'] }),
+    ]);
+    await eventually(async () => expect(await localAssets(host)).toEqual(upstreamAssets(upstream)));
+    const theirs = upstream.snapshot();
+    expect(theirs.anchors.map((a) => [a.points.iterable[0].reference.fullpath, a.conversations.iterable.map((c: { id: string }) => c.id)])).toEqual([
+      ['/src/a.ts', [theirs.conversations[0]!.id]],
+    ]);
+    // Reads by the ids given while away keep working (rewritten), every kind of them.
+    const upstreamAsset = upstreamAssets(upstream).find((a) => a.name === 'a renamed.ts')!.id;
+    expect((await json(`/asset/${made.id}`)).id).toBe(upstreamAsset);
+    expect((await json(`/format/${format.id}`)).asset.id).toBe(upstreamAsset);
+    expect((await json(`/annotation/${note.id}`)).text).toBe('third thoughts');
+    expect((await json(`/anchor/${anchor.id}`)).points.iterable[0].reference.fullpath).toBe('/src/a.ts');
+  });
+
+  it('announces an asset made while away as its local id deleted and the upstream’s added, with its formats and annotations re-keyed in one go', async () => {
+    const upstream = await upstreamOn();
+    const { host, json, reach } = hostOf(upstream);
+    await reach('up');
+    await upstream.stop();
+    await reach('down');
+    const made = await json('/assets/create', post(seed(app('5e5e5e5e-0000-4000-8000-000000000001'), 'const b = 1;\n')));
+    const after = (await host.storage.changesSince(0)).seq;
+    await upstream.start();
+    await reach('up');
+    const { changes } = await host.storage.changesSince(after, 'asset');
+    const theirs = upstreamAssets(upstream).find((a) => a.text === 'const b = 1;\n')!.id;
+    const at = (id: string, deleted: boolean) => changes.findIndex((c) => c.id === id && !!c.deleted === deleted);
+    expect(at(made.id, true)).toBeGreaterThanOrEqual(0);
+    expect(at(theirs, false)).toBeGreaterThan(at(made.id, true));
+    // Its format and annotation under the upstream's ids (the upstream made one format, and its own description).
+    const local = await json(`/asset/${theirs}`);
+    expect(local.formats.iterable.map((f: { id: string }) => f.id)).toEqual(upstream.snapshot().assets.find((a) => a.id === theirs)!.formats.iterable.map((f: { id: string }) => f.id));
+  });
+
+  it('an asset created and deleted while away sends nothing, nor anything done to it in between', async () => {
+    const upstream = await upstreamOn();
+    const { json, call, reach } = hostOf(upstream);
+    await reach('up');
+    const kept = await json('/assets/create', post(seed(app('5e5e5e5e-0000-4000-8000-000000000002'), 'kept\n')));
+    await upstream.stop();
+    await reach('down');
+    const made = await json('/assets/create', post(seed(kept.formats.iterable[0].application, 'short-lived\n')));
+    await json('/asset/update', post({ id: made.id, name: 'renamed' }));
+    await json('/format/update/value', post({ id: made.formats.iterable[0].id, fragment: { string: { raw: 'changed\n' } } }));
+    await json('/annotations/create', post({ type: 'COMMENT', text: 'never sent', asset: made.id }));
+    expect((await call(`/assets/${made.id}/delete`, post())).status).toBe(200);
+    // Work on an asset the upstream has, made useless by its delete: only the delete goes.
+    await json('/asset/update', post({ id: kept.id, name: 'useless' }));
+    expect((await call(`/assets/${kept.id}/delete`, post())).status).toBe(200);
+    const before = upstream.log.length;
+    await upstream.start();
+    await reach('up');
+    const posts = upstream.log.slice(before).filter((e) => e.method === 'POST' && e.path !== '/connect');
+    expect(posts.map((e) => e.path)).toEqual([`/assets/${kept.id}/delete`]);
+    expect(upstreamAssets(upstream).map((a) => a.text)).not.toContain('kept\n');
+    expect((await call(`/asset/${made.id}`)).status).toBe(404);
+  });
+
+  it('an asset create whose answer was lost is looked for on the upstream, not made twice', async () => {
+    const upstream = await upstreamOn();
+    const { host, json, reach } = hostOf(upstream);
+    await reach('up');
+    await upstream.stop();
+    await reach('down');
+    const made = await json('/assets/create', post(seed(app('5e5e5e5e-0000-4000-8000-000000000003'), 'exactly once\n', { name: 'once.ts' })));
+    await json('/asset/update', post({ id: made.id, name: 'once, renamed.ts' }));
+    upstream.fault({ match: 'POST /assets/create', action: { drop: 'after-commit' }, times: 1 });
+    await upstream.start();
+    await reach('up');
+    expect(upstream.log.filter((e) => e.path === '/assets/create').map((e) => e.outcome)).toEqual(['dropped']);
+    expect(upstreamAssets(upstream).filter((a) => a.text === 'exactly once\n').map((a) => a.name)).toEqual(['once, renamed.ts']);
+    await eventually(async () => expect(await localAssets(host)).toEqual(upstreamAssets(upstream)));
+  });
+
+  it('the upstream’s own business (a model’s download, signing in, an applet, the cloud) passes through while it answers, and is answered here but not queued while it is away', async () => {
+    const upstream = await upstreamOn();
+    const { host, call, status, reach } = hostOf(upstream);
+    await reach('up');
+    const signIn = await call('/os/sign_in', post());
+    expect([signIn.status, signIn.headers.get('x-upstream')]).toEqual([200, 'independent']);
+    // Nothing of it was made here: the local profile is as it was.
+    expect(await host.storage.getMeta('signedIn')).toBeUndefined();
+    const download = await call('/model/597c1f91-0e97-56b2-ac37-77dc67c32c2b/download', post());
+    expect(download.headers.get('x-upstream')).toBe('independent');
+    await upstream.stop();
+    await reach('down');
+    const before = upstream.log.length;
+    for (const [path, body] of [['/os/sign_out', undefined], ['/os/applet/launch', { type: 'COPILOT' }], ['/allocations/disconnect', undefined]] as const) {
+      const response = await call(path, post(body));
+      expect([path, response.status, response.headers.get('x-upstream')]).toEqual([path, 200, null]);
+    }
+    expect(await host.storage.getMeta('signedIn')).toBe(false);
+    expect((await status()).outbox).toEqual([]);
+    await upstream.start();
+    await reach('up');
+    expect(upstream.log.slice(before).filter((e) => e.method === 'POST' && e.path !== '/connect')).toEqual([]);
   });
 });
 
