@@ -47,6 +47,12 @@ export interface MirrorSpec {
   local?: true;
   /** The record the operation is about: where its id is (`created`: the first record it creates), and its kind. */
   about?: { kind: RecordKind; at: IdPlace | 'created' };
+  /**
+   * For a create: where its request names the record it makes its record inside, deleted with
+   * it (a message in its conversation, an annotation on its asset): a create inside a record
+   * deleted while away is not sent.
+   */
+  within?: IdPlace;
   /** Body fields that name the records it is on, with their kinds (path parameters and the application header need none). */
   names?: Partial<Record<`body:${string}`, RecordKind>>;
   /** The records it creates, read from an answer to it, in the order its local write lists them. */

@@ -126,6 +126,7 @@ const TABLE = [
   { api: 'ConversationMessagesApi', name: 'messagesCreateSpecificMessage', method: 'POST', path: '/messages/create', handler: messages.messagesCreateSpecificMessage,
     mirror: {
       about: { kind: 'conversationMessage', at: 'created' },
+      within: 'body:conversation.id',
       names: { 'body:conversation.id': 'conversation' },
       creates: createdAt('conversationMessage'),
       answers: 'ConversationMessage',
@@ -167,6 +168,7 @@ const TABLE = [
   { api: 'AnnotationsApi', name: 'annotationsCreateNewAnnotation', method: 'POST', path: '/annotations/create', handler: annotations.annotationsCreateNewAnnotation,
     mirror: {
       about: { kind: 'annotation', at: 'created' },
+      within: 'body:asset',
       names: { 'body:asset': 'asset', 'body:conversation': 'conversation', 'body:anchor': 'anchor' },
       creates: createdAt('annotation'),
       answers: 'Annotation',

@@ -95,11 +95,13 @@ export function pathOf(entry: Pick<OutboxEntry, 'operation'>, call: { params: Re
 /** The kind of record a path parameter names. */
 export const paramKind = (name: string): RecordKind | undefined => PARAM_KINDS[name];
 
-/** The ids an entry names besides the record it is about: its path parameters and declared body fields. */
-function named(entry: OutboxEntry): Set<string> {
-  const ids = new Set(Object.values(entry.params));
-  for (const place of Object.keys(specOf(entry).names ?? {})) for (const id of readBodyPath(entry.body, place.slice(5))) ids.add(id);
-  return ids;
+/** The record a create makes its record inside (deleted with it), when its declaration says so. */
+function container(entry: OutboxEntry): string | undefined {
+  const at = specOf(entry).within;
+  if (!at) return undefined;
+  if (at === 'header:application') return entry.application;
+  if (at.startsWith('param:')) return entry.params[at.slice(6)];
+  return readBodyPath(entry.body, at.slice(5))[0];
 }
 
 /**
@@ -108,7 +110,9 @@ function named(entry: OutboxEntry): Set<string> {
  * deleted conversation) and, in turn, every entry about what those created; and the delete
  * itself when the record was made by an entry still queued (create then delete sends nothing).
  * A record created inside another (a seeded message of a new conversation) keeps its delete:
- * the create that made it stays.
+ * the create that made it stays. Nothing collapses when an operation that stays names a record
+ * a dropped create would have made (an anchor made on a conversation created and deleted while
+ * away: the conversation must reach the upstream for the anchor to be made there).
  */
 export function collapse(entries: readonly OutboxEntry[]): number[] {
   const queued = entries.filter((entry) => entry.state !== 'set-aside');
@@ -118,19 +122,28 @@ export function collapse(entries: readonly OutboxEntry[]): number[] {
     const target = aboutOf(deletion)?.id;
     if (target === undefined) return;
     const gone = new Set([target]);
+    const drop = new Set<number>();
+    /** What the dropped creates made: never on the upstream then. */
+    const unmade = new Set<string>();
     let createdHere = false;
     for (const entry of queued.slice(0, at)) {
       // An entry sent already (its outcome unknown) may have reached the upstream: it stays.
       if (dropped.has(entry.seq) || entry.state === 'sent') continue;
       const about = aboutOf(entry);
       const creates = specOf(entry).about?.at === 'created';
-      const inside = creates && [...named(entry)].some((id) => gone.has(id));
+      const inside = creates && gone.has(container(entry) ?? '');
       if (!(about && gone.has(about.id)) && !inside) continue;
-      dropped.add(entry.seq);
+      drop.add(entry.seq);
       if (creates && about?.id === target) createdHere = true;
-      for (const { id } of entry.created) gone.add(id);
+      for (const { id } of entry.created) {
+        gone.add(id);
+        unmade.add(id);
+      }
     }
-    if (createdHere) dropped.add(deletion.seq);
+    if (createdHere) drop.add(deletion.seq);
+    const kept = queued.filter((entry) => !drop.has(entry.seq) && !dropped.has(entry.seq) && entry.seq !== deletion.seq);
+    if (kept.some((entry) => [...touches(entry)].some((id) => unmade.has(id)))) return;
+    for (const seq of drop) dropped.add(seq);
   });
   return [...dropped];
 }
