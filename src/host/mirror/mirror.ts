@@ -878,13 +878,18 @@ export function createMirror(setup: MirrorSetup): Mirror {
       }
       const about = aboutOf(context.entry);
       const record = (value: unknown) => (typeof value === 'object' && value !== null ? (value as Record<string, any>) : {});
+      /** A record the write changed, read again from the upstream now (what is answered here next waits for it). */
+      const reread = async (kind: Synced, id: string) => {
+        await refresh(kind, id, false);
+        kept([id]);
+      };
       const keepConversation = async (wire: unknown) => {
         const made = conversationRecord(wire);
         // Without its messages' references (transferables=false), it is read whole.
         if (made && conversationMessagesListed(wire)) {
           await write({ put: { conversations: [made] } });
           kept([made.conversation.id]);
-        } else if (made) queueRefresh('conversation', made.conversation.id, false);
+        } else if (made) await reread('conversation', made.conversation.id);
       };
       switch (spec.answers) {
         case 'Conversation':
@@ -922,18 +927,18 @@ export function createMirror(setup: MirrorSetup): Mirror {
           if (asset && assetValuesListed(answer)) {
             await write({ put: { assets: [asset] } });
             kept([asset.record.id]);
-          } else if (asset) queueRefresh('asset', asset.record.id, false);
+          } else if (asset) await reread('asset', asset.record.id);
           return;
         }
         case 'Format': {
           // The format's asset changed with it: read whole.
           const asset = typeof record(answer).asset === 'string' ? record(answer).asset : record(record(answer).asset).id;
-          if (typeof asset === 'string') queueRefresh('asset', asset, false);
+          if (typeof asset === 'string') await reread('asset', asset);
           return;
         }
         case 'Annotation': {
           const annotation = annotationRecord(answer);
-          if (annotation?.asset) queueRefresh('asset', annotation.asset.id, false);
+          if (annotation?.asset) await reread('asset', annotation.asset.id);
           else if (annotation) await write({ put: { annotations: [annotation] } });
           return;
         }
@@ -944,23 +949,23 @@ export function createMirror(setup: MirrorSetup): Mirror {
           kept([anchor.id]);
           // The conversation it was made for lists it now.
           const conversation = record(context.entry.body).conversation;
-          if (typeof conversation === 'string') queueRefresh('conversation', conversation, false);
+          if (typeof conversation === 'string') await reread('conversation', conversation);
           return;
         }
       }
       if (spec.deletes && about) {
         // What changed with it is read again: an annotation's asset, the conversations that listed an anchor.
-        const owners: Array<[Followed, string]> =
+        const owners: Array<[Synced, string]> =
           about.kind === 'annotation'
             ? [(await storage.getAnnotation(about.id))?.asset?.id].filter((id): id is string => !!id).map((id) => ['asset', id])
             : about.kind === 'anchor'
               ? anchorConversationIds(await storage.getAnchor(about.id)).map((id) => ['conversation', id])
               : [];
         await write({ remove: [{ kind: about.kind, id: about.id }] });
-        for (const [kind, id] of owners) queueRefresh(kind, id, false);
+        for (const [kind, id] of owners) await reread(kind, id);
       } else if (about?.kind === 'asset') {
         // An asset changed without an answer that shows it (a tag or website put on or taken off): read it again.
-        queueRefresh('asset', about.id, false);
+        await reread('asset', about.id);
       } else {
         // No record in the answer (an association, a usage event): the write is made here as well.
         const local = new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
