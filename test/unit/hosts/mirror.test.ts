@@ -538,6 +538,31 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     expect((await call(`/asset/${made.id}`)).status).toBe(404);
   });
 
+  it('does not collapse what a kept operation needs: an anchor made on a conversation created and deleted while away is made on the upstream, the conversation made and deleted around it', async () => {
+    const upstream = await upstreamOn();
+    const { json, call, status, reach } = hostOf(upstream);
+    await reach('up');
+    await upstream.stop();
+    await reach('down');
+    const conversation = await json('/conversations/create', post({ type: 'COPILOT', name: 'brief' }));
+    const anchor = await json('/anchors/create', post({ type: 'FILE', fullpath: '/src/kept.ts', conversation: conversation.id }));
+    expect((await call(`/conversations/${conversation.id}/delete`, post())).status).toBe(204);
+    // The anchor stays here without it: it must on the upstream too.
+    expect((await json(`/anchor/${anchor.id}`)).points.iterable[0].reference.fullpath).toBe('/src/kept.ts');
+    const before = upstream.log.length;
+    await upstream.start();
+    await reach('up');
+    const posts = upstream.log.slice(before).filter((e) => e.method === 'POST' && e.path !== '/connect');
+    expect(posts.map((e) => [e.path.replace(/[0-9a-f-]{36}/g, '{id}'), e.outcome])).toEqual([
+      ['/conversations/create', 200],
+      ['/anchors/create', 200],
+      ['/conversations/{id}/delete', 204],
+    ]);
+    expect((await status()).setAside).toEqual([]);
+    expect(upstream.snapshot().anchors.map((a) => a.points.iterable[0].reference.fullpath)).toEqual(['/src/kept.ts']);
+    expect(upstream.snapshot().conversations).toEqual([]);
+  });
+
   it('an asset create whose answer was lost is looked for on the upstream, not made twice', async () => {
     const upstream = await upstreamOn();
     const { host, json, reach } = hostOf(upstream);
