@@ -129,6 +129,56 @@ describe('worker mode', () => {
     await tabs[0]!.waitForSelector('#mirror[data-mirror="up"][data-outbox="0"]');
   });
 
+  it('an asset created while it is away (with a format value edited and a comment) is on the upstream once it returns, under the id it gave; reads by the local id keep working', async () => {
+    const upstream = await upstreamOn();
+    const context = await newContext();
+    const page = await openMirrored(context, upstream);
+    await upstream.stop();
+    const local = await page.evaluate(async () => {
+      const post = async (path: string, body: unknown) => {
+        const response = await fetch(`http://localhost:1000${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+        return { body: (await response.json()) as any, header: response.headers.get('x-upstream') };
+      };
+      const { application } = (await post('/connect', { application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX' } })).body;
+      const made = await post('/assets/create', {
+        asset: { application, format: { fragment: { string: { raw: 'export const offline = true;\n' } } }, metadata: { name: 'offline.ts', tags: [{ text: 'away' }] } },
+      });
+      const format = made.body.formats.iterable[0].id as string;
+      await post('/format/update/value', { id: format, asset: { id: made.body.id }, fragment: { string: { raw: 'export const offline = false;\n' } } });
+      const comment = await post('/annotations/create', { type: 'COMMENT', text: 'written while away', asset: made.body.id });
+      return { id: made.body.id as string, format, comment: comment.body.id as string, application: application.id as string, header: made.header };
+    });
+    // Answered here.
+    expect(local.header).toBeNull();
+    await page.waitForSelector('#mirror[data-mirror="down"]:not([data-outbox="0"])');
+    await upstream.start();
+    await drained(page);
+    const theirs = upstream.snapshot().assets.filter((a) => a.name === 'offline.ts');
+    expect(theirs).toHaveLength(1);
+    const asset = theirs[0]!;
+    // The upstream's own id (its scheme), the value edited, the comment and the tag on it.
+    expect(asset.id).toMatch(/-0000-5000-9000-/);
+    expect(asset.original.reference.fragment.string.raw).toBe('export const offline = false;\n');
+    expect(asset.annotations.iterable.map((a: { type: string; text: string }) => `${a.type}:${a.text}`)).toContain('COMMENT:written while away');
+    expect(asset.tags.iterable.map((t: { text: string }) => t.text)).toEqual(['away']);
+    // Sent once, and no id made in the browser reached it.
+    expect(upstream.log.filter((e) => e.path === '/assets/create')).toHaveLength(1);
+    const sent = JSON.stringify(upstream.log);
+    for (const id of [local.id, local.format, local.comment, local.application]) expect(sent).not.toContain(id);
+    // Reads by the ids the page was given keep working (the worker rewrites them), and answer the upstream's record.
+    const read = await page.evaluate(
+      async ({ id, format }) => {
+        const [byAsset, byFormat] = await Promise.all([fetch(`http://localhost:1000/asset/${id}`), fetch(`http://localhost:1000/format/${format}`)]);
+        return { asset: ((await byAsset.json()) as { id: string }).id, format: ((await byFormat.json()) as { asset: { id: string } }).asset.id };
+      },
+      { id: local.id, format: local.format },
+    );
+    expect(read).toEqual({ asset: asset.id, format: asset.id });
+    // The local copy holds it under the upstream's id.
+    await expect.poll(async () => (await piecesControls(page).exportData()).assets.map((a) => a.id), { timeout: 10_000 }).toContain(asset.id);
+  });
+
   it('keeps identifier sockets open through down, up and the drain; they end holding the upstream’s ids', async () => {
     const upstream = await upstreamOn();
     const context = await newContext();
