@@ -144,7 +144,16 @@ class WebKitPage extends ScriptedPage {
       const element = document.querySelector<HTMLElement>(s);
       return !!element && element.getClientRects().length > 0 && !(element as HTMLButtonElement).disabled;
     }, selector);
-    await this.on((driver) => driver.findElement(By.css(selector)).click());
+    // The element found may be replaced before the click lands (a list drawn again): find it again,
+    // as Playwright's click does with its locator.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.on((driver) => driver.findElement(By.css(selector)).click());
+        return;
+      } catch (error) {
+        if ((error as Error)?.name !== 'StaleElementReferenceError' || attempt >= 4) throw error;
+      }
+    }
   }
 
   async reload() {
