@@ -40,6 +40,7 @@ const LACKS: Partial<Record<Capability, string>> = {
   loopbackHosts: 'not implemented in the WebKit driver: MiniBrowser is started without a host-resolver setting',
   blockServiceWorkers: 'not implemented in the WebKit driver: MiniBrowser is started with service workers on',
   siteData: 'not implemented in the WebKit driver: MiniBrowser is started with its default cookie policy',
+  localNetworkAccess: 'WebKitGTK has no Local Network Access permission to refuse (a public page reaches localhost)',
   console:
     'WebDriver classic has no console log command, and MiniBrowser does not apply --enable-write-console-messages-to-stdout to the pages it opens for automation',
 };

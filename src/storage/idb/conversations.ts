@@ -5,8 +5,8 @@
  */
 import { unwrap, type IDBPDatabase } from 'idb';
 import type { AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
-import type { Change, Storage } from '../storage.js';
-import { commit, log, readChanges } from './transactions.js';
+import type { Change, OutboxInput, Storage } from '../storage.js';
+import { commit, log, queue, readChanges } from './transactions.js';
 
 type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
 
@@ -14,6 +14,7 @@ interface Create {
   conversation: NewConversation;
   messages: MessageRecord[];
   anchors?: AnchorRecord[];
+  outbox?: OutboxInput;
 }
 
 interface CreateJob extends Create {
@@ -38,7 +39,7 @@ const STORE_OF: Record<Exclude<Collection, 'conversation'>, 'messages' | 'assets
 /** Writes conversations with their messages in one transaction; the changes of each, in order. */
 async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[]): Promise<Change[][]> {
   const withAnchors = group.some(({ anchors }) => anchors?.length);
-  const tx = db.transaction(['conversations', 'messages', 'changes', ...(withAnchors ? (['anchors'] as const) : [])], 'readwrite');
+  const tx = db.transaction(['conversations', 'messages', 'changes', 'outbox', ...(withAnchors ? (['anchors'] as const) : [])], 'readwrite');
   // Records go through the plain stores: a failed add aborts the transaction (and `tx.done`)
   // by itself, without a promise per record.
   const conversations = unwrap(tx.objectStore('conversations'));
@@ -63,6 +64,8 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[]): Prom
     });
     for (const { messages: owned } of group) for (const message of owned) messages.add(message);
     if (withAnchors) for (const { anchors = [] } of group) for (const anchor of anchors) unwrap(tx.objectStore('anchors')).put(anchor);
+    // Queued in the order the creates are written (the order of their changes).
+    for (const { outbox } of group) if (outbox) yield queue(tx.objectStore('outbox'), outbox);
   });
   return changes;
 }
@@ -127,10 +130,11 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
   const create =
     options.groupCommit === false ? (job: Create) => createTogether(db, [job]).then(([changes]) => changes!) : groupCommit(db);
   return {
-    createConversation: (conversation, messages, anchors) => create({ conversation, messages, ...(anchors?.length ? { anchors } : {}) }),
+    createConversation: (conversation, messages, anchors, outbox) =>
+      create({ conversation, messages, ...(anchors?.length ? { anchors } : {}), ...(outbox ? { outbox } : {}) }),
 
-    async deleteConversation(id) {
-      const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors'], 'readwrite');
+    async deleteConversation(id, outbox) {
+      const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors', 'outbox'], 'readwrite');
       const conversation = await tx.objectStore('conversations').get(id);
       if (!conversation) {
         await tx.done;
@@ -161,12 +165,13 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
             ]),
           );
         yield tx.objectStore('conversations').delete(id);
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
       });
       return changes;
     },
 
-    async editConversation(target, edit) {
-      const tx = db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+    async editConversation(target, edit, outbox) {
+      const tx = db.transaction(['conversations', 'messages', 'changes', 'outbox'], 'readwrite');
       const messages = tx.objectStore('messages');
       const conversationId = 'conversation' in target ? target.conversation : (await messages.get(target.message))?.conversation;
       const record = conversationId === undefined ? undefined : await tx.objectStore('conversations').get(conversationId);
@@ -200,6 +205,7 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
           ],
           changes,
         );
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
       });
       const byId = new Map([...current.messages, ...put].map((m) => [m.id, m]));
       const state = { record: next, messages: next.messageIds.map((id) => byId.get(id)!).filter(Boolean) };
