@@ -117,7 +117,7 @@ interface Entry {
   kind: string;
   /** Term count per field. */
   lengths: number[];
-  /** The document's distinct terms (to remove its postings); null until needed for a loaded document. */
+  /** The document's distinct terms (to remove its postings); null for a loaded document (its postings are in the runs). */
   terms: string[] | null;
 }
 
@@ -133,14 +133,21 @@ export class RelevanceIndex {
   readonly #entries: Array<Entry | undefined> = [];
   readonly #free: number[] = [];
   readonly #slots = new Map<string, number>();
-  /** Term → slot → packed field counts. */
+  /** Term → slot → packed field counts (documents set since the index was made or loaded). */
   readonly #postings = new Map<string, Map<number, number>>();
   /**
-   * Postings of a loaded index (`load`) not yet needed: each term's run of (slot, packed)
-   * pairs in one array, made a Map the first time the term is searched or written.
+   * The postings of a loaded index (`load`), searched as they were stored: each term's run of
+   * (slot, packed) pairs, found by the term's number. The loaded documents hold the first slots;
+   * one removed leaves its pairs in the runs, skipped (`#loadedLive`), and its slot unused until saved.
    */
   #runs: Map<string, number> | null = null;
-  #packed: Uint32Array | null = null;
+  #offsets: Uint32Array | null = null;
+  #counts: Uint32Array | null = null;
+  #pairs: Uint32Array | null = null;
+  /** 1 for each loaded slot whose document is still in the index. */
+  #loadedLive: Uint8Array | null = null;
+  /** How many loaded documents were removed (their pairs are skipped). */
+  #loadedGone = 0;
   /** Sum of each field's length over every document (for the average). */
   readonly #totalLengths = FIELDS.map(() => 0);
 
@@ -169,7 +176,7 @@ export class RelevanceIndex {
     });
     const slot = this.#free.pop() ?? this.#entries.length;
     for (const [term, packed] of counts) {
-      let posting = this.#posting(term);
+      let posting = this.#postings.get(term);
       if (!posting) this.#postings.set(term, (posting = new Map()));
       posting.set(slot, packed);
     }
@@ -183,42 +190,43 @@ export class RelevanceIndex {
     const slot = this.#slots.get(id);
     if (slot === undefined) return false;
     const entry = this.#entries[slot]!;
-    if (!entry.terms) this.#unpackAll();
-    for (const term of entry.terms!) {
-      const posting = this.#postings.get(term)!;
-      posting.delete(slot);
-      if (posting.size === 0) this.#postings.delete(term);
+    if (entry.terms) {
+      for (const term of entry.terms) {
+        const posting = this.#postings.get(term)!;
+        posting.delete(slot);
+        if (posting.size === 0) this.#postings.delete(term);
+      }
+      this.#free.push(slot);
+    } else {
+      // A loaded document: its pairs stay in the runs, skipped from now on; its slot is not reused.
+      this.#loadedLive![slot] = 0;
+      this.#loadedGone++;
     }
     entry.lengths.forEach((length, f) => (this.#totalLengths[f]! -= length));
     this.#entries[slot] = undefined;
-    this.#free.push(slot);
     this.#slots.delete(id);
     return true;
   }
 
-  /** A term's postings, made from its packed run when the index was loaded and it was not needed yet. */
-  #posting(term: string): Map<number, number> | undefined {
-    const posting = this.#postings.get(term);
-    if (posting || !this.#runs) return posting;
-    const start = this.#runs.get(term);
-    if (start === undefined) return undefined;
-    this.#runs.delete(term);
-    const packed = this.#packed!;
-    const made = new Map<number, number>();
-    for (let at = start + 1, end = start + 1 + 2 * packed[start]!; at < end; at += 2) made.set(packed[at]!, packed[at + 1]!);
-    this.#postings.set(term, made);
-    return made;
+  /** Calls `each` with every (slot, packed counts) of a term's loaded run still in the index. */
+  #eachLoaded(term: string, each: (slot: number, packed: number) => void): void {
+    const t = this.#runs?.get(term);
+    if (t === undefined) return;
+    const pairs = this.#pairs!;
+    const live = this.#loadedLive!;
+    for (let at = 2 * this.#offsets![t]!, end = at + 2 * this.#counts![t]!; at < end; at += 2) {
+      if (live[pairs[at]!]) each(pairs[at]!, pairs[at + 1]!);
+    }
   }
 
-  /** Every packed run made a Map, and every loaded document given its terms (before a loaded document is removed). */
-  #unpackAll(): void {
-    if (this.#runs) for (const term of [...this.#runs.keys()]) this.#posting(term);
-    this.#runs = null;
-    this.#packed = null;
-    const terms = new Map<number, string[]>();
-    this.#entries.forEach((entry, slot) => entry && !entry.terms && terms.set(slot, (entry.terms = [])));
-    if (terms.size === 0) return;
-    for (const [term, posting] of this.#postings) for (const slot of posting.keys()) terms.get(slot)?.push(term);
+  /** How many documents hold a term. */
+  #frequency(term: string): number {
+    let count = this.#postings.get(term)?.size ?? 0;
+    const t = this.#runs?.get(term);
+    if (t === undefined) return count;
+    if (this.#loadedGone === 0) return count + this.#counts![t]!;
+    this.#eachLoaded(term, () => count++);
+    return count;
   }
 
   clear(): void {
@@ -226,8 +234,8 @@ export class RelevanceIndex {
     this.#free.length = 0;
     this.#slots.clear();
     this.#postings.clear();
-    this.#runs = null;
-    this.#packed = null;
+    this.#runs = this.#offsets = this.#counts = this.#pairs = this.#loadedLive = null;
+    this.#loadedGone = 0;
     this.#totalLengths.fill(0);
   }
 
@@ -236,66 +244,89 @@ export class RelevanceIndex {
    * loaded again with `RelevanceIndex.load`: the same documents, the same scores.
    */
   save(): IndexState {
-    this.#unpackAll();
     const live: number[] = [];
     this.#entries.forEach((entry, slot) => entry && live.push(slot));
     const renumber = new Int32Array(this.#entries.length).fill(-1);
     live.forEach((slot, i) => (renumber[slot] = i));
     const lengths = new Uint32Array(live.length * FIELDS.length);
     live.forEach((slot, i) => lengths.set(this.#entries[slot]!.lengths, i * FIELDS.length));
-    const terms: string[] = [];
-    const counts = new Uint32Array(this.#postings.size);
+    const terms = [...new Set([...(this.#runs?.keys() ?? []), ...this.#postings.keys()])];
+    const counts = new Uint32Array(terms.length);
+    const runs: Uint32Array[] = [];
     let total = 0;
-    for (const [term, posting] of this.#postings) {
-      counts[terms.length] = posting.size;
-      terms.push(term);
-      total += posting.size;
-    }
-    const postings = new Uint32Array(total * 2);
+    terms.forEach((term, t) => {
+      const run = new Uint32Array(2 * this.#frequency(term));
+      let at = 0;
+      const add = (slot: number, packed: number) => {
+        run[at++] = renumber[slot]!;
+        run[at++] = packed;
+      };
+      this.#eachLoaded(term, add);
+      for (const [slot, packed] of this.#postings.get(term) ?? []) add(slot, packed);
+      counts[t] = run.length / 2;
+      total += run.length;
+      runs.push(run);
+    });
+    const postings = new Uint32Array(total);
     let at = 0;
-    for (const posting of this.#postings.values()) {
-      for (const [slot, packed] of posting) {
-        postings[at++] = renumber[slot]!;
-        postings[at++] = packed;
-      }
+    for (const run of runs) {
+      postings.set(run, at);
+      at += run.length;
     }
+    // A term whose every document was removed is left out.
+    const kept = terms.map((_, t) => t).filter((t) => counts[t]! > 0);
     return {
       ids: live.map((slot) => this.#entries[slot]!.id),
       kinds: live.map((slot) => this.#entries[slot]!.kind),
       lengths,
-      terms,
-      counts,
+      terms: kept.length === terms.length ? terms : kept.map((t) => terms[t]!),
+      counts: kept.length === terms.length ? counts : Uint32Array.from(kept, (t) => counts[t]!),
       postings,
     };
   }
 
   /**
-   * An index from what `save` gave. Cheap: a term's postings are made when it is first
-   * searched or written, and a document's list of terms when one is first removed.
+   * An index from what `save` gave. Cheap: the postings are searched as they were stored;
+   * documents set later go beside them, and a loaded document removed is skipped.
+   * Throws when the state does not hold together (a kept index damaged), so that it is built afresh.
    */
   static load(state: IndexState): RelevanceIndex {
+    const documents = state.ids.length;
+    let total = 0;
+    for (const count of state.counts) total += count;
+    if (
+      state.kinds.length !== documents ||
+      state.lengths.length !== documents * FIELDS.length ||
+      state.counts.length !== state.terms.length ||
+      state.postings.length !== 2 * total
+    ) {
+      throw new Error('The kept index does not hold together (its documents, terms and postings disagree).');
+    }
     const index = new RelevanceIndex();
-    // One array of runs: each term's count, then its (slot, packed) pairs.
-    const packed = new Uint32Array(state.terms.length + state.postings.length);
+    const offsets = new Uint32Array(state.terms.length);
     const runs = new Map<string, number>();
     let from = 0;
-    let to = 0;
     state.terms.forEach((term, t) => {
-      const count = state.counts[t]!;
-      runs.set(term, to);
-      packed[to++] = count;
-      packed.set(state.postings.subarray(from, from + 2 * count), to);
-      from += 2 * count;
-      to += 2 * count;
+      runs.set(term, t);
+      offsets[t] = from;
+      from += state.counts[t]!;
     });
+    if (runs.size !== state.terms.length) throw new Error('The kept index holds a term twice.');
+    for (let at = 0; at < state.postings.length; at += 2) {
+      if (state.postings[at]! >= documents) throw new Error('The kept index names a document it does not hold.');
+    }
     index.#runs = runs;
-    index.#packed = packed;
+    index.#offsets = offsets;
+    index.#counts = state.counts;
+    index.#pairs = state.postings;
+    index.#loadedLive = new Uint8Array(documents).fill(1);
     state.ids.forEach((id, slot) => {
       const lengths = Array.from(state.lengths.subarray(slot * FIELDS.length, (slot + 1) * FIELDS.length));
       lengths.forEach((length, f) => (index.#totalLengths[f]! += length));
       index.#entries.push({ id, kind: state.kinds[slot]!, lengths, terms: null });
       index.#slots.set(id, slot);
     });
+    if (index.#slots.size !== documents) throw new Error('The kept index holds a document twice.');
     return index;
   }
 
@@ -311,13 +342,13 @@ export class RelevanceIndex {
     const scores = new Float64Array(this.#entries.length);
     const touched: number[] = [];
     for (const term of new Set(tokenize(query))) {
-      const posting = this.#posting(term);
-      if (!posting) continue;
-      const idf = Math.log(1 + (n - posting.size + 0.5) / (posting.size + 0.5));
-      for (const [slot, packed] of posting) {
+      const frequency = this.#frequency(term);
+      if (frequency === 0) continue;
+      const idf = Math.log(1 + (n - frequency + 0.5) / (frequency + 0.5));
+      const score = (slot: number, packed: number) => {
         const entry = this.#entries[slot]!;
-        if (kinds && !kinds.has(entry.kind)) continue;
-        if (options.ids && !options.ids.has(entry.id)) continue;
+        if (kinds && !kinds.has(entry.kind)) return;
+        if (options.ids && !options.ids.has(entry.id)) return;
         let tf = 0;
         for (let f = 0; f < 4; f++) {
           const count = (packed >>> (8 * f)) & MAX_COUNT;
@@ -325,7 +356,9 @@ export class RelevanceIndex {
         }
         if (scores[slot] === 0) touched.push(slot);
         scores[slot]! += (idf * tf) / (K1 + tf);
-      }
+      };
+      this.#eachLoaded(term, score);
+      for (const [slot, packed] of this.#postings.get(term) ?? []) score(slot, packed);
     }
     const hits: Hit[] = touched.map((slot) => {
       const entry = this.#entries[slot]!;
