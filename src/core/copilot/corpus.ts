@@ -10,9 +10,17 @@ import { byScore, RelevanceIndex, type Field, type IndexState } from '../relevan
 
 /** How long after its last change the assets' index is kept in the database. */
 export const KEEP_INDEX_AFTER_MS = 2_000;
+/** While changes keep coming, the index is kept at the latest this long after the first one not kept. */
+const KEEP_INDEX_WITHIN_MS = 10_000;
+/** Changed assets re-read one by one over a kept index, at most (or a quarter of it): beyond, every asset is read afresh. */
+const REREAD_AT_MOST = 1_000;
+/** Assets indexed between two turns of the event loop when the index is built. */
+const BUILD_SLICE = 500;
 
 /** The assets' index as kept in the database: the index, and the material of each document in its order. */
 interface KeptAssets {
+  /** The database it was made from (`Storage.identity`): one kept in another (a wiped store) is not used. */
+  identity: string;
   index: IndexState;
   names: string[];
   languages: string[];
@@ -81,9 +89,15 @@ export class Corpus {
   /** The last change announced of an asset (folded in once the changed assets are read again). */
   #announcedSeq = 0;
   #keepTimer: ReturnType<typeof setTimeout> | undefined;
-  #keeping = false;
+  /** When the first change not yet kept came. */
+  #keepDue = 0;
+  #keepRun: Promise<void> | null = null;
+  /** The last change of the index kept in the database, as far as this corpus knows (-1: none kept). */
+  #keptSeq = -1;
   /** Assets changed since they were last read. */
   readonly #dirtyAssets = new Set<string>();
+  /** The re-read of changed assets under way: a search waits for it before looking at what is left. */
+  #refreshing: Promise<void> | null = null;
   #messages: Promise<void> | null = null;
   /** Conversations changed since their messages were last read. */
   readonly #dirty = new Set<string>();
@@ -170,15 +184,24 @@ export class Corpus {
 
   /**
    * The assets' index: the one kept in the database and the changes since, when the change log
-   * still reaches back to it; else every asset, read and indexed (and kept a while later).
+   * still reaches back to it and it holds together; else every asset, read and indexed (and kept
+   * a while later). Also read afresh when more assets changed since it was kept than it is worth
+   * re-reading one by one.
    */
   async #readAssets(generation: number) {
-    const kept = await this.#storage.getSearchIndex('assets').catch(() => undefined);
-    if (kept && isKept(kept.value)) {
+    const [kept, identity] = await Promise.all([this.#storage.getSearchIndex('assets').catch(() => undefined), this.#storage.identity()]);
+    if (kept && isKept(kept.value) && kept.value.identity === identity) {
       const since = await this.#storage.changesSince(kept.seq, 'asset');
-      if (since.complete && generation === this.#generation) {
-        const { index, names, languages, descriptions, texts, textEnds } = kept.value;
-        this.#indexes.asset = RelevanceIndex.load(index);
+      const changed = new Set(since.changes.map((change) => change.id));
+      const { index, names, languages, descriptions, texts, textEnds } = kept.value;
+      let loaded: RelevanceIndex | undefined;
+      try {
+        loaded = RelevanceIndex.load(index);
+      } catch {
+        // Damaged: built afresh below.
+      }
+      if (loaded && since.complete && changed.size <= Math.max(REREAD_AT_MOST, index.ids.length / 4) && generation === this.#generation) {
+        this.#indexes.asset = loaded;
         index.ids.forEach((id, i) =>
           this.#materials.set(id, {
             id,
@@ -189,37 +212,65 @@ export class Corpus {
             ...(descriptions[i] ? { description: descriptions[i]! } : {}),
           }),
         );
-        for (const change of since.changes) this.#dirtyAssets.add(change.id);
+        for (const id of changed) this.#dirtyAssets.add(id);
         this.#assetsSeq = kept.seq;
+        this.#keptSeq = kept.seq;
         this.#announcedSeq = Math.max(this.#announcedSeq, since.seq);
         return;
       }
     }
     const { seq } = await this.#storage.listIds('asset');
     const assets = await this.#storage.listAssets();
+    // Indexed a slice at a time, so that other requests are answered meanwhile.
+    for (let at = 0; at < assets.length; at += BUILD_SLICE) {
+      if (at > 0) await new Promise((resolve) => setTimeout(resolve, 0));
+      if (generation !== this.#generation) return;
+      for (const asset of assets.slice(at, at + BUILD_SLICE)) this.#add(assetMaterial(asset));
+    }
     if (generation !== this.#generation) return;
-    for (const asset of assets) this.#add(assetMaterial(asset));
     this.#assetsSeq = seq;
     this.#keepLater();
   }
 
-  /** Keeps the assets' index in the database once no change came for a while. */
+  /**
+   * Keeps the assets' index in the database once no change came for a while (or at the latest
+   * KEEP_INDEX_WITHIN_MS after the first change not kept, while changes keep coming).
+   */
   #keepLater() {
+    const now = Date.now();
+    if (this.#keepTimer !== undefined && now - this.#keepDue > KEEP_INDEX_WITHIN_MS) return;
+    if (this.#keepTimer === undefined) this.#keepDue = now;
     clearTimeout(this.#keepTimer);
-    this.#keepTimer = setTimeout(() => void this.#keep(), KEEP_INDEX_AFTER_MS);
+    this.#keepTimer = setTimeout(() => {
+      this.#keepTimer = undefined;
+      void this.#keepOnce();
+    }, KEEP_INDEX_AFTER_MS);
     // A timer of its own never holds a process (Node) open.
     (this.#keepTimer as { unref?: () => void }).unref?.();
   }
 
+  /** One keep at a time: the one under way, or a new one. */
+  #keepOnce(): Promise<void> {
+    this.#keepRun ??= this.#keep().finally(() => (this.#keepRun = null));
+    return this.#keepRun;
+  }
+
+  /**
+   * Keeps the assets' index in the database: read (kept one and changes, or built) and brought up
+   * to date first, so that a worker that wrote assets and never searched leaves an index too.
+   */
   async #keep() {
-    if (this.#keeping || !this.#assets || this.#dirtyAssets.size) return;
-    this.#keeping = true;
+    let failed = false;
     try {
       const generation = this.#generation;
+      await this.#refreshAssets();
+      if (this.#dirtyAssets.size || this.#assetsSeq === this.#keptSeq || generation !== this.#generation) return;
+      const seq = this.#assetsSeq;
       const index = this.#indexes.asset.save();
       const materials = index.ids.map((id) => this.#materials.get(id)!);
       let end = 0;
       const value: KeptAssets = {
+        identity: await this.#storage.identity(),
         index,
         names: materials.map((m) => m.name ?? ''),
         languages: materials.map((m) => m.language ?? 'txt'),
@@ -227,18 +278,36 @@ export class Corpus {
         texts: materials.map((m) => m.text).join(''),
         textEnds: Uint32Array.from(materials, (m) => (end += m.text.length)),
       };
-      if (generation === this.#generation) await this.#storage.putSearchIndex('assets', { seq: this.#assetsSeq, value });
+      await this.#storage.putSearchIndex('assets', { seq, value });
+      if (generation === this.#generation) this.#keptSeq = seq;
     } catch {
       // Kept for speed only: a failed write (storage full, the database gone) costs a rebuild on the next start.
+      failed = true;
     } finally {
-      this.#keeping = false;
+      // Changes that came while it was kept are kept in their turn.
+      if (!failed && this.#assets && (this.#dirtyAssets.size || this.#assetsSeq !== this.#keptSeq)) this.#keepLater();
     }
   }
 
-  /** Re-reads the assets changed since the last read (an asset no longer stored leaves the index). */
+  /**
+   * Re-reads the assets changed since the last read (an asset no longer stored leaves the index).
+   * One re-read at a time: a search that comes while one is under way waits for it, then re-reads
+   * what changed since, so that it never misses a write made before it began.
+   */
   async #refreshAssets() {
     await this.#loadAssets();
+    while (this.#refreshing) await this.#refreshing.catch(() => {});
     if (this.#dirtyAssets.size === 0) return;
+    const run = this.#rereadAssets();
+    this.#refreshing = run;
+    try {
+      await run;
+    } finally {
+      if (this.#refreshing === run) this.#refreshing = null;
+    }
+  }
+
+  async #rereadAssets() {
     const changed = [...this.#dirtyAssets];
     const upTo = this.#announcedSeq;
     this.#dirtyAssets.clear();
@@ -262,6 +331,8 @@ export class Corpus {
     this.#announcedSeq = Math.max(this.#announcedSeq, seq);
     // Changes made while the first load reads are re-read after it too: the load may predate them.
     if (this.#assets) this.#dirtyAssets.add(id);
+    // Kept up to date even where nothing searches (loading it first), for the next start.
+    this.#keepLater();
   }
 
   /** A conversation or one of its messages was written or deleted. */
@@ -282,7 +353,10 @@ export class Corpus {
     this.#messages = null;
     this.#dirtyAssets.clear();
     clearTimeout(this.#keepTimer);
+    this.#keepTimer = undefined;
     this.#assetsSeq = 0;
+    this.#keptSeq = -1;
+    this.#refreshing = null;
     this.#dirty.clear();
     this.#byConversation.clear();
     this.#materials.clear();
@@ -317,7 +391,29 @@ export class Corpus {
   }
 }
 
+/** A kept value of the right shape whose documents and materials agree (else the index is built afresh). */
 function isKept(value: unknown): value is KeptAssets {
   const kept = value as KeptAssets | undefined;
-  return !!kept && Array.isArray(kept.names) && typeof kept.texts === 'string' && kept.textEnds instanceof Uint32Array && !!kept.index && kept.index.lengths instanceof Uint32Array;
+  if (!kept || typeof kept !== 'object' || typeof kept.identity !== 'string' || !kept.index || typeof kept.index !== 'object') return false;
+  const { index, names, languages, descriptions, texts, textEnds } = kept;
+  const documents = Array.isArray(index.ids) ? index.ids.length : -1;
+  return (
+    documents >= 0 &&
+    Array.isArray(index.kinds) &&
+    Array.isArray(index.terms) &&
+    index.lengths instanceof Uint32Array &&
+    index.counts instanceof Uint32Array &&
+    index.postings instanceof Uint32Array &&
+    Array.isArray(names) &&
+    names.length === documents &&
+    Array.isArray(languages) &&
+    languages.length === documents &&
+    Array.isArray(descriptions) &&
+    descriptions.length === documents &&
+    typeof texts === 'string' &&
+    textEnds instanceof Uint32Array &&
+    textEnds.length === documents &&
+    (documents === 0 ? texts.length === 0 : textEnds[documents - 1] === texts.length) &&
+    textEnds.every((end, i) => i === 0 || end >= textEnds[i - 1]!)
+  );
 }

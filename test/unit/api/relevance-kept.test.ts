@@ -56,4 +56,50 @@ describe('RelevanceIndex.save and load', () => {
     expect(loaded.size).toBe(0);
     expect(loaded.search('anything')).toEqual([]);
   });
+
+  it('ranks a loaded index whose loaded documents were removed and set again exactly as one built afresh', () => {
+    const docs = documents(200, 5);
+    const original = new RelevanceIndex();
+    for (const doc of docs) original.set(doc);
+    const loaded = RelevanceIndex.load(structuredClone(original.save()));
+    // Remove a fifth of the loaded documents, replace another fifth, add some.
+    const fresh = new RelevanceIndex();
+    const now = new Map(docs.map((doc) => [doc.id, doc]));
+    docs.forEach((doc, i) => {
+      if (i % 5 === 0) {
+        loaded.delete(doc.id);
+        now.delete(doc.id);
+      } else if (i % 5 === 1) {
+        const replaced = { ...doc, fields: { ...doc.fields, text: `${doc.fields.text} retry retry` } };
+        loaded.set(replaced);
+        now.set(doc.id, replaced);
+      }
+    });
+    const added = documents(20, 9).map((doc) => ({ ...doc, id: `new-${doc.id}` }));
+    for (const doc of added) {
+      loaded.set(doc);
+      now.set(doc.id, doc);
+    }
+    for (const doc of now.values()) fresh.set(doc);
+    expect(loaded.size).toBe(fresh.size);
+    expect(ranks(loaded)).toEqual(ranks(fresh));
+    // Saved and loaded again: still the same.
+    expect(ranks(RelevanceIndex.load(loaded.save()))).toEqual(ranks(fresh));
+  });
+
+  it('refuses a state that does not hold together', () => {
+    const index = new RelevanceIndex();
+    for (const doc of documents(30, 4)) index.set(doc);
+    const state = index.save();
+    const damaged = [
+      { ...state, postings: state.postings.subarray(0, state.postings.length - 2) },
+      { ...state, postings: state.postings.map((x, i) => (i === 0 ? 30 : x)) },
+      { ...state, terms: state.terms.map((t, i) => (i === 1 ? state.terms[0]! : t)) },
+      { ...state, lengths: state.lengths.subarray(4) },
+      { ...state, kinds: state.kinds.slice(1) },
+      { ...state, ids: state.ids.map((id, i) => (i === 1 ? state.ids[0]! : id)) },
+    ];
+    for (const bad of damaged) expect(() => RelevanceIndex.load(bad)).toThrow(/kept index/);
+    expect(() => RelevanceIndex.load(state)).not.toThrow();
+  });
 });

@@ -54,3 +54,143 @@ describe('the kept search index', () => {
     second.storage.close();
   });
 });
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function remove(service: { handle(request: Request): Promise<Response> }, id: string) {
+  expect((await service.handle(new Request(`${BASE}/assets/${id}/delete`, { method: 'POST' }))).status).toBeLessThan(300);
+}
+const idsOf = (answer: { iterable: Array<{ identifier: string }> }) => answer.iterable.map((s) => s.identifier);
+
+describe('the kept search index, kept with the writes', () => {
+  it('is kept after writes in a service that never searched, and loaded (not rebuilt) by the next start', async () => {
+    const name = `kept-writes-${Date.now()}-${counter++}`;
+    const first = await started(name);
+    const created: string[] = [];
+    for (const text of ['alpha kestrel', 'kestrel nest', 'nothing']) created.push((await first.call('/assets/create', seed(text))).id);
+    await wait(KEEP_INDEX_AFTER_MS + 500);
+    const { seq } = await first.storage.changesSince(0);
+    expect((await first.storage.getSearchIndex('assets'))?.seq).toBe(seq);
+    first.storage.close();
+
+    const second = await started(name);
+    const listAssets = vi.spyOn(second.storage, 'listAssets');
+    expect(idsOf(await second.call('/search/neural_code?query=kestrel'))).toEqual([created[0], created[1]].sort());
+    expect(listAssets).not.toHaveBeenCalled();
+    second.storage.close();
+  });
+
+  it('is built afresh when missing, damaged or from another database, and ranks as an index built afresh', async () => {
+    const name = `kept-damaged-${Date.now()}-${counter++}`;
+    const first = await started(name);
+    for (const text of ['retry with backoff', 'retry once', 'backoff table']) await first.call('/assets/create', seed(text));
+    const expected = await first.call('/search/full_text?query=retry%20backoff');
+    const expectedAny = await first.call('/search/neural_code?query=retry%20backoff');
+    await wait(KEEP_INDEX_AFTER_MS + 500);
+    const good = (await first.storage.getSearchIndex('assets'))!;
+    first.storage.close();
+    type Kept = { identity: string; index: { postings: Uint32Array; counts: Uint32Array; terms: string[] }; textEnds: Uint32Array; names: string[] };
+    const value = good.value as Kept;
+    const damaged: Array<[string, unknown]> = [
+      ['nothing kept', null],
+      ['not an index', 'garbage'],
+      ['postings cut short', { ...value, index: { ...value.index, postings: value.index.postings.subarray(0, value.index.postings.length - 2) } }],
+      ['a posting naming a document it does not hold', { ...value, index: { ...value.index, postings: value.index.postings.map((x, i) => (i === 0 ? 9_999 : x)) } }],
+      ['a term twice', { ...value, index: { ...value.index, terms: value.index.terms.map((t, i) => (i === 1 ? value.index.terms[0]! : t)) } }],
+      ['texts that do not add up', { ...value, textEnds: value.textEnds.map((x) => x + 1) }],
+      ['names missing', { ...value, names: value.names.slice(1) }],
+      ['another database', { ...value, identity: 'another' }],
+    ];
+    for (const [what, kept] of damaged) {
+      const storage = await openStorage({ name, initialData: sampleData() });
+      await storage.putSearchIndex('assets', { seq: good.seq, value: kept });
+      const service = createService({ storage });
+      const listAssets = vi.spyOn(storage, 'listAssets');
+      const all = await (await service.handle(new Request(`${BASE}/search/full_text?query=retry%20backoff`))).json();
+      const any = await (await service.handle(new Request(`${BASE}/search/neural_code?query=retry%20backoff`))).json();
+      expect(listAssets, what).toHaveBeenCalledTimes(1);
+      expect(all, what).toEqual(expected);
+      expect(any, what).toEqual(expectedAny);
+      storage.close();
+    }
+    // The last start rebuilt it and keeps it again, whole.
+    const last = await started(name);
+    await last.call('/search/neural_code?query=retry');
+    await wait(KEEP_INDEX_AFTER_MS + 500);
+    expect((await last.storage.getSearchIndex('assets'))?.value).toMatchObject({ identity: await last.storage.identity() });
+    last.storage.close();
+  });
+
+  it('is built afresh when the change log no longer reaches back to it (a write made since is found)', async () => {
+    const name = `kept-pruned-${Date.now()}-${counter++}`;
+    const first = await started(name);
+    await first.call('/assets/create', seed('plover one'));
+    await wait(KEEP_INDEX_AFTER_MS + 500);
+    expect(await first.storage.getSearchIndex('assets')).toBeDefined();
+    const later = await first.call('/assets/create', seed('plover two'));
+    first.storage.close();
+
+    const second = await started(name);
+    const changesSince = second.storage.changesSince.bind(second.storage);
+    vi.spyOn(second.storage, 'changesSince').mockImplementation(async (seq, collection) => ({ ...(await changesSince(seq, collection)), changes: [], complete: false }));
+    const listAssets = vi.spyOn(second.storage, 'listAssets');
+    expect(idsOf(await second.call('/search/neural_code?query=plover'))).toContain(later.id);
+    expect(listAssets).toHaveBeenCalledTimes(1);
+    second.storage.close();
+  });
+
+  it('answers a write at once and never a deleted asset, over a loaded index and across a stop before it was kept again', async () => {
+    const name = `kept-live-${Date.now()}-${counter++}`;
+    const first = await started(name);
+    const keptIds: string[] = [];
+    for (const text of ['godwit flats', 'godwit tide', 'godwit']) keptIds.push((await first.call('/assets/create', seed(text))).id);
+    await wait(KEEP_INDEX_AFTER_MS + 500);
+    first.storage.close();
+
+    const second = await started(name);
+    expect(idsOf(await second.call('/search/neural_code?query=godwit')).sort()).toEqual([...keptIds].sort());
+    const added = (await second.call('/assets/create', seed('godwit godwit godwit'))).id;
+    expect(idsOf(await second.call('/search/neural_code?query=godwit'))).toContain(added);
+    // A loaded asset deleted, and one added since: neither answers after its delete.
+    await remove(second.service, keptIds[0]!);
+    await remove(second.service, added);
+    const after = idsOf(await second.call('/search/neural_code?query=godwit'));
+    expect(after).not.toContain(keptIds[0]);
+    expect(after).not.toContain(added);
+    expect(after.sort()).toEqual(keptIds.slice(1).sort());
+    // Stopped at once (the index kept still has both): the next start reads the deletes from the change log.
+    second.storage.close();
+    const third = await started(name);
+    expect(idsOf(await third.call('/search/neural_code?query=godwit')).sort()).toEqual(keptIds.slice(1).sort());
+    expect(idsOf(await third.call('/search/full_text?query=flats'))).toEqual([]);
+    third.storage.close();
+  });
+
+  it('makes a search that comes while changed assets are being read again wait for them', async () => {
+    const name = `kept-race-${Date.now()}-${counter++}`;
+    const first = await started(name);
+    await first.call('/assets/create', seed('curlew one'));
+    await first.call('/search/neural_code?query=curlew');
+    const added = (await first.call('/assets/create', seed('curlew two'))).id;
+    const getAsset = first.storage.getAsset.bind(first.storage);
+    vi.spyOn(first.storage, 'getAsset').mockImplementation(async (id) => (await wait(100), getAsset(id)));
+    // Both begin after the write: the second must not answer before the first has read it.
+    const [one, two] = await Promise.all([first.call('/search/neural_code?query=curlew'), first.call('/search/neural_code?query=curlew')]);
+    expect(idsOf(one)).toContain(added);
+    expect(idsOf(two)).toContain(added);
+    first.storage.close();
+  });
+
+  it('breaks equal scores by id, the same in a loaded index as in a fresh one', async () => {
+    const name = `kept-ties-${Date.now()}-${counter++}`;
+    const first = await started(name);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await first.call('/assets/create', seed('sandpiper'))).id);
+    const fresh = await first.call('/search/neural_code?query=sandpiper');
+    expect(idsOf(fresh)).toEqual([...ids].sort());
+    await wait(KEEP_INDEX_AFTER_MS + 500);
+    first.storage.close();
+    const second = await started(name);
+    expect(await second.call('/search/neural_code?query=sandpiper')).toEqual(fresh);
+    second.storage.close();
+  });
+});
