@@ -116,7 +116,7 @@ interface Entry {
   id: string;
   kind: string;
   /** Term count per field. */
-  lengths: number[];
+  lengths: ArrayLike<number>;
   /** The document's distinct terms (to remove its postings); null for a loaded document (its postings are in the runs). */
   terms: string[] | null;
 }
@@ -129,18 +129,26 @@ const unpack = (packed: number, f: number) => (packed >>> (8 * f)) & MAX_COUNT;
 export const byScore = (a: Hit, b: Hit): number => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export class RelevanceIndex {
-  /** Documents by slot; a deleted document leaves a hole that the next one fills. */
+  /**
+   * Documents by slot; a deleted document leaves a hole that the next one fills. A loaded
+   * document's entry is made from `#loaded` when first needed.
+   */
   readonly #entries: Array<Entry | undefined> = [];
   readonly #free: number[] = [];
-  readonly #slots = new Map<string, number>();
+  /** Slot of each document by id; made from `#loaded` when first needed. */
+  #slots = new Map<string, number>();
+  #slotsMade = true;
+  #count = 0;
+  /** The documents of a loaded index, by slot (the first slots). */
+  #loaded: { ids: readonly string[]; kinds: readonly string[]; lengths: Uint32Array } | null = null;
   /** Term → slot → packed field counts (documents set since the index was made or loaded). */
   readonly #postings = new Map<string, Map<number, number>>();
   /**
    * The postings of a loaded index (`load`), searched as they were stored: each term's run of
-   * (slot, packed) pairs, found by the term's number. The loaded documents hold the first slots;
+   * (slot, packed) pairs, found by the term's number (its place in the sorted terms). The loaded documents hold the first slots;
    * one removed leaves its pairs in the runs, skipped (`#loadedLive`), and its slot unused until saved.
    */
-  #runs: Map<string, number> | null = null;
+  #terms: readonly string[] | null = null;
   #offsets: Uint32Array | null = null;
   #counts: Uint32Array | null = null;
   #pairs: Uint32Array | null = null;
@@ -152,11 +160,28 @@ export class RelevanceIndex {
   readonly #totalLengths = FIELDS.map(() => 0);
 
   get size(): number {
-    return this.#slots.size;
+    return this.#count;
   }
 
   has(id: string): boolean {
-    return this.#slots.has(id);
+    return this.#slotMap().has(id);
+  }
+
+  #slotMap(): Map<string, number> {
+    if (this.#slotsMade) return this.#slots;
+    this.#slotsMade = true;
+    this.#loaded!.ids.forEach((id, slot) => this.#loadedLive![slot] && this.#slots.set(id, slot));
+    return this.#slots;
+  }
+
+  /** The document in a slot (a loaded one's entry made the first time), or undefined. */
+  #entry(slot: number): Entry | undefined {
+    const entry = this.#entries[slot];
+    const loaded = this.#loaded;
+    if (entry || !loaded || slot >= loaded.ids.length || !this.#loadedLive![slot]) return entry;
+    const made: Entry = { id: loaded.ids[slot]!, kind: loaded.kinds[slot]!, lengths: loaded.lengths.subarray(slot * FIELDS.length, (slot + 1) * FIELDS.length), terms: null };
+    this.#entries[slot] = made;
+    return made;
   }
 
   /** Adds a document, replacing any document with the same id. */
@@ -182,14 +207,15 @@ export class RelevanceIndex {
     }
     lengths.forEach((length, f) => (this.#totalLengths[f]! += length));
     this.#entries[slot] = { id: document.id, kind: document.kind, lengths, terms: [...counts.keys()] };
-    this.#slots.set(document.id, slot);
+    this.#slotMap().set(document.id, slot);
+    this.#count++;
   }
 
   /** Removes a document; false when there was none with that id. */
   delete(id: string): boolean {
-    const slot = this.#slots.get(id);
+    const slot = this.#slotMap().get(id);
     if (slot === undefined) return false;
-    const entry = this.#entries[slot]!;
+    const entry = this.#entry(slot)!;
     if (entry.terms) {
       for (const term of entry.terms) {
         const posting = this.#postings.get(term)!;
@@ -202,16 +228,33 @@ export class RelevanceIndex {
       this.#loadedLive![slot] = 0;
       this.#loadedGone++;
     }
-    entry.lengths.forEach((length, f) => (this.#totalLengths[f]! -= length));
+    for (let f = 0; f < FIELDS.length; f++) this.#totalLengths[f]! -= entry.lengths[f]!;
     this.#entries[slot] = undefined;
     this.#slots.delete(id);
+    this.#count--;
     return true;
+  }
+
+  /** The number of a term of the loaded index (binary search of its sorted terms), or -1. */
+  #run(term: string): number {
+    const terms = this.#terms;
+    if (!terms) return -1;
+    let low = 0;
+    let high = terms.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >>> 1;
+      const at = terms[mid]!;
+      if (at === term) return mid;
+      if (at < term) low = mid + 1;
+      else high = mid - 1;
+    }
+    return -1;
   }
 
   /** Calls `each` with every (slot, packed counts) of a term's loaded run still in the index. */
   #eachLoaded(term: string, each: (slot: number, packed: number) => void): void {
-    const t = this.#runs?.get(term);
-    if (t === undefined) return;
+    const t = this.#run(term);
+    if (t < 0) return;
     const pairs = this.#pairs!;
     const live = this.#loadedLive!;
     for (let at = 2 * this.#offsets![t]!, end = at + 2 * this.#counts![t]!; at < end; at += 2) {
@@ -222,8 +265,8 @@ export class RelevanceIndex {
   /** How many documents hold a term. */
   #frequency(term: string): number {
     let count = this.#postings.get(term)?.size ?? 0;
-    const t = this.#runs?.get(term);
-    if (t === undefined) return count;
+    const t = this.#run(term);
+    if (t < 0) return count;
     if (this.#loadedGone === 0) return count + this.#counts![t]!;
     this.#eachLoaded(term, () => count++);
     return count;
@@ -233,8 +276,11 @@ export class RelevanceIndex {
     this.#entries.length = 0;
     this.#free.length = 0;
     this.#slots.clear();
+    this.#slotsMade = true;
+    this.#count = 0;
+    this.#loaded = null;
     this.#postings.clear();
-    this.#runs = this.#offsets = this.#counts = this.#pairs = this.#loadedLive = null;
+    this.#terms = this.#offsets = this.#counts = this.#pairs = this.#loadedLive = null;
     this.#loadedGone = 0;
     this.#totalLengths.fill(0);
   }
@@ -245,12 +291,13 @@ export class RelevanceIndex {
    */
   save(): IndexState {
     const live: number[] = [];
-    this.#entries.forEach((entry, slot) => entry && live.push(slot));
+    for (let slot = 0; slot < this.#entries.length; slot++) if (this.#entry(slot)) live.push(slot);
     const renumber = new Int32Array(this.#entries.length).fill(-1);
     live.forEach((slot, i) => (renumber[slot] = i));
     const lengths = new Uint32Array(live.length * FIELDS.length);
-    live.forEach((slot, i) => lengths.set(this.#entries[slot]!.lengths, i * FIELDS.length));
-    const terms = [...new Set([...(this.#runs?.keys() ?? []), ...this.#postings.keys()])];
+    live.forEach((slot, i) => lengths.set(this.#entries[slot]!.lengths as ArrayLike<number>, i * FIELDS.length));
+    // Sorted, so that a loaded index finds a term by binary search (no table to build).
+    const terms = [...new Set([...(this.#terms ?? []), ...this.#postings.keys()])].sort();
     const counts = new Uint32Array(terms.length);
     const runs: Uint32Array[] = [];
     let total = 0;
@@ -292,47 +339,41 @@ export class RelevanceIndex {
    */
   static load(state: IndexState): RelevanceIndex {
     const documents = state.ids.length;
-    let total = 0;
-    for (const count of state.counts) total += count;
-    if (
-      state.kinds.length !== documents ||
-      state.lengths.length !== documents * FIELDS.length ||
-      state.counts.length !== state.terms.length ||
-      state.postings.length !== 2 * total
-    ) {
-      throw new Error('The kept index does not hold together (its documents, terms and postings disagree).');
-    }
+    const disagree = () => new Error('The kept index does not hold together (its documents, terms and postings disagree).');
+    if (state.kinds.length !== documents || state.lengths.length !== documents * FIELDS.length || state.counts.length !== state.terms.length) throw disagree();
     const index = new RelevanceIndex();
     const offsets = new Uint32Array(state.terms.length);
-    const runs = new Map<string, number>();
     let from = 0;
-    state.terms.forEach((term, t) => {
-      runs.set(term, t);
+    for (let t = 0; t < state.terms.length; t++) {
+      if (t > 0 && !(state.terms[t - 1]! < state.terms[t]!)) throw new Error('The kept index holds its terms out of order or twice.');
       offsets[t] = from;
       from += state.counts[t]!;
-    });
-    if (runs.size !== state.terms.length) throw new Error('The kept index holds a term twice.');
-    for (let at = 0; at < state.postings.length; at += 2) {
-      if (state.postings[at]! >= documents) throw new Error('The kept index names a document it does not hold.');
     }
-    index.#runs = runs;
+    if (state.postings.length !== 2 * from) throw disagree();
+    index.#terms = state.terms;
     index.#offsets = offsets;
     index.#counts = state.counts;
     index.#pairs = state.postings;
     index.#loadedLive = new Uint8Array(documents).fill(1);
-    state.ids.forEach((id, slot) => {
-      const lengths = Array.from(state.lengths.subarray(slot * FIELDS.length, (slot + 1) * FIELDS.length));
-      lengths.forEach((length, f) => (index.#totalLengths[f]! += length));
-      index.#entries.push({ id, kind: state.kinds[slot]!, lengths, terms: null });
-      index.#slots.set(id, slot);
-    });
-    if (index.#slots.size !== documents) throw new Error('The kept index holds a document twice.');
+    const { ids, kinds, lengths } = state;
+    const totals = index.#totalLengths;
+    for (let at = 0; at < lengths.length; at += 4) {
+      totals[0]! += lengths[at]!;
+      totals[1]! += lengths[at + 1]!;
+      totals[2]! += lengths[at + 2]!;
+      totals[3]! += lengths[at + 3]!;
+    }
+    // Entries and the id table are made when first needed (most searches need neither).
+    index.#loaded = { ids, kinds, lengths };
+    index.#entries.length = documents;
+    index.#slotsMade = documents === 0;
+    index.#count = documents;
     return index;
   }
 
   /** Documents matching the query, best first (ties by id), each with its BM25F score. */
   search(query: string, options: SearchOptions = {}): Hit[] {
-    const n = this.#slots.size;
+    const n = this.#count;
     if (n === 0) return [];
     const kinds = options.kinds ? new Set(options.kinds) : null;
     // Per field: its weight, and the two terms of its length normalisation.
@@ -341,18 +382,30 @@ export class RelevanceIndex {
     const perLength = FIELDS.map((field, f) => B[field] / (this.#totalLengths[f]! / n || 1));
     const scores = new Float64Array(this.#entries.length);
     const touched: number[] = [];
+    // A loaded document is read from the loaded arrays (no entry made for it).
+    const loaded = this.#loaded;
+    const loadedCount = loaded?.ids.length ?? 0;
+    const idOf = (slot: number) => (slot < loadedCount ? loaded!.ids[slot]! : this.#entries[slot]!.id);
+    const kindOf = (slot: number) => (slot < loadedCount ? loaded!.kinds[slot]! : this.#entries[slot]!.kind);
     for (const term of new Set(tokenize(query))) {
       const frequency = this.#frequency(term);
       if (frequency === 0) continue;
       const idf = Math.log(1 + (n - frequency + 0.5) / (frequency + 0.5));
       const score = (slot: number, packed: number) => {
-        const entry = this.#entries[slot]!;
-        if (kinds && !kinds.has(entry.kind)) return;
-        if (options.ids && !options.ids.has(entry.id)) return;
+        if (kinds && !kinds.has(kindOf(slot))) return;
+        if (options.ids && !options.ids.has(idOf(slot))) return;
+        let lengths: ArrayLike<number>;
+        let base = 0;
+        if (slot < loadedCount) {
+          lengths = loaded!.lengths;
+          base = slot * FIELDS.length;
+        } else {
+          lengths = this.#entries[slot]!.lengths;
+        }
         let tf = 0;
         for (let f = 0; f < 4; f++) {
           const count = (packed >>> (8 * f)) & MAX_COUNT;
-          if (count !== 0) tf += (weights[f]! * count) / (fixed[f]! + perLength[f]! * entry.lengths[f]!);
+          if (count !== 0) tf += (weights[f]! * count) / (fixed[f]! + perLength[f]! * lengths[base + f]!);
         }
         if (scores[slot] === 0) touched.push(slot);
         scores[slot]! += (idf * tf) / (K1 + tf);
@@ -360,12 +413,27 @@ export class RelevanceIndex {
       this.#eachLoaded(term, score);
       for (const [slot, packed] of this.#postings.get(term) ?? []) score(slot, packed);
     }
-    const hits: Hit[] = touched.map((slot) => {
-      const entry = this.#entries[slot]!;
-      return { id: entry.id, kind: entry.kind, score: scores[slot]! };
-    });
-    hits.sort(byScore);
-    return options.limit === undefined ? hits : hits.slice(0, options.limit);
+    // Best first, equal scores by id; with a limit, only the best are kept (no whole sort).
+    const better = (a: number, b: number) => scores[a]! > scores[b]! || (scores[a] === scores[b] && idOf(a) < idOf(b));
+    let order: number[];
+    const limit = options.limit;
+    if (limit !== undefined && limit < touched.length) {
+      order = [];
+      if (limit > 0) {
+        for (const slot of touched) {
+          if (order.length === limit && !better(slot, order[limit - 1]!)) continue;
+          let at = Math.min(order.length, limit - 1);
+          while (at > 0 && better(slot, order[at - 1]!)) {
+            order[at] = order[at - 1]!;
+            at--;
+          }
+          order[at] = slot;
+        }
+      }
+    } else {
+      order = touched.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
+    }
+    return order.map((slot) => ({ id: idOf(slot), kind: kindOf(slot), score: scores[slot]! }));
   }
 }
 

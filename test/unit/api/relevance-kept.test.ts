@@ -93,13 +93,27 @@ describe('RelevanceIndex.save and load', () => {
     const state = index.save();
     const damaged = [
       { ...state, postings: state.postings.subarray(0, state.postings.length - 2) },
-      { ...state, postings: state.postings.map((x, i) => (i === 0 ? 30 : x)) },
+      { ...state, terms: [...state.terms].reverse() },
       { ...state, terms: state.terms.map((t, i) => (i === 1 ? state.terms[0]! : t)) },
       { ...state, lengths: state.lengths.subarray(4) },
       { ...state, kinds: state.kinds.slice(1) },
-      { ...state, ids: state.ids.map((id, i) => (i === 1 ? state.ids[0]! : id)) },
+      { ...state, counts: state.counts.map((x, i) => (i === 0 ? x + 1 : x)) },
     ];
     for (const bad of damaged) expect(() => RelevanceIndex.load(bad)).toThrow(/kept index/);
     expect(() => RelevanceIndex.load(state)).not.toThrow();
+  });
+
+  it('keeps with a limit exactly the first hits of the whole ranking (ties by id), loaded or not', () => {
+    const index = new RelevanceIndex();
+    // Many equal scores: the same few words in documents of the same length.
+    for (const doc of documents(150, 8)) index.set({ ...doc, fields: { text: doc.fields.description } });
+    index.set({ id: 'doc-zz', kind: 'asset', fields: { text: 'retry backoff' } });
+    const loaded = RelevanceIndex.load(structuredClone(index.save()));
+    for (const each of [index, loaded]) {
+      for (const query of QUERIES) {
+        const all = each.search(query);
+        for (const limit of [0, 1, 3, 10, all.length + 1]) expect(each.search(query, { limit })).toEqual(all.slice(0, limit));
+      }
+    }
   });
 });
