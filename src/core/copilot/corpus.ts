@@ -6,7 +6,7 @@
 import type { MessageRecord } from '../../storage/schema.js';
 import type { Storage, StoredAsset } from '../../storage/storage.js';
 import { assetMaterialOf } from '../models/asset.js';
-import { byScore, RelevanceIndex, type Field, type IndexState } from '../relevance.js';
+import { byScore, RelevanceIndex, type Field, type Hit, type IndexState } from '../relevance.js';
 
 /** How long after its last change the assets' index is kept in the database. */
 export const KEEP_INDEX_AFTER_MS = 2_000;
@@ -17,14 +17,25 @@ const REREAD_AT_MOST = 1_000;
 /** Assets indexed between two turns of the event loop when the index is built. */
 const BUILD_SLICE = 500;
 
-/** The assets' index as kept in the database: the index, and the material of each document in its order. */
+/**
+ * The assets' index as kept in the database (`assets`): the index, and the material of each document
+ * in its order but the texts, kept beside it (`assets:texts`) so that both are read at once and
+ * the index is loaded while the texts still arrive. The two carry the same `stamp`.
+ */
 interface KeptAssets {
   /** The database it was made from (`Storage.identity`): one kept in another (a wiped store) is not used. */
   identity: string;
+  /** Made afresh each time the index is kept; its texts carry the same. */
+  stamp: string;
   index: IndexState;
   names: string[];
   languages: string[];
   descriptions: Array<string | null>;
+}
+
+/** The texts of a kept index's documents, in its order. */
+interface KeptTexts {
+  stamp: string;
   /** Every document's text, joined (one string reads back faster than thousands), and where each ends. */
   texts: string;
   textEnds: Uint32Array;
@@ -189,19 +200,25 @@ export class Corpus {
    * re-reading one by one.
    */
   async #readAssets(generation: number) {
+    // Both read at once: the index is loaded while the texts arrive.
+    const keptTexts = this.#storage.getSearchIndex('assets:texts').catch(() => undefined);
     const [kept, identity] = await Promise.all([this.#storage.getSearchIndex('assets').catch(() => undefined), this.#storage.identity()]);
     if (kept && isKept(kept.value) && kept.value.identity === identity) {
-      const since = await this.#storage.changesSince(kept.seq, 'asset');
-      const changed = new Set(since.changes.map((change) => change.id));
-      const { index, names, languages, descriptions, texts, textEnds } = kept.value;
+      const reading = this.#storage.changesSince(kept.seq, 'asset');
+      const { index, names, languages, descriptions, stamp } = kept.value;
       let loaded: RelevanceIndex | undefined;
       try {
         loaded = RelevanceIndex.load(index);
       } catch {
         // Damaged: built afresh below.
       }
-      if (loaded && since.complete && changed.size <= Math.max(REREAD_AT_MOST, index.ids.length / 4) && generation === this.#generation) {
+      const since = await reading;
+      const changed = new Set(since.changes.map((change) => change.id));
+      const textsValue = loaded && (await keptTexts)?.value;
+      const keptText = isKeptTexts(textsValue, stamp, index.ids.length) ? textsValue : undefined;
+      if (loaded && keptText && since.complete && changed.size <= Math.max(REREAD_AT_MOST, index.ids.length / 4) && generation === this.#generation) {
         this.#indexes.asset = loaded;
+        const { texts, textEnds } = keptText;
         index.ids.forEach((id, i) =>
           this.#materials.set(id, {
             id,
@@ -269,15 +286,22 @@ export class Corpus {
       const index = this.#indexes.asset.save();
       const materials = index.ids.map((id) => this.#materials.get(id)!);
       let end = 0;
+      const stamp = crypto.randomUUID();
+      const texts: KeptTexts = {
+        stamp,
+        texts: materials.map((m) => m.text).join(''),
+        textEnds: Uint32Array.from(materials, (m) => (end += m.text.length)),
+      };
       const value: KeptAssets = {
         identity: await this.#storage.identity(),
+        stamp,
         index,
         names: materials.map((m) => m.name ?? ''),
         languages: materials.map((m) => m.language ?? 'txt'),
         descriptions: materials.map((m) => m.description ?? null),
-        texts: materials.map((m) => m.text).join(''),
-        textEnds: Uint32Array.from(materials, (m) => (end += m.text.length)),
       };
+      // The texts first: an index is used only with texts of its own stamp.
+      await this.#storage.putSearchIndex('assets:texts', { seq, value: texts });
       await this.#storage.putSearchIndex('assets', { seq, value });
       if (generation === this.#generation) this.#keptSeq = seq;
     } catch {
@@ -371,17 +395,30 @@ export class Corpus {
 
   /** Ranks stored material against the query: best first, ties by id. */
   async search(query: string, options: CorpusSearch = {}): Promise<Ranked[]> {
+    const hits = await this.hits(query, options);
+    hits.sort(byScore);
+    return this.material(hits.slice(0, options.limit));
+  }
+
+  /**
+   * The hits of `search` without their material, in no particular order (at most `limit`, the
+   * best): for combining several searches before making the material of the few kept.
+   */
+  async hits(query: string, options: CorpusSearch = {}): Promise<Hit[]> {
     const assets = options.assets ?? true;
     const messages = options.messages ?? false;
     await this.#sameDatabase();
     await Promise.all([assets ? this.#refreshAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
-    const search = { ids: options.ids, limit: options.limit };
-    const hits = [
+    const search = { ids: options.ids, limit: options.limit, unordered: true };
+    return [
       ...(assets ? this.#indexes.asset.search(query, search) : []),
       ...(messages ? this.#indexes.message.search(query, search) : []),
     ];
-    hits.sort(byScore);
-    return hits.slice(0, options.limit).map((hit) => ({ ...this.#materials.get(hit.id)!, score: hit.score }));
+  }
+
+  /** The material of hits (from `hits`, in the same turn), with their scores, in their order. */
+  material(hits: readonly Hit[]): Ranked[] {
+    return hits.map((hit) => ({ ...this.#materials.get(hit.id)!, score: hit.score }));
   }
 
   /** Loads the given kinds so that `get` finds them. */
@@ -394,8 +431,8 @@ export class Corpus {
 /** A kept value of the right shape whose documents and materials agree (else the index is built afresh). */
 function isKept(value: unknown): value is KeptAssets {
   const kept = value as KeptAssets | undefined;
-  if (!kept || typeof kept !== 'object' || typeof kept.identity !== 'string' || !kept.index || typeof kept.index !== 'object') return false;
-  const { index, names, languages, descriptions, texts, textEnds } = kept;
+  if (!kept || typeof kept !== 'object' || typeof kept.identity !== 'string' || typeof kept.stamp !== 'string' || !kept.index || typeof kept.index !== 'object') return false;
+  const { index, names, languages, descriptions } = kept;
   const documents = Array.isArray(index.ids) ? index.ids.length : -1;
   return (
     documents >= 0 &&
@@ -409,11 +446,17 @@ function isKept(value: unknown): value is KeptAssets {
     Array.isArray(languages) &&
     languages.length === documents &&
     Array.isArray(descriptions) &&
-    descriptions.length === documents &&
-    typeof texts === 'string' &&
-    textEnds instanceof Uint32Array &&
-    textEnds.length === documents &&
-    (documents === 0 ? texts.length === 0 : textEnds[documents - 1] === texts.length) &&
-    textEnds.every((end, i) => i === 0 || end >= textEnds[i - 1]!)
+    descriptions.length === documents
   );
+}
+
+/** The texts kept with an index of that stamp, one per document, that add up. */
+function isKeptTexts(value: unknown, stamp: string, documents: number): value is KeptTexts {
+  const kept = value as KeptTexts | undefined;
+  if (!kept || typeof kept !== 'object' || kept.stamp !== stamp || typeof kept.texts !== 'string') return false;
+  const { texts, textEnds } = kept;
+  if (!(textEnds instanceof Uint32Array) || textEnds.length !== documents) return false;
+  if (documents === 0 ? texts.length !== 0 : textEnds[documents - 1] !== texts.length) return false;
+  for (let i = 1; i < documents; i++) if (textEnds[i]! < textEnds[i - 1]!) return false;
+  return true;
 }

@@ -87,22 +87,28 @@ describe('the kept search index, kept with the writes', () => {
     const expectedAny = await first.call('/search/neural_code?query=retry%20backoff');
     await wait(KEEP_INDEX_AFTER_MS + 500);
     const good = (await first.storage.getSearchIndex('assets'))!;
+    const goodTexts = (await first.storage.getSearchIndex('assets:texts'))!;
     first.storage.close();
-    type Kept = { identity: string; index: { postings: Uint32Array; counts: Uint32Array; terms: string[] }; textEnds: Uint32Array; names: string[] };
+    type Kept = { identity: string; stamp: string; index: { postings: Uint32Array; counts: Uint32Array; terms: string[] }; names: string[] };
+    type Texts = { stamp: string; texts: string; textEnds: Uint32Array };
     const value = good.value as Kept;
-    const damaged: Array<[string, unknown]> = [
+    const texts = goodTexts.value as Texts;
+    const damaged: Array<[string, unknown, unknown?]> = [
       ['nothing kept', null],
       ['not an index', 'garbage'],
       ['postings cut short', { ...value, index: { ...value.index, postings: value.index.postings.subarray(0, value.index.postings.length - 2) } }],
       ['terms out of order', { ...value, index: { ...value.index, terms: [...value.index.terms].reverse() } }],
       ['a term twice', { ...value, index: { ...value.index, terms: value.index.terms.map((t, i) => (i === 1 ? value.index.terms[0]! : t)) } }],
-      ['texts that do not add up', { ...value, textEnds: value.textEnds.map((x) => x + 1) }],
       ['names missing', { ...value, names: value.names.slice(1) }],
       ['another database', { ...value, identity: 'another' }],
+      ['texts missing', value, null],
+      ['texts of another keep', value, { ...texts, stamp: 'another' }],
+      ['texts that do not add up', value, { ...texts, textEnds: texts.textEnds.map((x) => x + 1) }],
     ];
-    for (const [what, kept] of damaged) {
+    for (const [what, kept, keptTexts = texts] of damaged) {
       const storage = await openStorage({ name, initialData: sampleData() });
       await storage.putSearchIndex('assets', { seq: good.seq, value: kept });
+      await storage.putSearchIndex('assets:texts', { seq: good.seq, value: keptTexts });
       const service = createService({ storage });
       const listAssets = vi.spyOn(storage, 'listAssets');
       const all = await (await service.handle(new Request(`${BASE}/search/full_text?query=retry%20backoff`))).json();
