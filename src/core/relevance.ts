@@ -32,8 +32,10 @@ export interface SearchOptions {
   kinds?: readonly string[];
   /** Only documents with these ids; default every document. */
   ids?: ReadonlySet<string>;
-  /** At most this many hits; default all. */
+  /** At most this many hits (the best); default all. */
   limit?: number;
+  /** The hits in no particular order (their scores as ever): for a caller that combines several searches. */
+  unordered?: boolean;
 }
 
 const STOP_WORDS = new Set(
@@ -417,7 +419,9 @@ export class RelevanceIndex {
     const better = (a: number, b: number) => scores[a]! > scores[b]! || (scores[a] === scores[b] && idOf(a) < idOf(b));
     let order: number[];
     const limit = options.limit;
-    if (limit !== undefined && limit < touched.length) {
+    if (options.unordered && (limit === undefined || limit >= touched.length)) {
+      order = touched;
+    } else if (limit !== undefined && limit < touched.length) {
       order = [];
       if (limit > 0) {
         for (const slot of touched) {
