@@ -14,13 +14,16 @@ export const KEEP_INDEX_AFTER_MS = 2_000;
 const KEEP_INDEX_WITHIN_MS = 10_000;
 /** Changed assets re-read one by one over a kept index, at most (or a quarter of it): beyond, every asset is read afresh. */
 const REREAD_AT_MOST = 1_000;
+/** Documents whose texts are kept in one record (about 256 KB of 1 KB snippets). */
+const TEXT_CHUNK = 256;
 /** Assets indexed between two turns of the event loop when the index is built. */
 const BUILD_SLICE = 500;
 
 /**
  * The assets' index as kept in the database (`assets`): the index, and the material of each document
- * in its order but the texts, kept beside it (`assets:texts`) so that both are read at once and
- * the index is loaded while the texts still arrive. The two carry the same `stamp`.
+ * in its order but the texts, kept beside it in chunks of TEXT_CHUNK documents (`assets:texts:0`,
+ * `assets:texts:1`…), each read when one of its texts is first needed (a search's hits), so that a
+ * start reads the index alone. All carry the same `stamp`.
  */
 interface KeptAssets {
   /** The database it was made from (`Storage.identity`): one kept in another (a wiped store) is not used. */
@@ -31,14 +34,23 @@ interface KeptAssets {
   names: string[];
   languages: string[];
   descriptions: Array<string | null>;
+  /** How many chunks of texts. */
+  textChunks: number;
 }
 
-/** The texts of a kept index's documents, in its order. */
+/** The texts of a chunk of a kept index's documents, in its order. */
 interface KeptTexts {
   stamp: string;
   /** Every document's text, joined (one string reads back faster than thousands), and where each ends. */
   texts: string;
   textEnds: Uint32Array;
+}
+
+/** The kept documents whose text was not read yet: where each is in the kept index, and the chunks read or being read. */
+interface Unread {
+  positions: Map<string, number>;
+  kept: KeptAssets;
+  chunks: Array<Promise<void> | undefined>;
 }
 
 export interface Material {
@@ -94,6 +106,13 @@ export class Corpus {
   /** One index per kind, so that an asset's score depends on the assets alone. */
   readonly #indexes = { asset: new RelevanceIndex(), message: new RelevanceIndex() };
   readonly #materials = new Map<string, Material>();
+  /**
+   * The documents of the kept index whose text was not read yet (not in `#materials`): where each
+   * is in the kept index, what it holds, and the chunks of texts read or being read.
+   */
+  #unread: Unread | null = null;
+  /** How many chunks of texts the database holds (those beyond a new keep's are emptied). */
+  #keptChunks = 0;
   #assets: Promise<void> | null = null;
   /** The last change the assets' index reflects (once every changed asset was read again). */
   #assetsSeq = 0;
@@ -123,15 +142,76 @@ export class Corpus {
   }
 
   #add(material: Material) {
+    // Newer than any kept text of it.
+    if (material.kind === 'asset') this.#unread?.positions.delete(material.id);
     this.#materials.set(material.id, material);
     this.#indexes[material.kind].set({ id: material.id, kind: material.kind, fields: fields(material) });
   }
 
   #remove(id: string) {
     const material = this.#materials.get(id);
-    if (!material) return;
-    this.#materials.delete(id);
-    this.#indexes[material.kind].delete(id);
+    if (material) {
+      this.#materials.delete(id);
+      this.#indexes[material.kind].delete(id);
+    } else if (this.#unread?.positions.delete(id)) {
+      this.#indexes.asset.delete(id);
+    }
+  }
+
+  /** Reads the kept texts of these documents (those not read yet), so that their material is known. */
+  async #readTexts(ids: Iterable<string>): Promise<void> {
+    const unread = this.#unread;
+    if (!unread) return;
+    const wanted = new Set<number>();
+    for (const id of ids) {
+      const position = unread.positions.get(id);
+      if (position !== undefined) wanted.add(Math.floor(position / TEXT_CHUNK));
+    }
+    await Promise.all([...wanted].map((chunk) => (unread.chunks[chunk] ??= this.#readChunk(unread, chunk))));
+  }
+
+  /**
+   * One chunk of kept texts made material. A chunk missing or not of the index's stamp (a keep
+   * cut short): its assets are read from the store instead, one by one (an asset gone leaves the index).
+   */
+  async #readChunk(unread: Unread, chunk: number): Promise<void> {
+    const { kept, positions } = unread;
+    const from = chunk * TEXT_CHUNK;
+    const count = Math.min(TEXT_CHUNK, kept.index.ids.length - from);
+    try {
+      const record = await this.#storage.getSearchIndex(`assets:texts:${chunk}`).catch(() => undefined);
+      if (this.#unread !== unread) return;
+      const value = record?.value;
+      if (isKeptTexts(value, kept.stamp, count)) {
+        for (let i = 0; i < count; i++) {
+          const id = kept.index.ids[from + i]!;
+          if (positions.get(id) !== from + i) continue;
+          positions.delete(id);
+          this.#materials.set(id, {
+            id,
+            kind: 'asset',
+            name: kept.names[from + i]!,
+            language: kept.languages[from + i]!,
+            text: value.texts.slice(i ? value.textEnds[i - 1]! : 0, value.textEnds[i]!),
+            ...(kept.descriptions[from + i] ? { description: kept.descriptions[from + i]! } : {}),
+          });
+        }
+        return;
+      }
+      const ids = kept.index.ids.slice(from, from + count).filter((id, i) => positions.get(id) === from + i);
+      const assets = await Promise.all(ids.map((id) => this.#storage.getAsset(id)));
+      if (this.#unread !== unread) return;
+      ids.forEach((id, i) => {
+        // Written or removed meanwhile: that is newer.
+        if (!positions.has(id)) return;
+        const asset = assets[i];
+        if (asset) this.#add(assetMaterial(asset));
+        else this.#remove(id);
+      });
+    } catch (error) {
+      unread.chunks[chunk] = undefined;
+      throw error;
+    }
   }
 
   #loadAssets(): Promise<void> {
@@ -200,12 +280,10 @@ export class Corpus {
    * re-reading one by one.
    */
   async #readAssets(generation: number) {
-    // Both read at once: the index is loaded while the texts arrive.
-    const keptTexts = this.#storage.getSearchIndex('assets:texts').catch(() => undefined);
     const [kept, identity] = await Promise.all([this.#storage.getSearchIndex('assets').catch(() => undefined), this.#storage.identity()]);
     if (kept && isKept(kept.value) && kept.value.identity === identity) {
       const reading = this.#storage.changesSince(kept.seq, 'asset');
-      const { index, names, languages, descriptions, stamp } = kept.value;
+      const { index } = kept.value;
       let loaded: RelevanceIndex | undefined;
       try {
         loaded = RelevanceIndex.load(index);
@@ -214,21 +292,11 @@ export class Corpus {
       }
       const since = await reading;
       const changed = new Set(since.changes.map((change) => change.id));
-      const textsValue = loaded && (await keptTexts)?.value;
-      const keptText = isKeptTexts(textsValue, stamp, index.ids.length) ? textsValue : undefined;
-      if (loaded && keptText && since.complete && changed.size <= Math.max(REREAD_AT_MOST, index.ids.length / 4) && generation === this.#generation) {
+      if (loaded && since.complete && changed.size <= Math.max(REREAD_AT_MOST, index.ids.length / 4) && generation === this.#generation) {
         this.#indexes.asset = loaded;
-        const { texts, textEnds } = keptText;
-        index.ids.forEach((id, i) =>
-          this.#materials.set(id, {
-            id,
-            kind: 'asset',
-            name: names[i]!,
-            language: languages[i]!,
-            text: texts.slice(i ? textEnds[i - 1]! : 0, textEnds[i]!),
-            ...(descriptions[i] ? { description: descriptions[i]! } : {}),
-          }),
-        );
+        // The texts are read a chunk at a time, when first needed.
+        this.#unread = { positions: new Map(index.ids.map((id, i) => [id, i])), kept: kept.value, chunks: [] };
+        this.#keptChunks = kept.value.textChunks;
         for (const id of changed) this.#dirtyAssets.add(id);
         this.#assetsSeq = kept.seq;
         this.#keptSeq = kept.seq;
@@ -282,16 +350,14 @@ export class Corpus {
       const generation = this.#generation;
       await this.#refreshAssets();
       if (this.#dirtyAssets.size || this.#assetsSeq === this.#keptSeq || generation !== this.#generation) return;
+      // Every text is needed to keep them: those not read yet are read first.
+      await this.#readTexts(this.#unread?.positions.keys() ?? []);
+      if (this.#dirtyAssets.size || generation !== this.#generation) return;
       const seq = this.#assetsSeq;
       const index = this.#indexes.asset.save();
       const materials = index.ids.map((id) => this.#materials.get(id)!);
-      let end = 0;
       const stamp = crypto.randomUUID();
-      const texts: KeptTexts = {
-        stamp,
-        texts: materials.map((m) => m.text).join(''),
-        textEnds: Uint32Array.from(materials, (m) => (end += m.text.length)),
-      };
+      const textChunks = Math.ceil(materials.length / TEXT_CHUNK);
       const value: KeptAssets = {
         identity: await this.#storage.identity(),
         stamp,
@@ -299,10 +365,19 @@ export class Corpus {
         names: materials.map((m) => m.name ?? ''),
         languages: materials.map((m) => m.language ?? 'txt'),
         descriptions: materials.map((m) => m.description ?? null),
+        textChunks,
       };
-      // The texts first: an index is used only with texts of its own stamp.
-      await this.#storage.putSearchIndex('assets:texts', { seq, value: texts });
+      // The texts first: a text is used only with an index of its own stamp.
+      for (let chunk = 0; chunk < textChunks; chunk++) {
+        const part = materials.slice(chunk * TEXT_CHUNK, (chunk + 1) * TEXT_CHUNK);
+        let end = 0;
+        const texts: KeptTexts = { stamp, texts: part.map((m) => m.text).join(''), textEnds: Uint32Array.from(part, (m) => (end += m.text.length)) };
+        await this.#storage.putSearchIndex(`assets:texts:${chunk}`, { seq, value: texts });
+      }
+      // Chunks of an earlier, larger keep emptied.
+      for (let chunk = textChunks; chunk < this.#keptChunks; chunk++) await this.#storage.putSearchIndex(`assets:texts:${chunk}`, { seq, value: null });
       await this.#storage.putSearchIndex('assets', { seq, value });
+      this.#keptChunks = textChunks;
       if (generation === this.#generation) this.#keptSeq = seq;
     } catch {
       // Kept for speed only: a failed write (storage full, the database gone) costs a rebuild on the next start.
@@ -384,6 +459,7 @@ export class Corpus {
     this.#dirty.clear();
     this.#byConversation.clear();
     this.#materials.clear();
+    this.#unread = null;
     this.#indexes.asset = new RelevanceIndex();
     this.#indexes.message = new RelevanceIndex();
   }
@@ -416,15 +492,20 @@ export class Corpus {
     ];
   }
 
-  /** The material of hits (from `hits`, in the same turn), with their scores, in their order. */
-  material(hits: readonly Hit[]): Ranked[] {
-    return hits.map((hit) => ({ ...this.#materials.get(hit.id)!, score: hit.score }));
+  /** The material of hits (from `hits`), with their scores, in their order; a hit removed since is left out. */
+  async material(hits: readonly Hit[]): Promise<Ranked[]> {
+    await this.#readTexts(hits.map((hit) => hit.id));
+    return hits.flatMap((hit) => {
+      const material = this.#materials.get(hit.id);
+      return material ? [{ ...material, score: hit.score }] : [];
+    });
   }
 
-  /** Loads the given kinds so that `get` finds them. */
+  /** Loads the given kinds so that `get` finds them (every kept text read). */
   async load(options: { assets?: boolean; messages?: boolean }): Promise<void> {
     await this.#sameDatabase();
     await Promise.all([options.assets ? this.#refreshAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
+    if (options.assets) await this.#readTexts(this.#unread?.positions.keys() ?? []);
   }
 }
 
@@ -446,7 +527,8 @@ function isKept(value: unknown): value is KeptAssets {
     Array.isArray(languages) &&
     languages.length === documents &&
     Array.isArray(descriptions) &&
-    descriptions.length === documents
+    descriptions.length === documents &&
+    kept.textChunks === Math.ceil(documents / TEXT_CHUNK)
   );
 }
 

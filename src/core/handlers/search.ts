@@ -64,7 +64,7 @@ async function ranked(context: OperationContext, query: string, all: boolean): P
     if (scores.size === 0) break;
   }
   const hits = [...(scores ?? [])].map(([id, score]) => ({ id, kind: 'asset', score }));
-  return corpus.material(hits.sort(byScore));
+  return await corpus.material(hits.sort(byScore));
 }
 
 /** The hits in which every word occurs (each word searched among the hits the words before it left). */

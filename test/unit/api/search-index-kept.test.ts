@@ -79,7 +79,7 @@ describe('the kept search index, kept with the writes', () => {
     second.storage.close();
   });
 
-  it('is built afresh when missing, damaged or from another database, and ranks as an index built afresh', async () => {
+  it('is built afresh when missing, damaged or from another database, its texts read from the assets when theirs are, and ranks as an index built afresh', async () => {
     const name = `kept-damaged-${Date.now()}-${counter++}`;
     const first = await started(name);
     for (const text of ['retry with backoff', 'retry once', 'backoff table']) await first.call('/assets/create', seed(text));
@@ -87,33 +87,35 @@ describe('the kept search index, kept with the writes', () => {
     const expectedAny = await first.call('/search/neural_code?query=retry%20backoff');
     await wait(KEEP_INDEX_AFTER_MS + 500);
     const good = (await first.storage.getSearchIndex('assets'))!;
-    const goodTexts = (await first.storage.getSearchIndex('assets:texts'))!;
+    const goodTexts = (await first.storage.getSearchIndex('assets:texts:0'))!;
     first.storage.close();
     type Kept = { identity: string; stamp: string; index: { postings: Uint32Array; counts: Uint32Array; terms: string[] }; names: string[] };
     type Texts = { stamp: string; texts: string; textEnds: Uint32Array };
     const value = good.value as Kept;
     const texts = goodTexts.value as Texts;
-    const damaged: Array<[string, unknown, unknown?]> = [
-      ['nothing kept', null],
-      ['not an index', 'garbage'],
-      ['postings cut short', { ...value, index: { ...value.index, postings: value.index.postings.subarray(0, value.index.postings.length - 2) } }],
-      ['terms out of order', { ...value, index: { ...value.index, terms: [...value.index.terms].reverse() } }],
-      ['a term twice', { ...value, index: { ...value.index, terms: value.index.terms.map((t, i) => (i === 1 ? value.index.terms[0]! : t)) } }],
-      ['names missing', { ...value, names: value.names.slice(1) }],
-      ['another database', { ...value, identity: 'another' }],
-      ['texts missing', value, null],
-      ['texts of another keep', value, { ...texts, stamp: 'another' }],
-      ['texts that do not add up', value, { ...texts, textEnds: texts.textEnds.map((x) => x + 1) }],
+    // What was damaged; the kept index and texts; whether the index is built afresh (else only the texts are read from the assets).
+    const damaged: Array<[string, unknown, unknown, boolean]> = [
+      ['nothing kept', null, texts, true],
+      ['not an index', 'garbage', texts, true],
+      ['postings cut short', { ...value, index: { ...value.index, postings: value.index.postings.subarray(0, value.index.postings.length - 2) } }, texts, true],
+      ['terms out of order', { ...value, index: { ...value.index, terms: [...value.index.terms].reverse() } }, texts, true],
+      ['a term twice', { ...value, index: { ...value.index, terms: value.index.terms.map((t, i) => (i === 1 ? value.index.terms[0]! : t)) } }, texts, true],
+      ['names missing', { ...value, names: value.names.slice(1) }, texts, true],
+      ['chunks of texts miscounted', { ...value, textChunks: 2 }, texts, true],
+      ['another database', { ...value, identity: 'another' }, texts, true],
+      ['texts missing', value, null, false],
+      ['texts of another keep', value, { ...texts, stamp: 'another' }, false],
+      ['texts that do not add up', value, { ...texts, textEnds: texts.textEnds.map((x) => x + 1) }, false],
     ];
-    for (const [what, kept, keptTexts = texts] of damaged) {
+    for (const [what, kept, keptTexts, rebuilt] of damaged) {
       const storage = await openStorage({ name, initialData: sampleData() });
       await storage.putSearchIndex('assets', { seq: good.seq, value: kept });
-      await storage.putSearchIndex('assets:texts', { seq: good.seq, value: keptTexts });
+      await storage.putSearchIndex('assets:texts:0', { seq: good.seq, value: keptTexts });
       const service = createService({ storage });
       const listAssets = vi.spyOn(storage, 'listAssets');
       const all = await (await service.handle(new Request(`${BASE}/search/full_text?query=retry%20backoff`))).json();
       const any = await (await service.handle(new Request(`${BASE}/search/neural_code?query=retry%20backoff`))).json();
-      expect(listAssets, what).toHaveBeenCalledTimes(1);
+      expect(listAssets, what).toHaveBeenCalledTimes(rebuilt ? 1 : 0);
       expect(all, what).toEqual(expected);
       expect(any, what).toEqual(expectedAny);
       storage.close();
@@ -197,6 +199,35 @@ describe('the kept search index, kept with the writes', () => {
     first.storage.close();
     const second = await started(name);
     expect(await second.call('/search/neural_code?query=sandpiper')).toEqual(fresh);
+    second.storage.close();
+  });
+});
+
+describe('the kept texts', () => {
+  it('are read a chunk at a time: a start reads the index and only the chunks of the hits it answers with', async () => {
+    const name = `kept-chunks-${Date.now()}-${counter++}`;
+    const first = await started(name);
+    await first.service.addAssets(Array.from({ length: 600 }, (_, i) => ({ name: `note_${i}.txt`, text: i === 450 ? 'the lone avocet' : `common words ${i}` })));
+    await wait(KEEP_INDEX_AFTER_MS + 1_500);
+    expect((await first.storage.getSearchIndex('assets'))?.value).toMatchObject({ textChunks: 3 });
+    first.storage.close();
+
+    const second = await started(name);
+    const read = vi.spyOn(second.storage, 'getSearchIndex');
+    const getAsset = vi.spyOn(second.storage, 'getAsset');
+    const found = await second.call('/search/full_text?query=avocet');
+    expect(found.iterable).toHaveLength(1);
+    expect(found.iterable[0].exact).toBe(true);
+    const relevance = await second.call('/qgpt/relevance', jsonPost({ query: 'lone avocet', options: { database: true } }));
+    expect(relevance.relevant.iterable[0].seed.asset.format.fragment.string.raw).toBe('the lone avocet');
+    // The index, and the one chunk holding the hit (the 451st of 600 assets, in some chunk).
+    const keys = read.mock.calls.map(([key]) => key);
+    expect(keys.filter((key) => key === 'assets')).toHaveLength(1);
+    expect(keys.filter((key) => key.startsWith('assets:texts:'))).toHaveLength(1);
+    expect(getAsset).not.toHaveBeenCalled();
+    // A search whose hits are in every chunk reads the others.
+    await second.call('/search/neural_code?query=common%20words');
+    expect(new Set(read.mock.calls.map(([key]) => key)).size).toBe(4);
     second.storage.close();
   });
 });
