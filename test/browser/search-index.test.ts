@@ -69,7 +69,7 @@ const keptRecords = (page: Page, damaged = '') =>
         await request(store.put({ seq: kept.seq, value }, 'assets'));
         return null;
       }
-      const [index, texts] = (await Promise.all([request(store.get('assets')), request(store.get('assets:texts'))])) as Array<{ seq: number; value: { stamp: string; index?: { postings: unknown }; textEnds?: unknown } } | undefined>;
+      const [index, texts] = (await Promise.all([request(store.get('assets')), request(store.get('assets:texts:0'))])) as Array<{ seq: number; value: { stamp: string; index?: { postings: unknown }; textEnds?: unknown } } | undefined>;
       return {
         seq: index?.seq,
         sameStamp: !!index && !!texts && index.value.stamp === texts.value.stamp,
