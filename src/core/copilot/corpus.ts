@@ -6,20 +6,51 @@
 import type { MessageRecord } from '../../storage/schema.js';
 import type { Storage, StoredAsset } from '../../storage/storage.js';
 import { assetMaterialOf } from '../models/asset.js';
-import { byScore, RelevanceIndex, type Field, type IndexState } from '../relevance.js';
+import { byScore, RelevanceIndex, type Field, type Hit, type IndexState } from '../relevance.js';
 
 /** How long after its last change the assets' index is kept in the database. */
 export const KEEP_INDEX_AFTER_MS = 2_000;
+/** While changes keep coming, the index is kept at the latest this long after the first one not kept. */
+const KEEP_INDEX_WITHIN_MS = 10_000;
+/** Changed assets re-read one by one over a kept index, at most (or a quarter of it): beyond, every asset is read afresh. */
+const REREAD_AT_MOST = 1_000;
+/** Documents whose texts are kept in one record (about 256 KB of 1 KB snippets). */
+const TEXT_CHUNK = 256;
+/** Assets indexed between two turns of the event loop when the index is built. */
+const BUILD_SLICE = 500;
 
-/** The assets' index as kept in the database: the index, and the material of each document in its order. */
+/**
+ * The assets' index as kept in the database (`assets`): the index, and the material of each document
+ * in its order but the texts, kept beside it in chunks of TEXT_CHUNK documents (`assets:texts:0`,
+ * `assets:texts:1`…), each read when one of its texts is first needed (a search's hits), so that a
+ * start reads the index alone. All carry the same `stamp`.
+ */
 interface KeptAssets {
+  /** The database it was made from (`Storage.identity`): one kept in another (a wiped store) is not used. */
+  identity: string;
+  /** Made afresh each time the index is kept; its texts carry the same. */
+  stamp: string;
   index: IndexState;
   names: string[];
   languages: string[];
   descriptions: Array<string | null>;
+  /** How many chunks of texts. */
+  textChunks: number;
+}
+
+/** The texts of a chunk of a kept index's documents, in its order. */
+interface KeptTexts {
+  stamp: string;
   /** Every document's text, joined (one string reads back faster than thousands), and where each ends. */
   texts: string;
   textEnds: Uint32Array;
+}
+
+/** The kept documents whose text was not read yet: where each is in the kept index, and the chunks read or being read. */
+interface Unread {
+  positions: Map<string, number>;
+  kept: KeptAssets;
+  chunks: Array<Promise<void> | undefined>;
 }
 
 export interface Material {
@@ -75,15 +106,28 @@ export class Corpus {
   /** One index per kind, so that an asset's score depends on the assets alone. */
   readonly #indexes = { asset: new RelevanceIndex(), message: new RelevanceIndex() };
   readonly #materials = new Map<string, Material>();
+  /**
+   * The documents of the kept index whose text was not read yet (not in `#materials`): where each
+   * is in the kept index, what it holds, and the chunks of texts read or being read.
+   */
+  #unread: Unread | null = null;
+  /** How many chunks of texts the database holds (those beyond a new keep's are emptied). */
+  #keptChunks = 0;
   #assets: Promise<void> | null = null;
   /** The last change the assets' index reflects (once every changed asset was read again). */
   #assetsSeq = 0;
   /** The last change announced of an asset (folded in once the changed assets are read again). */
   #announcedSeq = 0;
   #keepTimer: ReturnType<typeof setTimeout> | undefined;
-  #keeping = false;
+  /** When the first change not yet kept came. */
+  #keepDue = 0;
+  #keepRun: Promise<void> | null = null;
+  /** The last change of the index kept in the database, as far as this corpus knows (-1: none kept). */
+  #keptSeq = -1;
   /** Assets changed since they were last read. */
   readonly #dirtyAssets = new Set<string>();
+  /** The re-read of changed assets under way: a search waits for it before looking at what is left. */
+  #refreshing: Promise<void> | null = null;
   #messages: Promise<void> | null = null;
   /** Conversations changed since their messages were last read. */
   readonly #dirty = new Set<string>();
@@ -98,15 +142,76 @@ export class Corpus {
   }
 
   #add(material: Material) {
+    // Newer than any kept text of it.
+    if (material.kind === 'asset') this.#unread?.positions.delete(material.id);
     this.#materials.set(material.id, material);
     this.#indexes[material.kind].set({ id: material.id, kind: material.kind, fields: fields(material) });
   }
 
   #remove(id: string) {
     const material = this.#materials.get(id);
-    if (!material) return;
-    this.#materials.delete(id);
-    this.#indexes[material.kind].delete(id);
+    if (material) {
+      this.#materials.delete(id);
+      this.#indexes[material.kind].delete(id);
+    } else if (this.#unread?.positions.delete(id)) {
+      this.#indexes.asset.delete(id);
+    }
+  }
+
+  /** Reads the kept texts of these documents (those not read yet), so that their material is known. */
+  async #readTexts(ids: Iterable<string>): Promise<void> {
+    const unread = this.#unread;
+    if (!unread) return;
+    const wanted = new Set<number>();
+    for (const id of ids) {
+      const position = unread.positions.get(id);
+      if (position !== undefined) wanted.add(Math.floor(position / TEXT_CHUNK));
+    }
+    await Promise.all([...wanted].map((chunk) => (unread.chunks[chunk] ??= this.#readChunk(unread, chunk))));
+  }
+
+  /**
+   * One chunk of kept texts made material. A chunk missing or not of the index's stamp (a keep
+   * cut short): its assets are read from the store instead, one by one (an asset gone leaves the index).
+   */
+  async #readChunk(unread: Unread, chunk: number): Promise<void> {
+    const { kept, positions } = unread;
+    const from = chunk * TEXT_CHUNK;
+    const count = Math.min(TEXT_CHUNK, kept.index.ids.length - from);
+    try {
+      const record = await this.#storage.getSearchIndex(`assets:texts:${chunk}`).catch(() => undefined);
+      if (this.#unread !== unread) return;
+      const value = record?.value;
+      if (isKeptTexts(value, kept.stamp, count)) {
+        for (let i = 0; i < count; i++) {
+          const id = kept.index.ids[from + i]!;
+          if (positions.get(id) !== from + i) continue;
+          positions.delete(id);
+          this.#materials.set(id, {
+            id,
+            kind: 'asset',
+            name: kept.names[from + i]!,
+            language: kept.languages[from + i]!,
+            text: value.texts.slice(i ? value.textEnds[i - 1]! : 0, value.textEnds[i]!),
+            ...(kept.descriptions[from + i] ? { description: kept.descriptions[from + i]! } : {}),
+          });
+        }
+        return;
+      }
+      const ids = kept.index.ids.slice(from, from + count).filter((id, i) => positions.get(id) === from + i);
+      const assets = await Promise.all(ids.map((id) => this.#storage.getAsset(id)));
+      if (this.#unread !== unread) return;
+      ids.forEach((id, i) => {
+        // Written or removed meanwhile: that is newer.
+        if (!positions.has(id)) return;
+        const asset = assets[i];
+        if (asset) this.#add(assetMaterial(asset));
+        else this.#remove(id);
+      });
+    } catch (error) {
+      unread.chunks[chunk] = undefined;
+      throw error;
+    }
   }
 
   #loadAssets(): Promise<void> {
@@ -170,75 +275,138 @@ export class Corpus {
 
   /**
    * The assets' index: the one kept in the database and the changes since, when the change log
-   * still reaches back to it; else every asset, read and indexed (and kept a while later).
+   * still reaches back to it and it holds together; else every asset, read and indexed (and kept
+   * a while later). Also read afresh when more assets changed since it was kept than it is worth
+   * re-reading one by one.
    */
   async #readAssets(generation: number) {
-    const kept = await this.#storage.getSearchIndex('assets').catch(() => undefined);
-    if (kept && isKept(kept.value)) {
-      const since = await this.#storage.changesSince(kept.seq, 'asset');
-      if (since.complete && generation === this.#generation) {
-        const { index, names, languages, descriptions, texts, textEnds } = kept.value;
-        this.#indexes.asset = RelevanceIndex.load(index);
-        index.ids.forEach((id, i) =>
-          this.#materials.set(id, {
-            id,
-            kind: 'asset',
-            name: names[i]!,
-            language: languages[i]!,
-            text: texts.slice(i ? textEnds[i - 1]! : 0, textEnds[i]!),
-            ...(descriptions[i] ? { description: descriptions[i]! } : {}),
-          }),
-        );
-        for (const change of since.changes) this.#dirtyAssets.add(change.id);
+    const [kept, identity] = await Promise.all([this.#storage.getSearchIndex('assets').catch(() => undefined), this.#storage.identity()]);
+    if (kept && isKept(kept.value) && kept.value.identity === identity) {
+      const reading = this.#storage.changesSince(kept.seq, 'asset');
+      const { index } = kept.value;
+      let loaded: RelevanceIndex | undefined;
+      try {
+        loaded = RelevanceIndex.load(index);
+      } catch {
+        // Damaged: built afresh below.
+      }
+      const since = await reading;
+      const changed = new Set(since.changes.map((change) => change.id));
+      if (loaded && since.complete && changed.size <= Math.max(REREAD_AT_MOST, index.ids.length / 4) && generation === this.#generation) {
+        this.#indexes.asset = loaded;
+        // The texts are read a chunk at a time, when first needed.
+        this.#unread = { positions: new Map(index.ids.map((id, i) => [id, i])), kept: kept.value, chunks: [] };
+        this.#keptChunks = kept.value.textChunks;
+        for (const id of changed) this.#dirtyAssets.add(id);
         this.#assetsSeq = kept.seq;
+        this.#keptSeq = kept.seq;
         this.#announcedSeq = Math.max(this.#announcedSeq, since.seq);
         return;
       }
     }
     const { seq } = await this.#storage.listIds('asset');
     const assets = await this.#storage.listAssets();
+    // Indexed a slice at a time, so that other requests are answered meanwhile.
+    for (let at = 0; at < assets.length; at += BUILD_SLICE) {
+      if (at > 0) await new Promise((resolve) => setTimeout(resolve, 0));
+      if (generation !== this.#generation) return;
+      for (const asset of assets.slice(at, at + BUILD_SLICE)) this.#add(assetMaterial(asset));
+    }
     if (generation !== this.#generation) return;
-    for (const asset of assets) this.#add(assetMaterial(asset));
     this.#assetsSeq = seq;
     this.#keepLater();
   }
 
-  /** Keeps the assets' index in the database once no change came for a while. */
+  /**
+   * Keeps the assets' index in the database once no change came for a while (or at the latest
+   * KEEP_INDEX_WITHIN_MS after the first change not kept, while changes keep coming).
+   */
   #keepLater() {
+    const now = Date.now();
+    if (this.#keepTimer !== undefined && now - this.#keepDue > KEEP_INDEX_WITHIN_MS) return;
+    if (this.#keepTimer === undefined) this.#keepDue = now;
     clearTimeout(this.#keepTimer);
-    this.#keepTimer = setTimeout(() => void this.#keep(), KEEP_INDEX_AFTER_MS);
+    this.#keepTimer = setTimeout(() => {
+      this.#keepTimer = undefined;
+      void this.#keepOnce();
+    }, KEEP_INDEX_AFTER_MS);
     // A timer of its own never holds a process (Node) open.
     (this.#keepTimer as { unref?: () => void }).unref?.();
   }
 
+  /** One keep at a time: the one under way, or a new one. */
+  #keepOnce(): Promise<void> {
+    this.#keepRun ??= this.#keep().finally(() => (this.#keepRun = null));
+    return this.#keepRun;
+  }
+
+  /**
+   * Keeps the assets' index in the database: read (kept one and changes, or built) and brought up
+   * to date first, so that a worker that wrote assets and never searched leaves an index too.
+   */
   async #keep() {
-    if (this.#keeping || !this.#assets || this.#dirtyAssets.size) return;
-    this.#keeping = true;
+    let failed = false;
     try {
       const generation = this.#generation;
+      await this.#refreshAssets();
+      if (this.#dirtyAssets.size || this.#assetsSeq === this.#keptSeq || generation !== this.#generation) return;
+      // Every text is needed to keep them: those not read yet are read first.
+      await this.#readTexts(this.#unread?.positions.keys() ?? []);
+      if (this.#dirtyAssets.size || generation !== this.#generation) return;
+      const seq = this.#assetsSeq;
       const index = this.#indexes.asset.save();
       const materials = index.ids.map((id) => this.#materials.get(id)!);
-      let end = 0;
+      const stamp = crypto.randomUUID();
+      const textChunks = Math.ceil(materials.length / TEXT_CHUNK);
       const value: KeptAssets = {
+        identity: await this.#storage.identity(),
+        stamp,
         index,
         names: materials.map((m) => m.name ?? ''),
         languages: materials.map((m) => m.language ?? 'txt'),
         descriptions: materials.map((m) => m.description ?? null),
-        texts: materials.map((m) => m.text).join(''),
-        textEnds: Uint32Array.from(materials, (m) => (end += m.text.length)),
+        textChunks,
       };
-      if (generation === this.#generation) await this.#storage.putSearchIndex('assets', { seq: this.#assetsSeq, value });
+      // The texts first: a text is used only with an index of its own stamp.
+      for (let chunk = 0; chunk < textChunks; chunk++) {
+        const part = materials.slice(chunk * TEXT_CHUNK, (chunk + 1) * TEXT_CHUNK);
+        let end = 0;
+        const texts: KeptTexts = { stamp, texts: part.map((m) => m.text).join(''), textEnds: Uint32Array.from(part, (m) => (end += m.text.length)) };
+        await this.#storage.putSearchIndex(`assets:texts:${chunk}`, { seq, value: texts });
+      }
+      // Chunks of an earlier, larger keep emptied.
+      for (let chunk = textChunks; chunk < this.#keptChunks; chunk++) await this.#storage.putSearchIndex(`assets:texts:${chunk}`, { seq, value: null });
+      await this.#storage.putSearchIndex('assets', { seq, value });
+      this.#keptChunks = textChunks;
+      if (generation === this.#generation) this.#keptSeq = seq;
     } catch {
       // Kept for speed only: a failed write (storage full, the database gone) costs a rebuild on the next start.
+      failed = true;
     } finally {
-      this.#keeping = false;
+      // Changes that came while it was kept are kept in their turn.
+      if (!failed && this.#assets && (this.#dirtyAssets.size || this.#assetsSeq !== this.#keptSeq)) this.#keepLater();
     }
   }
 
-  /** Re-reads the assets changed since the last read (an asset no longer stored leaves the index). */
+  /**
+   * Re-reads the assets changed since the last read (an asset no longer stored leaves the index).
+   * One re-read at a time: a search that comes while one is under way waits for it, then re-reads
+   * what changed since, so that it never misses a write made before it began.
+   */
   async #refreshAssets() {
     await this.#loadAssets();
+    while (this.#refreshing) await this.#refreshing.catch(() => {});
     if (this.#dirtyAssets.size === 0) return;
+    const run = this.#rereadAssets();
+    this.#refreshing = run;
+    try {
+      await run;
+    } finally {
+      if (this.#refreshing === run) this.#refreshing = null;
+    }
+  }
+
+  async #rereadAssets() {
     const changed = [...this.#dirtyAssets];
     const upTo = this.#announcedSeq;
     this.#dirtyAssets.clear();
@@ -262,6 +430,8 @@ export class Corpus {
     this.#announcedSeq = Math.max(this.#announcedSeq, seq);
     // Changes made while the first load reads are re-read after it too: the load may predate them.
     if (this.#assets) this.#dirtyAssets.add(id);
+    // Kept up to date even where nothing searches (loading it first), for the next start.
+    this.#keepLater();
   }
 
   /** A conversation or one of its messages was written or deleted. */
@@ -282,10 +452,14 @@ export class Corpus {
     this.#messages = null;
     this.#dirtyAssets.clear();
     clearTimeout(this.#keepTimer);
+    this.#keepTimer = undefined;
     this.#assetsSeq = 0;
+    this.#keptSeq = -1;
+    this.#refreshing = null;
     this.#dirty.clear();
     this.#byConversation.clear();
     this.#materials.clear();
+    this.#unread = null;
     this.#indexes.asset = new RelevanceIndex();
     this.#indexes.message = new RelevanceIndex();
   }
@@ -297,27 +471,74 @@ export class Corpus {
 
   /** Ranks stored material against the query: best first, ties by id. */
   async search(query: string, options: CorpusSearch = {}): Promise<Ranked[]> {
+    const hits = await this.hits(query, options);
+    hits.sort(byScore);
+    return this.material(hits.slice(0, options.limit));
+  }
+
+  /**
+   * The hits of `search` without their material, in no particular order (at most `limit`, the
+   * best): for combining several searches before making the material of the few kept.
+   */
+  async hits(query: string, options: CorpusSearch = {}): Promise<Hit[]> {
     const assets = options.assets ?? true;
     const messages = options.messages ?? false;
     await this.#sameDatabase();
     await Promise.all([assets ? this.#refreshAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
-    const search = { ids: options.ids, limit: options.limit };
-    const hits = [
+    const search = { ids: options.ids, limit: options.limit, unordered: true };
+    return [
       ...(assets ? this.#indexes.asset.search(query, search) : []),
       ...(messages ? this.#indexes.message.search(query, search) : []),
     ];
-    hits.sort(byScore);
-    return hits.slice(0, options.limit).map((hit) => ({ ...this.#materials.get(hit.id)!, score: hit.score }));
   }
 
-  /** Loads the given kinds so that `get` finds them. */
+  /** The material of hits (from `hits`), with their scores, in their order; a hit removed since is left out. */
+  async material(hits: readonly Hit[]): Promise<Ranked[]> {
+    await this.#readTexts(hits.map((hit) => hit.id));
+    return hits.flatMap((hit) => {
+      const material = this.#materials.get(hit.id);
+      return material ? [{ ...material, score: hit.score }] : [];
+    });
+  }
+
+  /** Loads the given kinds so that `get` finds them (every kept text read). */
   async load(options: { assets?: boolean; messages?: boolean }): Promise<void> {
     await this.#sameDatabase();
     await Promise.all([options.assets ? this.#refreshAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
+    if (options.assets) await this.#readTexts(this.#unread?.positions.keys() ?? []);
   }
 }
 
+/** A kept value of the right shape whose documents and materials agree (else the index is built afresh). */
 function isKept(value: unknown): value is KeptAssets {
   const kept = value as KeptAssets | undefined;
-  return !!kept && Array.isArray(kept.names) && typeof kept.texts === 'string' && kept.textEnds instanceof Uint32Array && !!kept.index && kept.index.lengths instanceof Uint32Array;
+  if (!kept || typeof kept !== 'object' || typeof kept.identity !== 'string' || typeof kept.stamp !== 'string' || !kept.index || typeof kept.index !== 'object') return false;
+  const { index, names, languages, descriptions } = kept;
+  const documents = Array.isArray(index.ids) ? index.ids.length : -1;
+  return (
+    documents >= 0 &&
+    Array.isArray(index.kinds) &&
+    Array.isArray(index.terms) &&
+    index.lengths instanceof Uint32Array &&
+    index.counts instanceof Uint32Array &&
+    index.postings instanceof Uint32Array &&
+    Array.isArray(names) &&
+    names.length === documents &&
+    Array.isArray(languages) &&
+    languages.length === documents &&
+    Array.isArray(descriptions) &&
+    descriptions.length === documents &&
+    kept.textChunks === Math.ceil(documents / TEXT_CHUNK)
+  );
+}
+
+/** The texts kept with an index of that stamp, one per document, that add up. */
+function isKeptTexts(value: unknown, stamp: string, documents: number): value is KeptTexts {
+  const kept = value as KeptTexts | undefined;
+  if (!kept || typeof kept !== 'object' || kept.stamp !== stamp || typeof kept.texts !== 'string') return false;
+  const { texts, textEnds } = kept;
+  if (!(textEnds instanceof Uint32Array) || textEnds.length !== documents) return false;
+  if (documents === 0 ? texts.length !== 0 : textEnds[documents - 1] !== texts.length) return false;
+  for (let i = 1; i < documents; i++) if (textEnds[i]! < textEnds[i - 1]!) return false;
+  return true;
 }

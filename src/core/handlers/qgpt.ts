@@ -28,7 +28,8 @@ type Found = Ranked | (RelevantMaterial & { id: string; kind: 'seed'; seed: Json
 export async function findRelevant(service: ServiceContext, input: RelevanceQuery): Promise<Found[]> {
   const { corpus } = service.copilot;
   const named = [...input.assets, ...input.messages];
-  await corpus.load({ assets: input.database || input.assets.length > 0, messages: input.messages.length > 0 });
+  // Named material is looked up by id (every text read); the database is searched by its index.
+  await corpus.load({ assets: input.assets.length > 0, messages: input.messages.length > 0 });
   for (const id of input.assets) if (corpus.get(id)?.kind !== 'asset') throw notFound(`No asset with id ${id}.`);
   for (const id of input.messages) if (corpus.get(id)?.kind !== 'message') throw notFound(`No message with id ${id}.`);
 

@@ -54,22 +54,24 @@ async function ranked(context: OperationContext, query: string, all: boolean): P
     if (!all || each.length <= 1 || hits.length === 0) return hits;
     return filterAll(context, hits, each);
   }
-  let scores: Map<string, Ranked> | undefined;
+  // Bare hits word by word (no material, no ordering); the material of those kept at the end.
+  let scores: Map<string, number> | undefined;
   for (const word of each) {
-    const found = await corpus.search(word, { assets: true, ...(scores ? { ids: new Set(scores.keys()) } : {}) });
-    const next = new Map<string, Ranked>();
-    for (const hit of found) next.set(hit.id, { ...hit, score: (scores?.get(hit.id)?.score ?? 0) + hit.score });
+    const found = await corpus.hits(word, { assets: true, ...(scores ? { ids: new Set(scores.keys()) } : {}) });
+    const next = new Map<string, number>();
+    for (const hit of found) next.set(hit.id, (scores?.get(hit.id) ?? 0) + hit.score);
     scores = next;
     if (scores.size === 0) break;
   }
-  return [...(scores?.values() ?? [])].sort(byScore);
+  const hits = [...(scores ?? [])].map(([id, score]) => ({ id, kind: 'asset', score }));
+  return await corpus.material(hits.sort(byScore));
 }
 
 /** The hits in which every word occurs (each word searched among the hits the words before it left). */
 async function filterAll(context: OperationContext, hits: Ranked[], each: string[]): Promise<Ranked[]> {
   let keep = new Set(hits.map((hit) => hit.id));
   for (const word of each) {
-    keep = new Set((await context.service.copilot.corpus.search(word, { assets: true, ids: keep })).map((hit) => hit.id));
+    keep = new Set((await context.service.copilot.corpus.hits(word, { assets: true, ids: keep })).map((hit) => hit.id));
     if (keep.size === 0) break;
   }
   return hits.filter((hit) => keep.has(hit.id));

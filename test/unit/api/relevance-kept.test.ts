@@ -56,4 +56,64 @@ describe('RelevanceIndex.save and load', () => {
     expect(loaded.size).toBe(0);
     expect(loaded.search('anything')).toEqual([]);
   });
+
+  it('ranks a loaded index whose loaded documents were removed and set again exactly as one built afresh', () => {
+    const docs = documents(200, 5);
+    const original = new RelevanceIndex();
+    for (const doc of docs) original.set(doc);
+    const loaded = RelevanceIndex.load(structuredClone(original.save()));
+    // Remove a fifth of the loaded documents, replace another fifth, add some.
+    const fresh = new RelevanceIndex();
+    const now = new Map(docs.map((doc) => [doc.id, doc]));
+    docs.forEach((doc, i) => {
+      if (i % 5 === 0) {
+        loaded.delete(doc.id);
+        now.delete(doc.id);
+      } else if (i % 5 === 1) {
+        const replaced = { ...doc, fields: { ...doc.fields, text: `${doc.fields.text} retry retry` } };
+        loaded.set(replaced);
+        now.set(doc.id, replaced);
+      }
+    });
+    const added = documents(20, 9).map((doc) => ({ ...doc, id: `new-${doc.id}` }));
+    for (const doc of added) {
+      loaded.set(doc);
+      now.set(doc.id, doc);
+    }
+    for (const doc of now.values()) fresh.set(doc);
+    expect(loaded.size).toBe(fresh.size);
+    expect(ranks(loaded)).toEqual(ranks(fresh));
+    // Saved and loaded again: still the same.
+    expect(ranks(RelevanceIndex.load(loaded.save()))).toEqual(ranks(fresh));
+  });
+
+  it('refuses a state that does not hold together', () => {
+    const index = new RelevanceIndex();
+    for (const doc of documents(30, 4)) index.set(doc);
+    const state = index.save();
+    const damaged = [
+      { ...state, postings: state.postings.subarray(0, state.postings.length - 2) },
+      { ...state, terms: [...state.terms].reverse() },
+      { ...state, terms: state.terms.map((t, i) => (i === 1 ? state.terms[0]! : t)) },
+      { ...state, lengths: state.lengths.subarray(4) },
+      { ...state, kinds: state.kinds.slice(1) },
+      { ...state, counts: state.counts.map((x, i) => (i === 0 ? x + 1 : x)) },
+    ];
+    for (const bad of damaged) expect(() => RelevanceIndex.load(bad)).toThrow(/kept index/);
+    expect(() => RelevanceIndex.load(state)).not.toThrow();
+  });
+
+  it('keeps with a limit exactly the first hits of the whole ranking (ties by id), loaded or not', () => {
+    const index = new RelevanceIndex();
+    // Many equal scores: the same few words in documents of the same length.
+    for (const doc of documents(150, 8)) index.set({ ...doc, fields: { text: doc.fields.description } });
+    index.set({ id: 'doc-zz', kind: 'asset', fields: { text: 'retry backoff' } });
+    const loaded = RelevanceIndex.load(structuredClone(index.save()));
+    for (const each of [index, loaded]) {
+      for (const query of QUERIES) {
+        const all = each.search(query);
+        for (const limit of [0, 1, 3, 10, all.length + 1]) expect(each.search(query, { limit })).toEqual(all.slice(0, limit));
+      }
+    }
+  });
 });
