@@ -29,11 +29,28 @@ export async function qgptStream({ request, service }: OperationContext): Promis
   const disconnected = new AbortController();
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
-      const send = (frame: JsonObject) => {
+      // The first frame of a task goes out at once; the frames the same task makes after it (the
+      // other chunks one read of the model's answer brought) go out together when the task is over,
+      // as one piece of the body: one message to the page instead of one per frame. Each frame stays
+      // its own event, so the socket still delivers one message per frame, in order.
+      let pending = '';
+      let flushing: ReturnType<typeof setTimeout> | undefined;
+      const flush = () => {
+        flushing = undefined;
+        if (!pending || disconnected.signal.aborted) return;
+        controller.enqueue(encoder.encode(pending));
+        pending = '';
+      };
+      const send = (frame: string) => {
         if (disconnected.signal.aborted) return;
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(frame)}\n\n`));
+        pending += `data: ${frame}\n\n`;
+        if (flushing) return;
+        flush();
+        flushing = setTimeout(flush, 0);
       };
       void answer(service, body, send, disconnected.signal).finally(() => {
+        clearTimeout(flushing);
+        flush();
         if (!disconnected.signal.aborted) controller.close();
       });
     },
@@ -46,8 +63,23 @@ export async function qgptStream({ request, service }: OperationContext): Promis
   });
 }
 
-function frame(request: string, conversation: string, status: Status, extra: JsonObject = {}): JsonObject {
-  return { request, conversation, status, ...extra };
+function frame(request: string, conversation: string, status: Status, extra: JsonObject = {}): string {
+  return JSON.stringify({ request, conversation, status, ...extra });
+}
+
+/**
+ * The IN-PROGRESS frame of one chunk of an answer's text, made from the frame's JSON written once per
+ * answer: the same text as `frame(…, {question: questionOutput(chunk)})`, without building and
+ * serializing the whole frame for every chunk.
+ */
+function textFrames(request: string, conversation: string): (chunk: string) => string {
+  const marker = '\u0000';
+  const whole = frame(request, conversation, 'IN-PROGRESS', { question: questionOutput(marker) });
+  // The text is the frame's last string (after the ids, which may hold anything).
+  const at = whole.lastIndexOf(JSON.stringify(marker));
+  const before = whole.slice(0, at);
+  const after = whole.slice(at + JSON.stringify(marker).length);
+  return (chunk) => before + JSON.stringify(chunk) + after;
 }
 
 /** A stored conversation's messages as history, oldest first; undefined when there is no such conversation. */
@@ -87,7 +119,7 @@ async function storeExchange(service: ServiceContext, conversation: string, crea
   for (const change of changes) service.notify(change);
 }
 
-async function answer(service: ServiceContext, body: unknown, send: (frame: JsonObject) => void, disconnected: AbortSignal) {
+async function answer(service: ServiceContext, body: unknown, send: (frame: string) => void, disconnected: AbortSignal) {
   const sent = isObject(body) ? body : {};
   let input: StreamInput;
   try {
@@ -146,10 +178,12 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
       history.push(...(await questionHistory(service, input.question.messages)));
     }
     const model = input.question?.model ?? input.relevance?.model;
+    const textFrame = textFrames(request, conversation);
     for await (const chunk of (await copilot.model(model)).answer({ query, relevant, messages: history, signal: controller.signal })) {
       if (controller.signal.aborted) break;
       text += chunk;
-      send(frame(request, conversation, 'IN-PROGRESS', { ...(relevance ? { relevance } : {}), question: questionOutput(chunk) }));
+      if (relevance) send(frame(request, conversation, 'IN-PROGRESS', { relevance, question: questionOutput(chunk) }));
+      else send(textFrame(chunk));
       relevance = undefined;
     }
     // An answer without text still reports its relevance before it completes.
