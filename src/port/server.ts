@@ -154,11 +154,9 @@ export function createPortServer(respond: (request: Request) => Promise<Response
           if (kept) {
             size += value.byteLength;
             if (size > REPLAY_LIMIT) kept = null;
-            else kept.push(value);
+            else kept.push(value.slice());
           }
-          // Copied, not transferred: for the small pieces of a streamed answer a copy costs less
-          // than handing the buffer over, and the piece stays whole for a replay.
-          port.postMessage({ type: 'chunk', id, chunk: value });
+          port.postMessage({ type: 'chunk', id, chunk: value }, [value.buffer]);
         }
       } catch (error) {
         port.postMessage({ type: 'error', id, message: (error as Error)?.message ?? String(error) });
