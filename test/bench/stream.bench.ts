@@ -179,6 +179,9 @@ interface Figures {
   /** Median over the pairs (an answer through /qgpt/stream, the direct one next to it) of direct / stream time to the last chunk. */
   paired: number;
   pairedP5: number;
+  /** Medians over the pairs of stream − direct: time to the first chunk, and from the first chunk to the last. */
+  firstGap: number;
+  restGap: number;
 }
 
 /** Times `count` sequential GETs of `url` inside the page; each duration in ms. */
@@ -273,7 +276,16 @@ it('copilot stream against its endpoint called directly; cold start and size', a
       const runs = await page.evaluate(streamRuns, { baseUrl: fake.baseUrl, chunks: plan.chunks, repeats: plan.repeats });
       // Each answer against the direct one next to it (the machine's load moves both alike).
       const paired = runs.stream.map((r, i) => runs.direct[i]!.last / r.last);
-      stream[path] = { stream: summary(runs.stream, plan.chunks), direct: summary(runs.direct, plan.chunks), paired: median(paired), pairedP5: quantile(paired, 0.05) };
+      stream[path] = {
+        stream: summary(runs.stream, plan.chunks),
+        direct: summary(runs.direct, plan.chunks),
+        paired: median(paired),
+        pairedP5: quantile(paired, 0.05),
+        // Where the difference is: before the first chunk (the request reaching the model through the
+        // worker), or after it (each chunk's extra hop through the worker).
+        firstGap: median(runs.stream.map((r, i) => r.first - runs.direct[i]!.first)),
+        restGap: median(runs.stream.map((r, i) => r.last - r.first - (runs.direct[i]!.last - runs.direct[i]!.first))),
+      };
     }
     results.stream = stream;
 
@@ -329,6 +341,7 @@ it('copilot stream against its endpoint called directly; cold start and size', a
     [`${path} path: time to last chunk (median / p95)`, `${ms(stream.last)} / ${ms(stream.lastP95)}`, `${ms(direct.last)} / ${ms(direct.lastP95)}`, (direct.last / stream.last).toFixed(2)],
     [`${path} path: chunks per second (median)`, stream.rate.toFixed(0), direct.rate.toFixed(0), (stream.rate / direct.rate).toFixed(2)],
     [`${path} path: direct / stream time to last chunk, answer by answer (median / 5th percentile)`, '', '', `${s[path]!.paired.toFixed(2)} / ${s[path]!.pairedP5.toFixed(2)}`],
+    [`${path} path: stream − direct, answer by answer (median): to the first chunk / first to last`, ms(s[path]!.firstGap), ms(s[path]!.restGap), ''],
   ]);
   const fast = s.fast!;
   console.log(
