@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ModelError, type ModelAdapter } from '../../../src/core/copilot/model.js';
 import { openAiModel } from '../../../src/core/copilot/openai.js';
+import { createModel } from '../../../src/core/copilot/create-model.js';
 import { STREAM_HEADER } from '../../../src/core/stream-wire.js';
 import { installStreamShim } from '../../../src/stream/shim.js';
 import { BASE, setup } from '../support/harness.js';
@@ -235,6 +236,39 @@ describe('the OpenAI-compatible adapter reading many events per read', () => {
       for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal })) chunks.push(part);
       expect(chunks).toEqual(expected(CHUNKS));
     }
+  });
+
+  it('made from a configuration (its code loaded on first use): the same chunks, and leaving the answer early cancels the endpoint\'s body', async () => {
+    let cancelled = false;
+    const bytes = new TextEncoder().encode([...expected(50).map(event), done].join(''));
+    vi.stubGlobal('fetch', async () => {
+      let at = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (at >= bytes.byteLength) return controller.close();
+          controller.enqueue(bytes.slice(at, (at += 100)));
+        },
+        cancel() {
+          cancelled = true;
+        },
+      });
+      return new Response(body, { headers: { 'Content-Type': 'text/event-stream' } });
+    });
+    const model = createModel({ type: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' });
+    expect(model.description).toBe('m at http://127.0.0.1:9/v1');
+    expect('pull' in model).toBe(false);
+    expect(createModel({ type: 'ollama', baseUrl: 'http://127.0.0.1:9/', model: 'm' })).toMatchObject({ description: 'm at http://127.0.0.1:9 (Ollama)', pull: expect.any(Function), remove: expect.any(Function) });
+    const whole: string[] = [];
+    for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal })) whole.push(part);
+    expect(whole).toEqual(expected(50));
+    expect(cancelled).toBe(false);
+    const some: string[] = [];
+    for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal })) {
+      some.push(part);
+      if (some.length === 3) break;
+    }
+    expect(some).toEqual(expected(3));
+    expect(cancelled).toBe(true);
   });
 
   it('fails when the stream ends before the answer is finished, after yielding what came', async () => {
