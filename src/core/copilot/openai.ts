@@ -65,7 +65,7 @@ export function openAiModel(config: OpenAiModelConfig): ModelAdapter {
   const fail = (message: string) => new ModelError(`The model endpoint ${url} ${message}`);
   return {
     description: openAiDescription(config),
-    async *answer({ signal, ...request }) {
+    async *answer({ signal, waiting, ...request }) {
       let response: Response;
       try {
         response = await fetch(url, {
@@ -113,6 +113,7 @@ export function openAiModel(config: OpenAiModelConfig): ModelAdapter {
         for (let ended = false; !finished; ) {
           if (events.length === 0) {
             if (ended) break;
+            waiting?.();
             let next: ReadableStreamReadResult<Uint8Array>;
             try {
               next = await reader.read();

@@ -29,13 +29,17 @@ export async function qgptStream({ request, service }: OperationContext): Promis
   const disconnected = new AbortController();
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
-      // The first frame of a task goes out at once; the frames the same task makes after it (the
-      // other chunks one read of the model's answer brought) go out together when the task is over,
-      // as one piece of the body: one message to the page instead of one per frame. Each frame stays
-      // its own event, so the socket still delivers one message per frame, in order.
+      // Frames go out together, as one piece of the body: one message to the page instead of one
+      // per frame. Each frame stays its own event, so the socket still delivers one message per
+      // frame, in order. When the model says it waits for more (an adapter that calls `waiting`),
+      // what it yielded since goes out then; otherwise the first frame of a task goes out at once
+      // and the frames the same task makes after it when the task is over.
       let pending = '';
       let flushing: ReturnType<typeof setTimeout> | undefined;
+      /** The model said it waits for more at least once: its frames are sent when it does. */
+      let told = false;
       const flush = () => {
+        clearTimeout(flushing);
         flushing = undefined;
         if (!pending || disconnected.signal.aborted) return;
         controller.enqueue(encoder.encode(pending));
@@ -45,10 +49,14 @@ export async function qgptStream({ request, service }: OperationContext): Promis
         if (disconnected.signal.aborted) return;
         pending += `data: ${frame}\n\n`;
         if (flushing) return;
-        flush();
+        if (!told) flush();
         flushing = setTimeout(flush, 0);
       };
-      void answer(service, body, send, disconnected.signal).finally(() => {
+      const waiting = () => {
+        told = true;
+        flush();
+      };
+      void answer(service, body, send, waiting, disconnected.signal).finally(() => {
         clearTimeout(flushing);
         flush();
         if (!disconnected.signal.aborted) controller.close();
@@ -119,7 +127,7 @@ async function storeExchange(service: ServiceContext, conversation: string, crea
   for (const change of changes) service.notify(change);
 }
 
-async function answer(service: ServiceContext, body: unknown, send: (frame: string) => void, disconnected: AbortSignal) {
+async function answer(service: ServiceContext, body: unknown, send: (frame: string) => void, waiting: () => void, disconnected: AbortSignal) {
   const sent = isObject(body) ? body : {};
   let input: StreamInput;
   try {
@@ -179,7 +187,7 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: stri
     }
     const model = input.question?.model ?? input.relevance?.model;
     const textFrame = textFrames(request, conversation);
-    for await (const chunk of (await copilot.model(model)).answer({ query, relevant, messages: history, signal: controller.signal })) {
+    for await (const chunk of (await copilot.model(model)).answer({ query, relevant, messages: history, signal: controller.signal, waiting })) {
       if (controller.signal.aborted) break;
       text += chunk;
       if (relevance) send(frame(request, conversation, 'IN-PROGRESS', { relevance, question: questionOutput(chunk) }));
