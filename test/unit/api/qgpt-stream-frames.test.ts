@@ -126,6 +126,52 @@ describe('/qgpt/stream frames under batching', () => {
     expect(reads).toBeLessThan(CHUNKS / 10);
   });
 
+  it('a model that says when it waits for more: what it yielded since goes out then, one piece per wait', async () => {
+    // 6 bursts of 50 chunks, `waiting` called before each wait (as the OpenAI-compatible adapter does
+    // before each network read); then a model that says so once only still gets every frame out.
+    const model = (tellEachTime: boolean): ModelAdapter => ({
+      description: 'waiting',
+      async *answer({ waiting }) {
+        waiting?.();
+        for (let i = 0; i < CHUNKS; i++) {
+          yield chunk(i);
+          if (i % 50 === 49) {
+            if (tellEachTime) waiting?.();
+            // Told: a wait shorter than a task (only `waiting` can part the bursts); else a timer's.
+            await (tellEachTime ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, 2)));
+          }
+        }
+      },
+    });
+    for (const tellEachTime of [true, false]) {
+      const t = await setup({ model: model(tellEachTime) });
+      const response = await t.service.handle(
+        new Request(`${BASE}/qgpt/stream`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', [STREAM_HEADER]: 'qgpt' },
+          body: JSON.stringify({ request: 'told', question: { query: 'count', relevant: { iterable: [] } } }),
+        }),
+      );
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      const pieces: Frame[][] = [];
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const events = decoder.decode(value).split('\n\n');
+        expect(events.pop()).toBe('');
+        pieces.push(events.map((event) => JSON.parse(event.slice('data: '.length)) as Frame));
+      }
+      const frames = pieces.flat();
+      expect(frames.map((f) => f.status)).toEqual([...expected(CHUNKS).map(() => 'IN-PROGRESS'), 'COMPLETED']);
+      expect(frames.slice(0, -1).map((f) => f.question!.answers.iterable[0]!.text)).toEqual(expected(CHUNKS));
+      if (tellEachTime) {
+        // One piece per burst (the last one's frames may share their piece with COMPLETED).
+        expect(pieces.slice(0, 6).map((piece) => piece.length)).toEqual([50, 50, 50, 50, 50, pieces.length === 6 ? 51 : 50]);
+      } else expect(pieces.length).toBeLessThan(CHUNKS / 10);
+    }
+  });
+
   it('delivers every chunk once, in order, one message each, whatever pieces the body arrives in', async () => {
     for (const piece of [undefined, 1, 7, 4096]) {
       const w = await world(burstingModel(CHUNKS, 37), piece);
