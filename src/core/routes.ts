@@ -11,6 +11,8 @@ import * as assets from './handlers/assets.js';
 import * as connector from './handlers/connector.js';
 import * as conversation from './handlers/conversation.js';
 import * as conversations from './handlers/conversations.js';
+import * as qgpt from './handlers/qgpt.js';
+import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
 import * as search from './handlers/search.js';
 import * as models from './handlers/models.js';
@@ -39,23 +41,6 @@ export interface Operation {
    */
   streamMethod?: 'POST';
 }
-
-/**
- * The handlers of a module loaded on first use: the copilot's answers (relevance, questions, the
- * stream) are not needed before a first answer, so their code is a chunk of its own in the page and
- * Node builds, evaluated on first use in the worker script.
- */
-function onFirstUse<M>(load: () => Promise<M>): (pick: (module: M) => OperationHandler) => OperationHandler {
-  let loaded: Promise<M> | undefined;
-  const module = () =>
-    (loaded ??= load().catch((error: unknown) => {
-      loaded = undefined;
-      throw error;
-    }));
-  return (pick) => async (context) => pick(await module())(context);
-}
-const qgpt = onFirstUse(() => import('./handlers/qgpt.js'));
-const qgptStream = onFirstUse(() => import('./handlers/qgpt-stream.js'));
 
 const TABLE = [
   { api: 'WellKnownApi', name: 'getWellKnownHealth', method: 'GET', path: '/.well-known/health', handler: wellKnown.getWellKnownHealth },
@@ -102,9 +87,9 @@ const TABLE = [
   { api: 'ActivitiesApi', name: 'activitiesStreamIdentifiers', method: 'GET', path: '/activities/stream/identifiers', handler: streams.activitiesStreamIdentifiers, socket: true },
   { api: 'SearchApi', name: 'fullTextSearch', method: 'GET', path: '/search/full_text', handler: search.fullTextSearch },
   { api: 'SearchApi', name: 'neuralCodeSearch', method: 'GET', path: '/search/neural_code', handler: search.neuralCodeSearch },
-  { api: 'QGPTApi', name: 'relevance', method: 'POST', path: '/qgpt/relevance', handler: qgpt((m) => m.relevance), readOnly: true },
-  { api: 'QGPTApi', name: 'question', method: 'POST', path: '/qgpt/question', handler: qgpt((m) => m.question) },
-  { api: 'QGPTApi', name: 'qgptStream', method: 'GET', path: '/qgpt/stream', handler: qgptStream((m) => m.qgptStream), socket: true, streamMethod: 'POST' },
+  { api: 'QGPTApi', name: 'relevance', method: 'POST', path: '/qgpt/relevance', handler: qgpt.relevance, readOnly: true },
+  { api: 'QGPTApi', name: 'question', method: 'POST', path: '/qgpt/question', handler: qgpt.question },
+  { api: 'QGPTApi', name: 'qgptStream', method: 'GET', path: '/qgpt/stream', handler: qgptStream, socket: true, streamMethod: 'POST' },
   { api: 'ModelsApi', name: 'modelsSnapshot', method: 'GET', path: '/models', handler: models.modelsSnapshot },
   { api: 'ModelsApi', name: 'modelsStreamIdentifiers', method: 'GET', path: '/models/stream/identifiers', handler: models.modelsStreamIdentifiers, socket: true },
   { api: 'AnchorsApi', name: 'anchorsSnapshot', method: 'GET', path: '/anchors', handler: anchors.anchorsSnapshot },

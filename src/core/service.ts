@@ -8,6 +8,7 @@ import { clip, errorResponse, HttpError, markRerunnable, MAX_BODY_BYTES, text } 
 import { findRoute, fixedSegments, OPERATIONS, operationFor, routes, type Operation } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
+import { knownOperation, namedMoreExactly } from './catalogue.js';
 import { isUuid } from './validate.js';
 import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
 import { loggerFor } from './log.js';
@@ -21,18 +22,6 @@ import { ofOpenSocket, SOCKETS, STREAM_HEADER } from './stream-wire.js';
 import type { ExternalApplicationRecord } from '../storage/schema.js';
 
 export { DEFAULT_BASES };
-
-type Catalogue = typeof import('./catalogue.js');
-let loadedCatalogue: Promise<Catalogue> | undefined;
-/**
- * The SDK's 586 operations (to name an unserved one in its 404), loaded on first use: a chunk of
- * its own in the page and Node builds, evaluated on first use in the worker script.
- */
-const catalogue = (): Promise<Catalogue> =>
-  (loadedCatalogue ??= import('./catalogue.js').catch((error: unknown) => {
-    loadedCatalogue = undefined;
-    throw error;
-  }));
 
 export interface ServiceOptions extends ServiceSettings {
   storage: Storage;
@@ -126,17 +115,14 @@ export function createService(options: ServiceOptions): Service {
    * segment the SDK spells out as a path of its own (`/assets/draft` is not an asset id). Ids are
    * UUIDs, so the SDK's catalogue is read only for a parameter that is not one.
    */
-  function owns(operation: Operation, params: Record<string, string>, path: string, sdk: Catalogue): boolean {
-    return Object.values(params).every(isUuid) || !sdk.namedMoreExactly(path, fixedSegments(operation));
+  function owns(operation: Operation, params: Record<string, string>, path: string): boolean {
+    return Object.values(params).every(isUuid) || !namedMoreExactly(path, fixedSegments(operation));
   }
 
   /** The route table's answer (no override applied). */
-  async function dispatch(request: Request, url: URL, path: string): Promise<Response> {
+  function dispatch(request: Request, url: URL, path: string): Promise<Response> {
     const found = findRoute(request.method, path);
-    if (!found) return unmatched(request, url, path);
-    // The catalogue is loaded only for a parameter that is not an id (rare): most answers never need it.
-    const served = Object.values(found.params).every(isUuid) || owns(found.operation, found.params, path, await catalogue());
-    return served ? run(found.operation, request, url, found.params) : unmatched(request, url, path);
+    return found && owns(found.operation, found.params, path) ? run(found.operation, request, url, found.params) : unmatched(request, url, path);
   }
 
   /**
@@ -144,15 +130,14 @@ export function createService(options: ServiceOptions): Service {
    * method; else 404, naming the SDK operation when the path is one of Pieces OS's.
    */
   async function unmatched(request: Request, url: URL, path: string): Promise<Response> {
-    const sdk = await catalogue();
     const matching = routes().filter(({ operation, match }) => {
       const params = match(path);
-      return params !== null && owns(operation, params, path, sdk);
+      return params !== null && owns(operation, params, path);
     });
-    if (matching.length === 0) return unserved(request.method, path || '/', sdk);
+    if (matching.length === 0) return unserved(request.method, path || '/');
     // Another Pieces OS operation this service does not serve (POST /model/update beside GET /model/{model}).
-    const known = request.method === 'GET' || request.method === 'POST' ? sdk.knownOperation(request.method, path) : undefined;
-    if (known && !OPERATIONS.some((operation) => `${operation.api}.${operation.name}` === known)) return unserved(request.method, path, sdk);
+    const known = request.method === 'GET' || request.method === 'POST' ? knownOperation(request.method, path) : undefined;
+    if (known && !OPERATIONS.some((operation) => `${operation.api}.${operation.name}` === known)) return unserved(request.method, path);
     const methods = matching.map(({ operation }) => operation.method);
     const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
     if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Origin': '*' } });
@@ -167,8 +152,8 @@ export function createService(options: ServiceOptions): Service {
   }
 
   /** 404; for a Pieces OS path this service does not serve, the message names the operation (warned once per operation). */
-  function unserved(method: string, path: string, sdk: Catalogue): Response {
-    const known = sdk.knownOperation(method, path);
+  function unserved(method: string, path: string): Response {
+    const known = knownOperation(method, path);
     if (!known) return errorResponse(new HttpError(404, `No operation at ${clip(path)}.`));
     const message = `${clip(method, 40)} ${clip(path)} is the Pieces OS operation ${known}, which this service does not serve.`;
     if (!warned.has(known)) {

@@ -91,12 +91,6 @@ export interface OllamaModelConfig extends Omit<OpenAiModelConfig, 'type' | 'api
   baseUrl: string;
 }
 
-/** How an OpenAI-compatible endpoint's adapter describes itself. */
-export const openAiDescription = (config: OpenAiModelConfig) => `${config.model} at ${config.baseUrl}`;
-
-/** How an Ollama model's adapter describes itself. */
-export const ollamaDescription = (config: OllamaModelConfig) => `${config.model} at ${config.baseUrl.replace(/\/+$/, '')} (Ollama)`;
-
 /** A model as plain data, so that a page can send it to the worker. */
 export type ModelConfig = { type: 'extractive' } | OpenAiModelConfig | OllamaModelConfig;
 

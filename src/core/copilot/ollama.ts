@@ -6,7 +6,7 @@
  * failure, `{status: "success"}` at the end), and deleting a download deletes
  * the model there (`DELETE <baseUrl>/api/delete`).
  */
-import { ModelError, ollamaDescription, type ModelAdapter, type OllamaModelConfig } from './model.js';
+import { ModelError, type ModelAdapter, type OllamaModelConfig } from './model.js';
 import { openAiModel } from './openai.js';
 
 /** The message of an error body (`{error}`), or the text. */
@@ -66,7 +66,7 @@ export function ollamaModel(config: OllamaModelConfig): ModelAdapter {
   const base = config.baseUrl.replace(/\/+$/, '');
   const chat = openAiModel({ ...config, type: 'openai', baseUrl: `${base}/v1` });
   return {
-    description: ollamaDescription(config),
+    description: `${config.model} at ${base} (Ollama)`,
     answer: (request) => chat.answer(request),
 
     async pull(signal, progress) {

@@ -4,7 +4,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import type { AnswerRequest, ChatMessage, ModelAdapter, OpenAiModelConfig, RelevantMaterial } from './model.js';
-import { ModelError, openAiDescription } from './model.js';
+import { ModelError } from './model.js';
 
 const SYSTEM_PROMPT =
   'You are a coding assistant. Answer the question using the material below when it is relevant, ' +
@@ -64,7 +64,7 @@ export function openAiModel(config: OpenAiModelConfig): ModelAdapter {
   const url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const fail = (message: string) => new ModelError(`The model endpoint ${url} ${message}`);
   return {
-    description: openAiDescription(config),
+    description: `${config.model} at ${config.baseUrl}`,
     async *answer({ signal, waiting, ...request }) {
       let response: Response;
       try {
