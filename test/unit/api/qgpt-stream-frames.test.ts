@@ -284,7 +284,7 @@ describe('the OpenAI-compatible adapter reading many events per read', () => {
     }
   });
 
-  it('made from a configuration (its code loaded on first use): the same chunks, and leaving the answer early cancels the endpoint\'s body', async () => {
+  it('made from a configuration: the same chunks, and leaving the answer early cancels the endpoint\'s body', async () => {
     let cancelled = false;
     const bytes = new TextEncoder().encode([...expected(50).map(event), done].join(''));
     vi.stubGlobal('fetch', async () => {
