@@ -1,6 +1,6 @@
 /**
  * The copilot stream and the worker's start-up (part of `npm run bench`, `BENCH=smoke` for a short
- * run; `BENCH_ONLY=stream` runs this file alone with `npx vitest run --project bench test/bench/stream.bench.ts`),
+ * run; alone: `npx vitest run --project bench test/bench/stream.bench.ts`),
  * in headless Chromium:
  *
  * 1. `/qgpt/stream` answered by a model behind an OpenAI-compatible endpoint (the fake one on
