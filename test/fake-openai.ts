@@ -6,7 +6,9 @@
  *   - `cut`: three chunks, then the connection is destroyed;
  *   - `error-event`: two chunks, then an error event `{"error":{"message":"model overloaded"}}`;
  *   - `missing`: 404 `{"error":{"message":"model \"missing\" not found, try pulling it first"}}`;
- *   - `count`: `max_tokens` chunks of `max_tokens` characters ("x"), each its own write, for throughput.
+ *   - `count`: `max_tokens` chunks of `max_tokens` characters ("x"), each its own write, for throughput;
+ *   - `numbered`: `max_tokens` chunks `<i>:é€😀;` (i from 0), written in bursts of 1 to 7 events per
+ *     write (so that one read holds many); `numbered-slow`: the same, 5 ms between bursts.
  * CORS is open, so a page on another origin can call it directly.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -56,6 +58,19 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     }
     res.writeHead(200, { ...CORS, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
     res.flushHeaders();
+    if (body.model === 'numbered' || body.model === 'numbered-slow') {
+      const n = body.max_tokens ?? 100;
+      for (let i = 0, burst = 1; i < n; burst = (burst % 7) + 1) {
+        let write = '';
+        for (const end = Math.min(n, i + burst); i < end; i++) write += chunk(`${i}:é€😀;`);
+        if (res.destroyed) return;
+        res.write(write);
+        if (body.model === 'numbered-slow') await sleep(5);
+        else await new Promise((resolve) => setImmediate(resolve));
+      }
+      res.end(chunk('', 'stop') + 'data: [DONE]\n\n');
+      return;
+    }
     if (body.model === 'count') {
       const n = body.max_tokens ?? 100;
       const piece = 'x'.repeat(n);

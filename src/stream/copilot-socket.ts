@@ -2,7 +2,7 @@
  * The copilot socket (`/qgpt/stream`): each frame a client sends is a POST to the service, whose
  * server-sent events come back as the socket's messages; many inputs run at once on one socket.
  */
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { createParser } from 'eventsource-parser';
 import { STREAM_HEADER } from '../core/stream-wire.js';
 import { ServedSocket } from './served-socket.js';
 
@@ -69,16 +69,17 @@ export class CopilotSocket extends ServedSocket {
         this.#deliver(failedFrame(input, response.status, (await response.text()) || `The stream answered ${response.status}.`));
         return;
       }
-      const reader = response.body
-        .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-        .pipeThrough(new EventSourceParserStream())
-        .getReader();
+      // Each event is a frame, delivered as it is parsed: the frames one piece of the body brought
+      // (the service sends those of one task together) are delivered at once, in order.
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      const parser = createParser({ onEvent: (event) => this.#deliver(event.data) });
       // Abandoning the answer cancels its response, which tells the worker to drop it.
       controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => {}), { once: true });
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        this.#deliver(value.data);
+        parser.feed(decoder.decode(value, { stream: true }));
       }
     } catch (error) {
       if (!controller.signal.aborted) {

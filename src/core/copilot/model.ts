@@ -33,6 +33,12 @@ export interface AnswerRequest {
   messages: readonly ChatMessage[];
   /** Aborted when the answer is stopped: the adapter stops reading and throws. */
   signal: AbortSignal;
+  /**
+   * Optional: the adapter calls it when it has yielded every chunk it has and is about to wait
+   * for its model (e.g. before each network read), so that the chunks yielded since can be sent
+   * on together at once. An adapter that never calls it is answered just the same.
+   */
+  waiting?: () => void;
 }
 
 export interface ModelAdapter {

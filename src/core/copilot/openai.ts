@@ -2,7 +2,7 @@
  * The model adapter for an OpenAI-compatible chat-completions endpoint (OpenAI, a local Ollama,
  * llama.cpp, vLLM…): the answer streams as server-sent events, failures are ModelErrors.
  */
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { createParser } from 'eventsource-parser';
 import type { AnswerRequest, ChatMessage, ModelAdapter, OpenAiModelConfig, RelevantMaterial } from './model.js';
 import { ModelError } from './model.js';
 
@@ -65,7 +65,7 @@ export function openAiModel(config: OpenAiModelConfig): ModelAdapter {
   const fail = (message: string) => new ModelError(`The model endpoint ${url} ${message}`);
   return {
     description: `${config.model} at ${config.baseUrl}`,
-    async *answer({ signal, ...request }) {
+    async *answer({ signal, waiting, ...request }) {
       let response: Response;
       try {
         response = await fetch(url, {
@@ -102,22 +102,32 @@ export function openAiModel(config: OpenAiModelConfig): ModelAdapter {
         yield content;
         return;
       }
-      const reader = response.body
-        .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-        .pipeThrough(new EventSourceParserStream())
-        .getReader();
+      // The events are parsed as the body's bytes arrive, without a stream per stage: every event
+      // one read brought is answered before the next read.
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      const events: string[] = [];
+      const parser = createParser({ onEvent: (event) => void events.push(event.data) });
       let finished = false;
       try {
-        for (;;) {
-          let next: ReadableStreamReadResult<{ data: string }>;
-          try {
-            next = await reader.read();
-          } catch (error) {
-            if (signal.aborted) throw error;
-            throw fail(`failed mid-answer: ${(error as Error).message}.`);
+        for (let ended = false; !finished; ) {
+          if (events.length === 0) {
+            if (ended) break;
+            waiting?.();
+            let next: ReadableStreamReadResult<Uint8Array>;
+            try {
+              next = await reader.read();
+            } catch (error) {
+              if (signal.aborted) throw error;
+              throw fail(`failed mid-answer: ${(error as Error).message}.`);
+            }
+            if (next.done) {
+              ended = true;
+              parser.feed(decoder.decode());
+            } else parser.feed(decoder.decode(next.value, { stream: true }));
+            continue;
           }
-          if (next.done) break;
-          const data = next.value.data.trim();
+          const data = events.shift()!.trim();
           if (data === '[DONE]') {
             finished = true;
             break;

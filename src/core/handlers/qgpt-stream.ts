@@ -29,11 +29,36 @@ export async function qgptStream({ request, service }: OperationContext): Promis
   const disconnected = new AbortController();
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
-      const send = (frame: JsonObject) => {
-        if (disconnected.signal.aborted) return;
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(frame)}\n\n`));
+      // Frames go out together, as one piece of the body: one message to the page instead of one
+      // per frame. Each frame stays its own event, so the socket still delivers one message per
+      // frame, in order. When the model says it waits for more (an adapter that calls `waiting`),
+      // what it yielded since goes out then; otherwise the first frame of a task goes out at once
+      // and the frames the same task makes after it when the task is over.
+      let pending = '';
+      let flushing: ReturnType<typeof setTimeout> | undefined;
+      /** The model said it waits for more at least once: its frames are sent when it does. */
+      let told = false;
+      const flush = () => {
+        clearTimeout(flushing);
+        flushing = undefined;
+        if (!pending || disconnected.signal.aborted) return;
+        controller.enqueue(encoder.encode(pending));
+        pending = '';
       };
-      void answer(service, body, send, disconnected.signal).finally(() => {
+      const send = (frame: string) => {
+        if (disconnected.signal.aborted) return;
+        pending += `data: ${frame}\n\n`;
+        if (flushing) return;
+        if (!told) flush();
+        flushing = setTimeout(flush, 0);
+      };
+      const waiting = () => {
+        told = true;
+        flush();
+      };
+      void answer(service, body, send, waiting, disconnected.signal).finally(() => {
+        clearTimeout(flushing);
+        flush();
         if (!disconnected.signal.aborted) controller.close();
       });
     },
@@ -46,8 +71,23 @@ export async function qgptStream({ request, service }: OperationContext): Promis
   });
 }
 
-function frame(request: string, conversation: string, status: Status, extra: JsonObject = {}): JsonObject {
-  return { request, conversation, status, ...extra };
+function frame(request: string, conversation: string, status: Status, extra: JsonObject = {}): string {
+  return JSON.stringify({ request, conversation, status, ...extra });
+}
+
+/**
+ * The IN-PROGRESS frame of one chunk of an answer's text, made from the frame's JSON written once per
+ * answer: the same text as `frame(…, {question: questionOutput(chunk)})`, without building and
+ * serializing the whole frame for every chunk.
+ */
+function textFrames(request: string, conversation: string): (chunk: string) => string {
+  const marker = '\u0000';
+  const whole = frame(request, conversation, 'IN-PROGRESS', { question: questionOutput(marker) });
+  // The text is the frame's last string (after the ids, which may hold anything).
+  const at = whole.lastIndexOf(JSON.stringify(marker));
+  const before = whole.slice(0, at);
+  const after = whole.slice(at + JSON.stringify(marker).length);
+  return (chunk) => before + JSON.stringify(chunk) + after;
 }
 
 /** A stored conversation's messages as history, oldest first; undefined when there is no such conversation. */
@@ -87,7 +127,7 @@ async function storeExchange(service: ServiceContext, conversation: string, crea
   for (const change of changes) service.notify(change);
 }
 
-async function answer(service: ServiceContext, body: unknown, send: (frame: JsonObject) => void, disconnected: AbortSignal) {
+async function answer(service: ServiceContext, body: unknown, send: (frame: string) => void, waiting: () => void, disconnected: AbortSignal) {
   const sent = isObject(body) ? body : {};
   let input: StreamInput;
   try {
@@ -146,10 +186,12 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: Json
       history.push(...(await questionHistory(service, input.question.messages)));
     }
     const model = input.question?.model ?? input.relevance?.model;
-    for await (const chunk of (await copilot.model(model)).answer({ query, relevant, messages: history, signal: controller.signal })) {
+    const textFrame = textFrames(request, conversation);
+    for await (const chunk of (await copilot.model(model)).answer({ query, relevant, messages: history, signal: controller.signal, waiting })) {
       if (controller.signal.aborted) break;
       text += chunk;
-      send(frame(request, conversation, 'IN-PROGRESS', { ...(relevance ? { relevance } : {}), question: questionOutput(chunk) }));
+      if (relevance) send(frame(request, conversation, 'IN-PROGRESS', { relevance, question: questionOutput(chunk) }));
+      else send(textFrame(chunk));
       relevance = undefined;
     }
     // An answer without text still reports its relevance before it completes.
