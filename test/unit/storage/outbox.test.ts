@@ -109,8 +109,8 @@ describe('the second ring’s writes queue in their own transaction', () => {
     await storage.putAnnotation(standalone, queued('annotationsCreateNewAnnotation'));
     await storage.deleteAnnotation(standalone.id, queued('annotationsDeleteSpecificAnnotation'));
     const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
-    await storage.editAnchor(anchor.id, () => [], () => ({ anchor }), queued('anchorsCreateNewAnchor'));
-    await storage.editAnchor(anchor.id, () => [], () => ({ anchor: null }), queued('anchorsDeleteSpecificAnchor'));
+    await storage.editAnchor(anchor.id, () => ({}), () => ({ anchor }), queued('anchorsCreateNewAnchor'));
+    await storage.editAnchor(anchor.id, () => ({}), () => ({ anchor: null }), queued('anchorsDeleteSpecificAnchor'));
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => e.operation)).toEqual([
       'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetUpdate', 'assetsDeleteAsset',
@@ -132,7 +132,7 @@ describe('the second ring’s writes queue in their own transaction', () => {
     expect(await storage.deleteAsset(unknown, [], queued('assetsDeleteAsset'))).toBeUndefined();
     // An annotation of an asset is deleted with the asset's edit, not on its own.
     expect(await storage.deleteAnnotation(asset.annotations[0]!.id, queued('annotationsDeleteSpecificAnnotation'))).toBe(false);
-    await expect(storage.editAnchor(unknown, () => [], () => { throw new Error('refused'); }, queued('anchorsDeleteSpecificAnchor'))).rejects.toThrow('refused');
+    await expect(storage.editAnchor(unknown, () => ({}), () => { throw new Error('refused'); }, queued('anchorsDeleteSpecificAnchor'))).rejects.toThrow('refused');
     const unstorable = queued('assetUpdate', { body: { id: asset.record.id, name: () => 'not JSON' } as never });
     await expect(storage.editAsset({ asset: asset.record.id }, (current) => ({ record: { ...current.record, name: 'changed' } }), unstorable)).rejects.toThrow();
     await expect(storage.createAsset(newAsset('new'), [], unstorable)).rejects.toThrow();
