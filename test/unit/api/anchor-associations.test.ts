@@ -144,6 +144,21 @@ describe('anchors and assets', () => {
   });
 });
 
+describe('the data format', () => {
+  it('exports an asset with its anchors and seeds them back', async () => {
+    const { t, asset, anchor } = await fixture();
+    await t.asset.assetAssociateAnchor({ asset: asset.id, anchor: anchor.id });
+    const data = await t.service.exportData();
+    expect(data.assets.find((a) => a.id === asset.id)!.anchors).toEqual([anchor.id]);
+    await t.service.reset();
+    await t.service.seed({ assets: data.assets, anchors: data.anchors });
+    expect(await assetAnchors(t, asset.id)).toEqual([anchor.id]);
+    expect((await anchorRead(t, anchor.id)).assets).toEqual({ iterable: [{ id: asset.id }], indices: { [asset.id]: 0 } });
+    const bad = { ...data.assets[0]!, anchors: ['nope'] };
+    await expect(t.service.seed({ assets: [bad] })).rejects.toThrow('data.assets[0].anchors[0] must be a UUID');
+  });
+});
+
 describe('the streams', () => {
   it('announce the anchor and the conversation or asset each association changes; a no-op announces nothing', async () => {
     const { t, asset, conversation, anchor } = await fixture();
