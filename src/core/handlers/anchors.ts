@@ -14,6 +14,7 @@ import {
   anchorRelinked,
   anchorsJson,
   assetRelinked,
+  conversationListsAnchor,
   parseSeededAnchor,
   withAnchor,
   withoutAnchor,
@@ -105,7 +106,9 @@ async function relate(context: OperationContext, kind: 'conversation' | 'asset',
       const conversation = found.conversations.get(otherId);
       const asset = found.assets.get(otherId);
       if (!conversation && !asset) throw notFound(`No ${kind} with id ${otherId}.`);
-      if (anchorLists(current, list, otherId) === linked) return undefined;
+      // Nothing to do only when both sides agree already (one side alone is made to agree with the other).
+      const there = conversation ? conversationListsAnchor(conversation, id) : (asset!.anchors ?? []).includes(id);
+      if (anchorLists(current, list, otherId) === linked && there === linked) return undefined;
       const anchor = anchorRelinked(current, list, otherId, linked);
       if (conversation) {
         const wire = JSON.parse(anchor.json) as JsonObject;

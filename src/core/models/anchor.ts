@@ -36,6 +36,13 @@ export const anchorRelinked = (record: AnchorRecord, list: AnchorList, id: strin
   json: relinked(record.json, list, id, linked),
 });
 
+/** Whether a conversation record lists the anchor `id` in its `anchors`. */
+export function conversationListsAnchor(record: Pick<ConversationRecord, 'json'>, id: string): boolean {
+  if (!record.json.includes(id)) return false;
+  const anchors = (JSON.parse(record.json) as { anchors?: { iterable?: Array<{ id?: unknown }> } }).anchors?.iterable ?? [];
+  return anchors.some((item) => item.id === id);
+}
+
 /** An asset record that lists the anchor (at the end, unless it does already), or no longer does; `updated` now. */
 export function assetRelinked(record: AssetRecord, anchor: string, linked: boolean, clock: Clock): AssetRecord {
   const { anchors: current = [], ...rest } = record;

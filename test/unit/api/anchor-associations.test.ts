@@ -128,6 +128,22 @@ describe('anchors and assets', () => {
     expect(await assetAnchors(t, other.id)).toEqual([kept.id]);
   });
 
+  it('an anchor a conversation was seeded with lists its asset alone; associating it makes the asset list it too', async () => {
+    const t = await setup();
+    const asset = (await t.assets.assetsSnapshot({ transferables: false })).iterable[0]!;
+    const conversation = await t.conversations.conversationsCreateSpecificConversation({
+      seededConversation: { type: 'COPILOT', anchors: [{ type: AnchorTypeEnum.File, fullpath: '/seeded.ts', asset: asset.id }] },
+    });
+    const anchor = conversation.anchors!.iterable[0]!.id;
+    expect((await anchorRead(t, anchor)).assets).toEqual({ iterable: [{ id: asset.id }], indices: { [asset.id]: 0 } });
+    expect(await assetAnchors(t, asset.id)).toEqual([]);
+    const from = t.changes.length;
+    await t.anchor.anchorAssociateAsset({ anchor, asset: asset.id });
+    expect(await assetAnchors(t, asset.id)).toEqual([anchor]);
+    expect((await anchorRead(t, anchor)).assets).toEqual({ iterable: [{ id: asset.id }], indices: { [asset.id]: 0 } });
+    expect(t.changes.slice(from).map((c) => c.collection)).toEqual(['anchor', 'asset']);
+  });
+
   it('an anchor on a conversation and an asset: its delete unlists it from both, in one change of each', async () => {
     const { t, asset, conversation, anchor } = await fixture();
     await t.anchor.anchorAssociateAsset({ anchor: anchor.id, asset: asset.id });
