@@ -307,6 +307,8 @@ function asset(value: unknown, path: string, clock: Clock): { record: AssetRecor
     ...flag('pseudo'),
     ...flag('demo'),
   };
+  const anchors = optional(rest, 'anchors', path, array)?.map((a, i) => uuid(a, `${path}.anchors[${i}]`));
+  if (anchors?.length) record.anchors = anchors;
   const annotations = (annotationList === undefined || annotationList === null ? [] : array(annotationList, `${path}.annotations`)).map((a, i) =>
     annotation(a, `${path}.annotations[${i}]`, id),
   );

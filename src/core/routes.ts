@@ -74,6 +74,12 @@ const LOCAL: MirrorSpec = { local: true };
 
 /** A change of an asset answered without it (an association): the asset is read again from the upstream. */
 const ASSET_EDIT: MirrorSpec = { about: { kind: 'asset', at: 'param:asset' } };
+/**
+ * An anchor associated with a conversation or an asset (or no longer), from either side: about
+ * the anchor (its delete makes it useless); both ids are path parameters, rewritten on replay.
+ * While the upstream answers, the association is made here as well (its answer is empty).
+ */
+const ANCHOR_LINK: MirrorSpec = { about: { kind: 'anchor', at: 'param:anchor' } };
 
 const TABLE = [
   { api: 'WellKnownApi', name: 'getWellKnownHealth', method: 'GET', path: '/.well-known/health', handler: wellKnown.getWellKnownHealth },
@@ -260,6 +266,14 @@ const TABLE = [
   { api: 'ModelApi', name: 'modelSpecificModelDownloadProgress', method: 'GET', path: '/model/{model}/download/progress', handler: models.modelSpecificModelDownloadProgress, socket: true },
   { api: 'ModelsApi', name: 'modelsDeleteSpecificModelCache', method: 'POST', path: '/models/{model}/delete/cache', handler: models.modelsDeleteSpecificModelCache, mirror: LOCAL },
   { api: 'AnchorApi', name: 'anchorSpecificAnchorSnapshot', method: 'GET', path: '/anchor/{anchor}', handler: anchors.anchorSpecificAnchorSnapshot },
+  { api: 'AnchorApi', name: 'anchorAssociateConversation', method: 'POST', path: '/anchor/{anchor}/conversations/associate/{conversation}', handler: anchors.anchorAssociateConversation, mirror: ANCHOR_LINK },
+  { api: 'AnchorApi', name: 'anchorDisassociateConversation', method: 'POST', path: '/anchor/{anchor}/conversations/disassociate/{conversation}', handler: anchors.anchorDisassociateConversation, mirror: ANCHOR_LINK },
+  { api: 'AnchorApi', name: 'anchorAssociateAsset', method: 'POST', path: '/anchor/{anchor}/assets/associate/{asset}', handler: anchors.anchorAssociateAsset, mirror: ANCHOR_LINK },
+  { api: 'AnchorApi', name: 'anchorDisassociateAsset', method: 'POST', path: '/anchor/{anchor}/assets/disassociate/{asset}', handler: anchors.anchorDisassociateAsset, mirror: ANCHOR_LINK },
+  { api: 'ConversationApi', name: 'conversationAssociateAnchor', method: 'POST', path: '/conversation/{conversation}/anchors/associate/{anchor}', handler: anchors.conversationAssociateAnchor, mirror: ANCHOR_LINK },
+  { api: 'ConversationApi', name: 'conversationDisassociateAnchor', method: 'POST', path: '/conversation/{conversation}/anchors/disassociate/{anchor}', handler: anchors.conversationDisassociateAnchor, mirror: ANCHOR_LINK },
+  { api: 'AssetApi', name: 'assetAssociateAnchor', method: 'POST', path: '/asset/{asset}/anchors/associate/{anchor}', handler: anchors.assetAssociateAnchor, mirror: ANCHOR_LINK },
+  { api: 'AssetApi', name: 'assetDisassociateAnchor', method: 'POST', path: '/asset/{asset}/anchors/disassociate/{anchor}', handler: anchors.assetDisassociateAnchor, mirror: ANCHOR_LINK },
   { api: 'AnchorsApi', name: 'anchorsDeleteSpecificAnchor', method: 'POST', path: '/anchors/{anchor}/delete', handler: anchors.anchorsDeleteSpecificAnchor,
     mirror: { about: { kind: 'anchor', at: 'param:anchor' }, deletes: true },
   },

@@ -50,7 +50,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   deleteAnnotation: ['getAnnotation', 'listAnnotations'],
   recordActivities: ['listActivities'],
   putExternalApplications: ['listExternalApplications'],
-  editAnchor: ['listConversations'],
+  editAnchor: ['listConversations', ...ASSET_READS],
   setModelState: ['listModelStates'],
   setSignedIn: [],
   ensureMeta: [],

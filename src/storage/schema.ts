@@ -78,6 +78,8 @@ export interface AssetRecord {
   discovered?: boolean;
   pseudo?: boolean;
   demo?: boolean;
+  /** The anchors associated with it, in the order they were associated (each anchor lists it in its `assets`). */
+  anchors?: string[];
 }
 
 /** One format of an asset: its value as text (or as bytes, when it is not text) and its classification. */

@@ -79,6 +79,8 @@ export interface StoredAsset {
   annotations: AnnotationRecord[];
   tags: TagRecord[];
   websites: WebsiteRecord[];
+  /** The anchors its record lists, in its order (read with it; a write of the asset ignores them: see editAnchor). */
+  anchors?: AnchorRecord[];
 }
 
 /**
@@ -125,11 +127,24 @@ export interface StoredData {
 
 /**
  * What an edit of an anchor writes: the anchor (null: delete it), and the
- * conversations whose anchors change with it (their whole new records).
+ * conversations and assets whose anchors change with it (their whole new records).
  */
 export interface AnchorEdit {
   anchor: AnchorRecord | null;
   conversations?: Array<Omit<ConversationRecord, 'seq'>>;
+  assets?: AssetRecord[];
+}
+
+/** The records an edit of an anchor reads with it: conversations and assets, by id. */
+export interface AnchorLinks {
+  conversations?: readonly string[];
+  assets?: readonly string[];
+}
+
+/** What `editAnchor` found of the records `linked` named (only those that exist). */
+export interface AnchorLinked {
+  conversations: Map<string, ConversationRecord>;
+  assets: Map<string, AssetRecord>;
 }
 
 /**
@@ -239,14 +254,15 @@ export interface Storage {
   /** Every anchor, in creation order. */
   listAnchors(): Promise<AnchorRecord[]>;
   /**
-   * Reads an anchor (undefined if there is none) and the conversations `linked` names for it,
-   * and writes what `edit` makes of them, in one transaction. `edit` may throw to change
-   * nothing; it gets only the conversations that exist.
+   * Reads an anchor (undefined if there is none) and the conversations and assets `linked`
+   * names for it, and writes what `edit` makes of them, in one transaction (each record written
+   * logs its change). `edit` may throw, or return undefined (nothing to change: no change is
+   * logged, nothing queued), to change nothing; it gets only the records that exist.
    */
   editAnchor(
     id: string,
-    linked: (current: AnchorRecord | undefined) => string[],
-    edit: (current: AnchorRecord | undefined, conversations: Map<string, ConversationRecord>) => AnchorEdit,
+    linked: (current: AnchorRecord | undefined) => AnchorLinks,
+    edit: (current: AnchorRecord | undefined, found: AnchorLinked) => AnchorEdit | undefined,
     outbox?: OutboxInput,
   ): Promise<Change[]>;
 
@@ -284,7 +300,10 @@ export interface Storage {
     edit: (current: StoredAsset) => AssetEdit,
     outbox?: OutboxInput,
   ): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
-  /** Deletes an asset, its formats and annotations, and its place on tags and websites, in one transaction; undefined when unknown (nothing queued then). */
+  /**
+   * Deletes an asset, its formats and annotations, and its place on tags, websites and anchors, in
+   * one transaction; undefined when unknown (nothing queued then).
+   */
   deleteAsset(id: string, activities?: ActivityRecord[], outbox?: OutboxInput): Promise<Change[] | undefined>;
 
   getAnnotation(id: string): Promise<AnnotationRecord | undefined>;

@@ -242,6 +242,14 @@ export const callEveryOperation = (page: Page) =>
     await get('anchorsSnapshot', '/anchors');
     await get('anchorSpecificAnchorSnapshot', `/anchor/${anchor.id}`);
     await get('anchorsStreamIdentifiers', '/anchors/stream/identifiers', stream);
+    await post('anchorAssociateConversation', `/anchor/${anchor.id}/conversations/associate/${conversation.id}`);
+    await post('anchorDisassociateConversation', `/anchor/${anchor.id}/conversations/disassociate/${conversation.id}`);
+    await post('conversationAssociateAnchor', `/conversation/${conversation.id}/anchors/associate/${anchor.id}`);
+    await post('conversationDisassociateAnchor', `/conversation/${conversation.id}/anchors/disassociate/${anchor.id}`);
+    await post('anchorAssociateAsset', `/anchor/${anchor.id}/assets/associate/${asset}`);
+    await post('anchorDisassociateAsset', `/anchor/${anchor.id}/assets/disassociate/${asset}`);
+    await post('assetAssociateAnchor', `/asset/${asset}/anchors/associate/${anchor.id}`);
+    await post('assetDisassociateAnchor', `/asset/${asset}/anchors/disassociate/${anchor.id}`);
     await post('anchorsDeleteSpecificAnchor', `/anchors/${anchor.id}/delete`);
     await get('rangesSnapshot', '/ranges');
     await get('rangesStreamIdentifiers', '/ranges/stream/identifiers', stream);

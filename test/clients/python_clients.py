@@ -197,6 +197,69 @@ def neovim(port):
     return result
 
 
+def copilot_context(port):
+    """The Python SDK wrapper's copilot context paths (pieces-app/cli-agent, vendored wrapper:
+    copilot.py Context._add_path and _remove_path, basic_identifier/anchor.py BasicAnchor.from_raw_content,
+    exists, create and chats, basic_identifier/chat.py BasicChat.associate_anchor and disassociate_anchor):
+    a path becomes an anchor (one already cached for the same path is reused, else
+    anchors_create_new_anchor(transferables=False)), associated with the chat through
+    conversation_associate_anchor(conversation, anchor); the anchor's chats are read from the anchors
+    cache (`conversations.iterable`), kept by the anchors websocket."""
+    import os
+
+    client = w.Client(f"http://127.0.0.1:{find_port(port)}")
+    started(client, "OPEN_SOURCE")
+    sockets, caches, _state = w.start_websockets(client, ["conversation", "anchor"])
+    waited = w.wait_all(sockets, 15)
+    chat = client.call("POST", "/conversations/create?transferables=false", {"type": "COPILOT", "name": "New Conversation"})
+    path = os.path.dirname(os.path.abspath(__file__))
+
+    def fullpath(anchor):
+        return [p["reference"]["fullpath"] for p in anchor["points"]["iterable"] if p.get("reference", {}).get("fullpath")]
+
+    def from_raw_content(path):
+        for anchor in list(caches["anchor"].snapshot.values()):
+            if anchor and fullpath(anchor) == [path]:
+                return anchor["id"], False
+        kind = "DIRECTORY" if os.path.isdir(path) else "FILE"
+        anchor = client.call("POST", "/anchors/create?transferables=false", {"type": kind, "fullpath": path})
+        caches["anchor"].snapshot[anchor["id"]] = anchor
+        return anchor["id"], True
+
+    def chats_of(anchor_id, expected, timeout=5):
+        """BasicAnchor.chats, once the anchors websocket brought the change (or as it stands after `timeout`)."""
+        deadline = time.time() + timeout
+        while True:
+            anchor = caches["anchor"].snapshot.get(anchor_id) or {}
+            chats = [c["id"] for c in (anchor.get("conversations") or {}).get("iterable", [])]
+            if chats == expected or time.time() > deadline:
+                return chats
+            time.sleep(0.02)
+
+    anchor_id, created = from_raw_content(path)
+    client.call("POST", f"/conversation/{chat['id']}/anchors/associate/{anchor_id}")
+    chats_after_add = chats_of(anchor_id, [chat["id"]])
+    # The same path again: the cached anchor is reused and associated again.
+    again_id, created_again = from_raw_content(path)
+    client.call("POST", f"/conversation/{chat['id']}/anchors/associate/{again_id}")
+    listed = [a["id"] for a in (client.call("GET", f"/conversation/{chat['id']}").get("anchors") or {}).get("iterable", [])]
+    client.call("POST", f"/conversation/{chat['id']}/anchors/disassociate/{anchor_id}")
+    chats_after_remove = chats_of(anchor_id, [])
+    listed_after_remove = (client.call("GET", f"/conversation/{chat['id']}").get("anchors") or {}).get("iterable", [])
+    for sock in sockets.values():
+        sock.close()
+    return {
+        "waited": waited,
+        "created": created,
+        "reused": again_id == anchor_id and not created_again,
+        "chats_after_add": chats_after_add == [chat["id"]],
+        "conversation_lists": listed == [anchor_id],
+        "chats_after_remove": chats_after_remove,
+        "conversation_lists_after_remove": listed_after_remove,
+        "cache_errors": {kind: cache.errors for kind, cache in caches.items()},
+    }
+
+
 if __name__ == "__main__":
     name, port = sys.argv[1], int(sys.argv[2])
     try:

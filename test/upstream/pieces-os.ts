@@ -12,8 +12,8 @@
  *   the connection without answering, stay silent, or refuse the connection; `stop()` and
  *   `start()` take it off the network and back on the same port, its data kept.
  * - identifier streams (one frame of every id, then one per change) and a copilot stream;
- * - the asset family (assets with their formats, annotations, tags and websites; anchors;
- *   activities) in its own internal shapes, written to the SDK 4.1.0 models on the way out:
+ * - the asset family (assets with their formats, annotations, tags and websites; anchors, and
+ *   their associations with conversations and assets; activities) in its own internal shapes, written to the SDK 4.1.0 models on the way out:
  *   one `BOTH` format per asset, its own names (the text's first line) and its own DESCRIPTION
  *   ("Saved by <application>") when the seed gives none.
  */
@@ -518,6 +518,19 @@ export class IndependentPiecesOS {
     if (is('POST', '/anchors/create')) return this.#anchorWire(this.#createAnchor(body));
     if ((m = is('POST', '/anchors/*/delete'))) return void this.#deleteAnchor(m[0]!);
     if ((m = is('GET', '/anchor/*'))) return this.#anchorWire(this.#found(this.#data.anchors, m[0]!, 'anchor'));
+    // Associations of anchors, from either side: [path, anchor index, other index, kind, add].
+    for (const [pattern, a, o, kind, add] of [
+      ['/anchor/*/conversations/associate/*', 0, 1, 'conversation', true],
+      ['/anchor/*/conversations/disassociate/*', 0, 1, 'conversation', false],
+      ['/anchor/*/assets/associate/*', 0, 1, 'asset', true],
+      ['/anchor/*/assets/disassociate/*', 0, 1, 'asset', false],
+      ['/conversation/*/anchors/associate/*', 1, 0, 'conversation', true],
+      ['/conversation/*/anchors/disassociate/*', 1, 0, 'conversation', false],
+      ['/asset/*/anchors/associate/*', 1, 0, 'asset', true],
+      ['/asset/*/anchors/disassociate/*', 1, 0, 'asset', false],
+    ] as const) {
+      if ((m = is('POST', pattern))) return void this.#relateAnchor(m[a]!, kind, m[o]!, add);
+    }
     if (is('GET', '/activities')) return { iterable: [...this.#data.activities.values()].map((a) => this.#activityWire(a)) };
     if ((m = is('GET', '/activity/*'))) return this.#activityWire(this.#found(this.#data.activities, m[0]!, 'activity'));
     if (is('POST', '/os/sign_in')) return { id: this.identity, email: 'someone@example.com', username: 'independent', name: 'Independent User' };
@@ -671,6 +684,11 @@ export class IndependentPiecesOS {
       this.#announce('conversationMessage', message, true);
     }
     this.#data.conversations.delete(id);
+    for (const anchor of this.#data.anchors.values()) {
+      if (!anchor.conversations.includes(id)) continue;
+      anchor.conversations = anchor.conversations.filter((c) => c !== id);
+      this.#announce('anchor', anchor.id);
+    }
     this.#announce('conversation', id, true);
   }
 
@@ -806,6 +824,7 @@ export class IndependentPiecesOS {
     const annotations = [...this.#data.annotations.values()].filter((a) => a.asset?.id === asset.id);
     const tags = listed(this.#data.tags);
     const websites = listed(this.#data.websites);
+    const anchors = [...this.#data.anchors.values()].filter((anchor) => anchor.assets.includes(asset.id)).map((anchor) => this.#anchorWire(anchor));
     const reference = { id: format.id, reference: this.#flatFormat(format, transferables) };
     return {
       ...this.#flatAsset(asset),
@@ -815,6 +834,7 @@ export class IndependentPiecesOS {
       ...(annotations.length ? { annotations: { iterable: annotations } } : {}),
       ...(tags.length ? { tags: { iterable: tags } } : {}),
       ...(websites.length ? { websites: { iterable: websites } } : {}),
+      ...(anchors.length ? { anchors: { iterable: anchors } } : {}),
     };
   }
 
@@ -934,6 +954,11 @@ export class IndependentPiecesOS {
     this.#data.formats.delete(asset.format);
     for (const [key, annotation] of this.#data.annotations) if (annotation.asset?.id === id) this.#data.annotations.delete(key);
     for (const map of [this.#data.tags, this.#data.websites]) for (const label of map.values()) label.on = label.on.filter((a) => a !== id);
+    for (const anchor of this.#data.anchors.values()) {
+      if (!anchor.assets.includes(id)) continue;
+      anchor.assets = anchor.assets.filter((a) => a !== id);
+      this.#announce('anchor', anchor.id);
+    }
     this.#announce('asset', id, true);
     return id;
   }
@@ -1014,9 +1039,30 @@ export class IndependentPiecesOS {
     return anchor;
   }
 
+  #relateAnchor(id: string, kind: 'conversation' | 'asset', otherId: string, add: boolean) {
+    const anchor = this.#found(this.#data.anchors, id, 'anchor');
+    const other = kind === 'conversation' ? this.#conversation(otherId) : this.#asset(otherId);
+    const list = kind === 'conversation' ? anchor.conversations : anchor.assets;
+    if (list.includes(other.id) === add) return;
+    if (kind === 'conversation') anchor.conversations = add ? [...list, other.id] : list.filter((c) => c !== other.id);
+    else anchor.assets = add ? [...list, other.id] : list.filter((a) => a !== other.id);
+    this.#announce('anchor', id);
+    if (kind === 'asset') return this.#touchAsset(other as AssetRow);
+    const conversation = other as Json;
+    const listed = ((conversation.anchors?.iterable ?? []) as Json[]).filter((a) => a.id !== id);
+    if (add) conversation.anchors = { iterable: [...listed, { id }] };
+    else if (listed.length) conversation.anchors = { iterable: listed };
+    else delete conversation.anchors;
+    this.#touch(conversation);
+  }
+
   #deleteAnchor(id: string) {
     const anchor = this.#found(this.#data.anchors, id, 'anchor');
     this.#data.anchors.delete(id);
+    for (const assetId of anchor.assets) {
+      const asset = this.#data.assets.get(assetId);
+      if (asset) this.#touchAsset(asset);
+    }
     for (const conversationId of anchor.conversations) {
       const conversation = this.#data.conversations.get(conversationId);
       if (!conversation) continue;

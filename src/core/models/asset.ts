@@ -620,6 +620,7 @@ export function flattenedAsset(whole: StoredAsset): JsonObject {
     ...(whole.annotations.length ? { annotations: refs(whole.annotations) } : {}),
     ...(whole.tags.length ? { tags: refs(whole.tags) } : {}),
     ...(whole.websites.length ? { websites: refs(whole.websites) } : {}),
+    ...(whole.anchors?.length ? { anchors: refs(whole.anchors) } : {}),
   };
 }
 
@@ -672,7 +673,7 @@ export function websiteWire(website: WebsiteRecord): JsonObject {
 /**
  * The SDK Asset of a stored asset: its formats whole, its original and preview
  * as references with their flattened format (the value too when `transferables`),
- * and its annotations, tags and websites whole (with `indices`).
+ * and its annotations, tags, websites and anchors whole (with `indices`).
  */
 export function assetWire(whole: StoredAsset, transferables: boolean): JsonObject {
   const { record } = whole;
@@ -697,6 +698,7 @@ export function assetWire(whole: StoredAsset, transferables: boolean): JsonObjec
     ...(whole.annotations.length ? { annotations: listed(whole.annotations, annotationWire) } : {}),
     ...(whole.tags.length ? { tags: listed(whole.tags, tagWire) } : {}),
     ...(whole.websites.length ? { websites: listed(whole.websites, websiteWire) } : {}),
+    ...(whole.anchors?.length ? { anchors: listed(whole.anchors, (anchor) => JSON.parse(anchor.json) as JsonObject) } : {}),
   };
 }
 

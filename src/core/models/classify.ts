@@ -21,7 +21,8 @@ export function specificOf(nameOrExtension: string | undefined): string | undefi
   const extension = /\.([A-Za-z0-9+#_-]+)$/.exec(raw)?.[1] ?? raw.replace(/^\./, '');
   for (const candidate of [extension, extension.toLowerCase()]) {
     if (SPECIFIC.has(candidate) && candidate !== 'UNKNOWN') return candidate;
-    const alias = ALIASES[candidate.toLowerCase()];
+    // Own keys only: a name such as `__proto__` or `constructor` names no language.
+    const alias = Object.hasOwn(ALIASES, candidate.toLowerCase()) ? ALIASES[candidate.toLowerCase()] : undefined;
     if (alias) return alias;
   }
   return undefined;

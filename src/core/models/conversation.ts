@@ -18,6 +18,7 @@ import {
 } from '../enums.js';
 import type { AnchorRecord, ConversationRecord, MessageRecord } from '../../storage/schema.js';
 import type { ConversationEdit, ConversationState } from '../../storage/storage.js';
+import { withList } from '../../storage/anchor-links.js';
 import { badRequest } from '../http.js';
 import {
   array,
@@ -205,12 +206,22 @@ export function seedAnchor(item: Json, path: string, clock: Clock, conversationI
     type,
     ...stamp,
     points: { iterable: [{ id: point.id, reference: point }] },
-    ...(conversationId ? { conversations: { iterable: [{ id: conversationId }] } } : {}),
-    ...(asset ? { assets: { iterable: [{ id: asset }] } } : {}),
+    ...(conversationId ? withList({}, 'conversations', [conversationId]) : {}),
+    ...(asset ? withList({}, 'assets', [asset]) : {}),
     ...(annotations
       ? { annotations: references(annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { anchor: { id } }))) }
       : {}),
   };
+}
+
+/**
+ * An anchor as a record that lists it holds it (a conversation's `anchors` reference): its own
+ * fields, without its associations (`conversations`, `assets`), which change without it and are
+ * read from the anchor itself.
+ */
+export function listedAnchor(anchor: JsonObject): JsonObject {
+  const { conversations: _conversations, assets: _assets, ...own } = anchor;
+  return own;
 }
 
 const references = (items: JsonObject[]) => ({ iterable: items.map((reference) => ({ id: reference.id!, reference })) });
@@ -283,7 +294,7 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
     ...(annotations
       ? { annotations: references(annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { conversation: { id } }))) }
       : {}),
-    ...(wholeAnchors ? { anchors: references(wholeAnchors) } : {}),
+    ...(wholeAnchors ? { anchors: references(wholeAnchors.map(listedAnchor)) } : {}),
   };
   return {
     record: { id, json: storedJson(conversation), messageIds: messages.map((m) => m.id as string) },

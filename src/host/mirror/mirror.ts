@@ -947,9 +947,10 @@ export function createMirror(setup: MirrorSetup): Mirror {
           if (!anchor) return;
           await write({ put: { anchors: [anchor] } });
           kept([anchor.id]);
-          // The conversation it was made for lists it now.
-          const conversation = record(context.entry.body).conversation;
+          // The conversation (the asset) it was made for lists it now.
+          const { conversation, asset } = record(context.entry.body);
           if (typeof conversation === 'string') await reread('conversation', conversation);
+          if (typeof asset === 'string') await reread('asset', asset);
           return;
         }
       }

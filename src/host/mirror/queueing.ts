@@ -70,9 +70,11 @@ const WRITES: Record<string, Write> = {
   editAnchor: {
     at: 3,
     created: (args, input) =>
-      fromEdit<AnchorRecord | undefined, AnchorEdit>(args, 2, input, (current, result) =>
-        !current && result.anchor ? [{ kind: 'anchor', id: result.anchor.id }] : [],
+      fromEdit<AnchorRecord | undefined, AnchorEdit | undefined>(args, 2, input, (current, result) =>
+        !current && result?.anchor ? [{ kind: 'anchor', id: result.anchor.id }] : [],
       ),
+    // An association already made (or not there to undo) writes nothing, and queues nothing.
+    wrote: (result) => (result as unknown[]).length > 0,
   },
 };
 

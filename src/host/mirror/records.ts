@@ -156,6 +156,8 @@ export function assetRecord(wire: unknown): StoredAsset | undefined {
     if (format && !formats.some((f) => f.id === format.id)) formats.push(format);
   }
   const created = time(wire.created);
+  // The anchors it lists, by id (each is a record of its own, read from the anchors).
+  const anchors = some(listed(wire.anchors).map(idOf));
   const flags: Partial<Record<'favorited' | 'discovered' | 'pseudo' | 'demo', boolean>> = {};
   for (const key of ['favorited', 'discovered', 'pseudo', 'demo'] as const) if (typeof wire[key] === 'boolean') flags[key] = wire[key] as boolean;
   return {
@@ -170,6 +172,7 @@ export function assetRecord(wire: unknown): StoredAsset | undefined {
       original: idOf(original) ?? formats[0]?.id ?? '',
       preview: idOf(preview) ?? idOf(original) ?? formats[0]?.id ?? '',
       ...flags,
+      ...(anchors.length ? { anchors } : {}),
     },
     formats,
     annotations: some(listed(wire.annotations).map(annotationRecord)).map((a) => ({ ...a, asset: { id } })),

@@ -4,7 +4,8 @@
  * replace, edit, delete) in one, with its changes.
  */
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
-import type { ActivityRecord, AnnotationRecord, AssetRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
+import type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
+import { relinked } from '../anchor-links.js';
 import type { AssetEdit, Change, NewAsset, OutboxInput, Storage, StoredAsset } from '../storage.js';
 import { commit, log, queue } from './transactions.js';
 
@@ -26,7 +27,9 @@ type AssetMethods =
   | 'recordActivities';
 
 const STORES = ['assets', 'formats', 'annotations', 'tags', 'websites', 'activities', 'changes', 'outbox'] as const;
-type AssetStores = (typeof STORES)[number];
+/** An edit or a delete reads (and a delete writes) the anchors an asset lists as well. */
+const EDIT_STORES = [...STORES, 'anchors'] as const;
+type AssetStores = (typeof EDIT_STORES)[number];
 type Tx<Mode extends IDBTransactionMode> = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[] | AssetStores[], Mode>;
 
 const stamp = (record: { created?: unknown; id: string }) =>
@@ -45,24 +48,35 @@ function join(
   annotations: AnnotationRecord[],
   tags: TagRecord[],
   websites: WebsiteRecord[],
+  anchors: ReadonlyMap<string, AnchorRecord>,
 ): StoredAsset {
+  const listed = (record.anchors ?? []).map((id) => anchors.get(id)).filter((a): a is AnchorRecord => !!a);
   return {
     record,
     formats: record.formats.map((id) => formats.get(id)).filter((f): f is NonNullable<typeof f> => !!f),
     annotations: annotations.sort(byCreated),
     tags: tags.sort(byCreated),
     websites: websites.sort(byCreated),
+    ...(listed.length ? { anchors: listed } : {}),
   };
 }
 
+/** The anchors records list, read in `tx` (one read each; none when no record lists one). */
+async function anchorsOf(tx: Tx<IDBTransactionMode>, records: readonly AssetRecord[]): Promise<Map<string, AnchorRecord>> {
+  const ids = [...new Set(records.flatMap((record) => record.anchors ?? []))];
+  const found = await Promise.all(ids.map((id) => tx.objectStore('anchors').get(id)));
+  return new Map(found.filter((a): a is AnchorRecord => !!a).map((a) => [a.id, a]));
+}
+
 async function readWhole(tx: Tx<IDBTransactionMode>, record: AssetRecord): Promise<StoredAsset> {
-  const [formats, annotations, tags, websites] = await Promise.all([
+  const [formats, annotations, tags, websites, anchors] = await Promise.all([
     Promise.all(record.formats.map((id) => tx.objectStore('formats').get(id))),
     tx.objectStore('annotations').index('by-asset').getAll(record.id),
     tx.objectStore('tags').index('by-asset').getAll(record.id),
     tx.objectStore('websites').index('by-asset').getAll(record.id),
+    anchorsOf(tx, [record]),
   ]);
-  return join(record, new Map(formats.filter((f) => !!f).map((f) => [f!.id, f!])), annotations, tags, websites);
+  return join(record, new Map(formats.filter((f) => !!f).map((f) => [f!.id, f!])), annotations, tags, websites, anchors);
 }
 
 async function assetIdOf(tx: Tx<IDBTransactionMode>, target: Parameters<Storage['findAsset']>[0]): Promise<string | undefined> {
@@ -179,8 +193,8 @@ function groupCommit(db: IDBPDatabase<PiecesDB>): Storage['createAsset'] {
 }
 
 export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMethods> {
-  const read = () => db.transaction(['assets', 'formats', 'annotations', 'tags', 'websites']) as unknown as Tx<'readonly'>;
-  const write = () => db.transaction([...STORES], 'readwrite') as unknown as Tx<'readwrite'>;
+  const read = () => db.transaction(['assets', 'formats', 'annotations', 'tags', 'websites', 'anchors']) as unknown as Tx<'readonly'>;
+  const write = () => db.transaction([...EDIT_STORES], 'readwrite') as unknown as Tx<'readwrite'>;
 
   return {
     createAsset: groupCommit(db),
@@ -211,6 +225,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
         tx.objectStore('tags').getAll(),
         tx.objectStore('websites').getAll(),
       ]);
+      const anchors = await anchorsOf(tx, records);
       await tx.done;
       const formatsById = new Map(formats.map((f) => [f.id, f]));
       const group = <T>(items: T[], owners: (item: T) => readonly string[]) => {
@@ -222,7 +237,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
       const tagsOf = group(tags, (t) => t.assets);
       const websitesOf = group(websites, (w) => w.assets);
       return records.map((record) =>
-        join(record, formatsById, annotationsOf.get(record.id) ?? [], tagsOf.get(record.id) ?? [], websitesOf.get(record.id) ?? []),
+        join(record, formatsById, annotationsOf.get(record.id) ?? [], tagsOf.get(record.id) ?? [], websitesOf.get(record.id) ?? [], anchors),
       );
     },
 
@@ -335,9 +350,12 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
         store('websites').index('by-asset').getAll(id),
         store('activities').index('by-asset').getAllKeys(id),
       ]);
+      // The anchors that list it no longer do.
+      const unlisted = [...(await anchorsOf(tx, [record])).values()].map((anchor) => ({ ...anchor, json: relinked(anchor.json, 'assets', id, false) }));
       const changes: Change[] = [];
       await commit(tx, function* () {
         yield store('assets').delete(id);
+        for (const anchor of unlisted) yield store('anchors').put(anchor);
         for (const key of formatIds) yield store('formats').delete(key);
         for (const key of annotationIds) yield store('annotations').delete(key);
         for (const tag of without(tags, id, new Set())) yield store('tags').put(tag);
@@ -350,6 +368,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
             { collection: 'asset', id, deleted: true },
             ...ownActivities.map((key) => ({ collection: 'activity' as const, id: key, deleted: true as const })),
             ...activityChanges(activities),
+            ...unlisted.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
           ],
           changes,
         );

@@ -6,6 +6,7 @@
 import { unwrap, type IDBPDatabase } from 'idb';
 import type { AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
 import type { Change, OutboxInput, Storage } from '../storage.js';
+import { relinked } from '../anchor-links.js';
 import { commit, log, queue, readChanges } from './transactions.js';
 
 type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
@@ -267,8 +268,5 @@ export function anchorIdsOf(json: string): string[] {
 
 /** An anchor record that no longer lists the conversation `id`. */
 function withoutConversation(anchor: AnchorRecord, id: string): AnchorRecord {
-  const wire = JSON.parse(anchor.json) as { conversations?: { iterable?: Array<{ id: string }> } };
-  const kept = (wire.conversations?.iterable ?? []).filter((c) => c.id !== id);
-  const { conversations: _conversations, ...rest } = wire;
-  return { ...anchor, json: JSON.stringify(kept.length ? { ...rest, conversations: { iterable: kept } } : rest) };
+  return { ...anchor, json: relinked(anchor.json, 'conversations', id, false) };
 }

@@ -8,6 +8,7 @@
 import type { IDBPDatabase, IDBPTransaction } from 'idb';
 import type { ActivityRecord, AnchorRecord, AnnotationRecord, ConversationRecord, FormatRecord, IdPair, MessageRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
 import type { Change, MirrorBatch, Storage, StoredAsset } from '../storage.js';
+import { listedIds } from '../anchor-links.js';
 import { log } from './transactions.js';
 
 const STORES = [
@@ -233,6 +234,13 @@ async function write(tx: Tx, batch: MirrorBatch): Promise<Change[]> {
     // The asset, its formats and annotations under the upstream's ids, and everything that names it.
     await assets.delete(local);
     await assets.put({ ...record, id: upstream, formats: record.formats.map(swap), original: swap(record.original), preview: swap(record.preview) });
+    // The anchors that list it list it under its new id (their own re-keying, below, keeps that).
+    for (const anchorId of record.anchors ?? []) {
+      const anchor = await anchors.get(anchorId);
+      if (!anchor || !anchor.json.includes(local)) continue;
+      await anchors.put({ ...anchor, json: renamed(anchor.json, upstreamOf) });
+      logged.push({ collection: 'anchor', id: anchor.id });
+    }
     for (const format of await formats.index('by-asset').getAll(local)) {
       if (swap(format.id) !== format.id) await formats.delete(format.id);
       await formats.put({ ...format, id: swap(format.id), asset: upstream });
@@ -283,6 +291,13 @@ async function write(tx: Tx, batch: MirrorBatch): Promise<Change[]> {
     if (!(await anchors.get(upstream))) {
       await anchors.put({ ...anchor, id: upstream, json: renamed(anchor.json, upstreamOf) });
       logged.push({ collection: 'anchor', id: upstream });
+    }
+    // The assets that list it list it under its new id (they are re-keyed already, above).
+    for (const assetId of listedIds(anchor.json, 'assets')) {
+      const asset = await assets.get(swap(assetId));
+      if (!asset?.anchors?.includes(local)) continue;
+      await assets.put({ ...asset, anchors: asset.anchors.map((id) => (id === local ? upstream : id)) });
+      logged.push({ collection: 'asset', id: asset.id });
     }
     // The conversations that list it list it under its new id.
     const listed = (JSON.parse(anchor.json) as { conversations?: { iterable?: Array<{ id?: unknown }> } }).conversations?.iterable ?? [];

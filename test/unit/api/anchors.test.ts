@@ -44,7 +44,7 @@ describe('anchors', () => {
     const held = conversation.anchors!.iterable.map((item) => item.reference!);
     for (const anchor of held) {
       const read = await t.anchor.anchorSpecificAnchorSnapshot({ anchor: anchor.id });
-      expect(read).toEqual({ ...anchor, conversations: { iterable: [{ id: conversation.id }] } });
+      expect(read).toEqual({ ...anchor, conversations: { iterable: [{ id: conversation.id }], indices: { [conversation.id]: 0 } } });
     }
     expect((await t.anchors.anchorsSnapshot({})).iterable.map((a) => a.id)).toEqual(held.map((a) => a.id));
     expect(ids(await waitFirst(t), 'anchor')).toEqual(held.map((a) => a.id));
@@ -58,7 +58,7 @@ describe('anchors', () => {
     const t = await setup();
     const conversation = await t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'c' } });
     const anchor = await t.anchors.anchorsCreateNewAnchor({ seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/x.rs', conversation: conversation.id } });
-    expect(anchor.conversations).toEqual({ iterable: [{ id: conversation.id }] });
+    expect(anchor.conversations).toEqual({ iterable: [{ id: conversation.id }], indices: { [conversation.id]: 0 } });
     const listed = await t.conversation.conversationGetSpecificConversation({ conversation: conversation.id });
     expect(listed.anchors!.iterable.map((a) => [a.id, a.reference?.points.iterable[0]!.reference!.fullpath])).toEqual([[anchor.id, '/x.rs']]);
     expect(listed.updated.value.getTime()).toBeGreaterThanOrEqual(conversation.updated.value.getTime());
@@ -175,6 +175,6 @@ describe('the upgrade to schema version 6', () => {
     // The conversations read as before; deleting one unlists it from the anchors it held.
     expect((await t.conversation.conversationGetSpecificConversation({ conversation: second })).anchors!.iterable[0]!.reference!.points.iterable[0]!.reference!.fullpath).toBe('/shared.ts');
     await t.conversations.conversationsDeleteSpecificConversation({ conversation: first });
-    expect((await t.anchor.anchorSpecificAnchorSnapshot({ anchor: shared.id })).conversations).toEqual({ iterable: [{ id: second }] });
+    expect((await t.anchor.anchorSpecificAnchorSnapshot({ anchor: shared.id })).conversations).toEqual({ iterable: [{ id: second }], indices: { [second]: 0 } });
   });
 });

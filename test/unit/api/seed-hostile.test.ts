@@ -56,6 +56,16 @@ const hostile = fc.oneof(
 );
 
 describe('seed() with hostile data', () => {
+  it('an asset named like a property of every object (`__proto__`, `constructor`) is seeded as any other', async () => {
+    const server = setupPiecesServer({ sampleAssets: false });
+    for (const name of ['__proto__', 'constructor', 'x.toString']) {
+      await server.reset();
+      await server.seed({ assets: [{ name, text: 'plain words' }] } as never);
+      const [asset] = (await server.exportData()).assets;
+      expect(asset!.name).toBe(name);
+    }
+  });
+
   it('refuses with a message naming the data, changing nothing; what it accepts round-trips exactly', async () => {
     const server = setupPiecesServer({ sampleAssets: false });
     const all = paths(valid);

@@ -2,7 +2,8 @@
 /**
  * The mirror against a sequential model (fast-check): random sequences of writes — conversations
  * and messages; assets (create, rename, a format's new value, a comment, delete); anchors (create,
- * on a conversation or not, delete) — with the upstream going away and coming back and faults on
+ * on a conversation or not, delete, associated with conversations and assets from either side and
+ * disassociated) — with the upstream going away and coming back and faults on
  * its answers (5xx, an answer lost after the work was done, silence) at random points. Whatever
  * the schedule, once the upstream is back and the outbox drained, the upstream holds exactly what
  * the model says (nothing lost, nothing twice, in order), the local copy holds the same, and no
@@ -30,6 +31,7 @@ type Action =
   | { kind: 'deleteAsset'; at: number }
   | { kind: 'anchor'; at: number; linked: boolean }
   | { kind: 'deleteAnchor'; at: number }
+  | { kind: 'link'; at: number; other: number; asset: boolean; add: boolean; fromAnchor: boolean }
   | { kind: 'down' }
   | { kind: 'up' }
   | { kind: 'fault'; action: 'status' | 'lost' | 'silent'; path: (typeof FAULTED)[number] };
@@ -50,6 +52,10 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteAsset' as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('anchor' as const), at: fc.nat(), linked: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteAnchor' as const), at: fc.nat() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('link' as const), at: fc.nat(), other: fc.nat(), asset: fc.boolean(), add: fc.boolean(), fromAnchor: fc.boolean() }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('down' as const) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('up' as const) }) },
   {
@@ -69,8 +75,19 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 interface Model {
   conversations: Array<{ id: string; name: string; messages: Array<{ id: string; text: string }> }>;
   assets: Array<{ id: string; format: string; name: string; text: string; comments: string[] }>;
-  anchors: Array<{ id: string; path: string }>;
+  /** Each with the conversations and assets it is associated with (the model's own records). */
+  anchors: Array<{ id: string; path: string; conversations: Model['conversations']; assets: Model['assets'] }>;
 }
+
+/** Each anchor's path with the names of its conversations and assets (sorted), from wire Anchors and the names of ids. */
+const linksOf = (anchors: any[], names: Map<string, string>) =>
+  anchors
+    .map((a) => ({
+      path: a.points.iterable[0].reference.fullpath as string,
+      conversations: ((a.conversations?.iterable ?? []) as Array<{ id: string }>).map((c) => names.get(c.id) ?? `? ${c.id}`).sort(),
+      assets: ((a.assets?.iterable ?? []) as Array<{ id: string }>).map((c) => names.get(c.id) ?? `? ${c.id}`).sort(),
+    }))
+    .sort((a, b) => a.path.localeCompare(b.path));
 
 /** The application the assets are made by (a client that did not connect sends its own). */
 const APPLICATION = { id: 'a5a5a5a5-0000-4000-8000-000000000001', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
@@ -199,6 +216,7 @@ it('random writes, outages and faults end with the upstream and the local copy e
             if (!conversation) break;
             await post(`/conversations/${conversation.id}/delete`);
             live.splice(live.indexOf(conversation), 1);
+            for (const anchor of model.anchors) anchor.conversations = anchor.conversations.filter((c) => c !== conversation);
             break;
           }
           case 'asset': {
@@ -240,6 +258,7 @@ it('random writes, outages and faults end with the upstream and the local copy e
             if (!asset) break;
             if (!(await post(`/assets/${asset.id}/delete`))) break;
             model.assets.splice(model.assets.indexOf(asset), 1);
+            for (const anchor of model.anchors) anchor.assets = anchor.assets.filter((a) => a !== asset);
             break;
           }
           case 'anchor': {
@@ -248,7 +267,28 @@ it('random writes, outages and faults end with the upstream and the local copy e
             const made = await post('/anchors/create', { type: 'FILE', fullpath: path, ...(conversation ? { conversation: conversation.id } : {}) });
             if (!made) break;
             note(made.id);
-            model.anchors.push({ id: made.id, path });
+            model.anchors.push({ id: made.id, path, conversations: conversation ? [conversation] : [], assets: [] });
+            break;
+          }
+          case 'link': {
+            // An association (or its undoing), from the anchor's side or the record's; twice is once.
+            const record = step.asset ? pick(model.assets, step.other) : pick(live, step.other);
+            if (!record) break;
+            if (!model.anchors.length) {
+              // Something to associate: an anchor of its own first.
+              const path = `/src/f${counter++}.ts`;
+              const made = await post('/anchors/create', { type: 'FILE', fullpath: path });
+              if (!made) break;
+              note(made.id);
+              model.anchors.push({ id: made.id, path, conversations: [], assets: [] });
+            }
+            const anchor = pick(model.anchors, step.at)!;
+            const [list, kind] = step.asset ? (['assets', 'asset'] as const) : (['conversations', 'conversation'] as const);
+            const verb = step.add ? 'associate' : 'disassociate';
+            const path = step.fromAnchor ? `/anchor/${anchor.id}/${list}/${verb}/${record.id}` : `/${kind}/${record.id}/anchors/${verb}/${anchor.id}`;
+            if (!(await post(path))) break;
+            const linked = (anchor[list] as Array<typeof record>).filter((r) => r !== record);
+            (anchor as Record<typeof list, Array<typeof record>>)[list] = step.add ? [...linked, record] : linked;
             break;
           }
           case 'deleteAnchor': {
@@ -283,6 +323,11 @@ it('random writes, outages and faults end with the upstream and the local copy e
       const expectedAnchors = model.anchors.map((a) => a.path).sort();
       const pathsOf = (anchors: any[]) => anchors.map((a) => a.points.iterable[0].reference.fullpath as string).sort();
       expect(pathsOf(up.snapshot().anchors)).toEqual(expectedAnchors);
+      const expectedLinks = model.anchors
+        .map((a) => ({ path: a.path, conversations: a.conversations.map((c) => c.name).sort(), assets: a.assets.map((x) => x.name).sort() }))
+        .sort((a, b) => a.path.localeCompare(b.path));
+      const namesOf = (conversations: any[], assets: any[]) => new Map<string, string>([...conversations, ...assets].map((r) => [r.id as string, r.name as string]));
+      expect(linksOf(up.snapshot().anchors, namesOf(up.snapshot().conversations, up.snapshot().assets))).toEqual(expectedLinks);
       // The local copy holds the same, under the upstream's ids.
       const deadline = Date.now() + 10_000;
       for (;;) {
@@ -299,7 +344,13 @@ it('random writes, outages and faults end with the upstream and the local copy e
           const assets = (await read('/assets?transferables=true')).iterable;
           expect(assetsOf(assets)).toEqual(expectedAssets);
           expect(assets.map((a: { id: string }) => a.id).sort()).toEqual(up.snapshot().assets.map((a) => a.id as string).sort());
-          expect(pathsOf((await read('/anchors')).iterable)).toEqual(expectedAnchors);
+          const anchors = (await read('/anchors')).iterable;
+          expect(pathsOf(anchors)).toEqual(expectedAnchors);
+          expect(linksOf(anchors, namesOf(data.conversations, assets))).toEqual(expectedLinks);
+          // The other side: each asset lists the anchors that list it.
+          const anchorsOfAsset = new Map<string, string[]>();
+          for (const a of anchors) for (const { id } of a.assets?.iterable ?? []) anchorsOfAsset.set(id, [...(anchorsOfAsset.get(id) ?? []), a.id]);
+          for (const asset of assets) expect(((asset.anchors?.iterable ?? []) as Array<{ id: string }>).map((a) => a.id).sort()).toEqual((anchorsOfAsset.get(asset.id) ?? []).sort());
           break;
         } catch (error) {
           if (Date.now() > deadline) throw error;

@@ -514,6 +514,67 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     expect(local.formats.iterable.map((f: { id: string }) => f.id)).toEqual(upstream.snapshot().assets.find((a) => a.id === theirs)!.formats.iterable.map((f: { id: string }) => f.id));
   });
 
+  it('anchors associated while away with conversations and assets made while away are replayed with both ids rewritten; both sides list each other there and here', async () => {
+    const upstream = await upstreamOn();
+    const { host, call, json, status, reach } = hostOf(upstream);
+    await reach('up');
+    await upstream.stop();
+    await reach('down');
+    const made = await json('/assets/create', post(seed(app('5e5e5e5e-0000-4000-8000-000000000003'), 'anchored\n')));
+    const conversation = await json('/conversations/create', post({ type: 'COPILOT', name: 'linked' }));
+    const anchor = await json('/anchors/create', post({ type: 'FILE', fullpath: '/src/linked.ts' }));
+    const other = await json('/anchors/create', post({ type: 'DIRECTORY', fullpath: '/src' }));
+    expect((await call(`/anchor/${anchor.id}/assets/associate/${made.id}`, post())).status).toBe(204);
+    expect((await call(`/conversation/${conversation.id}/anchors/associate/${anchor.id}`, post())).status).toBe(204);
+    expect((await call(`/asset/${made.id}/anchors/associate/${other.id}`, post())).status).toBe(204);
+    expect((await call(`/anchor/${other.id}/conversations/associate/${conversation.id}`, post())).status).toBe(204);
+    expect((await call(`/conversation/${conversation.id}/anchors/disassociate/${other.id}`, post())).status).toBe(204);
+
+    // Associating again changes nothing and queues nothing.
+    expect((await call(`/asset/${made.id}/anchors/associate/${anchor.id}`, post())).status).toBe(204);
+    // (The status announces the outbox at most every 25 ms.)
+    await eventually(async () =>
+      expect((await status()).outbox.map((q) => q.operation)).toEqual([
+        'assetsCreateNewAsset', 'conversationsCreateSpecificConversation', 'anchorsCreateNewAnchor', 'anchorsCreateNewAnchor',
+        'anchorAssociateAsset', 'conversationAssociateAnchor', 'assetAssociateAnchor', 'anchorAssociateConversation', 'conversationDisassociateAnchor',
+      ]),
+    );
+    const before = upstream.log.length;
+    await upstream.start();
+    await reach('up');
+    const replayed = upstream.log.slice(before).filter((e) => e.method === 'POST' && e.path !== '/connect');
+    expect(replayed.map((e) => e.path.replace(/[0-9a-f-]{36}/g, '{id}'))).toEqual([
+      '/assets/create', '/conversations/create', '/anchors/create', '/anchors/create',
+      '/anchor/{id}/assets/associate/{id}', '/conversation/{id}/anchors/associate/{id}', '/asset/{id}/anchors/associate/{id}',
+      '/anchor/{id}/conversations/associate/{id}', '/conversation/{id}/anchors/disassociate/{id}',
+    ]);
+    expect(replayed.map((e) => e.outcome)).toEqual([200, 200, 200, 200, 204, 204, 204, 204, 204]);
+    const sent = JSON.stringify(replayed);
+    for (const id of [made.id, conversation.id, anchor.id, other.id]) expect(sent).not.toContain(id);
+    expect((await status()).setAside).toEqual([]);
+    // On the upstream: the anchor on the asset and the conversation, the other on the asset only.
+    const theirs = upstream.snapshot();
+    const theirAsset = theirs.assets.find((a) => a.original.reference.fragment.string.raw === 'anchored\n')!;
+    const byPath = (path: string) => theirs.anchors.find((a) => a.points.iterable[0].reference.fullpath === path)!;
+    const ids = (list: any) => ((list?.iterable ?? []) as Array<{ id: string }>).map((item) => item.id);
+    expect(ids(byPath('/src/linked.ts').assets)).toEqual([theirAsset.id]);
+    expect(ids(byPath('/src/linked.ts').conversations)).toEqual([theirs.conversations[0]!.id]);
+    expect(ids(byPath('/src').assets)).toEqual([theirAsset.id]);
+    expect(ids(byPath('/src').conversations)).toEqual([]);
+    expect(ids(theirAsset.anchors)).toEqual([byPath('/src/linked.ts').id, byPath('/src').id]);
+    // Here, under the upstream's ids, both sides as well (the local copy's own answers).
+    await eventually(async () => {
+      const asset = await (await localAnswer(host, `/asset/${theirAsset.id}`)).json();
+      expect(ids(asset.anchors)).toEqual(ids(theirAsset.anchors));
+      const anchored = await (await localAnswer(host, `/anchor/${byPath('/src/linked.ts').id}`)).json();
+      expect([ids(anchored.assets), ids(anchored.conversations)]).toEqual([[theirAsset.id], [theirs.conversations[0]!.id]]);
+      const listed = await (await localAnswer(host, `/conversation/${theirs.conversations[0]!.id}`)).json();
+      expect(ids(listed.anchors)).toEqual([byPath('/src/linked.ts').id]);
+    });
+    // Reads by the ids given while away keep working.
+    expect(ids((await json(`/asset/${made.id}`)).anchors)).toEqual(ids(theirAsset.anchors));
+  });
+
   it('an asset created and deleted while away sends nothing, nor anything done to it in between', async () => {
     const upstream = await upstreamOn();
     const { json, call, reach } = hostOf(upstream);

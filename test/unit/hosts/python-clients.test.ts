@@ -65,6 +65,21 @@ describe('Python clients against the loopback server', () => {
     expectStreamed(outcome);
   }, 120_000);
 
+  it('the wrapper’s copilot context: a path becomes an anchor associated with the chat, reused for the same path, listed once, then removed', async () => {
+    const outcome = await run('copilot_context');
+    expect(outcome, String((outcome as { error?: string }).error)).toMatchObject({ ok: true });
+    expect(outcome).toMatchObject({
+      waited: { conversation: true, anchor: true },
+      created: true,
+      reused: true,
+      chats_after_add: true,
+      conversation_lists: true,
+      chats_after_remove: [],
+      conversation_lists_after_remove: [],
+      cache_errors: { conversation: [], anchor: [] },
+    });
+  });
+
   it('the Pieces CLI: version range, login check, its default model by unique, the OS id, the ask; open, logout and login', async () => {
     const outcome = await run('cli');
     expect(outcome, String((outcome as { error?: string }).error)).toMatchObject({ ok: true });

@@ -109,12 +109,21 @@ describe('the second ring’s writes queue in their own transaction', () => {
     await storage.putAnnotation(standalone, queued('annotationsCreateNewAnnotation'));
     await storage.deleteAnnotation(standalone.id, queued('annotationsDeleteSpecificAnnotation'));
     const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
-    await storage.editAnchor(anchor.id, () => [], () => ({ anchor }), queued('anchorsCreateNewAnchor'));
-    await storage.editAnchor(anchor.id, () => [], () => ({ anchor: null }), queued('anchorsDeleteSpecificAnchor'));
+    await storage.editAnchor(anchor.id, () => ({}), () => ({ anchor }), queued('anchorsCreateNewAnchor'));
+    // An association: the anchor and the asset written with the entry.
+    const changes = await storage.editAnchor(
+      anchor.id,
+      () => ({ assets: [one.record.id] }),
+      (current, found) => ({ anchor: current!, assets: [{ ...found.assets.get(one.record.id)!, anchors: [anchor.id] }] }),
+      queued('anchorAssociateAsset', { params: { anchor: anchor.id, asset: one.record.id } }),
+    );
+    expect(changes.map((c) => [c.collection, c.id])).toEqual([['anchor', anchor.id], ['asset', one.record.id]]);
+    expect((await storage.getAsset(one.record.id))!.anchors!.map((a) => a.id)).toEqual([anchor.id]);
+    await storage.editAnchor(anchor.id, () => ({}), () => ({ anchor: null }), queued('anchorsDeleteSpecificAnchor'));
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => e.operation)).toEqual([
       'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetUpdate', 'assetsDeleteAsset',
-      'annotationsCreateNewAnnotation', 'annotationsDeleteSpecificAnnotation', 'anchorsCreateNewAnchor', 'anchorsDeleteSpecificAnchor',
+      'annotationsCreateNewAnnotation', 'annotationsDeleteSpecificAnnotation', 'anchorsCreateNewAnchor', 'anchorAssociateAsset', 'anchorsDeleteSpecificAnchor',
     ]);
     // The creates of one group commit, queued in the order they were written.
     expect(entries.slice(0, 3).map((e) => e.created[0]!.id)).toEqual(assets.map((a) => a.record.id));
@@ -132,11 +141,17 @@ describe('the second ring’s writes queue in their own transaction', () => {
     expect(await storage.deleteAsset(unknown, [], queued('assetsDeleteAsset'))).toBeUndefined();
     // An annotation of an asset is deleted with the asset's edit, not on its own.
     expect(await storage.deleteAnnotation(asset.annotations[0]!.id, queued('annotationsDeleteSpecificAnnotation'))).toBe(false);
-    await expect(storage.editAnchor(unknown, () => [], () => { throw new Error('refused'); }, queued('anchorsDeleteSpecificAnchor'))).rejects.toThrow('refused');
+    await expect(storage.editAnchor(unknown, () => ({}), () => { throw new Error('refused'); }, queued('anchorsDeleteSpecificAnchor'))).rejects.toThrow('refused');
+    // An association already made (or not there to undo): nothing written, nothing queued.
+    expect(await storage.editAnchor(unknown, () => ({ assets: [asset.record.id] }), () => undefined, queued('anchorAssociateAsset'))).toEqual([]);
     const unstorable = queued('assetUpdate', { body: { id: asset.record.id, name: () => 'not JSON' } as never });
     await expect(storage.editAsset({ asset: asset.record.id }, (current) => ({ record: { ...current.record, name: 'changed' } }), unstorable)).rejects.toThrow();
     await expect(storage.createAsset(newAsset('new'), [], unstorable)).rejects.toThrow();
     await expect(storage.deleteAsset(asset.record.id, [], unstorable)).rejects.toThrow();
+    const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
+    await expect(
+      storage.editAnchor(anchor.id, () => ({ assets: [asset.record.id] }), (_c, found) => ({ anchor, assets: [{ ...found.assets.get(asset.record.id)!, anchors: [anchor.id] }] }), unstorable),
+    ).rejects.toThrow();
     expect(await dump(name)).toBe(before);
     expect(await storage.outboxEntries()).toEqual([]);
     storage.close();
@@ -176,6 +191,31 @@ describe('an asset re-keyed to the upstream’s ids', () => {
     expect(await storage.findAsset({ format: asset.formats[0]!.id })).toBeUndefined();
     expect(await storage.getTag(asset.tags[0]!.id)).toBeUndefined();
     expect((await storage.idPairs()).map((p) => p.local).sort()).toEqual(rekey.map((p) => p.local).sort());
+    storage.close();
+  });
+});
+
+describe('an asset and an anchor that list each other, re-keyed to the upstream’s ids', () => {
+  it('keep listing each other under the new ids, whichever of them the upstream made', async () => {
+    const storage = await openStorage({ name: freshName() });
+    const theirs = (n: number) => `abcdef00-0000-5000-9000-${String(n).padStart(12, '0')}`;
+    const [one, two] = [newAsset('one'), newAsset('two')];
+    await storage.createAsset(one, []);
+    await storage.createAsset(two, []);
+    const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
+    await storage.editAnchor(anchor.id, () => ({ assets: [one.record.id, two.record.id] }), (_current, found) => ({
+      anchor: { ...anchor, json: JSON.stringify({ ...JSON.parse(anchor.json), assets: { iterable: [{ id: one.record.id }, { id: two.record.id }] } }) },
+      assets: [...found.assets.values()].map((record) => ({ ...record, anchors: [anchor.id] })),
+    }));
+    // Both re-keyed in one batch (asset one and the anchor); asset two stays local.
+    await storage.applyMirror({ rekey: [{ local: one.record.id, upstream: theirs(1), kind: 'asset' }, { local: anchor.id, upstream: theirs(9), kind: 'anchor' }] });
+    const moved = (await storage.getAsset(theirs(1)))!;
+    expect(moved.record.anchors).toEqual([theirs(9)]);
+    expect(moved.anchors!.map((a) => a.id)).toEqual([theirs(9)]);
+    expect((await storage.getAsset(two.record.id))!.record.anchors).toEqual([theirs(9)]);
+    const json = JSON.parse((await storage.getAnchor(theirs(9)))!.json) as { assets: { iterable: Array<{ id: string }> } };
+    expect(json.assets.iterable.map((a) => a.id)).toEqual([theirs(1), two.record.id]);
+    expect(await storage.getAnchor(anchor.id)).toBeUndefined();
     storage.close();
   });
 });
