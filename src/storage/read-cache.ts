@@ -55,7 +55,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   setSignedIn: [],
   ensureMeta: [],
   setMeta: [],
-  createConversation: ['listConversations'],
+  createConversation: ['listConversations', 'listActivities'],
   deleteConversation: ['listConversations'],
   editConversation: ['listConversations'],
   loadData: CACHED,

@@ -8,9 +8,10 @@ import { searchConversations as search } from '../models/search.js';
 import { uuid } from '../validate.js';
 import { clock, publish, recordActivity, transferables } from './common.js';
 
+/** Stores a new conversation with the activity that records its creation, in one transaction. */
 async function store(context: OperationContext, seeded: Seeded) {
-  publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages, seeded.anchors));
-  await recordActivity(context, activity(clock(context), { conversation: seeded.record.id, pair: 'conversationCreated', value: 'a_conversation_was_created' }));
+  const created = activity(clock(context), { conversation: seeded.record.id, pair: 'conversationCreated', value: 'a_conversation_was_created' });
+  publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages, seeded.anchors, created));
   return seeded;
 }
 
