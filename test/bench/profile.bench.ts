@@ -145,6 +145,22 @@ it.skipIf(!what)('profiles', { timeout: 10 * 60_000 }, async () => {
       lines.push('');
     };
     mkdirSync(resolve(root, '.bench'), { recursive: true });
+    if (process.env.BENCH_PROFILE_EACH) {
+      // The time of each create of a batch that follows a batch of the raw floor.
+      await run(50, true);
+      const each = await page.evaluate(async () => {
+        const times: number[] = [];
+        const text = (m: number, i: number) => `message ${m} of conversation ${i}: ${'lorem ipsum '.repeat(8)}`;
+        for (let i = 0; i < 50; i++) {
+          const start = performance.now();
+          const body = JSON.stringify({ type: 'COPILOT', name: `rate ${i}`, messages: Array.from({ length: 5 }, (_, m) => ({ role: m % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: text(m, i) } } })) });
+          await (await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).arrayBuffer();
+          times.push(performance.now() - start);
+        }
+        return times;
+      });
+      lines.push(`each create of a batch after a raw batch (ms): ${each.map((t) => t.toFixed(1)).join(' ')}`, '');
+    }
     await profiled('ours', false);
     if (what === 'creates') await profiled('raw', true);
     writeFileSync(resolve(root, `.bench/profile-${what}.txt`), lines.join('\n') + '\n');
