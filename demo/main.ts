@@ -15,6 +15,7 @@ import { mountErrors } from './errors.js';
 import { mountExternalApplications } from './external.js';
 import { mountHeader, setStatus } from './header.js';
 import { mountModels } from './models.js';
+import { mountMirror } from './mirror.js';
 import { mountRequestLog } from './request-log.js';
 import { mountSessions } from './sessions.js';
 import { mountSnippets } from './snippets.js';
@@ -27,15 +28,17 @@ const errors = mountErrors();
 
 async function main() {
   setStatus('starting', 'Worker starting…');
-  // ?bases=<comma-separated URLs> and ?worker=<script URL> explore other set-ups.
+  // ?bases=<comma-separated URLs>, ?worker=<script URL> and ?mirror=<Pieces OS URL, or auto> explore other set-ups.
   const params = new URLSearchParams(location.search);
   const bases = params.get('bases')?.split(',');
-  restrictConnections(bases ?? DEFAULT_BASES);
+  const mirror = params.get('mirror');
+  restrictConnections([...(bases ?? DEFAULT_BASES), ...(mirror && mirror !== 'auto' ? [mirror] : [])]);
   const options: StartOptions = {
     // ?fastPath=0 (or a build with PIECES_FAST_PATH=off): every request through the worker's fetch handler.
     fastPath: __PIECES_FAST_PATH__ && params.get('fastPath') !== '0',
     ...(bases ? { bases } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
+    ...(mirror ? { mirror: { upstream: mirror } } : {}),
   };
   const service = await startPiecesService(options);
   const base = service.bases[0]!;
@@ -46,6 +49,7 @@ async function main() {
   // Lost (and started again), recovered (each pane reads what it shows again), another worker version.
   const watch = watchService(service, () => startPiecesService(options));
   const header = mountHeader(api, service, watch);
+  const indicator = mountMirror(service, watch);
 
   const conversation = mountConversation(api, chat, errors, watch);
   const conversations = mountConversations(api, base, conversation, errors, watch);
@@ -60,7 +64,7 @@ async function main() {
   await assets.load();
   await conversations.listen();
   await snippets.listen();
-  await Promise.all([header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh()]);
+  await Promise.all([header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh(), indicator.refresh()]);
   document.body.dataset.loaded = 'true';
 }
 

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { piecesControls } from 'pieces-os-worker/node';
 import { launchChromium, startApp } from '../playwright/app-server.js';
+import { startUpstream } from '../../test/upstream/pieces-os.js';
 
 const run = promisify(execFile);
 
@@ -137,5 +138,36 @@ describe('pieces-os-worker serve', () => {
     server = await serve(['--port', '0', '--data', file]);
     const { stdout } = await run('curl', ['-s', `${server.url}/conversations?transferables=false`]);
     expect(stdout).toContain('Kept on disk');
+  });
+
+  it('mirrors a real Pieces OS with --mirror: its answers while it runs, answered and queued while it does not, GET /__pieces/mirror tells', async () => {
+    const upstream = await startUpstream();
+    const mirrored = await serve(['--port', '0', '--mirror', upstream.url, '--no-sample-assets']);
+    try {
+      const status = async () => JSON.parse((await run('curl', ['-s', '-H', 'X-Pieces-Control: 1', `${mirrored.url}/__pieces/mirror`])).stdout) as { state: string; outbox: unknown[] };
+      // The first request waits for the first probe: by then the mirror is up.
+      const { stdout: headers } = await run('curl', ['-s', '-D', '-', '-o', '/dev/null', `${mirrored.url}/conversations`]);
+      expect(headers.toLowerCase()).toContain('x-upstream: independent');
+      expect((await status()).state).toBe('up');
+      await upstream.stop();
+      await run('curl', ['-s', '-X', 'POST', `${mirrored.url}/conversations/create`, '-H', 'Content-Type: application/json', '-d', '{"type":"COPILOT","name":"Written while away"}']);
+      expect(await status()).toMatchObject({ state: 'down', outbox: [{ operation: 'conversationsCreateSpecificConversation' }] });
+      await upstream.start();
+      await expect.poll(async () => {
+        await run('curl', ['-s', `${mirrored.url}/.well-known/health`]);
+        return status();
+      }, { timeout: 20_000, interval: 500 }).toMatchObject({ state: 'up', outbox: [] });
+      expect(upstream.snapshot().conversations.map((c) => c.name)).toEqual(['Written while away']);
+    } finally {
+      await stop(mirrored.child);
+      await upstream.stop();
+    }
+  });
+
+  it('refuses a --mirror that is not a URL', async () => {
+    const cli = resolve(inject('packageRoot'), 'src/cli/pieces-os-worker.js');
+    const failed = await run(process.execPath, [cli, 'serve', '--mirror', 'localhost']).catch((error: { stderr: string; code: number }) => error);
+    expect((failed as { code: number }).code).toBe(1);
+    expect((failed as { stderr: string }).stderr).toContain('--mirror must be a Pieces OS URL (http://localhost:39300) or auto, not localhost.');
   });
 });

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // pieces-os-worker init <public dir> [--save]: copies the worker script into the folder an app serves statically.
-// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log]: the service on a loopback port.
+// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--mirror <url>|auto]: the service on a loopback port.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,14 +20,17 @@ const USAGE = `Usage:
       With Vite, the plugin needs no copy: import { piecesOsWorker } from 'pieces-os-worker/vite'.
 
   pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
-                         [--allowed-hosts name,…] [--allowed-origins origin,…]
+                         [--allowed-hosts name,…] [--allowed-origins origin,…] [--mirror <url>|auto]
       Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
       --data loads that file (the exportData() format) at start, if it exists,
       and writes the store back to it on exit (Ctrl+C, SIGTERM).
       Requests must name the server in Host (its address, localhost or an IP address):
       --allowed-hosts adds names (.example.test for its subdomains; 'all' for any).
       The controls under /__pieces/ need the header X-Pieces-Control and refuse web pages:
-      --allowed-origins lets pages of those origins use them.`;
+      --allowed-origins lets pages of those origins use them.
+      --mirror mirrors a real Pieces OS at that URL (auto: found on localhost as clients find it):
+      requests go to it while it answers, are answered here and queued while it does not.
+      Its state: GET /__pieces/mirror (a control: with X-Pieces-Control).`;
 
 function fail(message) {
   console.error(`pieces-os-worker: ${message}\n\n${USAGE}`);
@@ -89,12 +92,16 @@ async function serve(args) {
         'no-sample-assets': { type: 'boolean', default: false },
         'allowed-hosts': { type: 'string', multiple: true },
         'allowed-origins': { type: 'string', multiple: true },
+        mirror: { type: 'string' },
       },
     }));
   } catch (error) {
     fail(error.message);
   }
   const port = Number(values.port);
+  if (values.mirror !== undefined && values.mirror !== 'auto' && !/^https?:\/\/[^/]+/.test(values.mirror)) {
+    fail(`--mirror must be a Pieces OS URL (http://localhost:39300) or auto, not ${values.mirror}.`);
+  }
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not ${values.port}.`);
   let data;
   if (values.data && existsSync(values.data)) {
@@ -122,13 +129,16 @@ async function serve(args) {
       sampleAssets: !values['no-sample-assets'],
       allowedHosts: hosts.includes('all') ? true : hosts,
       allowedOrigins: list(values['allowed-origins']),
+      ...(values.mirror ? { mirror: { upstream: values.mirror } } : {}),
     });
   } catch (error) {
     const reason = error.code === 'EADDRINUSE' ? `port ${port} is in use on ${values.host}.` : error.message;
     console.error(`pieces-os-worker: cannot serve: ${reason}`);
     process.exit(1);
   }
-  console.log(`pieces-os-worker: answering ${server.url} (HTTP and WebSocket)${values.data ? `, data in ${values.data}` : ''}; Ctrl+C to stop.`);
+  console.log(
+    `pieces-os-worker: answering ${server.url} (HTTP and WebSocket)${values.data ? `, data in ${values.data}` : ''}${values.mirror ? `, mirroring ${values.mirror}` : ''}; Ctrl+C to stop.`,
+  );
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

@@ -47,6 +47,22 @@ export interface ServiceSettings {
   now?: () => Date;
   /** The id generator for every record the service creates; default a random UUID. */
   newId?: () => string;
+  /**
+   * Mirror a real Pieces OS (docs/mirror.md): while it answers, every request goes to it and
+   * what it holds is kept here; while it does not, the service answers from that copy and
+   * queues writes, replayed in order when it is back.
+   */
+  mirror?: MirrorOptions;
+}
+
+export interface MirrorOptions {
+  /**
+   * The Pieces OS base URL (`http://localhost:39300`), or `'auto'`: found as clients find it
+   * (health on localhost 39300–39333, 1000 and 5323, never the service's own port).
+   */
+  upstream: string;
+  /** How long the upstream may stay silent on a request before it counts as away; default 10 000 ms. */
+  timeoutMs?: number;
 }
 
 /** The initial data the settings describe: the given data, with the sample assets not given again in it (unless turned off). */

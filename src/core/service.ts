@@ -20,6 +20,7 @@ import type { ModelAdapter, ModelConfig } from './copilot/model.js';
 import { parseAssets } from './models/asset.js';
 import { ofOpenSocket, SOCKETS, STREAM_HEADER } from './stream-wire.js';
 import type { ExternalApplicationRecord } from '../storage/schema.js';
+import type { Clock } from './clock.js';
 
 export { DEFAULT_BASES };
 
@@ -38,10 +39,17 @@ export interface ServiceOptions extends ServiceSettings {
 /** Operations answered at once, even while the database opens (a client's 100 ms health probe on a cold worker). */
 const ANSWERED_WITHOUT_DATABASE = new Set(['getWellKnownHealth', 'getWellKnownVersion']);
 
+/** What one request is answered with, instead of the service's own (a host's per-request storage, e.g. one that queues the write). */
+export interface Within {
+  storage: Storage;
+  /** Where the request's ids and times come from, instead of the service's clock. */
+  clock?: Clock;
+}
+
 export interface Service {
   readonly bases: readonly string[];
   /** The answer to a request under a base, or undefined when the request is not the service's. */
-  respond(request: Request): Promise<Response> | undefined;
+  respond(request: Request, within?: Within): Promise<Response> | undefined;
   /** Answers a request under a base; anything else goes to `fetch` untouched. */
   handle(request: Request): Promise<Response>;
   /** The path under a base, or null when the URL is outside every base. */
@@ -62,6 +70,8 @@ export interface Service {
   addAssets(assets: unknown): Promise<void>;
   /** Records applications present on the machine (the external applications snapshot lists them). */
   reportExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;
+  /** Announces changes committed beside the operations (a mirrored Pieces OS's records): sockets and the relevance corpus follow. */
+  announce(changes: readonly Change[]): void;
   /** The copilot's model adapter: the default one, or (with a catalogue model id) the one that answers that model. */
   model(forModel?: string): Promise<ModelAdapter>;
   /**
@@ -100,9 +110,10 @@ export function createService(options: ServiceOptions): Service {
   }
 
   /** Runs an operation's handler; a thrown error becomes its answer. */
-  async function run(operation: Operation, request: Request, url: URL, params: Record<string, string>): Promise<Response> {
+  async function run(operation: Operation, request: Request, url: URL, params: Record<string, string>, within?: Within): Promise<Response> {
     try {
-      const operationContext: OperationContext = { request, url, params, service: context };
+      const service = within ? { ...context, storage: within.storage, ...(within.clock ? { clock: within.clock } : {}) } : context;
+      const operationContext: OperationContext = { request, url, params, service };
       const response = await operation.handler(operationContext);
       return operation.readOnly ? markRerunnable(response) : response;
     } catch (error) {
@@ -120,9 +131,9 @@ export function createService(options: ServiceOptions): Service {
   }
 
   /** The route table's answer (no override applied). */
-  function dispatch(request: Request, url: URL, path: string): Promise<Response> {
+  function dispatch(request: Request, url: URL, path: string, within?: Within): Promise<Response> {
     const found = findRoute(request.method, path);
-    return found && owns(found.operation, found.params, path) ? run(found.operation, request, url, found.params) : unmatched(request, url, path);
+    return found && owns(found.operation, found.params, path) ? run(found.operation, request, url, found.params, within) : unmatched(request, url, path);
   }
 
   /**
@@ -184,7 +195,7 @@ export function createService(options: ServiceOptions): Service {
     : null;
 
   /** The answer with the overrides in force applied, logged. */
-  async function answer(request: Request, url: URL, path: string): Promise<Response> {
+  async function answer(request: Request, url: URL, path: string, within?: Within): Promise<Response> {
     const started = performance.now();
     const operation = overrides.size || logger || loading ? operationFor(request.method, path) : undefined;
     // Kept overrides are in force before the first answer, except discovery's, which never waits for the database.
@@ -194,7 +205,7 @@ export function createService(options: ServiceOptions): Service {
     // A used-up `once` is written away before the answer, so that a restart cannot revive it.
     if (overrides.size !== before) await save();
     if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
-    const response = outcome?.response ? outcome.response() : await dispatch(request, url, path);
+    const response = outcome?.response ? outcome.response() : await dispatch(request, url, path, within);
     // A socket's catch-ups and heartbeats are part of its connection, not requests of their own;
     // its handshake is the connection (logged as a WebSocket's), a copilot POST a message sent on it.
     if (logger && !ofOpenSocket(request, url)) {
@@ -215,7 +226,7 @@ export function createService(options: ServiceOptions): Service {
     return response;
   }
 
-  function respond(request: Request): Promise<Response> | undefined {
+  function respond(request: Request, within?: Within): Promise<Response> | undefined {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -223,7 +234,7 @@ export function createService(options: ServiceOptions): Service {
       return undefined;
     }
     const path = pathUnderBase(url);
-    return path === null ? undefined : answer(request, url, path);
+    return path === null ? undefined : answer(request, url, path, within);
   }
 
   const initial = initialData(options);
@@ -256,6 +267,11 @@ export function createService(options: ServiceOptions): Service {
       for (const change of changes) context.notify(change);
     },
     reportExternalApplications: (applications) => context.storage.putExternalApplications(applications),
+    announce(changes) {
+      // Assets written beside addAssets: the corpus reads them again when next asked.
+      if (changes.some((change) => change.collection === 'asset')) copilot.corpus.reset();
+      for (const change of changes) context.notify(change);
+    },
     model: (forModel) => copilot.model(forModel),
     setModel: (model, forModel) => copilot.setModel(model, forModel),
     modelMapping: () => copilot.mapping(),

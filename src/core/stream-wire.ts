@@ -3,6 +3,7 @@
  * frames, announcements): written by the stream handlers and read by the page's shim.
  */
 import type { Change, Collection } from '../storage/storage.js';
+import type { MirrorStatus } from './mirror-spec.js';
 
 /** Name of the BroadcastChannel on which a host announces committed changes. */
 export const CHANGES_CHANNEL = 'pieces-os-worker:changes';
@@ -68,7 +69,18 @@ export interface ChangeMessage {
  * after losing the one it had (wiped: the change sequence starts again, under
  * a new identity).
  */
-export type WorkerMessage = { type: 'worker'; version: string } | { type: 'database'; identity: string };
+export type WorkerMessage = { type: 'worker'; version: string } | { type: 'database'; identity: string } | MirrorMessage;
+
+/**
+ * A mirrored Pieces OS, between the hosts of an origin: `mirror`, its status (from the one
+ * host that replays: the worker, or the tab holding the replayer's lock); `mirror-queued`, a
+ * host queued an operation (the replayer drains); `mirror-ask`, a host wants the status (it
+ * just started), or the upstream failed it (`failed`: the replayer checks at once).
+ */
+export type MirrorMessage =
+  | { type: 'mirror'; status: MirrorStatus }
+  | { type: 'mirror-queued' }
+  | { type: 'mirror-ask'; failed?: string };
 
 /**
  * A socket's handshake: its first frame (`message`, text or JSON) and the

@@ -5,8 +5,9 @@
  * run the same entries, with the same signature (every control returns a Promise).
  */
 import type { PiecesData, PiecesSeed } from '../core/data.js';
+import type { MirrorStatus } from '../core/mirror-spec.js';
 import type { Override } from '../core/overrides.js';
-import type { Service } from '../core/service.js';
+import type { HostService } from './create-host.js';
 
 export interface PiecesControls {
   /** Back to the initial data (the sample assets unless disabled, and the `data` option). */
@@ -19,6 +20,8 @@ export interface PiecesControls {
   use(...overrides: Override[]): Promise<void>;
   /** Removes every runtime override; at once. */
   resetOverrides(): Promise<void>;
+  /** The mirrored Pieces OS's status (state, upstream, outbox, set-aside operations, last error); null without a mirror. */
+  mirrorStatus(): Promise<MirrorStatus | null>;
 }
 
 export type ControlName = keyof PiecesControls;
@@ -30,7 +33,7 @@ interface Control {
   method: 'GET' | 'POST';
   /** The page message's field that carries the argument (the loopback server's JSON body). */
   field?: 'data' | 'overrides';
-  run(service: Service, arg: unknown): Promise<unknown>;
+  run(service: HostService, arg: unknown): Promise<unknown>;
 }
 
 export const CONTROLS: Readonly<Record<ControlName, Control>> = {
@@ -45,6 +48,7 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     run: (service, overrides) => service.use(...((Array.isArray(overrides) ? overrides : [overrides]) as Override[])),
   },
   resetOverrides: { path: 'reset-overrides', method: 'POST', run: (service) => service.resetOverrides() },
+  mirrorStatus: { path: 'mirror', method: 'GET', run: (service) => service.mirrorStatus() },
 };
 
 /** A control by its page message type (`pieces:seed`), if it is one. */
@@ -71,9 +75,10 @@ export function controlsOver(call: (name: ControlName, arg?: unknown) => Promise
     exportData: async () => (await call('exportData')) as PiecesData,
     use: async (...overrides) => void (await call('use', overrides)),
     resetOverrides: async () => void (await call('resetOverrides')),
+    mirrorStatus: async () => (await call('mirrorStatus')) as MirrorStatus | null,
   };
 }
 
 /** The controls of a service in this process. */
-export const serviceControls = (service: Service): PiecesControls =>
+export const serviceControls = (service: HostService): PiecesControls =>
   controlsOver((name, arg) => CONTROLS[name].run(service, arg));

@@ -6,13 +6,13 @@
 import { HttpError } from '../core/http.js';
 import { parseModelConfig } from '../core/copilot/model.js';
 import { catalogueId } from '../core/copilot/copilot.js';
-import type { Service } from '../core/service.js';
+import type { HostService } from './create-host.js';
 import { array, object, optional, required, string } from '../core/validate.js';
 import { VERSION } from '../shared/version.js';
 import { controlOfMessage } from './controls.js';
 import type { PageReply, PageRequest } from './protocol.js';
 
-export async function answerPageRequest(service: Service, request: PageRequest, claim: () => Promise<void>): Promise<PageReply> {
+export async function answerPageRequest(service: HostService, request: PageRequest, claim: () => Promise<void>): Promise<PageReply> {
   const control = controlOfMessage(request?.type);
   if (control) {
     const [, { run, field }] = control;
@@ -49,6 +49,17 @@ export async function answerPageRequest(service: Service, request: PageRequest, 
     }
     case 'pieces:model-mapping':
       return { ok: true, mapping: Object.fromEntries([...(await service.modelMapping())].map(([id, adapter]) => [id, adapter.description])) };
+    case 'pieces:get-model':
+      return { ok: true, model: (await service.model()).description };
+    case 'pieces:mirror-permission': {
+      const { granted, upstream, reason } = request as { granted?: unknown; upstream?: unknown; reason?: unknown };
+      const report = {
+        granted: granted === true,
+        ...(typeof upstream === 'string' ? { upstream } : {}),
+        ...(typeof reason === 'string' ? { reason } : {}),
+      };
+      return { ok: true, data: await service.mirrorPermission(report) };
+    }
     default:
       throw new HttpError(400, `Unknown page request ${JSON.stringify((request as { type?: unknown })?.type)}.`);
   }

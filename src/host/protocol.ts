@@ -10,6 +10,8 @@ export type PageRequest =
   | { type: 'pieces:get-model'; for?: string }
   /** The catalogue models with an adapter of their own: model id → description. */
   | { type: 'pieces:model-mapping' }
+  /** What the page's Local Network Access step found: whether it may reach the upstream, and where (`'auto'`). */
+  | { type: 'pieces:mirror-permission'; granted: boolean; upstream?: string; reason?: string }
   /** A test control (`pieces:reset`, `pieces:seed`, …: see controls.ts). */
   | { type: `pieces:${string}`; [field: string]: unknown };
 

@@ -3,10 +3,18 @@
  * loopback server): the core over storage in memory, its sockets fed in this
  * process, changes announced in this process only.
  */
+import { WebSocket as NodeWebSocket } from 'ws';
 import type { ServiceSettings } from '../core/options.js';
 import { localChannel } from '../host/channel.js';
 import { createHost, type Host } from '../host/create-host.js';
+import type { WebSocketLike } from '../host/mirror/upstream.js';
 import { memoryStorage } from '../storage/memory.js';
+
+/**
+ * The fetch of this process as it was before any server listened (the interceptors patch the
+ * global): a mirrored Pieces OS is reached with it, never through the service itself.
+ */
+const unpatchedFetch = globalThis.fetch.bind(globalThis);
 
 export interface NodeHost extends Host {
   /** A socket for `url` when it is one of the service's sockets, else null. */
@@ -17,9 +25,16 @@ export interface NodeHost extends Host {
 
 const NOT_SERVED = Symbol('not a socket of this service');
 
-export function createNodeHost(settings: ServiceSettings = {}): NodeHost {
+/** `own`: the addresses this host listens on (the loopback server's), never taken for a mirrored Pieces OS. */
+export function createNodeHost(settings: ServiceSettings = {}, own: readonly string[] = []): NodeHost {
   // Memory is never lost: the database opens once, with the initial data.
-  const host = createHost({ open: (_hooks, initialData) => memoryStorage({ initialData }), channel: localChannel(), settings });
+  const host = createHost({
+    open: (_hooks, initialData) => memoryStorage({ initialData }),
+    channel: localChannel(),
+    settings,
+    // The `ws` package's WebSocket: the global one (where there is one) may be patched while a server listens.
+    upstream: { fetch: unpatchedFetch, WebSocket: NodeWebSocket as unknown as new (url: string) => WebSocketLike, lock: 'alone', own },
+  });
   const fetch = (input: RequestInfo | URL, init?: RequestInit) => host.service.handle(new Request(input, init));
 
   // The service's sockets, fed by this host (handshake and catch-up through `fetch`,

@@ -1,15 +1,15 @@
 /**
- * The test controls over HTTP under `/__pieces/` on the loopback server, from the one controls
- * table (docs/testing.md, "Controls").
+ * The test controls over HTTP under `/__pieces/` on the loopback server (and `GET /__pieces/mirror`),
+ * from the one controls table (docs/testing.md, "Controls").
  */
-import type { Service } from '../core/service.js';
+import type { HostService } from '../host/create-host.js';
 import { errorResponse, HttpError, json, noContent, readJson } from '../core/http.js';
 import { CONTROLS, controlOfPath } from '../host/controls.js';
 
 export const CONTROLS_PATH = '/__pieces/';
 
 /** The answer to a control request (a path under `/__pieces/`). */
-export async function answerControl(service: Service, request: Request, path: string): Promise<Response> {
+export async function answerControl(service: HostService, request: Request, path: string): Promise<Response> {
   const found = controlOfPath(path.slice(CONTROLS_PATH.length));
   try {
     if (!found) {

@@ -33,6 +33,8 @@ export function setupPiecesServer(options: PiecesServerOptions = {}): PiecesServ
     close() {
       stop?.();
       stop = null;
+      // A mirror's sockets and timers stop too (until the server is used again).
+      host.mirror?.pause();
     },
     fetch: host.fetch,
     ...serviceControls(host.service),

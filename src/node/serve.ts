@@ -53,7 +53,15 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 39300);
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // Every request that reaches the port is read as addressed to `origin`, once its Host is allowed.
-  const { service, openStream } = createNodeHost({ ...options, bases: [origin] });
+  let nodeHost: ReturnType<typeof createNodeHost>;
+  try {
+    nodeHost = createNodeHost({ ...options, bases: [origin] }, [origin]);
+  } catch (error) {
+    // Bad settings (data, a mirror of itself): nothing is left listening.
+    await new Promise((resolve) => http.close(resolve));
+    throw error;
+  }
+  const { service, openStream } = nodeHost;
 
   // No error of one connection (a reset, a malformed request) may end the process or reach another one.
   http.on('connection', (socket: Socket) => socket.on('error', () => {}));
@@ -179,6 +187,7 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
       new Promise<void>((resolve) => {
         for (const client of sockets.clients) client.terminate();
         sockets.close();
+        nodeHost.close();
         http.closeAllConnections();
         http.close(() => resolve());
       }),

@@ -14,6 +14,8 @@ import { controlMessage, controlsOver, type PiecesControls } from '../host/contr
 import { NoWorkerReason } from './diagnose.js';
 import { info, INIT_HINT, PiecesServiceError, warn } from './messages.js';
 import { askWorker, startWorkerMode } from './worker-mode.js';
+import { permissionStep } from './mirror-permission.js';
+import type { MirrorStatus } from '../core/mirror-spec.js';
 
 /** The worker's settings that travel to it (the rest of `ServiceSettings` is the worker script's to set: `startWorker`). */
 export interface StartOptions extends Pick<ServiceSettings, 'bases'> {
@@ -47,6 +49,13 @@ export interface StartOptions extends Pick<ServiceSettings, 'bases'> {
    * through its fetch handler, same answers); default true. `false`: every request goes by fetch.
    */
   fastPath?: boolean;
+  /**
+   * Mirror a real Pieces OS (docs/mirror.md): while it answers, requests go to it and what it
+   * holds is kept; while it does not, the service answers from that copy and queues writes,
+   * replayed in order when it is back. `upstream`: its base URL, or `'auto'` (found as clients
+   * find it). The page makes the first request to it (see `connectMirror`).
+   */
+  mirror?: { upstream: string };
 }
 
 export interface PiecesService extends PiecesControls {
@@ -76,9 +85,13 @@ export type { PiecesControls };
 export type { PiecesData, PiecesSeed } from '../core/data.js';
 export type { Override } from '../core/overrides.js';
 export type { AssetInput, ModelConfig, OllamaModelConfig, OpenAiModelConfig };
+export type { MirrorState, MirrorStatus, QueuedOperation, SetAsideOperation } from '../core/mirror-spec.js';
 
 /** Answers the page API's requests: the worker, or the page-mode host. */
 let ask: (request: PageRequest) => Promise<PageReply> = (request) => askWorker(request);
+
+/** The mirror the service was started with. */
+let mirrored: { upstream: string } | null = null;
 
 /** The test controls, run by whatever answers the page API. */
 const controls = controlsOver(async (name, arg) => ((await ask(controlMessage(name, arg) as PageRequest)) as { data?: unknown }).data);
@@ -103,6 +116,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
     if (options.stream !== false) installStreamShim({ bases: hello.bases });
     if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
     ask = (request) => askWorker(request);
+    startMirror(options);
     info(options.quiet, `ready: a service worker answers ${hello.bases.join(', ')}`);
     return {
       mode: 'worker',
@@ -122,8 +136,10 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
       stream: options.stream !== false,
       syncProbes: options.syncProbes !== false,
       log: options.log,
+      ...(options.mirror ? { mirror: options.mirror } : {}),
     });
     ask = host.ask;
+    startMirror(options);
     // Said once, even with `quiet`: the app runs differently than it may expect.
     warn(
       `running in the page, without a service worker: ${error.reason} Requests to ${host.bases.join(', ')} are answered in this page; pass \`fallback: false\` to fail instead.`,
@@ -139,6 +155,30 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
     };
   }
 }
+
+/** The page's step of a mirror: its first request to the upstream (not awaited: the browser may be asking the user). */
+function startMirror(options: StartOptions) {
+  mirrored = options.mirror ? { upstream: options.mirror.upstream } : null;
+  if (mirrored) void connectMirror().catch((error: unknown) => warn(`the mirror's first request failed: ${(error as Error)?.message ?? error}`));
+}
+
+/**
+ * The Local Network Access step of a mirrored Pieces OS: the page makes a request to the
+ * upstream itself (a page on a public origin needs the browser's permission to reach
+ * localhost, and only a page can be given it), and tells the service what came of it:
+ * reached (the mirror probes now), or refused (the mirror is `blocked` and the service keeps
+ * answering by itself). `startPiecesService({ mirror })` runs it once; run it again (from a
+ * user's click, say) after the permission was granted. Resolves with the mirror's status.
+ */
+export async function connectMirror(): Promise<MirrorStatus | null> {
+  if (!mirrored) return null;
+  const report = await permissionStep(mirrored.upstream);
+  const reply = await ask({ type: 'pieces:mirror-permission', ...report });
+  return ((reply as { data?: MirrorStatus | null }).data ?? null) as MirrorStatus | null;
+}
+
+/** The mirrored Pieces OS's status (see `PiecesService.mirrorStatus`); null without a mirror. */
+export const mirrorStatus = (): Promise<MirrorStatus | null> => controls.mirrorStatus();
 
 /** Adds assets to the store (to start conversations from); an existing id is replaced. */
 export async function addAssets(assets: AssetInput[]): Promise<void> {

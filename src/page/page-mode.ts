@@ -5,9 +5,12 @@
 import type { ServiceSettings } from '../core/options.js';
 import { broadcastChannel } from '../host/channel.js';
 import { createHost } from '../host/create-host.js';
+import { webLock } from '../host/mirror/lock.js';
+import type { UpstreamIo } from '../host/mirror/upstream.js';
 import type { PageReply, PageRequest } from '../host/protocol.js';
 import { openStorage } from '../storage/idb/storage.js';
 import { interceptPageRequests } from './intercept.js';
+import { nativeFetch, NativeWebSocket } from './native.js';
 import { warn } from './messages.js';
 import { installSyncProbes } from './sync-probe.js';
 
@@ -35,6 +38,12 @@ export async function startPageMode(options: PageModeOptions): Promise<PageModeH
     channel: broadcastChannel(),
     settings,
     keepOverrides: true,
+    // The page's fetch and WebSocket as they were before this library patched them; one tab (the lock's holder) replays.
+    upstream: {
+      fetch: (input, init) => (nativeFetch ?? fetch)(input, init),
+      ...(NativeWebSocket ? { WebSocket: NativeWebSocket as unknown as UpstreamIo['WebSocket'] } : {}),
+      lock: webLock(typeof navigator === 'undefined' ? undefined : navigator.locks),
+    },
   });
   const { service } = host;
   // Opened now: a page that cannot use the browser's IndexedDB at all gets an in-memory one

@@ -1,7 +1,8 @@
 /**
  * `watchService`: whether the service still answers this page (`ready`, `lost`, `recovered`,
- * `versionchange`), restarting it when lost. See docs/integrations.md, "watchService".
+ * `versionchange`, `mirrorchange`), restarting it when lost. See docs/integrations.md, "watchService".
  */
+import type { MirrorStatus } from '../core/mirror-spec.js';
 import { CHANGES_CHANNEL, type WorkerMessage } from '../core/stream-wire.js';
 import { VERSION } from '../shared/version.js';
 
@@ -24,6 +25,8 @@ export interface ServiceWatch extends EventTarget {
   readonly reason: string;
   /** The version of the worker that controls the page, as last announced. */
   readonly workerVersion: string;
+  /** The mirrored Pieces OS's status as last announced (null until one is, or without a mirror). */
+  readonly mirror: MirrorStatus | null;
   /** Resolves when the service answers (now, if it does). */
   answering(): Promise<void>;
   stop(): void;
@@ -40,6 +43,7 @@ export function watchService(
   let reason = '';
   let lostBecause = '';
   let workerVersion = service.version.worker;
+  let mirror: MirrorStatus | null = null;
   let current = service;
   let recovering = false;
   let backoff = 500;
@@ -115,6 +119,10 @@ export function watchService(
     if (message?.type === 'database') {
       set('recovered', 'the database was wiped and created again: read what you show again');
     }
+    if (message?.type === 'mirror' && message.status && typeof message.status === 'object') {
+      mirror = message.status;
+      target.dispatchEvent(new CustomEvent('mirrorchange', { detail: mirror }));
+    }
   };
 
   // Accessors, not copies: Object.assign would read the getters once.
@@ -122,6 +130,7 @@ export function watchService(
     state: { get: () => state },
     reason: { get: () => reason },
     workerVersion: { get: () => workerVersion },
+    mirror: { get: () => mirror },
     answering: {
       value: () => (state === 'lost' ? new Promise<void>((resolve) => waiting.push(resolve)) : Promise.resolve()),
     },

@@ -16,6 +16,7 @@ export interface WorkerModeOptions {
   bases?: readonly string[];
   register?: boolean;
   log?: boolean;
+  mirror?: { upstream: string };
 }
 
 /** How long a worker gets to answer the page API's hello before it is judged not to be ours. */
@@ -41,11 +42,12 @@ export async function askWorker(request: PageRequest, worker?: ServiceWorker | n
 
 class TimeoutError extends Error {}
 
-/** The worker script URL: the given one with its own query kept, plus `bases` and `log` when given. */
+/** The worker script URL: the given one with its own query kept, plus `bases`, `log` and `mirror` when given. */
 export function workerURL(options: WorkerModeOptions): URL {
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', options.bases.join(','));
   if (options.log) url.searchParams.set('log', '1');
+  if (options.mirror) url.searchParams.set('mirror', options.mirror.upstream);
   return url;
 }
 

@@ -55,10 +55,13 @@ const AFFECTS: Record<string, readonly Read[]> = {
   setSignedIn: [],
   ensureMeta: [],
   setMeta: [],
+  updateMeta: [],
   createConversation: ['listConversations', 'listActivities'],
   deleteConversation: ['listConversations'],
   editConversation: ['listConversations'],
   loadData: CACHED,
+  // What the mirror writes may touch any record.
+  applyMirror: CACHED,
 };
 
 /** Most stored text (UTF-16 code units of JSON) the cached conversation lists hold together: 4 Mi. */

@@ -168,6 +168,53 @@ export interface ModelStateRecord {
   downloaded: boolean;
 }
 
+/**
+ * What a queued operation's ids name: the collections with an identifier stream, sessions, and
+ * what hangs on an asset (ids the upstream assigns and later operations name).
+ */
+export type RecordKind = Collection | 'session' | 'format' | 'annotation' | 'tag' | 'website';
+
+/** A record an operation created locally (its kind and id), in the order the write lists them. */
+export interface CreatedId {
+  kind: RecordKind;
+  id: string;
+}
+
+/**
+ * An operation of the route table, queued for a mirrored Pieces OS while it could not be
+ * reached: written in the transaction of the local write it made (see Storage), replayed
+ * in `seq` order. Its arguments as the client gave them: path parameters, query, JSON
+ * body and the `application` header.
+ */
+export interface OutboxEntry {
+  seq: number;
+  operation: string;
+  params: Record<string, string>;
+  query?: string;
+  body?: unknown;
+  application?: string;
+  /** The records the local write created (their ids are rewritten once the upstream gives its own). */
+  created: CreatedId[];
+  /**
+   * `queued`; `sent`: sent at least once without a known outcome (a create is looked for on the
+   * upstream before it is sent again); `set-aside`: refused by the upstream, kept to be reported.
+   */
+  state: 'queued' | 'sent' | 'set-aside';
+  /** ISO-8601 time it was queued. */
+  at: string;
+  /** ISO-8601 time it was first sent (a create looked for is one made after it). */
+  sentAt?: string;
+  /** Why the upstream refused it (state `set-aside`). */
+  refused?: { status: number; message: string; id: string };
+}
+
+/** A record created locally and the id the upstream gave it: later operations naming `local` are sent with `upstream`. */
+export interface IdPair {
+  local: string;
+  upstream: string;
+  kind: RecordKind;
+}
+
 /** The collections with an identifier stream; the names are StreamedIdentifier's keys. */
 export type Collection = 'conversation' | 'conversationMessage' | 'asset' | 'application' | 'activity' | 'anchor' | 'range' | 'model';
 
@@ -255,12 +302,22 @@ export interface PiecesDB extends DBSchema {
   anchors: { key: string; value: AnchorRecord; indexes: { 'by-created': string } };
   /** The catalogue models' local state (downloaded). */
   models: { key: string; value: ModelStateRecord };
+  /** Operations queued for a mirrored Pieces OS, in order (auto-incremented `seq`). */
+  outbox: { key: number; value: OutboxEntry };
+  /** Ids of records created locally → the ids the mirrored Pieces OS gave them. */
+  idmap: { key: string; value: IdPair };
 }
 
 export const DB_NAME = 'pieces-os-worker';
 
 type UpgradeTransaction = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[], 'versionchange'>;
 type UpgradeStep = (db: IDBPDatabase<PiecesDB>, tx: UpgradeTransaction) => void;
+
+/** The mirror's stores (see mirrorStores below): the step's number is its place in UPGRADES. */
+const mirrorStores: UpgradeStep = (db) => {
+  db.createObjectStore('outbox', { keyPath: 'seq', autoIncrement: true });
+  db.createObjectStore('idmap', { keyPath: 'local' });
+};
 
 /** Step N brings a database from version N-1 to version N. Append, never edit. */
 export const UPGRADES: UpgradeStep[] = [
@@ -393,6 +450,9 @@ export const UPGRADES: UpgradeStep[] = [
     };
     rewrite().catch(() => tx.abort());
   },
+  // 8: a mirrored Pieces OS: the outbox of operations queued while it was away, and the map of
+  // ids created locally to the ids it gave them.
+  mirrorStores,
 ];
 
 /** An asset as stored before step 7: one text, its language, a description. */
@@ -532,6 +592,8 @@ export const STORES: Record<StoreNames<PiecesDB>, number> = {
   websites: 7,
   activities: 7,
   search: 7,
+  outbox: UPGRADES.indexOf(mirrorStores) + 1,
+  idmap: UPGRADES.indexOf(mirrorStores) + 1,
 };
 
 /** The stores a database at `version` must have and `db` lacks. */

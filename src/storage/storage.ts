@@ -12,12 +12,16 @@ import type {
   ChangeRecord,
   Collection,
   ConversationRecord,
+  CreatedId,
   EventRecord,
   ExternalApplicationRecord,
   FormatRecord,
+  IdPair,
   Logged,
   MessageRecord,
   ModelStateRecord,
+  OutboxEntry,
+  RecordKind,
   SessionRecord,
   TagRecord,
   WebsiteRecord,
@@ -128,30 +132,85 @@ export interface AnchorEdit {
   conversations?: Array<Omit<ConversationRecord, 'seq'>>;
 }
 
+/**
+ * An operation to queue for a mirrored Pieces OS, given to the write that makes it locally:
+ * the write appends it to the outbox in its own transaction (both commit, or neither). Its
+ * `created` list may still be filled while the write runs (an edit's new messages), until
+ * the write commits.
+ */
+export type OutboxInput = Omit<OutboxEntry, 'seq' | 'state' | 'refused'> & { state?: 'queued' | 'sent' };
+
+/**
+ * What the mirror writes in one transaction: records as the upstream has them, records it no
+ * longer has, local records re-keyed to the ids the upstream gave them, the outbox and the
+ * id map. Changes are logged for what differs, so that sockets hear of real changes only.
+ */
+export interface MirrorBatch {
+  /**
+   * Records as the upstream has them, each replacing the stored one of its id; `messages` one by
+   * one, each in its stored conversation (added at its end when new there; none if the
+   * conversation is not stored).
+   */
+  put?: Partial<Pick<StoredData, 'applications' | 'sessions' | 'conversations' | 'anchors' | 'activities' | 'annotations'>> & {
+    /** Assets whole: each replaces the stored one with what hangs on it (its formats, annotations, its place on tags and websites). */
+    assets?: StoredAsset[];
+    messages?: MessageRecord[];
+  };
+  /** Records the upstream no longer has (a conversation with its messages, an asset with what hangs on it). */
+  remove?: Array<{ kind: RecordKind; id: string }>;
+  /**
+   * These kinds become exactly the records `put` gives, plus the ids in `keep`, plus the records
+   * the outbox's entries created that the id map does not map yet (not on the upstream: read in
+   * this transaction, so that a write queued meanwhile is never dropped).
+   */
+  replace?: { kinds: Array<'conversation' | 'application' | 'asset' | 'anchor' | 'activity'>; keep: readonly string[] };
+  /**
+   * Local records the upstream now has under its own ids: each is re-keyed (a conversation's
+   * messages follow it; what names an application follows it; an asset's formats, annotations,
+   * places on tags and websites and activities follow it; the conversations that list an anchor
+   * list it under its new id), logged as the local id deleted and the upstream id added, and the
+   * pair kept in the id map. A pair whose upstream id is already stored drops the local record
+   * instead (the upstream's copy is kept).
+   */
+  rekey?: IdPair[];
+  outbox?: { put?: OutboxEntry[]; remove?: number[] };
+  /** Empties the id map first (the upstream was wiped: its ids mean nothing now). */
+  clearIdMap?: boolean;
+  /** Meta values to set (undefined deletes). */
+  meta?: Record<string, unknown>;
+}
+
 export interface Storage {
   listApplications(): Promise<Array<{ application: ApplicationRecord; engagement: Engagement }>>;
   getApplication(id: string): Promise<{ application: ApplicationRecord; engagement: Engagement } | undefined>;
   hasApplication(id: string): Promise<boolean>;
-  putApplication(application: ApplicationRecord): Promise<Change[]>;
+  // Every write of records takes an optional `outbox`: an operation queued in the same transaction.
+  putApplication(application: ApplicationRecord, outbox?: OutboxInput): Promise<Change[]>;
 
   /** Stores an event and upserts the applications it carries, in one transaction. */
-  recordEvent(event: EventRecord, upsert?: ApplicationRecord[]): Promise<Change[]>;
+  recordEvent(event: EventRecord, upsert?: ApplicationRecord[], outbox?: OutboxInput): Promise<Change[]>;
 
-  putSession(session: SessionRecord): Promise<void>;
+  putSession(session: SessionRecord, outbox?: OutboxInput): Promise<void>;
   getSession(id: string): Promise<{ session: SessionRecord; engagement: Engagement } | undefined>;
-  /** Sets `closed` unless already set; returns the stored session, or undefined if unknown. */
-  closeSession(id: string, closed: { value: string }): Promise<SessionRecord | undefined>;
+  /** Sets `closed` unless already set; returns the stored session, or undefined if unknown (nothing queued then). */
+  closeSession(id: string, closed: { value: string }, outbox?: OutboxInput): Promise<SessionRecord | undefined>;
 
   /**
    * Stores a new conversation, its messages, the anchors it was created with and the activity
    * that records its creation, in one transaction; the conversation's change comes first.
    */
-  createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], anchors?: AnchorRecord[], activity?: ActivityRecord): Promise<Change[]>;
+  createConversation(
+    conversation: Omit<ConversationRecord, 'seq'>,
+    messages: MessageRecord[],
+    anchors?: AnchorRecord[],
+    activity?: ActivityRecord,
+    outbox?: OutboxInput,
+  ): Promise<Change[]>;
   /**
    * Deletes a conversation and its messages (its anchors stay, no longer listing it);
-   * undefined when there is no such conversation.
+   * undefined when there is no such conversation (nothing queued then).
    */
-  deleteConversation(id: string): Promise<Change[] | undefined>;
+  deleteConversation(id: string, outbox?: OutboxInput): Promise<Change[] | undefined>;
   /**
    * Reads a conversation and writes what `edit` makes of it, in one transaction
    * (concurrent edits never lose each other's messages). `edit` may throw to
@@ -160,6 +219,7 @@ export interface Storage {
   editConversation(
     target: ConversationTarget,
     edit: (current: ConversationState) => ConversationEdit,
+    outbox?: OutboxInput,
   ): Promise<{ state: ConversationState; changes: Change[] } | undefined>;
   getConversation(id: string): Promise<ConversationState | undefined>;
   getMessage(id: string): Promise<MessageRecord | undefined>;
@@ -193,6 +253,7 @@ export interface Storage {
     id: string,
     linked: (current: AnchorRecord | undefined) => string[],
     edit: (current: AnchorRecord | undefined, conversations: Map<string, ConversationRecord>) => AnchorEdit,
+    outbox?: OutboxInput,
   ): Promise<Change[]>;
 
   /** The catalogue models' local state (only models whose state was changed). */
@@ -213,28 +274,32 @@ export interface Storage {
    * replaces it (its formats and annotations not given again go, and so does its place on tags
    * and websites not given again).
    */
-  putAssets(assets: NewAsset[], activities?: ActivityRecord[]): Promise<Change[]>;
+  putAssets(assets: NewAsset[], activities?: ActivityRecord[], outbox?: OutboxInput): Promise<Change[]>;
   /**
    * Stores a new asset (an id not stored) with its activities. Creates that arrive while one is
    * being written are written together in the next transaction (group commit); each is answered
    * once that commit is done, and one that fails the group fails alone.
    */
-  createAsset(asset: NewAsset, activities: ActivityRecord[]): Promise<Change[]>;
+  createAsset(asset: NewAsset, activities: ActivityRecord[], outbox?: OutboxInput): Promise<Change[]>;
   /**
    * Reads an asset and writes what `edit` makes of it, in one transaction; `edit` may throw to
    * change nothing. Undefined when the target is unknown.
    */
-  editAsset(target: AssetTarget, edit: (current: StoredAsset) => AssetEdit): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
-  /** Deletes an asset, its formats and annotations, and its place on tags and websites, in one transaction; undefined when unknown. */
-  deleteAsset(id: string, activities?: ActivityRecord[]): Promise<Change[] | undefined>;
+  editAsset(
+    target: AssetTarget,
+    edit: (current: StoredAsset) => AssetEdit,
+    outbox?: OutboxInput,
+  ): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
+  /** Deletes an asset, its formats and annotations, and its place on tags and websites, in one transaction; undefined when unknown (nothing queued then). */
+  deleteAsset(id: string, activities?: ActivityRecord[], outbox?: OutboxInput): Promise<Change[] | undefined>;
 
   getAnnotation(id: string): Promise<AnnotationRecord | undefined>;
   /** Every annotation, oldest first. */
   listAnnotations(): Promise<AnnotationRecord[]>;
   /** Stores an annotation that belongs to no asset. */
-  putAnnotation(annotation: AnnotationRecord): Promise<Change[]>;
-  /** Deletes an annotation that belongs to no asset; false when there is none. */
-  deleteAnnotation(id: string): Promise<boolean>;
+  putAnnotation(annotation: AnnotationRecord, outbox?: OutboxInput): Promise<Change[]>;
+  /** Deletes an annotation that belongs to no asset; false when there is none (nothing queued then). */
+  deleteAnnotation(id: string, outbox?: OutboxInput): Promise<boolean>;
   getTag(id: string): Promise<TagRecord | undefined>;
   getWebsite(id: string): Promise<WebsiteRecord | undefined>;
   /** Every activity, oldest first. */
@@ -250,9 +315,17 @@ export interface Storage {
   /**
    * Writes the records in one transaction (a record with an existing id replaces it, a
    * conversation together with its messages). With `replace`, every other record is
-   * removed first. Returns the conversation changes made, in commit order.
+   * removed first (and the outbox and id map emptied: nothing queued is left to replay).
+   * Returns the conversation changes made, in commit order.
    */
   loadData(data: StoredData, options: { replace: boolean }): Promise<Change[]>;
+
+  /** Every outbox entry (queued, sent, set aside), in order; with `after`, those queued after that one. */
+  outboxEntries(after?: number): Promise<OutboxEntry[]>;
+  /** The id map: records created locally and the ids the upstream gave them. */
+  idPairs(): Promise<IdPair[]>;
+  /** Writes what the mirror learnt, in one transaction (see MirrorBatch); the changes logged, in order. */
+  applyMirror(batch: MirrorBatch): Promise<Change[]>;
 
   /**
    * The database's identity: a random id made on its first start. A wiped and
@@ -269,9 +342,11 @@ export interface Storage {
   setMeta(key: string, value: unknown): Promise<void>;
   /** Returns the value stored under `key`, storing `create()` first if there is none. */
   ensureMeta<T>(key: string, create: () => T): Promise<T>;
+  /** Stores what `update` makes of the value under `key`, read and written in one transaction; returns it. */
+  updateMeta<T>(key: string, update: (current: T | undefined) => T): Promise<T>;
 
   close(): void;
 }
 
-export type { ChangeRecord, Collection, Logged };
+export type { ChangeRecord, Collection, CreatedId, IdPair, Logged, OutboxEntry, RecordKind };
 export type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, FormatRecord, ModelStateRecord, TagRecord, WebsiteRecord };

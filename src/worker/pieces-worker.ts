@@ -9,6 +9,8 @@ import type { ServiceSettings } from '../core/options.js';
 import type { Service } from '../core/service.js';
 import { broadcastChannel } from '../host/channel.js';
 import { createHost } from '../host/create-host.js';
+import { webLock } from '../host/mirror/lock.js';
+import type { UpstreamIo } from '../host/mirror/upstream.js';
 import type { PageReply, PageRequest } from '../host/protocol.js';
 import type { ConnectMessage } from '../port/protocol.js';
 import { createPortServer, type PortLike } from '../port/server.js';
@@ -52,6 +54,12 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
     settings,
     // Overrides set by a test hold for every tab until reset, across restarts.
     keepOverrides: true,
+    // A worker's own fetches never reach its fetch handler: a mirrored Pieces OS is reached with them.
+    upstream: {
+      fetch: (input, init) => globalThis.fetch(input, init),
+      ...(typeof WebSocket === 'undefined' ? {} : { WebSocket: WebSocket as unknown as UpstreamIo['WebSocket'] }),
+      lock: webLock(scope.navigator?.locks),
+    },
   });
   const { service } = host;
   // The fast path: pages send their requests over a port.

@@ -3,7 +3,8 @@
  * non-ASCII, malformed, not UTF-8, not JSON, the wrong shape, a reserved key,
  * one byte over the limit) from a page: the answers, with ids and times
  * replaced by placeholders, must equal __snapshots__/bodies.json, one file for
- * every engine, so all engines give the same answers.
+ * every engine, so all engines give the same answers; and a body answered 4xx
+ * changes nothing in the store, in any engine.
  */
 import { describe, expect, inject, it } from 'vitest';
 import { OPERATIONS } from '../../src/core/routes.js';
@@ -139,8 +140,33 @@ const post = (context: BrowserContext, list: Case[]) =>
           .replaceAll('{format}', whole.original.id)
           .replaceAll('{annotation}', whole.annotations.iterable[0]!.id);
       const answers: Answer[] = [];
+      /** Every record of the store (not the caches derived from them: kept snapshots and search index). */
+      const dump = async () => {
+        const db = await new Promise<IDBDatabase>((resolve, reject) => {
+          const request = indexedDB.open('pieces-os-worker');
+          request.onsuccess = () => resolve(request.result);
+          request.onerror = () => reject(request.error);
+        });
+        const names = [...db.objectStoreNames].filter((name) => name !== 'snapshots' && name !== 'search');
+        const tx = db.transaction(names);
+        const rows = await Promise.all(
+          names.map(
+            (name) =>
+              new Promise<unknown>((resolve, reject) => {
+                const request = tx.objectStore(name).getAll();
+                request.onsuccess = () => resolve(request.result);
+                request.onerror = () => reject(request.error);
+              }),
+          ),
+        );
+        db.close();
+        return JSON.stringify(rows);
+      };
+      /** The cases answered 4xx that changed the store anyway (none may). */
+      const changedByRejected: string[] = [];
       const big = new Map<number, Blob>();
       for (const c of all) {
+        const before = await dump();
         let body: BodyInit;
         if ('text' in c.body) body = fill(c.body.text);
         else if ('bytes' in c.body) body = new Uint8Array(c.body.bytes);
@@ -151,8 +177,9 @@ const post = (context: BrowserContext, list: Case[]) =>
         }
         const response = await fetch(base + c.path, { method: 'POST', headers: { 'Content-Type': c.contentType }, body });
         answers.push({ status: response.status, type: response.headers.get('content-type'), body: await response.text() });
+        if (response.status >= 400 && (await dump()) !== before) changedByRejected.push(`${c.operation}: ${c.label}`);
       }
-      return answers;
+      return { answers, changedByRejected };
     }, list),
   );
 
@@ -187,7 +214,10 @@ describe(`request bodies in ${engine.name}`, () => {
     const { context } = await launch();
     try {
       const list = cases();
-      const answers = normalise(await post(context, list));
+      const { answers: raw, changedByRejected } = await post(context, list);
+      // Every rejected body left the store as it was.
+      expect(changedByRejected).toEqual([]);
+      const answers = normalise(raw);
       const report = list.map((c, i) => ({ operation: c.operation, sent: c.label, contentType: c.contentType, ...answers[i]! }));
       await expect(JSON.stringify(report, null, 2) + '\n').toMatchFileSnapshot('./__snapshots__/bodies.json');
       const page = await context.newPage();

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext as PwContext, type Page as PwPage } from 'playwright-core';
+import { chromium, type BrowserContext as PwContext, type CDPSession, type Page as PwPage } from 'playwright-core';
 import type { BrowserContext, ConsoleEntry, Engine, LaunchOptions, Page, WaitOptions } from './driver.js';
 
 export const CHROMIUM_ARGS = [
@@ -115,6 +115,15 @@ class ChromiumContext implements BrowserContext {
     return this.raw.setOffline(offline);
   }
 
+  /** The session permissions are set through: an override lasts as long as the session that made it. */
+  private permissions: Promise<CDPSession> | null = null;
+
+  async setLocalNetwork(origin: string, setting: 'granted' | 'denied') {
+    this.permissions ??= (async () => this.raw.newCDPSession(this.raw.pages()[0] ?? (await this.raw.newPage())))();
+    // Chromium names the permission for loopback addresses `loopback-network` (Local Network Access).
+    await (await this.permissions).send('Browser.setPermission', { permission: { name: 'loopback-network' }, setting, origin });
+  }
+
   workerHeap(page: Page) {
     return workerHeap(this.raw, (page as ChromiumPage).raw);
   }
@@ -171,7 +180,11 @@ export async function launchChromium(
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
     headless: true,
-    args: [...CHROMIUM_ARGS, ...(hosts ? [`--host-resolver-rules=${hosts}`] : [])],
+    args: [
+      ...CHROMIUM_ARGS,
+      ...(hosts ? [`--host-resolver-rules=${hosts}`] : []),
+      ...(options.publicPorts?.length ? [`--ip-address-space-overrides=${options.publicPorts.map((port) => `127.0.0.1:${port}=public`).join(',')}`] : []),
+    ],
     ...(options.blockServiceWorkers ? { serviceWorkers: 'block' as const } : {}),
   });
   return { context, profile };

@@ -72,7 +72,12 @@ export type Capability =
   /** LaunchOptions.siteData: cookies and site data blocked by the browser's settings. */
   | 'siteData'
   /** context.workerHeap(page): the service worker's JavaScript heap after a garbage collection. */
-  | 'workerHeap';
+  | 'workerHeap'
+  /**
+   * LaunchOptions.publicPorts and context.setLocalNetwork(): pages of 127.0.0.1 on those ports
+   * taken for public ones (Local Network Access applies), and the permission set as a user would.
+   */
+  | 'localNetworkAccess';
 
 /** A browser running on one profile folder. */
 export interface BrowserContext {
@@ -86,6 +91,8 @@ export interface BrowserContext {
   setOffline(offline: boolean): Promise<void>;
   /** The JavaScript heap of the pieces-os-worker service worker of `page`'s origin, in bytes, after a garbage collection. */
   workerHeap(page: Page): Promise<number>;
+  /** Sets the Local Network Access permission of `origin` (see Capability 'localNetworkAccess'). */
+  setLocalNetwork?(origin: string, setting: 'granted' | 'denied'): Promise<void>;
 }
 
 /** How a browser is started, beyond its profile (see the capabilities of the same names). */
@@ -96,6 +103,8 @@ export interface LaunchOptions {
   blockServiceWorkers?: boolean;
   /** `'blocked'` for every site, `'third-party-blocked'` for third-party contexts only. */
   siteData?: 'blocked' | 'third-party-blocked';
+  /** Ports of 127.0.0.1 whose pages are taken for public ones (capability 'localNetworkAccess'). */
+  publicPorts?: number[];
 }
 
 export interface Engine {

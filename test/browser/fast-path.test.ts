@@ -148,8 +148,12 @@ describe('fast path', () => {
     await context.stopWorkers();
     const statuses = await outcomes;
     const names = await storedNames(page);
-    for (const name of [...quiet, ...busy]) expect(names.filter((n) => n === name).length).toBeLessThanOrEqual(1);
-    for (const name of quiet) expect(names).toContain(name);
+    for (const name of quiet) expect(names.filter((n) => n === name)).toEqual([name]);
+    // The fast path runs none twice. Through the fetch handler, Chromium dispatches a fetch event cut short by
+    // the worker's stop once more to the next instance, so a create whose commit landed just before the stop
+    // can be stored twice (docs/limits-and-browser-support.md): never more.
+    const most = off ? 2 : 1;
+    for (const name of busy) expect(names.filter((n) => n === name).length).toBeLessThanOrEqual(most);
     busy.forEach((name, i) => {
       if (statuses[i] === 200) expect(names).toContain(name);
       else expect(statuses[i]).toBe('network error');

@@ -157,5 +157,7 @@ export const engine: Engine = {
       ? WORKER_HEAP
       : capability === 'killWorkers'
       ? "Firefox's terminateWorker waits for the fetch events in flight (a stop after 22 of 200 creates still saw all 200 acknowledged), and the worker shares its content process with the page"
-      : undefined,
+      : capability === 'localNetworkAccess'
+        ? 'Firefox ESR has no Local Network Access permission to refuse (a public page reaches localhost)'
+        : undefined,
 };

@@ -40,6 +40,7 @@ const LACKS: Partial<Record<Capability, string>> = {
   loopbackHosts: 'not implemented in the WebKit driver: MiniBrowser is started without a host-resolver setting',
   blockServiceWorkers: 'not implemented in the WebKit driver: MiniBrowser is started with service workers on',
   siteData: 'not implemented in the WebKit driver: MiniBrowser is started with its default cookie policy',
+  localNetworkAccess: 'WebKitGTK has no Local Network Access permission to refuse (a public page reaches localhost)',
   console:
     'WebDriver classic has no console log command, and MiniBrowser does not apply --enable-write-console-messages-to-stdout to the pages it opens for automation',
 };
@@ -143,7 +144,16 @@ class WebKitPage extends ScriptedPage {
       const element = document.querySelector<HTMLElement>(s);
       return !!element && element.getClientRects().length > 0 && !(element as HTMLButtonElement).disabled;
     }, selector);
-    await this.on((driver) => driver.findElement(By.css(selector)).click());
+    // The element found may be replaced before the click lands (a list drawn again): find it again,
+    // as Playwright's click does with its locator.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.on((driver) => driver.findElement(By.css(selector)).click());
+        return;
+      } catch (error) {
+        if ((error as Error)?.name !== 'StaleElementReferenceError' || attempt >= 4) throw error;
+      }
+    }
   }
 
   async reload() {

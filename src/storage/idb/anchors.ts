@@ -6,7 +6,7 @@
 import type { IDBPDatabase } from 'idb';
 import type { ConversationRecord, PiecesDB } from '../schema.js';
 import { SIGNED_IN_KEY, type Change, type Storage } from '../storage.js';
-import { commit, log } from './transactions.js';
+import { commit, log, queue } from './transactions.js';
 
 type AnchorMethods = 'getAnchor' | 'listAnchors' | 'editAnchor' | 'listModelStates' | 'setModelState' | 'setSignedIn';
 
@@ -20,8 +20,8 @@ export function anchorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AnchorMet
       return db.getAllFromIndex('anchors', 'by-created');
     },
 
-    async editAnchor(id, linked, edit) {
-      const tx = db.transaction(['anchors', 'conversations', 'changes'], 'readwrite');
+    async editAnchor(id, linked, edit, outbox) {
+      const tx = db.transaction(['anchors', 'conversations', 'changes', 'outbox'], 'readwrite');
       const current = await tx.objectStore('anchors').get(id);
       const found = await Promise.all(linked(current).map((conversation) => tx.objectStore('conversations').get(conversation)));
       const conversations = new Map<string, ConversationRecord>(found.filter((c): c is ConversationRecord => !!c).map((c) => [c.id, c]));
@@ -48,6 +48,7 @@ export function anchorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AnchorMet
           ],
           changes,
         );
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
       });
       return changes;
     },

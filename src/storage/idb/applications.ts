@@ -2,7 +2,7 @@
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type { EventKind, PiecesDB } from '../schema.js';
 import type { Change, Engagement, Storage } from '../storage.js';
-import { commit, log } from './transactions.js';
+import { commit, log, queue } from './transactions.js';
 
 const KINDS: Array<[EventKind, keyof Omit<Engagement, 'lastActivity'>]> = [
   ['interaction', 'interactions'],
@@ -74,30 +74,40 @@ export function applicationStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, Appl
       return (await db.count('applications', id)) > 0;
     },
 
-    async putApplication(application) {
-      const tx = db.transaction(['applications', 'changes'], 'readwrite');
+    async putApplication(application, outbox) {
+      const tx = db.transaction(['applications', 'changes', 'outbox'], 'readwrite');
       const changes: Change[] = [];
       await commit(tx, function* () {
         yield tx.objectStore('applications').put(application);
         yield log(tx.objectStore('changes'), [{ collection: 'application', id: application.id }], changes);
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
       });
       return changes;
     },
 
-    async recordEvent(event, upsert = []) {
-      const tx = db.transaction(['events', 'applications', 'changes'], 'readwrite');
+    async recordEvent(event, upsert = [], outbox) {
+      const tx = db.transaction(['events', 'applications', 'changes', 'outbox'], 'readwrite');
       const changes: Change[] = [];
       await commit(tx, function* () {
         for (const application of upsert) yield tx.objectStore('applications').put(application);
         yield tx.objectStore('events').add(event);
         const upserted = upsert.map(({ id }) => ({ collection: 'application' as const, id }));
         if (upserted.length) yield log(tx.objectStore('changes'), upserted, changes);
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
       });
       return changes;
     },
 
-    async putSession(session) {
-      await db.add('sessions', session);
+    async putSession(session, outbox) {
+      if (!outbox) {
+        await db.add('sessions', session);
+        return;
+      }
+      const tx = db.transaction(['sessions', 'outbox'], 'readwrite');
+      await commit(tx, function* () {
+        yield tx.objectStore('sessions').add(session);
+        yield queue(tx.objectStore('outbox'), outbox);
+      });
     },
 
     async getSession(id) {
@@ -108,13 +118,16 @@ export function applicationStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, Appl
       return session && { session, engagement: found! };
     },
 
-    async closeSession(id, closed) {
-      const tx = db.transaction('sessions', 'readwrite');
-      const session = await tx.store.get(id);
+    async closeSession(id, closed, outbox) {
+      const tx = db.transaction(['sessions', 'outbox'], 'readwrite');
+      const sessions = tx.objectStore('sessions');
+      const session = await sessions.get(id);
       if (session && !session.closed) {
         session.closed = closed;
-        await tx.store.put(session);
+        await sessions.put(session);
       }
+      // Closing an unknown session changes nothing, and queues nothing; closing again is sent again (it is idempotent).
+      if (session && outbox) await queue(tx.objectStore('outbox'), outbox);
       await tx.done;
       return session;
     },

@@ -5,8 +5,8 @@
  */
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type { ActivityRecord, AnnotationRecord, AssetRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
-import type { AssetEdit, Change, NewAsset, Storage, StoredAsset } from '../storage.js';
-import { commit, log } from './transactions.js';
+import type { AssetEdit, Change, NewAsset, OutboxInput, Storage, StoredAsset } from '../storage.js';
+import { commit, log, queue } from './transactions.js';
 
 type AssetMethods =
   | 'createAsset'
@@ -25,7 +25,7 @@ type AssetMethods =
   | 'listActivities'
   | 'recordActivities';
 
-const STORES = ['assets', 'formats', 'annotations', 'tags', 'websites', 'activities', 'changes'] as const;
+const STORES = ['assets', 'formats', 'annotations', 'tags', 'websites', 'activities', 'changes', 'outbox'] as const;
 type AssetStores = (typeof STORES)[number];
 type Tx<Mode extends IDBTransactionMode> = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[] | AssetStores[], Mode>;
 
@@ -103,6 +103,7 @@ const activityChanges = (activities: readonly ActivityRecord[]) => activities.ma
 interface CreateJob {
   asset: NewAsset;
   activities: ActivityRecord[];
+  outbox?: OutboxInput;
   resolve(changes: Change[]): void;
   reject(error: unknown): void;
 }
@@ -111,7 +112,7 @@ interface CreateJob {
 const GROUP_LIMIT = 64;
 
 /** Writes new assets together, in one transaction; the changes of each, in order. */
-async function createTogether(db: IDBPDatabase<PiecesDB>, group: ReadonlyArray<Pick<CreateJob, 'asset' | 'activities'>>): Promise<Change[][]> {
+async function createTogether(db: IDBPDatabase<PiecesDB>, group: ReadonlyArray<Pick<CreateJob, 'asset' | 'activities' | 'outbox'>>): Promise<Change[][]> {
   const tx = db.transaction([...STORES], 'readwrite') as unknown as Tx<'readwrite'>;
   const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
   // Only assets with tags or websites read anything first (the stored ones of the same text or URL).
@@ -138,6 +139,8 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: ReadonlyArray<P
       group.flatMap(({ asset, activities }) => [{ collection: 'asset' as const, id: asset.record.id }, ...activityChanges(activities)]),
       logged,
     );
+    // Queued in the order the creates are written.
+    for (const { outbox } of group) if (outbox) yield queue(store('outbox'), outbox);
   });
   let at = 0;
   return group.map(({ activities }) => logged.slice(at, (at += 1 + activities.length)));
@@ -168,9 +171,9 @@ function groupCommit(db: IDBPDatabase<PiecesDB>): Storage['createAsset'] {
       writing = false;
     }
   }
-  return (asset, activities) =>
+  return (asset, activities, outbox) =>
     new Promise<Change[]>((resolve, reject) => {
-      waiting.push({ asset, activities, resolve, reject });
+      waiting.push({ asset, activities, ...(outbox ? { outbox } : {}), resolve, reject });
       if (!writing) void writeWaiting();
     });
 }
@@ -223,7 +226,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
       );
     },
 
-    async putAssets(assets, activities = []) {
+    async putAssets(assets, activities = [], outbox) {
       const tx = write();
       const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
       // What each asset had, to take away what it no longer has.
@@ -263,11 +266,12 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
         }
         for (const activity of activities) yield store('activities').put(activity);
         yield log(store('changes'), [...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })), ...activityChanges(activities)], changes);
+        if (outbox) yield queue(store('outbox'), outbox);
       });
       return changes;
     },
 
-    async editAsset(target, edit) {
+    async editAsset(target, edit, outbox) {
       const tx = write();
       const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
       const id = await assetIdOf(tx, target);
@@ -305,6 +309,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
         for (const site of [...taken(removeWebsites), ...addWebsites]) yield store('websites').put(site);
         for (const activity of activities) yield store('activities').put(activity);
         yield log(store('changes'), [{ collection: 'asset', id: record.id }, ...activityChanges(activities)], changes);
+        if (outbox) yield queue(store('outbox'), outbox);
       });
       const state = await (async () => {
         const again = read();
@@ -315,7 +320,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
       return { state, changes };
     },
 
-    async deleteAsset(id, activities = []) {
+    async deleteAsset(id, activities = [], outbox) {
       const tx = write();
       const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
       const record = await store('assets').get(id);
@@ -348,6 +353,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
           ],
           changes,
         );
+        if (outbox) yield queue(store('outbox'), outbox);
       });
       return changes;
     },
@@ -356,16 +362,24 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
     async listAnnotations() {
       return (await db.getAll('annotations')).sort(byCreated);
     },
-    async putAnnotation(annotation) {
-      await db.put('annotations', annotation);
+    async putAnnotation(annotation, outbox) {
+      const tx = db.transaction(['annotations', 'outbox'], 'readwrite');
+      await commit(tx, function* () {
+        yield tx.objectStore('annotations').put(annotation);
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
+      });
       return [];
     },
-    async deleteAnnotation(id) {
-      const tx = db.transaction('annotations', 'readwrite');
-      const found = await tx.store.get(id);
-      if (found && !found.asset) await tx.store.delete(id);
-      await tx.done;
-      return !!found && !found.asset;
+    async deleteAnnotation(id, outbox) {
+      const tx = db.transaction(['annotations', 'outbox'], 'readwrite');
+      const found = await tx.objectStore('annotations').get(id);
+      const alone = !!found && !found.asset;
+      await commit(tx, function* () {
+        if (!alone) return;
+        yield tx.objectStore('annotations').delete(id);
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
+      });
+      return alone;
     },
     getTag: (id) => db.get('tags', id),
     getWebsite: (id) => db.get('websites', id),

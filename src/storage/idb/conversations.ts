@@ -5,8 +5,8 @@
  */
 import { unwrap, type IDBPDatabase } from 'idb';
 import type { ActivityRecord, AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
-import type { Change, Storage } from '../storage.js';
-import { commit, log, readChanges } from './transactions.js';
+import type { Change, OutboxInput, Storage } from '../storage.js';
+import { commit, log, queue, readChanges } from './transactions.js';
 
 type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
 
@@ -16,6 +16,7 @@ interface Create {
   anchors?: AnchorRecord[];
   /** The activity that records the creation, written in the same transaction. */
   activity?: ActivityRecord;
+  outbox?: OutboxInput;
 }
 
 interface CreateJob extends Create {
@@ -56,8 +57,16 @@ interface NextKey {
 async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[], next: NextKey = { seq: undefined }): Promise<Change[][]> {
   const withAnchors = group.some(({ anchors }) => anchors?.length);
   const withActivities = group.some(({ activity }) => activity);
+  const withOutbox = group.some(({ outbox }) => outbox);
   const tx = db.transaction(
-    ['conversations', 'messages', 'changes', ...(withAnchors ? (['anchors'] as const) : []), ...(withActivities ? (['activities'] as const) : [])],
+    [
+      'conversations',
+      'messages',
+      'changes',
+      ...(withAnchors ? (['anchors'] as const) : []),
+      ...(withActivities ? (['activities'] as const) : []),
+      ...(withOutbox ? (['outbox'] as const) : []),
+    ],
     'readwrite',
   );
   // Records go through the plain stores: a failed add aborts the transaction (and `tx.done`)
@@ -92,6 +101,8 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[], next:
     for (const { messages: owned } of group) for (const message of owned) messages.add(message);
     if (withAnchors) for (const { anchors = [] } of group) for (const anchor of anchors) unwrap(tx.objectStore('anchors')).put(anchor);
     if (withActivities) for (const { activity } of group) if (activity) unwrap(tx.objectStore('activities')).put(activity);
+    // Queued in the order the creates are written (the order of their changes).
+    if (withOutbox) for (const { outbox } of group) if (outbox) yield queue(tx.objectStore('outbox'), outbox);
   });
   next.seq = logged.at(-1)!.seq + 1;
   let at = 0;
@@ -175,11 +186,11 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
   const create =
     options.groupCommit === false ? (job: Create) => createTogether(db, [job]).then(([changes]) => changes!) : groupCommit(db, next);
   return {
-    createConversation: (conversation, messages, anchors, activity) =>
-      create({ conversation, messages, ...(anchors?.length ? { anchors } : {}), ...(activity ? { activity } : {}) }),
+    createConversation: (conversation, messages, anchors, activity, outbox) =>
+      create({ conversation, messages, ...(anchors?.length ? { anchors } : {}), ...(activity ? { activity } : {}), ...(outbox ? { outbox } : {}) }),
 
-    async deleteConversation(id) {
-      const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors'], 'readwrite');
+    async deleteConversation(id, outbox) {
+      const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors', 'outbox'], 'readwrite');
       const conversation = await tx.objectStore('conversations').get(id);
       if (!conversation) {
         await tx.done;
@@ -210,12 +221,13 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
             ]),
           );
         yield tx.objectStore('conversations').delete(id);
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
       });
       return changes;
     },
 
-    async editConversation(target, edit) {
-      const tx = db.transaction(['conversations', 'messages', 'changes'], 'readwrite');
+    async editConversation(target, edit, outbox) {
+      const tx = db.transaction(['conversations', 'messages', 'changes', 'outbox'], 'readwrite');
       const messages = tx.objectStore('messages');
       const conversationId = 'conversation' in target ? target.conversation : (await messages.get(target.message))?.conversation;
       const record = conversationId === undefined ? undefined : await tx.objectStore('conversations').get(conversationId);
@@ -249,6 +261,7 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
           ],
           changes,
         );
+        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
       });
       const byId = new Map([...current.messages, ...put].map((m) => [m.id, m]));
       const state = { record: next, messages: next.messageIds.map((id) => byId.get(id)!).filter(Boolean) };

@@ -66,7 +66,7 @@ export async function loadData(
   data: StoredData,
   { replace, unlessSeeded = false }: { replace: boolean; unlessSeeded?: boolean },
 ): Promise<Change[]> {
-  const names = [...RECORD_STORES, 'changes', 'meta', 'snapshots'] as const;
+  const names = [...RECORD_STORES, 'changes', 'meta', 'snapshots', 'outbox', 'idmap'] as const;
   const tx = db.transaction([...names], 'readwrite');
   const store = <N extends (typeof names)[number]>(name: N) => tx.objectStore(name);
   if (unlessSeeded && (await store('meta').get('seeded'))) {
@@ -129,7 +129,7 @@ export async function loadData(
   const changes: Change[] = [];
   await commit(tx, function* () {
     if (replace) {
-      for (const name of RECORD_STORES) yield store(name).clear();
+      for (const name of [...RECORD_STORES, 'outbox', 'idmap'] as const) yield store(name).clear();
       yield store('meta').delete(SIGNED_IN_KEY);
     } else {
       for (const { id } of gone) yield store('messages').delete(id);

@@ -14,6 +14,7 @@ import { connect, type ConnectionEvents } from './connection.js';
 import { conversationStore } from './conversations.js';
 import { listIdsOf } from './conversations.js';
 import { dataStore, loadData } from './data.js';
+import { mirrorStore } from './mirror.js';
 import { snapshotStore } from './snapshots.js';
 
 export { DatabaseVersionError } from './connection.js';
@@ -56,6 +57,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     ...assetStore(db),
     ...anchorStore(db),
     ...dataStore(db),
+    ...mirrorStore(db),
     listIds: (collection) => (collection === 'conversation' ? conversationIds() : listIdsOf(db, collection)),
     identity: async () => identity,
     getSearchIndex: (name) => db.get('search', name),
@@ -76,6 +78,13 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
         value = create();
         await tx.store.put(value, key);
       }
+      await tx.done;
+      return value;
+    },
+    async updateMeta<T>(key: string, update: (current: T | undefined) => T) {
+      const tx = db.transaction('meta', 'readwrite');
+      const value = update((await tx.store.get(key)) as T | undefined);
+      await tx.store.put(value, key);
       await tx.done;
       return value;
     },

@@ -4,7 +4,7 @@
  */
 import { unwrap, type IDBPObjectStore, type StoreNames } from 'idb';
 import type { PiecesDB } from '../schema.js';
-import type { Change } from '../storage.js';
+import type { Change, OutboxInput } from '../storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
 export const CHANGE_LOG_LIMIT = 10_000;
@@ -74,4 +74,15 @@ export async function readChanges(store: { getAll(query: IDBKeyRange): Promise<C
   const [changes, first, last] = await Promise.all([store.getAll(IDBKeyRange.lowerBound(seq, true)), store.openCursor(), store.openCursor(null, 'prev')]);
   // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
   return { changes, complete: !first || first.key <= seq + 1, seq: Math.max(seq, last?.key ?? 0) };
+}
+
+type OutboxStore = IDBPObjectStore<PiecesDB, ArrayLike<StoreNames<PiecesDB>>, 'outbox', 'readwrite'>;
+
+/**
+ * Appends an operation to the outbox inside the write transaction that made it locally: it is
+ * queued if and only if the write commits. Issued last, so that `created` (filled by the
+ * write as it runs) is complete.
+ */
+export function queue(outbox: OutboxStore, input: OutboxInput): Promise<unknown> {
+  return outbox.add({ state: 'queued', ...input } as never);
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { AssetFromJSON, instanceOfAsset } from '@pieces.app/pieces-os-client';
 import { openDB } from 'idb';
 import { openStorage } from '../../../src/storage/idb/storage.js';
-import { DB_VERSION, descriptionAnnotationId, UPGRADES, type PiecesDB } from '../../../src/storage/schema.js';
+import { descriptionAnnotationId, STORES, UPGRADES, type PiecesDB } from '../../../src/storage/schema.js';
 import { createService } from '../../../src/core/service.js';
 import { BASE, dump } from '../support/harness.js';
 
@@ -27,10 +27,13 @@ const OLD_ASSETS = [
 ];
 const CONVERSATION = '11111111-1111-4111-8111-111111111111';
 
+/** The version before the step that made assets whole (the step that added their formats' store). */
+const BEFORE = STORES.formats - 1;
+
 describe('upgrading assets to whole ones', () => {
-  it(`opens a version ${DB_VERSION - 1} database with assets and conversations in it: the assets answered as before, whole`, async () => {
+  it(`opens a version ${BEFORE} database with assets and conversations in it: the assets answered as before, whole`, async () => {
     const name = `asset-upgrade-${Date.now()}-${counter++}`;
-    const before = DB_VERSION - 1;
+    const before = BEFORE;
     const old = await openDB<PiecesDB>(name, before, {
       upgrade: (db, _old, _new, tx) => {
         for (let step = 0; step < before; step++) UPGRADES[step]!(db, tx as never);

@@ -1,0 +1,276 @@
+/**
+ * The mirror's benchmark (`npm run bench`, this file's section): against the independent
+ * upstream (test/upstream/pieces-os.ts) on a real port,
+ *
+ *  1. pass-through overhead on small reads: a client calling the upstream directly, and the
+ *     same client calling the service's base while the service passes through to it; in Node
+ *     (the Node host, in process) and in headless Chromium (the worker, over the fast path and
+ *     through its fetch handler), interleaved rounds; medians, p95, and the ratio of medians
+ *     (target ≤ 1.2×);
+ *  2. the time to drain 1,000 queued writes (100 conversations × 1 create + 9 messages),
+ *     written while the upstream was away: from its return (the page's `connectMirror()`, or
+ *     the Node host's, makes the mirror look at once rather than after its probe backoff) to
+ *     the mirror up with an empty outbox.
+ *
+ * Prints a markdown table and writes the figures to .bench/mirror.json. Targets are reported,
+ * never asserted. `BENCH=smoke` runs a short version.
+ */
+// The Node host's IndexedDB, as the unit tests and the package's Node build give it.
+import 'fake-indexeddb/auto';
+import { mkdirSync, mkdtempSync, copyFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { expect, it } from 'vitest';
+import { build, preview } from 'vite';
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../browser/chromium.js';
+import { freePort } from '../free-port.js';
+import { createNodeHost } from '../../src/node/host.js';
+import type { MirrorStatus } from '../../src/core/mirror-spec.js';
+import { startUpstream, type IndependentPiecesOS } from '../upstream/pieces-os.js';
+import { median, ms, p95, table } from './stats.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const smoke = process.env.BENCH === 'smoke';
+const plan = smoke ? { rounds: 4, batch: 20, conversations: 10, messages: 9 } : { rounds: 30, batch: 50, conversations: 100, messages: 9 };
+const BASE = 'http://localhost:1000';
+
+type Figures = { median: number; p95: number; n: number };
+const figures = (times: number[]): Figures => ({ median: median(times), p95: p95(times), n: times.length });
+
+/** A conversation with 5 messages on the upstream, to read by id. */
+async function seed(upstream: IndependentPiecesOS): Promise<string> {
+  const messages = Array.from({ length: 5 }, (_, i) => ({ role: i % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: `message ${i}` } } }));
+  const response = await fetch(`${upstream.url}/conversations/create`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ type: 'COPILOT', name: 'read by id', messages }),
+  });
+  return ((await response.json()) as { id: string }).id;
+}
+
+/** Interleaved rounds of sequential reads per variant, the order rotating each round. */
+async function interleave(variants: Record<string, (count: number) => Promise<number[]>>): Promise<Record<string, number[]>> {
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+  for (const read of Object.values(variants)) await read(10); // warm-up
+  for (let round = 0; round < plan.rounds; round++) {
+    const order = Object.entries(variants);
+    for (let k = 0; k < round % order.length; k++) order.push(order.shift()!);
+    for (const [name, read] of order) times[name]!.push(...(await read(plan.batch)));
+  }
+  return times;
+}
+
+/** Writes 1,000 operations (conversations, each created then given messages) through `post`; returns the wall time. */
+async function queueWrites(post: (path: string, body: unknown) => Promise<{ id: string }>) {
+  const started = performance.now();
+  for (let c = 0; c < plan.conversations; c++) {
+    const { id } = await post('/conversations/create', { type: 'COPILOT', name: `queued ${c}` });
+    for (let m = 0; m < plan.messages; m++) await post('/messages/create', { role: 'USER', fragment: { string: { raw: `queued ${c}.${m}` } }, conversation: { id } });
+  }
+  return performance.now() - started;
+}
+
+it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
+  const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version } };
+  const writes = plan.conversations * (1 + plan.messages);
+
+  // ---- Node: the Node host in process -----------------------------------------------------------
+  const upstream = await startUpstream();
+  const id = await seed(upstream);
+  const paths = ['/applications', '/conversations/identifiers', `/conversation/${id}`];
+  const host = createNodeHost({ sampleAssets: false, mirror: { upstream: upstream.url } });
+  const status = () => host.service.mirrorStatus() as Promise<MirrorStatus>;
+  const reach = async () => {
+    for (;;) {
+      await host.service.mirrorPermission({ granted: true });
+      const now = await status();
+      if (now.state === 'up' && now.outbox.length === 0) return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  await reach();
+  const step = (what: string) => console.info(`[mirror bench] ${what}`);
+  step('Node host up');
+  const timed = (call: (path: string) => Promise<Response>, path: string) => async (count: number) => {
+    const out: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const start = performance.now();
+      await (await call(path)).text();
+      out.push(performance.now() - start);
+    }
+    return out;
+  };
+  const node: Record<string, Record<string, Figures>> = {};
+  for (const path of paths) {
+    const times = await interleave({
+      direct: timed((p) => fetch(upstream.url + p), path),
+      through: timed((p) => host.fetch(BASE + p), path),
+    });
+    node[path] = { direct: figures(times.direct!), through: figures(times.through!) };
+  }
+  results.node = node;
+  step('Node reads timed');
+
+  await upstream.stop();
+  const queueNode = await queueWrites(async (path, body) => {
+    const response = await host.fetch(BASE + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    return (await response.json()) as { id: string };
+  });
+  expect((await status()).outbox).toHaveLength(writes);
+  step(`Node: ${writes} writes queued`);
+  await upstream.start();
+  const drainStart = performance.now();
+  await reach();
+  const drainNode = performance.now() - drainStart;
+  results.drainNode = { writes, queueMs: queueNode, drainMs: drainNode };
+  step('Node drained');
+  host.close();
+  await upstream.stop();
+
+  // ---- Chromium: the worker ----------------------------------------------------------------------
+  const browserUpstream = await startUpstream();
+  const browserId = await seed(browserUpstream);
+  const browserPaths = ['/applications', '/conversations/identifiers', `/conversation/${browserId}`];
+  const site = await sitePages();
+  const { context } = await launchChromium();
+  const chromium = context.browser()?.version() ?? 'Chromium';
+  (results.machine as Record<string, unknown>).chromium = chromium;
+  const open = async (query: string) => {
+    const page = await context.newPage();
+    await page.goto(`${site.origin}/ours.html?mirror=${encodeURIComponent(browserUpstream.url)}${query}`);
+    await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
+    return page;
+  };
+  type PagePieces = { pieces: { mirrorStatus(): Promise<MirrorStatus>; connectMirror(): Promise<MirrorStatus> } };
+  const pageStatus = (page: Page) => page.evaluate(() => (window as unknown as PagePieces).pieces.mirrorStatus());
+  const pageReach = async (page: Page) => {
+    // The page's step: the mirror looks now.
+    await page.evaluate(() => (window as unknown as PagePieces).pieces.connectMirror());
+    for (;;) {
+      const now = await pageStatus(page);
+      if (now.state === 'up' && now.outbox.length === 0) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  try {
+    const fast = await open('');
+    const viaFetch = await open('&fastPath=0');
+    await pageReach(fast);
+    step('Chromium up');
+    const reads = (page: Page, url: string) => (count: number) =>
+      page.evaluate(
+        async ({ url, count }) => {
+          const out: number[] = [];
+          for (let i = 0; i < count; i++) {
+            const start = performance.now();
+            await (await fetch(url, { cache: 'no-store' })).text();
+            out.push(performance.now() - start);
+          }
+          return out;
+        },
+        { url, count },
+      );
+    const browser: Record<string, Record<string, Figures>> = {};
+    for (const path of browserPaths) {
+      const times = await interleave({
+        direct: reads(fast, browserUpstream.url + path),
+        through: reads(fast, BASE + path),
+        throughFetch: reads(viaFetch, BASE + path),
+      });
+      browser[path] = { direct: figures(times.direct!), through: figures(times.through!), throughFetch: figures(times.throughFetch!) };
+    }
+    results.browser = browser;
+    step('Chromium reads timed');
+
+    await browserUpstream.stop();
+    const queueBrowser = await fast.evaluate(
+      async ({ conversations, messages }) => {
+        const post = async (path: string, body: unknown) =>
+          (await (await fetch(`http://localhost:1000${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).json()) as { id: string };
+        const started = performance.now();
+        for (let c = 0; c < conversations; c++) {
+          const { id } = await post('/conversations/create', { type: 'COPILOT', name: `queued ${c}` });
+          for (let m = 0; m < messages; m++) await post('/messages/create', { role: 'USER', fragment: { string: { raw: `queued ${c}.${m}` } }, conversation: { id } });
+        }
+        return performance.now() - started;
+      },
+      { conversations: plan.conversations, messages: plan.messages },
+    );
+    for (;;) {
+      if ((await pageStatus(fast)).outbox.length === writes) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    step(`Chromium: ${writes} writes queued`);
+    await browserUpstream.start();
+    const started = performance.now();
+    await pageReach(fast);
+    const drainBrowser = performance.now() - started;
+    results.drainBrowser = { writes, queueMs: queueBrowser, drainMs: drainBrowser };
+    expect(browserUpstream.snapshot().conversations.length).toBe(plan.conversations + 1);
+  } finally {
+    await context.close();
+    await browserUpstream.stop();
+    await site.close();
+  }
+
+  // ---- Report ------------------------------------------------------------------------------------
+  const ratio = (a: Figures, b: Figures) => a.median / b.median;
+  const rows: Array<Array<string | number>> = [];
+  for (const [where, set] of [['Node host', results.node], ['Chromium worker', results.browser]] as const) {
+    for (const [path, f] of Object.entries(set as Record<string, Record<string, Figures>>)) {
+      const label = path.replace(/[0-9a-f-]{36}/, '{id}');
+      rows.push([where, label, 'direct', ms(f.direct!.median), ms(f.direct!.p95), '1.00×']);
+      rows.push([where, label, 'through the service', ms(f.through!.median), ms(f.through!.p95), `${ratio(f.through!, f.direct!).toFixed(2)}×`]);
+      if (f.throughFetch) rows.push([where, label, 'through (fetch handler)', ms(f.throughFetch.median), ms(f.throughFetch.p95), `${ratio(f.throughFetch, f.direct!).toFixed(2)}×`]);
+    }
+  }
+  const drain = (d: { writes: number; queueMs: number; drainMs: number }) =>
+    `${d.writes} writes queued in ${(d.queueMs / 1000).toFixed(2)} s, drained in ${(d.drainMs / 1000).toFixed(2)} s (${((d.writes / d.drainMs) * 1000).toFixed(0)} writes/s)`;
+  const report = [
+    `## Mirror (${smoke ? 'smoke run' : 'full run'})`,
+    '',
+    `Machine: ${cpus().length} cores, Node ${process.version}, ${chromium}. ${plan.rounds} rounds × ${plan.batch} reads per variant, interleaved.`,
+    '',
+    table(['host', 'read', 'client calls', 'median', 'p95', 'ratio (median)'], rows),
+    '',
+    `Drain, Node host: ${drain(results.drainNode as never)}.`,
+    `Drain, Chromium worker: ${drain(results.drainBrowser as never)}.`,
+    '',
+  ].join('\n');
+  console.info(report);
+  mkdirSync(resolve(root, '.bench'), { recursive: true });
+  writeFileSync(resolve(root, '.bench/mirror.json'), JSON.stringify(results, null, 2));
+  writeFileSync(resolve(root, '.bench/mirror.md'), report);
+});
+
+/** The benchmark's `ours` page and the worker script, served with cross-origin isolation (5 µs timers). */
+async function sitePages() {
+  const configFile = resolve(root, 'vite.config.ts');
+  await build({ configFile, mode: 'worker', logLevel: 'warn' });
+  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-mirror-bench-')), 'site');
+  const pages = resolve(import.meta.dirname, 'pages');
+  await build({
+    configFile: false,
+    root: pages,
+    logLevel: 'warn',
+    define: { __PIECES_VERSION__: JSON.stringify('bench') },
+    build: { outDir, emptyOutDir: true, target: 'es2022', rollupOptions: { input: { ours: join(pages, 'ours.html') } } },
+  });
+  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
+  const server = await preview({
+    configFile: false,
+    root: dirname(outDir),
+    logLevel: 'warn',
+    build: { outDir: basename(outDir) },
+    preview: {
+      port: await freePort(),
+      strictPort: true,
+      host: '127.0.0.1',
+      headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
+    },
+  });
+  const address = server.httpServer.address();
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return { origin: `http://127.0.0.1:${address.port}`, close: () => server.close() };
+}

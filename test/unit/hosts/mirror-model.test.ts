@@ -1,0 +1,324 @@
+// @vitest-environment node
+/**
+ * The mirror against a sequential model (fast-check): random sequences of writes — conversations
+ * and messages; assets (create, rename, a format's new value, a comment, delete); anchors (create,
+ * on a conversation or not, delete) — with the upstream going away and coming back and faults on
+ * its answers (5xx, an answer lost after the work was done, silence) at random points. Whatever
+ * the schedule, once the upstream is back and the outbox drained, the upstream holds exactly what
+ * the model says (nothing lost, nothing twice, in order), the local copy holds the same, and no
+ * id made locally ever reached the upstream.
+ */
+import fc from 'fast-check';
+import { afterEach, expect, it } from 'vitest';
+import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
+import { createService } from '../../../src/core/service.js';
+import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
+import { startUpstream, type FaultAction, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
+
+const BASE = 'http://localhost:1000';
+
+type Action =
+  | { kind: 'create'; seed: boolean }
+  | { kind: 'message'; at: number }
+  | { kind: 'edit'; at: number; message: number }
+  | { kind: 'deleteMessage'; at: number; message: number }
+  | { kind: 'delete'; at: number }
+  | { kind: 'asset' }
+  | { kind: 'rename'; at: number }
+  | { kind: 'value'; at: number }
+  | { kind: 'comment'; at: number }
+  | { kind: 'deleteAsset'; at: number }
+  | { kind: 'anchor'; at: number; linked: boolean }
+  | { kind: 'deleteAnchor'; at: number }
+  | { kind: 'down' }
+  | { kind: 'up' }
+  | { kind: 'fault'; action: 'status' | 'lost' | 'silent'; path: (typeof FAULTED)[number] };
+
+/** The writes a fault may hit. */
+const FAULTED = ['/conversations/create', '/messages/create', '/message/update/value', '/assets/create', '/format/update/value', '/annotations/create', '/anchors/create'] as const;
+
+const action: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('create' as const), seed: fc.boolean() }) },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('message' as const), at: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('edit' as const), at: fc.nat(), message: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteMessage' as const), at: fc.nat(), message: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('asset' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('rename' as const), at: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('value' as const), at: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('comment' as const), at: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteAsset' as const), at: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('anchor' as const), at: fc.nat(), linked: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteAnchor' as const), at: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('down' as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('up' as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('fault' as const),
+      action: fc.constantFrom('status' as const, 'lost' as const, 'silent' as const),
+      path: fc.constantFrom(...FAULTED),
+    }),
+  },
+);
+
+/**
+ * The model: conversations in creation order, each with its messages' texts in order; assets with
+ * their name, text and comments; anchors by path (what the client holds: the ids it was given).
+ */
+interface Model {
+  conversations: Array<{ id: string; name: string; messages: Array<{ id: string; text: string }> }>;
+  assets: Array<{ id: string; format: string; name: string; text: string; comments: string[] }>;
+  anchors: Array<{ id: string; path: string }>;
+}
+
+/** The application the assets are made by (a client that did not connect sends its own). */
+const APPLICATION = { id: 'a5a5a5a5-0000-4000-8000-000000000001', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+
+/** Assets as name, text and comments (sorted by name), from wire Assets read with their values. */
+const assetsOf = (assets: any[]) =>
+  assets
+    .map((a) => ({
+      name: a.name as string,
+      text: a.original.reference.fragment.string.raw as string,
+      comments: ((a.annotations?.iterable ?? []) as any[]).filter((n) => n.type === 'COMMENT').map((n) => n.text as string).sort(),
+    }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+
+const FAULTS: Record<'status' | 'lost' | 'silent', FaultAction> = {
+  status: { status: 503 },
+  lost: { drop: 'after-commit' },
+  silent: { silent: true },
+};
+
+let upstream: IndependentPiecesOS | undefined;
+let host: NodeHost | undefined;
+afterEach(async () => {
+  host?.close();
+  await upstream?.stop();
+});
+
+async function settle(target: NodeHost, up: IndependentPiecesOS) {
+  const deadline = Date.now() + 30_000;
+  up.clearFaults();
+  await up.start();
+  for (;;) {
+    await target.service.mirrorPermission({ granted: true });
+    const status = (await target.service.mirrorStatus()) as MirrorStatus;
+    // Drained, and the local copy has caught up with the upstream's assets (read whole once it is up).
+    if (status.state === 'up' && status.outbox.length === 0 && (await sameAssetIds(target, up))) return status;
+    if (Date.now() > deadline) throw new Error(`not drained: ${JSON.stringify(status)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function sameAssetIds(target: NodeHost, up: IndependentPiecesOS) {
+  const ids = (await target.storage.listAssets()).map((a) => a.record.id).sort();
+  return JSON.stringify(ids) === JSON.stringify(up.snapshot().assets.map((a) => a.id as string).sort());
+}
+
+it('random writes, outages and faults end with the upstream and the local copy equal to the model', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(action, { minLength: 4, maxLength: 22 }), async (actions) => {
+      upstream = await startUpstream();
+      host = createNodeHost({ sampleAssets: false, mirror: { upstream: upstream.url, timeoutMs: 250 } });
+      const h = host;
+      const up = upstream;
+      // The upstream's own sample assets are there from the start.
+      const model: Model = {
+        conversations: [],
+        assets: up.snapshot().assets.map((a) => ({ id: a.id, format: a.formats.iterable[0].id, name: a.name, text: a.original.reference.fragment.string.raw, comments: [] })),
+        anchors: [],
+      };
+      const locals = new Set<string>();
+      let counter = 0;
+      const post = async (path: string, body?: unknown) => {
+        const response = await h.fetch(BASE + path, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        // While up, the upstream's own refusal (a 503 fault, the work not done) is the client's answer.
+        if (response.status === 503) return null;
+
+        expect(response.status, `${path}: ${response.status}`).toBeLessThan(300);
+        const text = await response.text();
+        // An asset's delete answers its id as text.
+        return text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : {};
+      };
+      // Ids the client was given while the upstream was away are the service's own.
+      const note = (id: string) => {
+        if (!/-0000-5000-9000-/.test(id)) locals.add(id);
+      };
+      await settle(h, up);
+      for (const step of actions) {
+        const live = model.conversations;
+        const pick = <T>(list: T[], at: number) => (list.length ? list[at % list.length] : undefined);
+        switch (step.kind) {
+          case 'create': {
+            const name = `c${counter++}`;
+            const seeded = step.seed ? [{ role: 'USER', fragment: { string: { raw: `m${counter++}` } } }] : [];
+            const made = await post('/conversations/create', { type: 'COPILOT', name, messages: seeded });
+            if (!made) break;
+            note(made.id);
+            const messages = (made.messages.iterable as Array<{ id: string; reference: { fragment: { string: { raw: string } } } }>).map((m) => {
+              note(m.id);
+              return { id: m.id, text: m.reference.fragment.string.raw };
+            });
+            live.push({ id: made.id, name, messages });
+            break;
+          }
+          case 'message': {
+            const conversation = pick(live, step.at);
+            if (!conversation) break;
+            const text = `m${counter++}`;
+            const made = await post('/messages/create', { role: 'USER', fragment: { string: { raw: text } }, conversation: { id: conversation.id } });
+            if (!made) break;
+            note(made.id);
+            conversation.messages.push({ id: made.id, text });
+            break;
+          }
+          case 'edit': {
+            const conversation = pick(live, step.at);
+            const message = conversation && pick(conversation.messages, step.message);
+            if (!message) break;
+            const text = `m${counter++}`;
+            if (await post('/message/update/value', { id: message.id, fragment: { string: { raw: text } } })) message.text = text;
+            break;
+          }
+          case 'deleteMessage': {
+            const conversation = pick(live, step.at);
+            const message = conversation && pick(conversation.messages, step.message);
+            if (!message) break;
+            await post(`/messages/${message.id}/delete`);
+            conversation.messages.splice(conversation.messages.indexOf(message), 1);
+            break;
+          }
+          case 'delete': {
+            const conversation = pick(live, step.at);
+            if (!conversation) break;
+            await post(`/conversations/${conversation.id}/delete`);
+            live.splice(live.indexOf(conversation), 1);
+            break;
+          }
+          case 'asset': {
+            const name = `a${counter++}.ts`;
+            const text = `const v${counter++} = 0;\n`;
+            const made = await post('/assets/create', { asset: { application: APPLICATION, format: { fragment: { string: { raw: text } } }, metadata: { name } } });
+            if (!made) break;
+            note(made.id);
+            note(made.formats.iterable[0].id);
+            model.assets.push({ id: made.id, format: made.formats.iterable[0].id, name, text, comments: [] });
+            break;
+          }
+          case 'rename': {
+            const asset = pick(model.assets, step.at);
+            if (!asset) break;
+            const name = `a${counter++}.ts`;
+            if (await post('/asset/update', { id: asset.id, name })) asset.name = name;
+            break;
+          }
+          case 'value': {
+            const asset = pick(model.assets, step.at);
+            if (!asset) break;
+            const text = `const v${counter++} = 1;\n`;
+            if (await post('/format/update/value', { id: asset.format, asset: { id: asset.id }, fragment: { string: { raw: text } } })) asset.text = text;
+            break;
+          }
+          case 'comment': {
+            const asset = pick(model.assets, step.at);
+            if (!asset) break;
+            const text = `c${counter++}`;
+            const made = await post('/annotations/create', { type: 'COMMENT', text, asset: asset.id });
+            if (!made) break;
+            note(made.id);
+            asset.comments.push(text);
+            break;
+          }
+          case 'deleteAsset': {
+            const asset = pick(model.assets, step.at);
+            if (!asset) break;
+            if (!(await post(`/assets/${asset.id}/delete`))) break;
+            model.assets.splice(model.assets.indexOf(asset), 1);
+            break;
+          }
+          case 'anchor': {
+            const conversation = step.linked ? pick(live, step.at) : undefined;
+            const path = `/src/f${counter++}.ts`;
+            const made = await post('/anchors/create', { type: 'FILE', fullpath: path, ...(conversation ? { conversation: conversation.id } : {}) });
+            if (!made) break;
+            note(made.id);
+            model.anchors.push({ id: made.id, path });
+            break;
+          }
+          case 'deleteAnchor': {
+            const anchor = pick(model.anchors, step.at);
+            if (!anchor) break;
+            if (!(await post(`/anchors/${anchor.id}/delete`))) break;
+            model.anchors.splice(model.anchors.indexOf(anchor), 1);
+            break;
+          }
+          case 'down':
+            await up.stop();
+            break;
+          case 'up':
+            await settle(h, up);
+            break;
+          case 'fault':
+            up.fault({ match: `POST ${step.path}`, action: FAULTS[step.action], times: 1 });
+            break;
+        }
+      }
+      const status = await settle(h, up);
+      expect(status.setAside).toEqual([]);
+      // The upstream holds exactly the model: every conversation once, its messages once, in order.
+      const expected = model.conversations.map((c) => ({ name: c.name, texts: c.messages.map((m) => m.text) })).sort((a, b) => a.name.localeCompare(b.name));
+      const theirs = up
+        .snapshot()
+        .conversations.map((c) => ({ name: c.name as string, texts: (c.messages as Array<{ fragment: { string: { raw: string } } }>).map((m) => m.fragment.string.raw) }))
+        .sort((a, b) => a.name.localeCompare(b.name));
+      expect(theirs).toEqual(expected);
+      const expectedAssets = model.assets.map(({ name, text, comments }) => ({ name, text, comments: [...comments].sort() })).sort((a, b) => a.name.localeCompare(b.name));
+      expect(assetsOf(up.snapshot().assets)).toEqual(expectedAssets);
+      const expectedAnchors = model.anchors.map((a) => a.path).sort();
+      const pathsOf = (anchors: any[]) => anchors.map((a) => a.points.iterable[0].reference.fullpath as string).sort();
+      expect(pathsOf(up.snapshot().anchors)).toEqual(expectedAnchors);
+      // The local copy holds the same, under the upstream's ids.
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const data = await h.service.exportData();
+        const ours = data.conversations
+          .map((c) => ({ name: c.name as string, texts: c.messages.map((m) => (m.fragment as { string: { raw: string } }).string.raw) }))
+          .sort((a, b) => a.name.localeCompare(b.name));
+        const ids = data.conversations.map((c) => c.id).sort();
+        const local = createService({ storage: h.storage });
+        const read = async (path: string) => (await local.handle(new Request(BASE + path))).json();
+        try {
+          expect(ours).toEqual(expected);
+          expect(ids).toEqual(up.snapshot().conversations.map((c) => c.id as string).sort());
+          const assets = (await read('/assets?transferables=true')).iterable;
+          expect(assetsOf(assets)).toEqual(expectedAssets);
+          expect(assets.map((a: { id: string }) => a.id).sort()).toEqual(up.snapshot().assets.map((a) => a.id as string).sort());
+          expect(pathsOf((await read('/anchors')).iterable)).toEqual(expectedAnchors);
+          break;
+        } catch (error) {
+          if (Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      // No id the service made ever reached the upstream.
+      const sent = JSON.stringify(up.log);
+      for (const id of locals) expect(sent).not.toContain(id);
+      host.close();
+      host = undefined;
+      await up.stop();
+      upstream = undefined;
+    }),
+    {
+      numRuns: Number(process.env.MIRROR_RUNS ?? 25),
+      endOnFailure: true,
+      // MIRROR_SEED and MIRROR_PATH replay a failure fast-check reported.
+      ...(process.env.MIRROR_SEED ? { seed: Number(process.env.MIRROR_SEED), path: process.env.MIRROR_PATH } : {}),
+    },
+  );
+}, 600_000);

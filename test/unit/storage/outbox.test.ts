@@ -1,0 +1,221 @@
+/**
+ * The mirror's stores: an operation is queued in the outbox in the very transaction of the
+ * local write that made it (both commit, or neither), every kind of write (conversations,
+ * applications, assets and what hangs on them, anchors); an asset re-keyed to the upstream's
+ * ids takes everything that names it along; and a database written before the outbox existed
+ * (schema version 5) is upgraded in place, its data kept.
+ */
+import { describe, expect, it } from 'vitest';
+import { openDB } from 'idb';
+import { openStorage } from '../../../src/storage/idb/storage.js';
+import { DB_VERSION, STORES, UPGRADES, type OutboxEntry, type PiecesDB } from '../../../src/storage/schema.js';
+import type { OutboxInput } from '../../../src/storage/storage.js';
+import { createService } from '../../../src/core/service.js';
+import { activity, parseSeed } from '../../../src/core/models/asset.js';
+import { anchorRecord } from '../../../src/core/models/conversation.js';
+import { BASE, dump } from '../support/harness.js';
+
+let counter = 0;
+const freshName = () => `outbox-${Date.now()}-${counter++}`;
+const CONVERSATION = '11111111-1111-4111-8111-111111111111';
+const MESSAGE = '22222222-2222-4222-8222-222222222222';
+const stamp = { value: '2026-01-01T00:00:00.000Z' };
+const conversationRecord = (id: string) => ({ id, json: JSON.stringify({ id, type: 'COPILOT', created: stamp, updated: stamp }), messageIds: [] });
+const queued = (operation: string, extra: Partial<OutboxInput> = {}): OutboxInput => ({ operation, params: {}, created: [], at: stamp.value, ...extra });
+
+describe('the outbox, in the write’s own transaction', () => {
+  it('queues an operation with each kind of write, in commit order, with what the write created', async () => {
+    const storage = await openStorage({ name: freshName() });
+    await storage.createConversation(conversationRecord(CONVERSATION), [], [], undefined, queued('conversationsCreateSpecificConversation', { created: [{ kind: 'conversation', id: CONVERSATION }] }));
+    await storage.editConversation(
+      { conversation: CONVERSATION },
+      (current) => ({ record: { ...current.record, messageIds: [MESSAGE] }, putMessages: [{ id: MESSAGE, conversation: CONVERSATION, json: '{}' }] }),
+      queued('messagesCreateSpecificMessage', { body: { conversation: { id: CONVERSATION } } }),
+    );
+    await storage.putApplication({ id: 'a', name: 'VS_CODE' }, queued('applicationsRegister'));
+    await storage.recordEvent({ id: 'e', kind: 'interaction', at: stamp.value, payload: {} }, [], queued('applicationsUsageEngagementInteraction'));
+    await storage.putSession({ id: 's', opened: stamp }, queued('applicationsSessionOpen'));
+    await storage.closeSession('s', stamp, queued('applicationsSessionClose', { body: 's' }));
+    await storage.putAssets([], [], queued('assetsCreateNewAsset'));
+    await storage.deleteConversation(CONVERSATION, queued('conversationsDeleteSpecificConversation', { params: { conversation: CONVERSATION } }));
+    const entries = await storage.outboxEntries();
+    expect(entries.map((e) => [e.seq, e.operation, e.state])).toEqual([
+      [1, 'conversationsCreateSpecificConversation', 'queued'],
+      [2, 'messagesCreateSpecificMessage', 'queued'],
+      [3, 'applicationsRegister', 'queued'],
+      [4, 'applicationsUsageEngagementInteraction', 'queued'],
+      [5, 'applicationsSessionOpen', 'queued'],
+      [6, 'applicationsSessionClose', 'queued'],
+      [7, 'assetsCreateNewAsset', 'queued'],
+      [8, 'conversationsDeleteSpecificConversation', 'queued'],
+    ]);
+    expect(entries[0]!.created).toEqual([{ kind: 'conversation', id: CONVERSATION }]);
+    storage.close();
+  });
+
+  it('a write that fails queues nothing, and an entry that cannot be stored undoes its write', async () => {
+    const name = freshName();
+    const storage = await openStorage({ name });
+    await storage.createConversation(conversationRecord(CONVERSATION), []);
+    const before = await dump(name);
+    // The write fails (the id is taken): no entry.
+    await expect(storage.createConversation(conversationRecord(CONVERSATION), [], [], undefined, queued('conversationsCreateSpecificConversation'))).rejects.toThrow();
+    // The entry fails (a value IndexedDB cannot store): no write.
+    const unstorable = queued('conversationUpdate', { body: { id: CONVERSATION, name: () => 'not JSON' } as never });
+    await expect(storage.putApplication({ id: 'b', name: 'VS_CODE' }, unstorable)).rejects.toThrow();
+    await expect(
+      storage.editConversation({ conversation: CONVERSATION }, (current) => ({ record: { ...current.record, json: '{"changed":true}' } }), unstorable),
+    ).rejects.toThrow();
+    // Nothing of either happened: not the records, not the change log, not the outbox.
+    expect(await dump(name)).toBe(before);
+    expect(await storage.outboxEntries()).toEqual([]);
+    // Deleting or closing what is not there queues nothing either.
+    expect(await storage.deleteConversation('33333333-3333-4333-8333-333333333333', queued('conversationsDeleteSpecificConversation'))).toBeUndefined();
+    expect(await storage.closeSession('nope', stamp, queued('applicationsSessionClose'))).toBeUndefined();
+    expect(await storage.outboxEntries()).toEqual([]);
+    storage.close();
+  });
+
+  it('queues creates written together (group commit) in their order, each with its own write', async () => {
+    const storage = await openStorage({ name: freshName() });
+    const ids = Array.from({ length: 20 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    await Promise.all(ids.map((id) => storage.createConversation(conversationRecord(id), [], [], undefined, queued('conversationsCreateSpecificConversation', { created: [{ kind: 'conversation', id }] }))));
+    const entries = await storage.outboxEntries();
+    expect(entries.map((e) => e.created[0]!.id)).toEqual(ids);
+    expect((await storage.listIds('conversation')).ids).toEqual(ids);
+    storage.close();
+  });
+});
+
+const clock = { now: () => new Date(stamp.value), newId: () => crypto.randomUUID() };
+const APPLICATION = { id: '44444444-4444-4444-8444-444444444444', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+/** A whole new asset (record, formats, a DESCRIPTION, a tag and a website), as the create handler makes one. */
+const newAsset = (raw: string) =>
+  parseSeed(
+    { asset: { application: APPLICATION, format: { fragment: { string: { raw } } }, metadata: { tags: [{ text: `tag of ${raw}` }], websites: [{ url: `https://example.com/${raw}`, name: raw }] } } },
+    clock,
+    crypto.randomUUID(),
+  ).asset;
+
+describe('the second ring’s writes queue in their own transaction', () => {
+  it('asset creates (group commit), edits, deletes, annotations and anchors: each queued with its write, in commit order', async () => {
+    const storage = await openStorage({ name: freshName() });
+    const assets = ['one', 'two', 'three'].map(newAsset);
+    await Promise.all(assets.map((asset) => storage.createAsset(asset, [], queued('assetsCreateNewAsset', { created: [{ kind: 'asset', id: asset.record.id }] }))));
+    const [one, two] = assets as [ReturnType<typeof newAsset>, ReturnType<typeof newAsset>];
+    await storage.editAsset({ asset: one.record.id }, (current) => ({ record: { ...current.record, name: 'renamed' } }), queued('assetUpdate'));
+    await storage.deleteAsset(two.record.id, [], queued('assetsDeleteAsset'));
+    const standalone = { id: crypto.randomUUID(), created: stamp, updated: stamp, type: 'COMMENT', text: 'alone' };
+    await storage.putAnnotation(standalone, queued('annotationsCreateNewAnnotation'));
+    await storage.deleteAnnotation(standalone.id, queued('annotationsDeleteSpecificAnnotation'));
+    const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
+    await storage.editAnchor(anchor.id, () => [], () => ({ anchor }), queued('anchorsCreateNewAnchor'));
+    await storage.editAnchor(anchor.id, () => [], () => ({ anchor: null }), queued('anchorsDeleteSpecificAnchor'));
+    const entries = await storage.outboxEntries();
+    expect(entries.map((e) => e.operation)).toEqual([
+      'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetUpdate', 'assetsDeleteAsset',
+      'annotationsCreateNewAnnotation', 'annotationsDeleteSpecificAnnotation', 'anchorsCreateNewAnchor', 'anchorsDeleteSpecificAnchor',
+    ]);
+    // The creates of one group commit, queued in the order they were written.
+    expect(entries.slice(0, 3).map((e) => e.created[0]!.id)).toEqual(assets.map((a) => a.record.id));
+    storage.close();
+  });
+
+  it('a write that changes nothing queues nothing; an entry that cannot be stored undoes the write', async () => {
+    const name = freshName();
+    const storage = await openStorage({ name });
+    const asset = newAsset('kept');
+    await storage.createAsset(asset, []);
+    const before = await dump(name);
+    const unknown = '55555555-5555-4555-8555-555555555555';
+    expect(await storage.editAsset({ asset: unknown }, (current) => ({ record: current.record }), queued('assetUpdate'))).toBeUndefined();
+    expect(await storage.deleteAsset(unknown, [], queued('assetsDeleteAsset'))).toBeUndefined();
+    // An annotation of an asset is deleted with the asset's edit, not on its own.
+    expect(await storage.deleteAnnotation(asset.annotations[0]!.id, queued('annotationsDeleteSpecificAnnotation'))).toBe(false);
+    await expect(storage.editAnchor(unknown, () => [], () => { throw new Error('refused'); }, queued('anchorsDeleteSpecificAnchor'))).rejects.toThrow('refused');
+    const unstorable = queued('assetUpdate', { body: { id: asset.record.id, name: () => 'not JSON' } as never });
+    await expect(storage.editAsset({ asset: asset.record.id }, (current) => ({ record: { ...current.record, name: 'changed' } }), unstorable)).rejects.toThrow();
+    await expect(storage.createAsset(newAsset('new'), [], unstorable)).rejects.toThrow();
+    await expect(storage.deleteAsset(asset.record.id, [], unstorable)).rejects.toThrow();
+    expect(await dump(name)).toBe(before);
+    expect(await storage.outboxEntries()).toEqual([]);
+    storage.close();
+  });
+});
+
+describe('an asset re-keyed to the upstream’s ids', () => {
+  it('takes its formats, annotations, tags, websites and activities along, in one transaction, announced as deleted and added', async () => {
+    const storage = await openStorage({ name: freshName() });
+    const asset = newAsset('moved');
+    const made = activity(clock, { asset: asset.record.id, pair: 'assetCreated', value: 'an_asset_was_created' });
+    await storage.createAsset(asset, [made]);
+    const theirs = (n: number) => `abcdef00-0000-5000-9000-${String(n).padStart(12, '0')}`;
+    const rekey = [
+      { local: asset.record.id, upstream: theirs(1), kind: 'asset' as const },
+      { local: asset.formats[0]!.id, upstream: theirs(2), kind: 'format' as const },
+      { local: asset.annotations[0]!.id, upstream: theirs(3), kind: 'annotation' as const },
+      { local: asset.tags[0]!.id, upstream: theirs(4), kind: 'tag' as const },
+      { local: asset.websites[0]!.id, upstream: theirs(5), kind: 'website' as const },
+    ];
+    const changes = await storage.applyMirror({ rekey });
+    // The local id deleted first, then only the upstream's id (added, and changed as its tags and websites moved).
+    const assetChanges = changes.filter((c) => c.collection === 'asset').map((c) => [c.id, !!c.deleted]);
+    expect(assetChanges[0]).toEqual([asset.record.id, true]);
+    expect(new Set(assetChanges.slice(1).map((c) => JSON.stringify(c)))).toEqual(new Set([JSON.stringify([theirs(1), false])]));
+    expect(changes.filter((c) => c.collection === 'activity').map((c) => c.id)).toEqual([made.id]);
+    expect(await storage.getAsset(asset.record.id)).toBeUndefined();
+    const whole = (await storage.getAsset(theirs(1)))!;
+    expect(whole.record).toMatchObject({ formats: [theirs(2)], original: theirs(2), preview: theirs(2) });
+    expect(whole.formats.map((f) => [f.id, f.asset])).toEqual([[theirs(2), theirs(1)]]);
+    expect(whole.annotations.map((a) => [a.id, a.asset])).toEqual([[theirs(3), { id: theirs(1) }]]);
+    expect(whole.tags.map((t) => [t.id, t.assets])).toEqual([[theirs(4), [theirs(1)]]]);
+    expect(whole.websites.map((w) => [w.id, w.assets])).toEqual([[theirs(5), [theirs(1)]]]);
+    const [kept] = await storage.listActivities();
+    expect([kept!.asset, JSON.stringify(kept!.event)]).toEqual([theirs(1), JSON.stringify(made.event).replace(asset.record.id, theirs(1))]);
+    // Nothing is left under a local id; the map knows every pair.
+    expect(await storage.findAsset({ format: asset.formats[0]!.id })).toBeUndefined();
+    expect(await storage.getTag(asset.tags[0]!.id)).toBeUndefined();
+    expect((await storage.idPairs()).map((p) => p.local).sort()).toEqual(rekey.map((p) => p.local).sort());
+    storage.close();
+  });
+});
+
+describe('upgrade', () => {
+  it('opens a version-5 database with data in place: every record kept, the outbox and id map added, writes queue', async () => {
+    const name = freshName();
+    const v5 = await openDB<PiecesDB>(name, 5, {
+      upgrade: (db, old, _new, tx) => {
+        for (let step = old; step < 5; step++) UPGRADES[step]!(db, tx as never);
+      },
+    });
+    const conversation = { id: CONVERSATION, type: 'COPILOT', name: 'from version 5', created: stamp, updated: stamp };
+    const message = { id: MESSAGE, role: 'USER', fragment: { string: { raw: 'kept' } }, conversation: { id: CONVERSATION }, created: stamp, updated: stamp };
+    const seq = await v5.add('changes', { collection: 'conversation', id: CONVERSATION });
+    await v5.put('conversations', { id: CONVERSATION, seq, json: JSON.stringify(conversation), messageIds: [MESSAGE] });
+    await v5.put('messages', { id: MESSAGE, conversation: CONVERSATION, json: JSON.stringify(message) });
+    await v5.put('applications', { id: 'a', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' });
+    await v5.put('meta', true, 'seeded');
+    await v5.put('meta', 'an identity', 'identity');
+    expect([...v5.objectStoreNames]).not.toContain('outbox');
+    v5.close();
+    const before = JSON.parse(await dump(name));
+
+    const storage = await openStorage({ name });
+    const after = JSON.parse(await dump(name));
+    for (const store of Object.keys(before)) expect(after[store], store).toEqual(before[store]);
+    expect(after.outbox).toEqual([]);
+    expect(after.idmap).toEqual([]);
+    expect(await storage.identity()).toBe('an identity');
+    const reopened = await openDB(name);
+    expect(reopened.version).toBe(DB_VERSION);
+    expect([...reopened.objectStoreNames].sort()).toEqual(Object.keys(STORES).sort());
+    reopened.close();
+    // The API answers what version 5 stored, and a write now queues.
+    const service = createService({ storage });
+    const listed = await (await service.handle(new Request(`${BASE}/conversations`))).json();
+    expect(listed.iterable[0]).toEqual({ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }], indices: { [MESSAGE]: 0 } } });
+    await storage.deleteConversation(CONVERSATION, queued('conversationsDeleteSpecificConversation'));
+    expect((await storage.outboxEntries()).map((e: OutboxEntry) => e.operation)).toEqual(['conversationsDeleteSpecificConversation']);
+    storage.close();
+  });
+});
