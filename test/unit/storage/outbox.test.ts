@@ -63,6 +63,10 @@ describe('the outbox, in the write’s own transaction', () => {
     // The entry fails (a value IndexedDB cannot store): no write.
     const unstorable = queued('conversationUpdate', { body: { id: CONVERSATION, name: () => 'not JSON' } as never });
     await expect(storage.putApplication({ id: 'b', name: 'VS_CODE' }, unstorable)).rejects.toThrow();
+    // A create, its activity and its entry are one transaction: the entry fails, none is written.
+    const other = '44444444-4444-4444-8444-444444444444';
+    const created = activity({ now: () => new Date(stamp.value), newId: () => crypto.randomUUID() }, { conversation: other, pair: 'conversationCreated', value: 'a_conversation_was_created' });
+    await expect(storage.createConversation(conversationRecord(other), [], [], created, unstorable)).rejects.toThrow();
     await expect(
       storage.editConversation({ conversation: CONVERSATION }, (current) => ({ record: { ...current.record, json: '{"changed":true}' } }), unstorable),
     ).rejects.toThrow();
