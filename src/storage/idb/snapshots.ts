@@ -91,7 +91,13 @@ export interface SnapshotStore extends Pick<Storage, 'conversationsSnapshot'> {
   conversationIds(): Promise<{ ids: string[]; seq: number }>;
 }
 
-export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
+/**
+ * How long after a read that re-encoded segments the variant is read again in the background
+ * (nothing answered), so that a variant left stable is kept whole before the worker stops.
+ */
+export const SETTLE_MS = 2_000;
+
+export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS }: { settleMs?: number } = {}): SnapshotStore {
   /**
    * Whether segment bodies are stored as Blobs (kept out of the JavaScript heap): where the
    * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), and
@@ -105,6 +111,19 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
   const wholeReadable: [number, number] = [-1, -1];
   /** Per variant, whether a whole body is being written. */
   const writingWhole = [false, false];
+  /** Per variant, the background read that keeps the whole body once writes have stopped. */
+  const settling: Array<ReturnType<typeof setTimeout> | undefined> = [undefined, undefined];
+
+  /** Reads the variant again `settleMs` after the last read that re-encoded segments: it keeps the whole body if nothing changed since. */
+  function settleLater(withMessages: boolean, encode: Parameters<Storage['conversationsSnapshot']>[1]) {
+    const variant = withMessages ? 1 : 0;
+    clearTimeout(settling[variant]);
+    settling[variant] = setTimeout(() => {
+      settling[variant] = undefined;
+      // A closed connection (or another failure) only means the next read keeps it.
+      void orRebuilt(variant, () => snapshot(withMessages, encode)).catch(() => {});
+    }, settleMs);
+  }
 
   /**
    * The kept segments of `parts` whose stored body cannot be read (a Blob whose file the browser
@@ -244,7 +263,10 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
       written.push(...segments);
     }
     // Kept for the next read once answered; a failure only means the next read encodes them again.
-    if (written.length) void keepSegments(variant, parts, written).catch(() => {});
+    if (written.length) {
+      const several = parts.length > 1 || written.length > 1;
+      void keepSegments(variant, parts, written).then(() => several && nativeBlobs && settleLater(withMessages, encode), () => {});
+    }
     const body = snapshotBody(bodies, nativeBlobs);
     if (!written.length && parts.length > 1 && typeof body !== 'string') void keepWhole(variant, body, built).catch(() => {});
     return body;

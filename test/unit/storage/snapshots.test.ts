@@ -209,6 +209,20 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     restarted.close();
   });
 
+  it('keeps the whole body once writes have stopped, by a read of its own after the last read that re-encoded segments', async () => {
+    const t = await setup({ sampleAssets: false });
+    const big = 'v'.repeat(SEGMENT_SIZE / 3);
+    for (let i = 0; i < 8; i++) await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
+    const storage = await openStorage({ name: t.databaseName, snapshotSettleMs: 10 });
+    // One read only: it encodes and keeps the segments; the background read finds them all kept.
+    expect(await textOf(await storage.conversationsSnapshot(true, conversationJson))).toBe(await fromRecords(t.storage, true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const wholes = (await segmentsOf(t.databaseName)).filter((s) => s.start === WHOLE);
+    if (kind === 'text') expect(wholes).toEqual([]);
+    else expect(await (wholes[0]!.body as Blob).text()).toBe(await fromRecords(t.storage, true));
+    storage.close();
+  });
+
   it.skipIf(kind === 'text')('drops a whole body that cannot be read (a lost Blob file) and answers from the segments', async () => {
     const t = await setup({ sampleAssets: false });
     const big = 'w'.repeat(SEGMENT_SIZE / 3);
