@@ -60,7 +60,8 @@ export function localChannel(): ChangeChannel {
 }
 
 /**
- * Announces changes on `channel`, one message per collection per turn: an announcement only
+ * Announces changes on `channel`, one message per collection per task, once the task's
+ * answers are sent: an announcement only
  * makes sockets fetch what came after their last change, so the last change of each
  * collection says as much as all of them, for a fraction of the messages (a create of 5,000
  * messages logs 5,001 changes).
@@ -70,9 +71,15 @@ export function batchedAnnouncer(channel: ChangeChannel): (change: Change) => vo
   return (change) => {
     if (!pending) {
       const batch = (pending = new Map());
-      queueMicrotask(() => {
+      // After the turn: the answer to the write that made the change goes out first (its caller
+      // waits for it; the sockets only learn that there is something to fetch).
+      setTimeout(() => {
         pending = null;
-        for (const last of batch.values()) channel.post({ type: 'change', change: last });
+        try {
+          for (const last of batch.values()) channel.post({ type: 'change', change: last });
+        } catch {
+          // The host was closed meanwhile: nobody left to tell from here.
+        }
       });
     }
     const known = pending.get(change.collection);

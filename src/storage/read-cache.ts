@@ -56,7 +56,7 @@ const AFFECTS: Record<string, readonly Read[]> = {
   ensureMeta: [],
   setMeta: [],
   updateMeta: [],
-  createConversation: ['listConversations'],
+  createConversation: ['listConversations', 'listActivities'],
   deleteConversation: ['listConversations'],
   editConversation: ['listConversations'],
   loadData: CACHED,
@@ -107,17 +107,26 @@ export function cacheReads(
     typeof channelOrName !== 'string' ? channelOrName : typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelOrName) : null;
   channel?.addEventListener('message', clearAll);
   /**
-   * Tells the other caches that this one wrote. Writes whose results come back in one turn
-   * (the creates of one group commit) are told once: each of them committed before that turn
-   * began (a commit is seen in the task that completes it), and the message goes out in it,
-   * after every one of those commits and before anything announced after them.
+   * Tells the other caches that this one wrote. Writes whose results come back in one task
+   * (the creates of one group commit) are told once: each of them committed before that task
+   * began (a commit is seen in the task that completes it), and the message goes out right
+   * after it, once the answers of those writes are sent (no message between two threads is
+   * ordered with another on a different channel: sent before the answer, it would not arrive
+   * surely before it either), and before anything announced after them (announcements leave in
+   * a later task on the same channel object).
    */
   let told = false;
   const tellWritten = () => {
     if (told) return;
     told = true;
-    channel?.postMessage('written');
-    queueMicrotask(() => (told = false));
+    setTimeout(() => {
+      told = false;
+      try {
+        channel?.postMessage('written');
+      } catch {
+        // Closed meanwhile (the connection was closed): nobody left to tell from here.
+      }
+    });
   };
 
   const idsKey = (collection: Logged) => key('listIds', [collection]);

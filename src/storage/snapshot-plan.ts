@@ -8,6 +8,12 @@ import type { Change } from './storage.js';
 /** End of the last segment: past every sequence number. */
 export const SEGMENT_END = Number.MAX_SAFE_INTEGER;
 
+/**
+ * The `start` of a variant's whole body (the record at [variant, WHOLE]): the answer as one
+ * Blob, true as of its `built`, written once a read found every segment kept (see snapshots.ts).
+ */
+export const WHOLE = -1;
+
 /** Wire JSON a segment holds before the next one starts (UTF-16 code units, about bytes). */
 export const SEGMENT_SIZE = 128 * 1024;
 

@@ -211,10 +211,16 @@ export interface Storage {
   closeSession(id: string, closed: { value: string }, outbox?: OutboxInput): Promise<SessionRecord | undefined>;
 
   /**
-   * Stores a new conversation, its messages and the anchors it was created with; the
-   * conversation's change comes first.
+   * Stores a new conversation, its messages, the anchors it was created with and the activity
+   * that records its creation, in one transaction; the conversation's change comes first.
    */
-  createConversation(conversation: Omit<ConversationRecord, 'seq'>, messages: MessageRecord[], anchors?: AnchorRecord[], outbox?: OutboxInput): Promise<Change[]>;
+  createConversation(
+    conversation: Omit<ConversationRecord, 'seq'>,
+    messages: MessageRecord[],
+    anchors?: AnchorRecord[],
+    activity?: ActivityRecord,
+    outbox?: OutboxInput,
+  ): Promise<Change[]>;
   /**
    * Deletes a conversation and its messages (its anchors stay, no longer listing it);
    * undefined when there is no such conversation (nothing queued then).
@@ -317,7 +323,7 @@ export interface Storage {
   getWebsite(id: string): Promise<WebsiteRecord | undefined>;
   /** Every activity, oldest first. */
   listActivities(): Promise<ActivityRecord[]>;
-  /** Records activities (of conversations: written after the conversation's own transaction). */
+  /** Records activities (of conversations deleted: written after the conversation's own transaction). */
   recordActivities(activities: ActivityRecord[]): Promise<Change[]>;
 
   listExternalApplications(): Promise<ExternalApplicationRecord[]>;

@@ -1,6 +1,6 @@
 // The floor: answers the benchmark's URLs with constant bodies, and does nothing else.
-// `/__wire/<database>`: the floor under a cold snapshot, the wire bytes stored in a database of
-// this origin (Blob segments, store `segments`) read and answered as they are.
+// `/__wire/<database>`: the floor under a cold snapshot, the answer's bytes stored as ONE Blob in a
+// database of this origin (store `wire`, key 0), read and answered as they are.
 const bodies = JSON.parse(new URL(location.href).searchParams.get('bodies') || '{}');
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
@@ -19,7 +19,7 @@ self.addEventListener('fetch', (event) => {
 async function storedWire(name) {
   const request = (r) => new Promise((resolve, reject) => ((r.onsuccess = () => resolve(r.result)), (r.onerror = () => reject(r.error))));
   const db = await request(indexedDB.open(name, 1));
-  const segments = await request(db.transaction('segments').objectStore('segments').getAll());
+  const blob = await request(db.transaction('wire').objectStore('wire').get(0));
   db.close();
-  return new Response(new Blob(segments), { headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+  return new Response(blob, { headers: { 'Content-Type': 'application/json; charset=utf-8' } });
 }

@@ -7,25 +7,35 @@
  * Targets are reported as met or missed; they are never test assertions.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { build, preview, type PreviewServer } from 'vite';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
-import { SEGMENT_SIZE } from '../../src/storage/snapshot-plan.js';
 import { barChart, median, ms, p95, table } from './stats.js';
 import { benchCopilot } from './copilot.js';
+import { createRate, createTemplate } from './creates.js';
 import { freePort } from '../free-port.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
 const plan = smoke
   ? { rounds: 4, batch: 25, sizes: [100], snapshotRepeats: 3, coldSnapshots: 1, streamWrites: 20, coldRepeats: 3, durabilityWrites: 40,
-      copilot: { assets: 1_000, relevanceRepeats: 12, streamRepeats: 4, chunks: 100 }, createRounds: 2, createBatch: 20 }
+      copilot: { assets: 1_000, relevanceRepeats: 12, coldRelevance: 2, streamRepeats: 4, chunks: 100 }, createRounds: 2, createBatch: 20 }
   : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, coldSnapshots: 9, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
-      copilot: { assets: 10_000, relevanceRepeats: 60, streamRepeats: 20, chunks: 200 }, createRounds: 12, createBatch: 50 };
+      copilot: { assets: 10_000, relevanceRepeats: 60, coldRelevance: 7, streamRepeats: 20, chunks: 200 }, createRounds: 12, createBatch: 50 };
+
+/**
+ * `BENCH_ONLY=creates,snapshots` runs only those sections (for development; a recorded run runs
+ * them all): small, snapshots, creates, stream, copilot, cold, durability, size.
+ */
+const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
+const want = (section: string) => !only || only.has(section);
+
+// `BENCH_SIZES=10000`: the snapshot sizes to measure (for development).
+if (process.env.BENCH_SIZES) plan.sizes = process.env.BENCH_SIZES.split(',').map(Number);
 
 const BASE = 'http://localhost:1000';
 const SMALL_PATHS = ['/applications', '/conversations/identifiers'];
@@ -149,68 +159,7 @@ const createMany = (page: Page, count: number) =>
     return performance.now() - start;
   }, count);
 
-const CREATE_URL = 'http://localhost:1000/conversations/create?transferables=false';
-
-/**
- * Runs in the page: `count` creates of a conversation with 5 messages, `inFlight` at a time;
- * ms per create (wall time / count). `raw`: the same records written straight to
- * IndexedDB in the page, one transaction per create (a change, a conversation, its messages).
- */
-async function createRate({ count, inFlight, raw }: { count: number; inFlight: number; raw: boolean }): Promise<number> {
-  const text = (m: number, i: number) => `message ${m} of conversation ${i}: ${'lorem ipsum '.repeat(8)}`;
-  const request = <T>(r: IDBRequest<T>) =>
-    new Promise<T>((resolve, reject) => {
-      r.onsuccess = () => resolve(r.result);
-      r.onerror = () => reject(r.error);
-    });
-  const w = window as unknown as { rawDb?: IDBDatabase };
-  if (raw && !w.rawDb) {
-    const open = indexedDB.open('bench-raw-creates', 1);
-    open.onupgradeneeded = () => {
-      const db = open.result;
-      db.createObjectStore('changes', { keyPath: 'seq', autoIncrement: true });
-      db.createObjectStore('conversations', { keyPath: 'id' }).createIndex('by-seq', 'seq', { unique: true });
-      db.createObjectStore('messages', { keyPath: 'id' }).createIndex('by-conversation', 'conversation');
-    };
-    w.rawDb = await request(open);
-  }
-  const one = async (i: number) => {
-    if (!raw) {
-      const response = await fetch('http://localhost:1000/conversations/create?transferables=false', {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          type: 'COPILOT',
-          name: `rate ${i}`,
-          messages: Array.from({ length: 5 }, (_, m) => ({ role: m % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: text(m, i) } } })),
-        }),
-      });
-      if (!response.ok) throw new Error(`create answered ${response.status}`);
-      await response.arrayBuffer();
-      return;
-    }
-    const id = crypto.randomUUID();
-    const tx = w.rawDb!.transaction(['changes', 'conversations', 'messages'], 'readwrite');
-    const messageIds = Array.from({ length: 5 }, () => crypto.randomUUID());
-    const changes = tx.objectStore('changes');
-    const seq = await request(changes.add({ collection: 'conversation', id }));
-    for (const m of messageIds) changes.add({ collection: 'conversationMessage', id: m });
-    tx.objectStore('conversations').add({ id, seq, json: JSON.stringify({ id, type: 'COPILOT', name: `rate ${i}` }), messageIds });
-    messageIds.forEach((m, k) => tx.objectStore('messages').add({ id: m, conversation: id, json: JSON.stringify({ id: m, text: text(k, i) }) }));
-    await new Promise((resolve, reject) => {
-      tx.oncomplete = resolve;
-      tx.onabort = () => reject(tx.error);
-    });
-  };
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < count) await one(next++);
-    }),
-  );
-  return (performance.now() - start) / count;
-}
+const CREATE_URL = 'http://localhost:1000/conversations/create';
 
 /** Runs in the page: ms per small read of the applications store on an open connection (raw IndexedDB). */
 async function rawSmallReads(count: number): Promise<number[]> {
@@ -232,10 +181,10 @@ async function rawSmallReads(count: number): Promise<number[]> {
 
 /**
  * Runs in the floor's page: stores `bytes` (a snapshot's wire bytes) in a database of its
- * origin as Blob segments of the size the service keeps, for the floor worker to answer
- * (`/__wire/<name>`); returns the name.
+ * origin as ONE Blob (the fewest records and files the platform needs), for the floor worker
+ * to answer (`/__wire/<name>`); returns the name.
  */
-async function storeWire({ bytes, segment }: { bytes: string; segment: number }): Promise<string> {
+async function storeWire(bytes: string): Promise<string> {
   const request = <T>(r: IDBRequest<T>) =>
     new Promise<T>((resolve, reject) => {
       r.onsuccess = () => resolve(r.result);
@@ -244,11 +193,10 @@ async function storeWire({ bytes, segment }: { bytes: string; segment: number })
   const name = `bench-wire-${bytes.length}`;
   await request(indexedDB.deleteDatabase(name));
   const open = indexedDB.open(name, 1);
-  open.onupgradeneeded = () => open.result.createObjectStore('segments');
+  open.onupgradeneeded = () => open.result.createObjectStore('wire');
   const db = await request(open);
-  const data = new TextEncoder().encode(bytes);
-  const tx = db.transaction('segments', 'readwrite');
-  for (let i = 0, k = 0; i < data.length; i += segment, k++) tx.objectStore('segments').put(new Blob([data.subarray(i, i + segment)]), k);
+  const tx = db.transaction('wire', 'readwrite');
+  tx.objectStore('wire').put(new Blob([bytes]), 0);
   await new Promise((resolve) => (tx.oncomplete = resolve));
   db.close();
   return name;
@@ -333,7 +281,7 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
   const [oursSite, floorSite, mswSite] = servers.map((s) => s.origin) as [string, string, string];
   const { context } = await launchChromium();
   const chromium = context.browser()?.version() ?? (await (await context.newCDPSession(await context.newPage())).send('Browser.getVersion')).product;
-  const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium } };
+  const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium, load: loadavg()[0]!.toFixed(2) } };
   try {
     // Ours first, seeded with a little data; its answers become the floor's and MSW's bodies.
     const ours = await open(context, `${oursSite}/ours.html`);
@@ -367,389 +315,443 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     (results.machine as Record<string, unknown>).isolated = await ours.evaluate(() => crossOriginIsolated);
 
     // 1. Small reads, interleaved: each round runs a batch per variant, in rotating order.
-    const small: Record<string, Record<string, number[]>> = {};
-    for (const path of SMALL_READS) {
-      small[path] = { floor: [], ours: [], fetch: [], msw: [], raw: [] };
-      for (const [name, page] of Object.entries(variants)) await timeReads(page, BASE + path, 10); // warm-up
-      for (let round = 0; round < plan.rounds; round++) {
-        const order = Object.entries(variants);
-        for (let k = 0; k < round % 3; k++) order.push(order.shift()!);
-        for (const [name, page] of order) small[path]![name]!.push(...(await timeReads(page, BASE + path, plan.batch)));
-        // Raw IndexedDB: a small read in the page on an open connection (the same one for both paths).
-        small[path]!.raw!.push(...(await ours.evaluate(rawSmallReads, plan.batch)));
+    if (want('small')) {
+      const small: Record<string, Record<string, number[]>> = {};
+      for (const path of SMALL_READS) {
+        small[path] = { floor: [], ours: [], fetch: [], msw: [], raw: [] };
+        for (const [name, page] of Object.entries(variants)) await timeReads(page, BASE + path, 10); // warm-up
+        for (let round = 0; round < plan.rounds; round++) {
+          const order = Object.entries(variants);
+          for (let k = 0; k < round % 3; k++) order.push(order.shift()!);
+          for (const [name, page] of order) small[path]![name]!.push(...(await timeReads(page, BASE + path, plan.batch)));
+          // Raw IndexedDB: a small read in the page on an open connection (the same one for both paths).
+          small[path]!.raw!.push(...(await ours.evaluate(rawSmallReads, plan.batch)));
+        }
       }
-    }
 
-    results.small = Object.fromEntries(
-      Object.entries(small).map(([path, byVariant]) => [
-        path,
-        Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { median: median(times), p95: p95(times), n: times.length }])),
-      ]),
-    );
+      results.small = Object.fromEntries(
+        Object.entries(small).map(([path, byVariant]) => [
+          path,
+          Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { median: median(times), p95: p95(times), n: times.length }])),
+        ]),
+      );
+    }
 
     // 2. Scale.
-    const scale: Array<Record<string, number>> = [];
-    let existing = await ours.evaluate(async () => ((await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: unknown[] }).iterable.length);
-    for (const size of plan.sizes) {
-      const toCreate = size - existing;
-      const createMs = await createMany(ours, toCreate);
-      existing = size;
-      // After a write: each timed read follows a create (the steady state of an app that writes and reads).
-      // Cold: the first read after the worker was stopped (worker start-up and IndexedDB, nothing in memory).
-      // Snapshots are also timed against their floor, interleaved cold read by cold read: a stopped bare
-      // worker reading the snapshot's own wire bytes (stored as Blob segments of the size the service
-      // keeps) from IndexedDB and answering them, timed as ours is.
-      const measure = async (url: string, withWire: boolean) => {
-        const afterWrite: number[] = [];
-        for (let i = 0; i < plan.snapshotRepeats; i++) {
-          await createMany(ours, 1);
-          afterWrite.push(...(await timeReads(ours, url, 1)));
-        }
-        const bytes = withWire ? await ours.evaluate(async (u) => (await fetch(u)).text(), url) : '';
-        const name = withWire ? await floor.evaluate(storeWire, { bytes, segment: SEGMENT_SIZE }) : '';
-        const cold: number[] = [];
-        const wire: number[] = [];
-        const coldRead = async (page: Page, target: string, into: number[]) => {
-          await stopAllWorkers(context);
-          await new Promise((r) => setTimeout(r, 200));
-          into.push(...(await timeReads(page, target, 1)));
+    if (want('snapshots')) {
+      const scale: Array<Record<string, number>> = [];
+      let existing = await ours.evaluate(async () => ((await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: unknown[] }).iterable.length);
+      for (const size of plan.sizes) {
+        const toCreate = size - existing;
+        const createMs = await createMany(ours, toCreate);
+        existing = size;
+        // After a write: each timed read follows a create (the steady state of an app that writes and reads).
+        // Cold: the first read after the worker was stopped (worker start-up and IndexedDB, nothing in memory).
+        // Snapshots are also timed against their floor, interleaved cold read by cold read: a stopped bare
+        // worker reading the snapshot's own wire bytes (stored as Blob segments of the size the service
+        // keeps) from IndexedDB and answering them, timed as ours is.
+        const measure = async (url: string, withWire: boolean) => {
+          const afterWrite: number[] = [];
+          for (let i = 0; i < plan.snapshotRepeats; i++) {
+            await createMany(ours, 1);
+            afterWrite.push(...(await timeReads(ours, url, 1)));
+          }
+          const bytes = withWire ? await ours.evaluate(async (u) => (await fetch(u)).text(), url) : '';
+          const name = withWire ? await floor.evaluate(storeWire, bytes) : '';
+          const cold: number[] = [];
+          const wire: number[] = [];
+          const coldRead = async (page: Page, target: string, into: number[]) => {
+            await stopAllWorkers(context);
+            await new Promise((r) => setTimeout(r, 200));
+            into.push(...(await timeReads(page, target, 1)));
+          };
+          for (let i = 0; i < plan.coldSnapshots; i++) {
+            const both: Array<() => Promise<void>> = [() => coldRead(ours, url, cold)];
+            if (withWire) both.push(() => coldRead(floor, `${BASE}/__wire/${name}`, wire));
+            if (i % 2) both.reverse();
+            for (const run of both) await run();
+          }
+          return { afterWrite: median(afterWrite), cold: median(cold), coldP95: p95(cold), wire: withWire ? median(wire) : NaN, wireP95: withWire ? p95(wire) : NaN, bytes: bytes.length };
         };
-        for (let i = 0; i < plan.coldSnapshots; i++) {
-          const both: Array<() => Promise<void>> = [() => coldRead(ours, url, cold)];
-          if (withWire) both.push(() => coldRead(floor, `${BASE}/__wire/${name}`, wire));
-          if (i % 2) both.reverse();
-          for (const run of both) await run();
-        }
-        return { afterWrite: median(afterWrite), cold: median(cold), wire: withWire ? median(wire) : NaN, bytes: bytes.length };
-      };
-      // The floor under a cold read: a new IndexedDB connection reading the same records, nothing else.
-      const indexedDbAlone = async (withMessages: boolean) => {
-        const times: number[] = [];
-        for (let i = 0; i < plan.coldSnapshots; i++) times.push(await ours.evaluate(rawRead, withMessages));
-        return median(times);
-      };
-      const rawFalse = await indexedDbAlone(false);
-      const rawTrue = await indexedDbAlone(true);
-      const withRefs = await measure(`${BASE}/conversations?transferables=true`, true);
-      const idsOnly = await measure(`${BASE}/conversations?transferables=false`, true);
-      const identifiers = await measure(`${BASE}/conversations/identifiers`, false);
-      const wireTrue = { ms: withRefs.wire, bytes: withRefs.bytes };
-      const wireFalse = { ms: idsOnly.wire, bytes: idsOnly.bytes };
-      existing += 3 * plan.snapshotRepeats;
-      // The worker's heap after both snapshots were read; then after a conversation search and the message
-      // list too (what the read cache keeps of conversation lists, within its budget).
-      await timeReads(ours, `${BASE}/conversations?transferables=true`, 1);
-      await timeReads(ours, `${BASE}/conversations?transferables=false`, 1);
-      const heap = await workerHeap(context, ours);
-      await ours.evaluate(async () => {
-        const search = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: 'lorem conversation' }) };
-        for (let i = 0; i < 2; i++) {
-          await (await fetch('http://localhost:1000/conversations/search?transferables=false', search)).arrayBuffer();
-          await (await fetch('http://localhost:1000/messages')).arrayBuffer();
-        }
-      });
-      const heapAfterSearch = await workerHeap(context, ours);
-      scale.push({
-        heapMiB: heap / 1024 / 1024,
-        heapAfterSearchMiB: heapAfterSearch / 1024 / 1024,
-        size,
-        created: toCreate,
-        createPerSecond: (toCreate / createMs) * 1000,
-        snapshotTrue: withRefs.afterWrite,
-        snapshotFalse: idsOnly.afterWrite,
-        identifiers: identifiers.afterWrite,
-        snapshotTrueCold: withRefs.cold,
-        snapshotFalseCold: idsOnly.cold,
-        identifiersCold: identifiers.cold,
-        indexedDbAloneTrue: rawTrue,
-        indexedDbAloneFalse: rawFalse,
-        wireTrue: wireTrue.ms,
-        wireFalse: wireFalse.ms,
-        wireBytesTrue: wireTrue.bytes,
-        wireBytesFalse: wireFalse.bytes,
-        trueUsPerConversation: (withRefs.afterWrite / size) * 1000,
-        falseUsPerConversation: (idsOnly.afterWrite / size) * 1000,
-        identifiersUsPerConversation: (identifiers.afterWrite / size) * 1000,
-      });
+        // The floor under a cold read: a new IndexedDB connection reading the same records, nothing else.
+        const indexedDbAlone = async (withMessages: boolean) => {
+          const times: number[] = [];
+          for (let i = 0; i < plan.coldSnapshots; i++) times.push(await ours.evaluate(rawRead, withMessages));
+          return median(times);
+        };
+        const rawFalse = await indexedDbAlone(false);
+        const rawTrue = await indexedDbAlone(true);
+        const withRefs = await measure(`${BASE}/conversations?transferables=true`, true);
+        const idsOnly = await measure(`${BASE}/conversations?transferables=false`, true);
+        const identifiers = await measure(`${BASE}/conversations/identifiers`, false);
+        const wireTrue = { ms: withRefs.wire, bytes: withRefs.bytes };
+        const wireFalse = { ms: idsOnly.wire, bytes: idsOnly.bytes };
+        existing += 3 * plan.snapshotRepeats;
+        // The worker's heap after both snapshots were read; then after a conversation search and the message
+        // list too (what the read cache keeps of conversation lists, within its budget).
+        await timeReads(ours, `${BASE}/conversations?transferables=true`, 1);
+        await timeReads(ours, `${BASE}/conversations?transferables=false`, 1);
+        const heap = await workerHeap(context, ours);
+        await ours.evaluate(async () => {
+          const search = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: 'lorem conversation' }) };
+          for (let i = 0; i < 2; i++) {
+            await (await fetch('http://localhost:1000/conversations/search?transferables=false', search)).arrayBuffer();
+            await (await fetch('http://localhost:1000/messages')).arrayBuffer();
+          }
+        });
+        const heapAfterSearch = await workerHeap(context, ours);
+        scale.push({
+          heapMiB: heap / 1024 / 1024,
+          heapAfterSearchMiB: heapAfterSearch / 1024 / 1024,
+          size,
+          created: toCreate,
+          createPerSecond: (toCreate / createMs) * 1000,
+          snapshotTrue: withRefs.afterWrite,
+          snapshotFalse: idsOnly.afterWrite,
+          identifiers: identifiers.afterWrite,
+          snapshotTrueCold: withRefs.cold,
+          snapshotFalseCold: idsOnly.cold,
+          snapshotTrueColdP95: withRefs.coldP95,
+          snapshotFalseColdP95: idsOnly.coldP95,
+          wireTrueP95: withRefs.wireP95,
+          wireFalseP95: idsOnly.wireP95,
+          identifiersCold: identifiers.cold,
+          indexedDbAloneTrue: rawTrue,
+          indexedDbAloneFalse: rawFalse,
+          wireTrue: wireTrue.ms,
+          wireFalse: wireFalse.ms,
+          wireBytesTrue: wireTrue.bytes,
+          wireBytesFalse: wireFalse.bytes,
+          trueUsPerConversation: (withRefs.afterWrite / size) * 1000,
+          falseUsPerConversation: (idsOnly.afterWrite / size) * 1000,
+          identifiersUsPerConversation: (identifiers.afterWrite / size) * 1000,
+        });
+      }
+      results.scale = scale;
     }
-    results.scale = scale;
 
     // 2b. Creates (a conversation with 5 messages), interleaved: ms per create, sequential and 10 in flight.
-    // Group commit off: a second registration of the same worker script on the same origin (scope
-    // /off/), so both variants write to the same database, one batch after the other; each worker's
-    // read cache is cleared by the other's writes (the invalidation channel).
-    const alone = await open(context, `${oursSite}/off/ours.html?groupCommit=0`);
-    // The shared store emptied once, for every variant.
-    await ours.evaluate(
-      () =>
-        new Promise((resolve) => {
-          const { port1, port2 } = new MessageChannel();
-          port1.onmessage = resolve;
-          navigator.serviceWorker.controller!.postMessage({ type: 'pieces:reset' }, [port2]);
-        }),
-    );
-    const createVariants = { ours: { page: ours, raw: false }, fetch: { page: viaFetch, raw: false }, alone: { page: alone, raw: false }, floor: { page: floor, raw: false }, raw: { page: ours, raw: true } };
-    const creates: Record<string, Record<string, number[]>> = { '1': {}, '10': {} };
-    for (const inFlight of [1, 10]) {
-      for (const name of Object.keys(createVariants)) creates[String(inFlight)]![name] = [];
-      // A warm-up batch each, not counted (the second worker has only just started).
-      for (const { page, raw } of Object.values(createVariants)) await page.evaluate(createRate, { count: 10, inFlight, raw });
-      for (let round = 0; round < plan.createRounds; round++) {
-        const order = Object.entries(createVariants);
-        for (let k = 0; k < round % order.length; k++) order.push(order.shift()!);
-        for (const [name, { page, raw }] of order) {
-          creates[String(inFlight)]![name]!.push(await page.evaluate(createRate, { count: plan.createBatch, inFlight, raw }));
+    if (want('creates')) {
+      // Group commit off: a second registration of the same worker script on the same origin (scope
+      // /off/), so both variants write to the same database, one batch after the other; each worker's
+      // read cache is cleared by the other's writes (the invalidation channel).
+      const alone = await open(context, `${oursSite}/off/ours.html?groupCommit=0`);
+      // The shared store emptied once, for every variant.
+      await ours.evaluate(
+        () =>
+          new Promise((resolve) => {
+            const { port1, port2 } = new MessageChannel();
+            port1.onmessage = resolve;
+            navigator.serviceWorker.controller!.postMessage({ type: 'pieces:reset' }, [port2]);
+          }),
+      );
+      // What the service writes for one create: the records the raw floor writes copies of (in a
+      // page of another origin: a database of its own storage engine, as an app's would be).
+      const template = await ours.evaluate(createTemplate);
+      results.createTemplate = { changes: template.changes.map((c) => c.collection), messages: template.messages.length };
+      const createVariants = { ours: { page: ours, raw: false }, fetch: { page: viaFetch, raw: false }, alone: { page: alone, raw: false }, floor: { page: floor, raw: false }, raw: { page: floor, raw: true } };
+      const creates: Record<string, Record<string, number[]>> = { '1': {}, '10': {} };
+      for (const inFlight of [1, 10]) {
+        for (const name of Object.keys(createVariants)) creates[String(inFlight)]![name] = [];
+        // A warm-up batch each, not counted (the second worker has only just started).
+        for (const { page, raw } of Object.values(createVariants)) await page.evaluate(createRate, { count: 10, inFlight, raw, template });
+        for (let round = 0; round < plan.createRounds; round++) {
+          const order = Object.entries(createVariants);
+          for (let k = 0; k < round % order.length; k++) order.push(order.shift()!);
+          for (const [name, { page, raw }] of order) {
+            // Each batch starts on a quiet database: the storage engine's work after the previous
+            // batch's commits (flushes, compaction, shared by the databases of an origin) is not
+            // charged to the next variant.
+            await new Promise((r) => setTimeout(r, 300));
+            creates[String(inFlight)]![name]!.push(await page.evaluate(createRate, { count: plan.createBatch, inFlight, raw, template }));
+          }
         }
       }
+      results.creates = Object.fromEntries(
+        Object.entries(creates).map(([inFlight, byVariant]) => [
+          inFlight,
+          Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { msPerCreate: median(times), p95: p95(times), perSecond: 1000 / median(times), n: times.length }])),
+        ]),
+      );
+      await alone.close();
     }
-    results.creates = Object.fromEntries(
-      Object.entries(creates).map(([inFlight, byVariant]) => [
-        inFlight,
-        Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { msPerCreate: median(times), perSecond: 1000 / median(times), n: times.length }])),
-      ]),
-    );
-    await alone.close();
 
     // 3. Stream latency: tab B writes, tab A's socket receives; minus the write's own latency.
-    const a = ours;
-    const b = await open(context, `${oursSite}/ours.html`);
-    await a.evaluate(async () => {
-      const w = window as unknown as { arrivals: Map<string, number>; socket: WebSocket };
-      w.arrivals = new Map();
-      w.socket = new WebSocket('ws://localhost:1000/conversations/stream/identifiers');
-      let first = true;
-      await new Promise<void>((resolve) => {
-        w.socket.onmessage = (event) => {
-          const now = performance.timeOrigin + performance.now();
-          if (first) {
-            first = false;
-            resolve();
-            return;
-          }
-          for (const item of JSON.parse(event.data).iterable) w.arrivals.set(item.conversation.id, now);
-        };
-      });
-    });
-    const writes = await b.evaluate(async (count) => {
-      const done: Array<{ id: string; start: number; end: number }> = [];
-      for (let i = 0; i < count; i++) {
-        const start = performance.timeOrigin + performance.now();
-        const response = await fetch('http://localhost:1000/conversations/create?transferables=false', {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
-          body: '{"type":"COPILOT","name":"stream"}',
+    if (want('stream')) {
+      const a = ours;
+      const b = await open(context, `${oursSite}/ours.html`);
+      await a.evaluate(async () => {
+        const w = window as unknown as { arrivals: Map<string, number>; socket: WebSocket };
+        w.arrivals = new Map();
+        w.socket = new WebSocket('ws://localhost:1000/conversations/stream/identifiers');
+        let first = true;
+        await new Promise<void>((resolve) => {
+          w.socket.onmessage = (event) => {
+            const now = performance.timeOrigin + performance.now();
+            if (first) {
+              first = false;
+              resolve();
+              return;
+            }
+            for (const item of JSON.parse(event.data).iterable) w.arrivals.set(item.conversation.id, now);
+          };
         });
-        const { id } = (await response.json()) as { id: string };
-        done.push({ id, start, end: performance.timeOrigin + performance.now() });
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      return done;
-    }, plan.streamWrites);
-    await a.waitForFunction((n) => (window as unknown as { arrivals: Map<string, number> }).arrivals.size >= n, writes.length, { timeout: 60_000 });
-    const arrivals = new Map(await a.evaluate(() => [...(window as unknown as { arrivals: Map<string, number> }).arrivals]));
-    const beyond = writes.map((w) => arrivals.get(w.id)! - w.end);
-    const endToEnd = writes.map((w) => arrivals.get(w.id)! - w.start);
-    results.stream = {
-      beyondWrite: { median: median(beyond), p95: p95(beyond) },
-      endToEnd: { median: median(endToEnd), p95: p95(endToEnd) },
-      write: { median: median(writes.map((w) => w.end - w.start)) },
-      n: writes.length,
-    };
-    await b.close();
+      });
+      const writes = await b.evaluate(async (count) => {
+        const done: Array<{ id: string; start: number; end: number }> = [];
+        for (let i = 0; i < count; i++) {
+          const start = performance.timeOrigin + performance.now();
+          const response = await fetch('http://localhost:1000/conversations/create?transferables=false', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: '{"type":"COPILOT","name":"stream"}',
+          });
+          const { id } = (await response.json()) as { id: string };
+          done.push({ id, start, end: performance.timeOrigin + performance.now() });
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        return done;
+      }, plan.streamWrites);
+      await a.waitForFunction((n) => (window as unknown as { arrivals: Map<string, number> }).arrivals.size >= n, writes.length, { timeout: 60_000 });
+      const arrivals = new Map(await a.evaluate(() => [...(window as unknown as { arrivals: Map<string, number> }).arrivals]));
+      const beyond = writes.map((w) => arrivals.get(w.id)! - w.end);
+      const endToEnd = writes.map((w) => arrivals.get(w.id)! - w.start);
+      results.stream = {
+        beyondWrite: { median: median(beyond), p95: p95(beyond) },
+        endToEnd: { median: median(endToEnd), p95: p95(endToEnd) },
+        write: { median: median(writes.map((w) => w.end - w.start)) },
+        n: writes.length,
+      };
+      await b.close();
+    }
 
     // 4. The copilot: relevance over the stored assets, /qgpt/stream against the model endpoint called directly.
-    results.copilot = await benchCopilot(ours, plan.copilot);
+    if (want('copilot')) {
+      results.copilot = await benchCopilot(ours, plan.copilot, async () => {
+        await stopAllWorkers(context);
+        await new Promise((r) => setTimeout(r, 200));
+      });
+    }
 
     // 5. Cold start: the first response after the worker is stopped, against a warm one.
-    const warm: number[] = [];
-    const cold: number[] = [];
-    for (let i = 0; i < plan.coldRepeats; i++) {
-      warm.push(...(await timeReads(ours, `${BASE}/applications`, 3)).slice(-1));
-      await stopAllWorkers(context);
-      await new Promise((r) => setTimeout(r, 200));
-      cold.push(...(await timeReads(ours, `${BASE}/applications`, 1)));
+    if (want('cold')) {
+      const warm: number[] = [];
+      const cold: number[] = [];
+      for (let i = 0; i < plan.coldRepeats; i++) {
+        warm.push(...(await timeReads(ours, `${BASE}/applications`, 3)).slice(-1));
+        await stopAllWorkers(context);
+        await new Promise((r) => setTimeout(r, 200));
+        cold.push(...(await timeReads(ours, `${BASE}/applications`, 1)));
+      }
+      // Health on a cold worker: the discovery probe clients send with a 100 ms timeout.
+      const health: number[] = [];
+      for (let i = 0; i < plan.coldRepeats; i++) {
+        await stopAllWorkers(context);
+        await new Promise((r) => setTimeout(r, 200));
+        health.push(...(await timeReads(ours, 'http://127.0.0.1:39300/.well-known/health', 1)));
+      }
+      results.cold = { warm: median(warm), warmP95: p95(warm), cold: median(cold), coldP95: p95(cold), beyondWarm: median(cold) - median(warm), n: cold.length, health: median(health), healthP95: p95(health) };
     }
-    // Health on a cold worker: the discovery probe clients send with a 100 ms timeout.
-    const health: number[] = [];
-    for (let i = 0; i < plan.coldRepeats; i++) {
-      await stopAllWorkers(context);
-      await new Promise((r) => setTimeout(r, 200));
-      health.push(...(await timeReads(ours, 'http://127.0.0.1:39300/.well-known/health', 1)));
-    }
-    results.cold = { warm: median(warm), cold: median(cold), beyondWarm: median(cold) - median(warm), n: cold.length, health: median(health), healthP95: p95(health) };
 
     // 5. Durability: what `strict` costs a create-shaped transaction against the default (relaxed in Chromium).
-    const durability = await ours.evaluate(durabilityCost, plan.durabilityWrites);
-    results.durability = {
-      default: { median: median(durability.default), p95: p95(durability.default), n: durability.default.length },
-      strict: { median: median(durability.strict), p95: p95(durability.strict), n: durability.strict.length },
-    };
+    if (want('durability')) {
+      const durability = await ours.evaluate(durabilityCost, plan.durabilityWrites);
+      results.durability = {
+        default: { median: median(durability.default), p95: p95(durability.default), n: durability.default.length },
+        strict: { median: median(durability.strict), p95: p95(durability.strict), n: durability.strict.length },
+      };
+    }
   } finally {
     await context.close();
     await Promise.all(servers.map((s) => s.server.close()));
   }
 
   // 6. Size: the worker script, and the page library with the chunks it imports.
-  await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'lib', logLevel: 'warn' });
-  const dist = resolve(root, 'dist');
-  // The chunks index.js imports (not the worker script, whose default URL it names).
-  const imports = [...readFileSync(join(dist, 'index.js'), 'utf8').matchAll(/from "\.\/([^"]+\.js)"/g)].map((m) => m[1]!);
-  const library = ['index.js', ...readdirSync(dist).filter((f) => imports.includes(f))];
-  results.size = {
-    workerGzip: gzipSize(join(dist, 'pieces-os-worker.js')),
-    libraryGzip: library.reduce((sum, f) => sum + gzipSize(join(dist, f)), 0),
-    libraryFiles: library,
-  };
+  if (want('size')) {
+    await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'lib', logLevel: 'warn' });
+    const dist = resolve(root, 'dist');
+    // The chunks index.js imports (not the worker script, whose default URL it names).
+    const imports = [...readFileSync(join(dist, 'index.js'), 'utf8').matchAll(/from "\.\/([^"]+\.js)"/g)].map((m) => m[1]!);
+    const library = ['index.js', ...readdirSync(dist).filter((f) => imports.includes(f))];
+    results.size = {
+      workerGzip: gzipSize(join(dist, 'pieces-os-worker.js')),
+      workerBytes: readFileSync(join(dist, 'pieces-os-worker.js')).byteLength,
+      libraryGzip: library.reduce((sum, f) => sum + gzipSize(join(dist, f)), 0),
+      libraryFiles: library,
+    };
+  }
 
   report(results);
-  expect(results.size).toBeDefined();
+  expect(results.machine).toBeDefined();
 });
 
 type Figures = { median: number; p95: number; n: number };
 
 function report(results: Record<string, any>) {
-  const small = results.small as Record<string, Record<'floor' | 'ours' | 'fetch' | 'msw' | 'raw', Figures>>;
-  const scale = results.scale as Array<Record<string, number>>;
-  const verdict = (ok: boolean | null) => (ok === null ? 'not measured (the smoke run stops at 100 conversations and 1,000 assets)' : ok ? 'met' : '**missed**');
+  const small = results.small as Record<string, Record<'floor' | 'ours' | 'fetch' | 'msw' | 'raw', Figures>> | undefined;
+  const scale = (results.scale ?? []) as Array<Record<string, number>>;
+  const verdict = (ok: boolean | null) => (ok === null ? 'not measured (a smoke run, or the section was left out)' : ok ? 'met' : '**missed**');
   const lines: string[] = [];
   const m = results.machine;
-  lines.push(`Machine: ${m.cores} cores (${m.cpu}), Node ${m.node}, Chromium ${m.chromium}, timers ${m.isolated ? '5 µs (cross-origin isolated)' : '100 µs'}${smoke ? ' — smoke run' : ''}`, '');
   lines.push(
-    'Small reads (median / p95 per request). ours: the page library with its fast path (a MessagePort to the worker); fetch: the same worker through its fetch handler (`fastPath: false`); floor: an empty worker answering a constant body through its fetch handler; raw IndexedDB: the same kind of read in the page on an open connection.',
+    `Machine: ${m.cores} cores (${m.cpu}), Node ${m.node}, Chromium ${m.chromium}, timers ${m.isolated ? '5 µs (cross-origin isolated)' : '100 µs'}, load average at the start ${m.load}${smoke ? ' — smoke run' : ''}`,
     '',
   );
-  lines.push(
-    table(
-      ['request', 'floor', 'ours (fast path)', 'fetch path', 'MSW', 'raw IndexedDB', 'ours/floor', 'fetch/floor', 'ours/MSW', 'n'],
-      Object.entries(small).map(([path, v]) => [
-        `GET ${path}`,
-        `${ms(v.floor.median)} / ${ms(v.floor.p95)}`,
-        `${ms(v.ours.median)} / ${ms(v.ours.p95)}`,
-        `${ms(v.fetch.median)} / ${ms(v.fetch.p95)}`,
-        `${ms(v.msw.median)} / ${ms(v.msw.p95)}`,
-        `${ms(v.raw.median)} / ${ms(v.raw.p95)}`,
-        (v.ours.median / v.floor.median).toFixed(2),
-        (v.fetch.median / v.floor.median).toFixed(2),
-        (v.ours.median / v.msw.median).toFixed(2),
-        v.ours.n,
-      ]),
-    ),
-    '',
-  );
-  const creates = results.creates as Record<'1' | '10', Record<'ours' | 'fetch' | 'alone' | 'floor' | 'raw', { msPerCreate: number; perSecond: number; n: number }>>;
-  lines.push(
-    'Creates (a conversation with 5 messages), interleaved batches: creates per second (ms per create). ours: fast path and group commit; fetch path: the same worker through its fetch handler, group commit; group commit off: a second registration of the same worker script (scope /off/, fast path) writing one transaction per create, on the same database, emptied once for all; floor: the empty worker answering a constant through its fetch handler (the hop alone); raw IndexedDB: the same records written in the page, one transaction per create.',
-    '',
-    table(
-      ['in flight', 'ours (fast path, group commit)', 'fetch path', 'group commit off (same database)', 'floor (the hop alone)', 'raw IndexedDB', 'ours/raw', 'fetch/raw', 'group commit on/off'],
-      (['1', '10'] as const).map((k) => {
-        const c = creates[k];
-        const cell = (v: { perSecond: number; msPerCreate: number }) => `${v.perSecond.toFixed(0)}/s (${ms(v.msPerCreate)})`;
-        return [
-          k,
-          cell(c.ours),
-          cell(c.fetch),
-          cell(c.alone),
-          cell(c.floor),
-          cell(c.raw),
-          (c.ours.perSecond / c.raw.perSecond).toFixed(2),
-          (c.fetch.perSecond / c.raw.perSecond).toFixed(2),
-          (c.ours.perSecond / c.alone.perSecond).toFixed(2),
-        ];
-      }),
-    ),
-    '',
-  );
-  lines.push(
-    'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot reads (false / true), without any service code. Wire bytes: the floor under a cold snapshot, a stopped bare worker reading the snapshot\'s own bytes from IndexedDB (stored as Blob segments of the size the service keeps) and answering them, timed as ours (false / true). Worker heap: after both snapshots were read / after a conversation search and the message list too, after a garbage collection.',
-    '',
-  );
-  lines.push(
-    table(
-      ['conversations', 'creates/s', 'snapshot true', 'snapshot false', 'identifiers', 'IndexedDB alone', 'wire bytes', 'cold/wire false', 'cold/wire true', 'µs/conv true', 'µs/conv false', 'µs/conv ids', 'true/false', 'worker heap'],
-      scale.map((s) => [
-        s.size!,
-        s.createPerSecond!.toFixed(0),
-        `${ms(s.snapshotTrue!)} / ${ms(s.snapshotTrueCold!)}`,
-        `${ms(s.snapshotFalse!)} / ${ms(s.snapshotFalseCold!)}`,
-        `${ms(s.identifiers!)} / ${ms(s.identifiersCold!)}`,
-        `${ms(s.indexedDbAloneFalse!)} / ${ms(s.indexedDbAloneTrue!)}`,
-        `${ms(s.wireFalse!)} / ${ms(s.wireTrue!)}`,
-        (s.snapshotFalseCold! / s.wireFalse!).toFixed(1),
-        (s.snapshotTrueCold! / s.wireTrue!).toFixed(1),
-        s.trueUsPerConversation!.toFixed(1),
-        s.falseUsPerConversation!.toFixed(1),
-        s.identifiersUsPerConversation!.toFixed(1),
-        (s.snapshotTrue! / s.snapshotFalse!).toFixed(1),
-        `${s.heapMiB!.toFixed(1)} / ${s.heapAfterSearchMiB!.toFixed(1)} MiB`,
-      ]),
-    ),
-    '',
-  );
+  if (small) {
+    lines.push(
+      'Small reads (median / p95 per request). ours: the page library with its fast path (a MessagePort to the worker); fetch: the same worker through its fetch handler (`fastPath: false`); floor: an empty worker answering a constant body through its fetch handler; raw IndexedDB: the same kind of read in the page on an open connection.',
+      '',
+      table(
+        ['request', 'floor', 'ours (fast path)', 'fetch path', 'MSW', 'raw IndexedDB', 'ours/floor', 'fetch/floor', 'ours/MSW', 'n'],
+        Object.entries(small).map(([path, v]) => [
+          `GET ${path}`,
+          `${ms(v.floor.median)} / ${ms(v.floor.p95)}`,
+          `${ms(v.ours.median)} / ${ms(v.ours.p95)}`,
+          `${ms(v.fetch.median)} / ${ms(v.fetch.p95)}`,
+          `${ms(v.msw.median)} / ${ms(v.msw.p95)}`,
+          `${ms(v.raw.median)} / ${ms(v.raw.p95)}`,
+          (v.ours.median / v.floor.median).toFixed(2),
+          (v.fetch.median / v.floor.median).toFixed(2),
+          (v.ours.median / v.msw.median).toFixed(2),
+          v.ours.n,
+        ]),
+      ),
+      '',
+    );
+  }
+  type Rate = { msPerCreate: number; p95: number; perSecond: number; n: number };
+  const creates = results.creates as Record<'1' | '10', Record<'ours' | 'fetch' | 'alone' | 'floor' | 'raw', Rate>> | undefined;
+  if (creates) {
+    lines.push(
+      `Creates (a conversation with 5 messages, the default \`transferables\`: the answer carries the messages), interleaved batches of ${results.plan.createBatch}: creates per second (median / p95 ms per create over ${creates['1'].ours.n} batches). ours: fast path and group commit; fetch path: the same worker through its fetch handler; group commit off: a second registration of the same worker script (scope /off/, fast path) writing one transaction per create, on the same database; the hop alone: the empty worker answering a constant through its fetch handler; raw IndexedDB (the floor): the records the service writes for a create (${results.createTemplate.messages} messages, the conversation, its activity and ${results.createTemplate.changes.length} change rows), written by the page in one transaction per create, every request issued at once.`,
+      '',
+      table(
+        ['in flight', 'ours (fast path, group commit)', 'fetch path', 'group commit off (same database)', 'the hop alone', 'raw IndexedDB (floor)', 'ours/raw', 'fetch/raw', 'group commit on/off'],
+        (['1', '10'] as const).map((k) => {
+          const c = creates[k];
+          const cell = (v: Rate) => `${v.perSecond.toFixed(0)}/s (${ms(v.msPerCreate)} / ${ms(v.p95)})`;
+          return [
+            k,
+            cell(c.ours),
+            cell(c.fetch),
+            cell(c.alone),
+            cell(c.floor),
+            cell(c.raw),
+            (c.ours.perSecond / c.raw.perSecond).toFixed(2),
+            (c.fetch.perSecond / c.raw.perSecond).toFixed(2),
+            (c.ours.perSecond / c.alone.perSecond).toFixed(2),
+          ];
+        }),
+      ),
+      '',
+    );
+  }
+  if (scale.length) {
+    lines.push(
+      'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot would read without kept snapshots (false / true). One-Blob floor: a stopped bare worker reading the answer\'s bytes, stored as one Blob, from IndexedDB and answering them, timed as ours, cold reads interleaved (false / true; median / p95). Worker heap: after both snapshots were read / after a conversation search and the message list too, after a garbage collection.',
+      '',
+      table(
+        ['conversations', 'creates/s', 'snapshot true', 'snapshot false', 'cold true: ours / floor (median, p95)', 'cold false: ours / floor (median, p95)', 'cold/floor true', 'cold/floor false', 'identifiers', 'IndexedDB alone', 'true/false', 'worker heap', 'MB true / false'],
+        scale.map((s) => [
+          s.size!,
+          s.createPerSecond!.toFixed(0),
+          `${ms(s.snapshotTrue!)} / ${ms(s.snapshotTrueCold!)}`,
+          `${ms(s.snapshotFalse!)} / ${ms(s.snapshotFalseCold!)}`,
+          `${ms(s.snapshotTrueCold!)}, ${ms(s.snapshotTrueColdP95!)} / ${ms(s.wireTrue!)}, ${ms(s.wireTrueP95!)}`,
+          `${ms(s.snapshotFalseCold!)}, ${ms(s.snapshotFalseColdP95!)} / ${ms(s.wireFalse!)}, ${ms(s.wireFalseP95!)}`,
+          (s.snapshotTrueCold! / s.wireTrue!).toFixed(2),
+          (s.snapshotFalseCold! / s.wireFalse!).toFixed(2),
+          `${ms(s.identifiers!)} / ${ms(s.identifiersCold!)}`,
+          `${ms(s.indexedDbAloneFalse!)} / ${ms(s.indexedDbAloneTrue!)}`,
+          (s.snapshotTrue! / s.snapshotFalse!).toFixed(1),
+          `${s.heapMiB!.toFixed(1)} / ${s.heapAfterSearchMiB!.toFixed(1)} MiB`,
+          `${(s.wireBytesTrue! / 1e6).toFixed(1)} / ${(s.wireBytesFalse! / 1e6).toFixed(1)}`,
+        ]),
+      ),
+      '',
+    );
+  }
   const stream = results.stream;
   const cold = results.cold;
   const size = results.size;
-  lines.push(
-    table(
-      ['measure', 'value'],
-      [
-        ['stream: write in tab B → message in tab A, beyond the write (median / p95)', `${ms(stream.beyondWrite.median)} / ${ms(stream.beyondWrite.p95)}`],
-        ['stream: end to end (median / p95)', `${ms(stream.endToEnd.median)} / ${ms(stream.endToEnd.p95)}`],
-        ['cold start: first response after the worker stopped / warm', `${ms(cold.cold)} / ${ms(cold.warm)}`],
-        ['health on a cold worker (median / p95)', `${ms(cold.health)} / ${ms(cold.healthP95)}`],
-        [
-          'durability: a create-shaped transaction, default (relaxed) / strict (median, p95)',
-          `${ms(results.durability.default.median)}, ${ms(results.durability.default.p95)} / ${ms(results.durability.strict.median)}, ${ms(results.durability.strict.p95)}`,
-        ],
-        ['worker script, gzipped', `${(size.workerGzip / 1024).toFixed(1)} KB`],
-        ['page library, gzipped', `${(size.libraryGzip / 1024).toFixed(1)} KB`],
-      ],
-    ),
-    '',
-  );
+  const rows: string[][] = [];
+  if (stream) {
+    rows.push(['stream: write in tab B → message in tab A, beyond the write (median / p95)', `${ms(stream.beyondWrite.median)} / ${ms(stream.beyondWrite.p95)}`]);
+    rows.push(['stream: end to end (median / p95)', `${ms(stream.endToEnd.median)} / ${ms(stream.endToEnd.p95)}`]);
+  }
+  if (cold) {
+    rows.push(['cold start: first response after the worker stopped / warm (medians)', `${ms(cold.cold)} / ${ms(cold.warm)} (p95 ${ms(cold.coldP95)} / ${ms(cold.warmP95)})`]);
+    rows.push(['health on a cold worker (median / p95)', `${ms(cold.health)} / ${ms(cold.healthP95)}`]);
+  }
+  if (results.durability) {
+    rows.push([
+      'durability: a create-shaped transaction, default (relaxed) / strict (median, p95)',
+      `${ms(results.durability.default.median)}, ${ms(results.durability.default.p95)} / ${ms(results.durability.strict.median)}, ${ms(results.durability.strict.p95)}`,
+    ]);
+  }
+  if (size) {
+    rows.push(['worker script, gzipped (minified)', `${(size.workerGzip / 1024).toFixed(1)} KB (${(size.workerBytes / 1024).toFixed(0)} KB)`]);
+    rows.push(['page library, gzipped', `${(size.libraryGzip / 1024).toFixed(1)} KB`]);
+  }
+  if (rows.length) lines.push(table(['measure', 'value'], rows), '');
   const copilot = results.copilot;
-  lines.push(
-    `The copilot: relevance over ${copilot.relevance.assets} stored assets (each request ranks them all; the first builds the index); /qgpt/stream against the same OpenAI-compatible endpoint (a local fake, ${copilot.chunks} chunks per answer) called directly from the page, interleaved (median of ${copilot.stream.n}).`,
-    '',
-    table(
-      ['measure', 'value'],
-      [
-        [`relevance, ${copilot.relevance.assets} assets, warm (median / p95)`, `${ms(copilot.relevance.warm.median)} / ${ms(copilot.relevance.warm.p95)}`],
-        ['relevance, first request (builds the index)', ms(copilot.relevance.first)],
-        ['time to first chunk: /qgpt/stream / direct', `${ms(copilot.stream.firstChunk)} / ${ms(copilot.direct.firstChunk)} (ratio ${copilot.ratio.firstChunk.toFixed(2)})`],
-        ['time to last chunk: /qgpt/stream / direct', `${ms(copilot.stream.lastChunk)} / ${ms(copilot.direct.lastChunk)}`],
-        ['chunks per second over the answer: /qgpt/stream / direct', `${copilot.stream.chunksPerSecond.toFixed(0)} / ${copilot.direct.chunksPerSecond.toFixed(0)} (ratio ${copilot.ratio.throughput.toFixed(2)})`],
-      ],
-    ),
-    '',
-  );
+  if (copilot) {
+    lines.push(
+      `The copilot: relevance over ${copilot.relevance.assets} stored assets (each request ranks them all); /qgpt/stream against the same OpenAI-compatible endpoint (a local fake, ${copilot.chunks} chunks per answer) called directly from the page, interleaved (median / p95 of ${copilot.stream.n}).`,
+      '',
+      table(
+        ['measure', 'value'],
+        [
+          [`relevance, ${copilot.relevance.assets} assets, warm (median / p95)`, `${ms(copilot.relevance.warm.median)} / ${ms(copilot.relevance.warm.p95)}`],
+          ['relevance, first request after the worker was stopped (median / p95)', `${ms(copilot.relevance.cold.median)} / ${ms(copilot.relevance.cold.p95)} (n=${copilot.relevance.cold.n})`],
+          ['relevance, first request ever (builds the index)', ms(copilot.relevance.first)],
+          ['time to first chunk: /qgpt/stream / direct (median, p95)', `${ms(copilot.stream.firstChunk)}, ${ms(copilot.stream.firstChunkP95)} / ${ms(copilot.direct.firstChunk)}, ${ms(copilot.direct.firstChunkP95)}`],
+          ['time to last chunk: /qgpt/stream / direct (median, p95)', `${ms(copilot.stream.lastChunk)}, ${ms(copilot.stream.lastChunkP95)} / ${ms(copilot.direct.lastChunk)}, ${ms(copilot.direct.lastChunkP95)} (direct/ours ${copilot.ratio.lastChunk.toFixed(2)})`],
+          ['chunks per second over the answer: /qgpt/stream / direct (median)', `${copilot.stream.chunksPerSecond.toFixed(0)} / ${copilot.direct.chunksPerSecond.toFixed(0)} (ratio ${copilot.ratio.throughput.toFixed(2)})`],
+        ],
+      ),
+      '',
+    );
+  }
   const largest = scale.find((s) => s.size === 10_000);
-  const reads = Object.values(small);
+  const reads = small ? Object.values(small) : [];
   const heap10k = largest ? (Math.max(largest.heapMiB!, largest.heapAfterSearchMiB!) * 1024 * 1024) / 1e6 : null;
+  const or = <T>(value: T | undefined, judge: (value: T) => boolean): boolean | null => (value === undefined ? null : judge(value));
+  const createRatio = (k: '1' | '10') => (creates ? creates[k].ours.perSecond / creates[k].raw.perSecond : NaN);
   const targets: Array<[string, boolean | null]> = [
-    ['small reads through the fast path ≤ 0.3× the empty-worker floor', reads.every((v) => v.ours.median / v.floor.median <= 0.3)],
+    ['small reads through the fast path ≤ 0.3× the empty-worker floor', small ? reads.every((v) => v.ours.median / v.floor.median <= 0.3) : null],
+    [`creates, 10 in flight ≥ 0.8× the raw IndexedDB floor (${createRatio('10').toFixed(2)}×)`, or(creates, () => createRatio('10') >= 0.8)],
+    [`creates, one at a time ≥ 0.7× the raw IndexedDB floor (${createRatio('1').toFixed(2)}×)`, or(creates, () => createRatio('1') >= 0.7)],
     [
-      `creates ≥ 0.8× the raw IndexedDB rate (10 in flight: ${(creates['10'].ours.perSecond / creates['10'].raw.perSecond).toFixed(2)}×; sequential ${(creates['1'].ours.perSecond / creates['1'].raw.perSecond).toFixed(2)}×)`,
-      creates['10'].ours.perSecond / creates['10'].raw.perSecond >= 0.8,
-    ],
-    [
-      'cold 10,000-conversation snapshots ≤ 1.5× reading their stored wire bytes',
+      `cold 10,000-conversation snapshots ≤ 1.5× the one-Blob floor${largest ? ` (true ${(largest.snapshotTrueCold! / largest.wireTrue!).toFixed(2)}×, false ${(largest.snapshotFalseCold! / largest.wireFalse!).toFixed(2)}×)` : ''}`,
       largest ? largest.snapshotFalseCold! / largest.wireFalse! <= 1.5 && largest.snapshotTrueCold! / largest.wireTrue! <= 1.5 : null,
     ],
     [`worker heap ≤ 15 MB per 10,000 conversations${heap10k === null ? '' : ` (${heap10k.toFixed(1)} MB)`}`, heap10k === null ? null : heap10k <= 15],
-    ['small reads, fetch path: ours/floor ≤ 1.3', reads.every((v) => v.fetch.median / v.floor.median <= 1.3)],
-    ['small reads: ours/MSW ≤ 0.6', reads.every((v) => v.ours.median / v.msw.median <= 0.6)],
+    ['small reads, fetch path: ours/floor ≤ 1.3', small ? reads.every((v) => v.fetch.median / v.floor.median <= 1.3) : null],
+    ['small reads: ours/MSW ≤ 0.6', small ? reads.every((v) => v.ours.median / v.msw.median <= 0.6) : null],
     ['10,000 conversations: transferables=false snapshot ≤ 150 ms (after a write)', largest ? largest.snapshotFalse! <= 150 : null],
-    ['10,000 conversations: transferables=false ≥ 3× faster than true (after a write)', largest ? largest.snapshotTrue! / largest.snapshotFalse! >= 3 : null],
-    ['stream latency median ≤ 5 ms beyond the write', stream.beyondWrite.median <= 5],
-    ['cold start ≤ 50 ms beyond warm', cold.beyondWarm <= 50],
-    ['GET /conversation/{id}: ours/floor ≤ 1.1', (() => {
-      const byId = Object.entries(small).find(([path]) => path.startsWith('/conversation/'))?.[1];
-      return byId ? byId.ours.median / byId.floor.median <= 1.1 : null;
-    })()],
-    ['health on a cold worker ≤ 100 ms', cold.health <= 100],
-    ['relevance over 10,000 assets ≤ 50 ms warm (median)', copilot.relevance.assets >= 10_000 ? copilot.relevance.warm.median <= 50 : null],
-    ['worker script ≤ 20 KB gzipped', size.workerGzip <= 20 * 1024],
+    ['stream latency median ≤ 5 ms beyond the write', or(stream, (s: any) => s.beyondWrite.median <= 5)],
+    [`cold start ≤ 50 ms beyond warm${cold ? ` (${ms(cold.beyondWarm)})` : ''}`, or(cold, (c: any) => c.beyondWarm <= 50)],
+    [
+      'GET /conversation/{id}: ours/floor ≤ 1.1',
+      (() => {
+        const byId = small && Object.entries(small).find(([path]) => path.startsWith('/conversation/'))?.[1];
+        return byId ? byId.ours.median / byId.floor.median <= 1.1 : null;
+      })(),
+    ],
+    ['health on a cold worker ≤ 100 ms', or(cold, (c: any) => c.health <= 100)],
+    [
+      `relevance over 10,000 assets ≤ 10 ms warm (median${copilot ? ` ${ms(copilot.relevance.warm.median)}` : ''})`,
+      copilot && copilot.relevance.assets >= 10_000 ? copilot.relevance.warm.median <= 10 : null,
+    ],
+    [
+      `first relevance after a worker start ≤ 100 ms at 10,000 assets (median${copilot ? ` ${ms(copilot.relevance.cold.median)}` : ''})`,
+      copilot && copilot.relevance.assets >= 10_000 ? copilot.relevance.cold.median <= 100 : null,
+    ],
+    [
+      `/qgpt/stream ≥ 0.9× direct in chunks per second and time to last chunk${copilot ? ` (${copilot.ratio.throughput.toFixed(2)}, ${copilot.ratio.lastChunk.toFixed(2)})` : ''}`,
+      or(copilot, (c: any) => c.ratio.throughput >= 0.9 && c.ratio.lastChunk >= 0.9),
+    ],
   ];
   if (smoke) lines.push('A smoke run checks that the harness works; its few samples are too noisy to judge the targets: run `npm run bench`.', '');
   lines.push(table(['target', 'result'], targets.map(([name, ok]) => [name, verdict(ok)])));
@@ -764,7 +766,7 @@ function report(results: Record<string, any>) {
   writeFileSync(
     join(out, 'chart.svg'),
     barChart('Median time per request (lower is better)', [
-      ...Object.entries(small).flatMap(([path, v]) =>
+      ...Object.entries(small ?? {}).flatMap(([path, v]) =>
         (['floor', 'ours', 'fetch', 'msw', 'raw'] as const).map((name) => ({ label: `GET ${path} · ${name}`, value: v[name].median, unit: 'ms' })),
       ),
       ...scale.flatMap((s) => [

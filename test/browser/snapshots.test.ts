@@ -53,14 +53,30 @@ const storedSegments = (page: Page) =>
       request.onsuccess = () => resolve(request.result);
       request.onerror = () => reject(request.error);
     });
-    const rows = await new Promise<Array<{ variant: number; ids: string[]; body: unknown }>>((resolve, reject) => {
+    const rows = await new Promise<Array<{ variant: number; start: number; ids: string[]; body: unknown }>>((resolve, reject) => {
       const request = db.transaction('snapshots').objectStore('snapshots').getAll();
       request.onsuccess = () => resolve(request.result);
       request.onerror = () => reject(request.error);
     });
     db.close();
-    return rows.map((row) => ({ variant: row.variant, ids: row.ids, kind: row.body instanceof Blob ? 'Blob' : typeof row.body }));
+    return rows.map((row) => ({ variant: row.variant, start: row.start, ids: row.ids, kind: row.body instanceof Blob ? 'Blob' : typeof row.body }));
   });
+
+/**
+ * Reads both snapshots again (every segment kept now) until each variant of more than one
+ * segment is also kept whole (where bodies are Blobs); whether they were.
+ */
+async function keptWhole(page: Page, ids: string[]): Promise<boolean> {
+  let stored = await storedSegments(page);
+  if (!stored.some((s) => s.kind === 'Blob')) return false;
+  const several = [0, 1].filter((variant) => stored.filter((s) => s.variant === variant && s.start >= 0).length > 1);
+  const whole = () => several.every((variant) => stored.some((s) => s.variant === variant && s.start === -1 && s.kind === 'Blob'));
+  for (let tries = 0; tries < 50 && !whole(); tries++) {
+    await expectTrue(page, ids);
+    stored = await storedSegments(page);
+  }
+  return several.length > 0 && whole();
+}
 
 async function write(page: Page, path: string, body?: unknown) {
   return page.evaluate(
@@ -117,6 +133,8 @@ describe(`snapshots kept ready to send in ${engine.name}`, () => {
     expect(kinds.size).toBe(1);
     expect(['Blob', 'string']).toContain([...kinds][0]);
     test.annotate(`segment bodies stored as ${[...kinds][0]} (${full.length} segments with messages)`);
+    // Read again, nothing changed: each variant is kept whole too (Blobs), and must not be served once stale.
+    if ([...kinds][0] === 'Blob') expect(await keptWhole(page, ids)).toBe(true);
 
     // Writes in the middle, at the end, and deletions: never served stale.
     const middle = ids[20]!;
@@ -154,6 +172,9 @@ describe(`snapshots kept ready to send in ${engine.name}`, () => {
       await expectTrue(first.page, ids);
       let stored = await storedSegments(first.page);
       for (let tries = 0; tries < 50 && new Set(stored.map((s) => s.variant)).size < 2; tries++) stored = await storedSegments(first.page);
+      // Each variant kept whole as well (where bodies are Blobs): one more file to lose.
+      const whole = await keptWhole(first.page, ids);
+      if (whole) test.annotate('kept whole too');
       await contexts.pop()!.close();
       // What a browser may do to the files behind stored Blobs (WebKit loses them on restart; eviction, a crash):
       // here they are deleted, in every engine, between two runs of the browser.

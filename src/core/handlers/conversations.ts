@@ -8,10 +8,17 @@ import { searchConversations as search } from '../models/search.js';
 import { uuid } from '../validate.js';
 import { clock, publish, recordActivity, transferables } from './common.js';
 
-async function store(context: OperationContext, seeded: Seeded) {
-  publish(context, await context.service.storage.createConversation(seeded.record, seeded.messages, seeded.anchors));
-  await recordActivity(context, activity(clock(context), { conversation: seeded.record.id, pair: 'conversationCreated', value: 'a_conversation_was_created' }));
-  return seeded;
+/**
+ * Stores a new conversation with the activity that records its creation, in one transaction;
+ * the answer (`answer`: its wire text) is encoded while the database writes, and returned once
+ * the write committed.
+ */
+async function store(context: OperationContext, seeded: Seeded, answer: (seeded: Seeded) => string): Promise<Response> {
+  const created = activity(clock(context), { conversation: seeded.record.id, pair: 'conversationCreated', value: 'a_conversation_was_created' });
+  const written = context.service.storage.createConversation(seeded.record, seeded.messages, seeded.anchors, created);
+  const response = jsonText(answer(seeded));
+  publish(context, await written);
+  return response;
 }
 
 const messageMap = (seeded: Seeded) => new Map(seeded.messages.map((m) => [m.id, m]));
@@ -19,8 +26,7 @@ const messageMap = (seeded: Seeded) => new Map(seeded.messages.map((m) => [m.id,
 export async function conversationsCreateSpecificConversation(context: OperationContext) {
   const withReferences = transferables(context.url);
   const body = await readJson(context.request, context.service.maxBodyBytes);
-  const seeded = await store(context, seedConversation(body, clock(context)));
-  return jsonText(conversationJson(seeded.record, withReferences ? messageMap(seeded) : undefined));
+  return store(context, seedConversation(body, clock(context)), (seeded) => conversationJson(seeded.record, withReferences ? messageMap(seeded) : undefined));
 }
 
 export async function conversationsCreateFromAsset(context: OperationContext) {
@@ -28,7 +34,7 @@ export async function conversationsCreateFromAsset(context: OperationContext) {
   const whole = await context.service.storage.getAsset(assetId);
   if (!whole) throw notFound(`No asset with id ${assetId}.`);
   const asset = summaryInput(whole);
-  const seeded = await store(
+  return store(
     context,
     seedConversation(
       {
@@ -39,8 +45,8 @@ export async function conversationsCreateFromAsset(context: OperationContext) {
       },
       clock(context),
     ),
+    (seeded) => `{"conversation":{"id":"${seeded.record.id}","reference":${conversationJson(seeded.record, messageMap(seeded))}}}`,
   );
-  return jsonText(`{"conversation":{"id":"${seeded.record.id}","reference":${conversationJson(seeded.record, messageMap(seeded))}}}`);
 }
 
 export async function conversationsDeleteSpecificConversation(context: OperationContext) {

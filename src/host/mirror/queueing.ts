@@ -35,7 +35,7 @@ function fromEdit<C, R>(args: Args, at: number, input: OutboxInput, made: (curre
 
 const WRITES: Record<string, Write> = {
   createConversation: {
-    at: 3,
+    at: 4,
     created: ([conversation, messages]) => [
       { kind: 'conversation', id: (conversation as { id: string }).id },
       ...(messages as Array<{ id: string }>).map((m): CreatedId => ({ kind: 'conversationMessage', id: m.id })),

@@ -4,7 +4,7 @@
  * and the ids and change log the identifier streams read.
  */
 import { unwrap, type IDBPDatabase } from 'idb';
-import type { AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
+import type { ActivityRecord, AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
 import type { Change, OutboxInput, Storage } from '../storage.js';
 import { relinked } from '../anchor-links.js';
 import { commit, log, queue, readChanges } from './transactions.js';
@@ -15,6 +15,8 @@ interface Create {
   conversation: NewConversation;
   messages: MessageRecord[];
   anchors?: AnchorRecord[];
+  /** The activity that records the creation, written in the same transaction. */
+  activity?: ActivityRecord;
   outbox?: OutboxInput;
 }
 
@@ -37,37 +39,75 @@ const STORE_OF: Record<Exclude<Collection, 'conversation'>, 'messages' | 'assets
   range: null,
 };
 
-/** Writes conversations with their messages in one transaction; the changes of each, in order. */
-async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[]): Promise<Change[][]> {
+/**
+ * The change-log key the next create of this connection expects to get: the key after the last
+ * one its creates committed (undefined until one did, and after a guess failed). A conversation's
+ * snapshot order is the key of its creation's change: knowing it, the whole create is issued in
+ * one round of requests instead of waiting for the log's keys first. A guess is wrong only when
+ * another writer logged changes since (another connection, or another write of this one): the
+ * key is taken then, the add fails and the transaction aborts whole, having changed nothing.
+ */
+interface NextKey {
+  seq: number | undefined;
+}
+
+/**
+ * Writes conversations with their messages (and anchors, and creation activities) in one
+ * transaction; the changes of each, in order. With `next.seq` known, in one round of requests.
+ */
+async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[], next: NextKey = { seq: undefined }): Promise<Change[][]> {
   const withAnchors = group.some(({ anchors }) => anchors?.length);
-  const tx = db.transaction(['conversations', 'messages', 'changes', 'outbox', ...(withAnchors ? (['anchors'] as const) : [])], 'readwrite');
+  const withActivities = group.some(({ activity }) => activity);
+  const withOutbox = group.some(({ outbox }) => outbox);
+  const tx = db.transaction(
+    [
+      'conversations',
+      'messages',
+      'changes',
+      ...(withAnchors ? (['anchors'] as const) : []),
+      ...(withActivities ? (['activities'] as const) : []),
+      ...(withOutbox ? (['outbox'] as const) : []),
+    ],
+    'readwrite',
+  );
   // Records go through the plain stores: a failed add aborts the transaction (and `tx.done`)
   // by itself, without a promise per record.
   const conversations = unwrap(tx.objectStore('conversations'));
   const messages = unwrap(tx.objectStore('messages'));
   const changes: Change[][] = [];
   const logged: Change[] = [];
+  const first = next.seq;
+  next.seq = undefined;
+  // Each create's changes, the conversation's first, in one run of the log for the group.
+  const items = group.flatMap(({ conversation, messages, anchors = [], activity }) => [
+    { collection: 'conversation' as const, id: conversation.id },
+    ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+    ...anchors.map(({ id }) => ({ collection: 'anchor' as const, id })),
+    ...(activity ? [{ collection: 'activity' as const, id: activity.id }] : []),
+  ]);
+  const addConversations = (firstSeq: number) => {
+    let at = firstSeq;
+    for (const { conversation, messages, anchors = [], activity } of group) {
+      // The conversation's snapshot order is the sequence number of its creation.
+      conversations.add({ ...conversation, seq: at });
+      at += 1 + messages.length + anchors.length + (activity ? 1 : 0);
+    }
+  };
   await commit(tx, function* () {
-    // Each create's changes, the conversation's first, in one run of the log for the group.
-    const items = group.flatMap(({ conversation, messages, anchors = [] }) => [
-      { collection: 'conversation' as const, id: conversation.id },
-      ...messages.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
-      ...anchors.map(({ id }) => ({ collection: 'anchor' as const, id })),
-    ]);
-    yield log(tx.objectStore('changes'), items, logged).then(() => {
-      let at = 0;
-      for (const { conversation, messages, anchors = [] } of group) {
-        const own = logged.slice(at, (at += 1 + messages.length + anchors.length));
-        changes.push(own);
-        // The conversation's snapshot order is the sequence number of its creation.
-        conversations.add({ ...conversation, seq: own[0]!.seq });
-      }
-    });
+    if (first === undefined) yield log(tx.objectStore('changes'), items, logged).then(() => addConversations(logged[0]!.seq));
+    else {
+      yield log(tx.objectStore('changes'), items, logged, first);
+      addConversations(first);
+    }
     for (const { messages: owned } of group) for (const message of owned) messages.add(message);
     if (withAnchors) for (const { anchors = [] } of group) for (const anchor of anchors) unwrap(tx.objectStore('anchors')).put(anchor);
+    if (withActivities) for (const { activity } of group) if (activity) unwrap(tx.objectStore('activities')).put(activity);
     // Queued in the order the creates are written (the order of their changes).
-    for (const { outbox } of group) if (outbox) yield queue(tx.objectStore('outbox'), outbox);
+    if (withOutbox) for (const { outbox } of group) if (outbox) yield queue(tx.objectStore('outbox'), outbox);
   });
+  next.seq = logged.at(-1)!.seq + 1;
+  let at = 0;
+  for (const { messages, anchors = [], activity } of group) changes.push(logged.slice(at, (at += 1 + messages.length + anchors.length + (activity ? 1 : 0))));
   return changes;
 }
 
@@ -77,7 +117,7 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[]): Prom
  * after that commit. A group that fails committed nothing: its members are
  * then written one by one, so that one bad create fails alone.
  */
-function groupCommit(db: IDBPDatabase<PiecesDB>): (create: Create) => Promise<Change[]> {
+function groupCommit(db: IDBPDatabase<PiecesDB>, next: NextKey): (create: Create) => Promise<Change[]> {
   const waiting: CreateJob[] = [];
   let writing = false;
   async function writeWaiting() {
@@ -86,7 +126,16 @@ function groupCommit(db: IDBPDatabase<PiecesDB>): (create: Create) => Promise<Ch
       while (waiting.length) {
         const group = waiting.splice(0, GROUP_LIMIT);
         try {
-          const changes = await createTogether(db, group);
+          const guessed = next.seq;
+          const changes = await createTogether(db, group, next).catch(async (error: unknown) => {
+            // The guessed key was taken by another writer: once more, with the log's keys.
+            // (The failed add's ConstraintError, or the AbortError of the requests after it.)
+            const name = (error as { name?: string })?.name;
+            if (guessed !== undefined && (name === 'ConstraintError' || name === 'AbortError') && (await lastChange(db).catch(() => 0)) >= guessed) {
+              return createTogether(db, group, next);
+            }
+            throw error;
+          });
           group.forEach((job, i) => job.resolve(changes[i]!));
         } catch (error) {
           if (group.length === 1) {
@@ -106,6 +155,12 @@ function groupCommit(db: IDBPDatabase<PiecesDB>): (create: Create) => Promise<Ch
       waiting.push({ ...create, resolve, reject });
       if (!writing) void writeWaiting();
     });
+}
+
+/** The key of the last change logged (0 when there is none). */
+async function lastChange(db: IDBPDatabase<PiecesDB>): Promise<number> {
+  const cursor = await db.transaction('changes').store.openCursor(null, 'prev');
+  return cursor?.key ?? 0;
 }
 
 async function messagesOf(store: { get(id: string): Promise<MessageRecord | undefined> }, ids: string[]) {
@@ -128,11 +183,12 @@ export interface ConversationStoreOptions {
 }
 
 export function conversationStore(db: IDBPDatabase<PiecesDB>, options: ConversationStoreOptions = {}): Pick<Storage, ConversationMethods> {
+  const next: NextKey = { seq: undefined };
   const create =
-    options.groupCommit === false ? (job: Create) => createTogether(db, [job]).then(([changes]) => changes!) : groupCommit(db);
+    options.groupCommit === false ? (job: Create) => createTogether(db, [job]).then(([changes]) => changes!) : groupCommit(db, next);
   return {
-    createConversation: (conversation, messages, anchors, outbox) =>
-      create({ conversation, messages, ...(anchors?.length ? { anchors } : {}), ...(outbox ? { outbox } : {}) }),
+    createConversation: (conversation, messages, anchors, activity, outbox) =>
+      create({ conversation, messages, ...(anchors?.length ? { anchors } : {}), ...(activity ? { activity } : {}), ...(outbox ? { outbox } : {}) }),
 
     async deleteConversation(id, outbox) {
       const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors', 'outbox'], 'readwrite');

@@ -4,7 +4,7 @@
  */
 import type { IDBPDatabase, IDBPTransaction } from 'idb';
 import type { ConversationRecord, MessageRecord, PiecesDB, SnapshotSegment } from '../schema.js';
-import { cutSegments, planSnapshot, SEGMENT_END, snapshotBody, type NewSegment, type SnapshotPart } from '../snapshot-plan.js';
+import { cutSegments, planSnapshot, SEGMENT_END, snapshotBody, WHOLE, type NewSegment, type SnapshotPart } from '../snapshot-plan.js';
 import type { Storage } from '../storage.js';
 import { commit, readChanges } from './transactions.js';
 
@@ -66,6 +66,22 @@ async function planSegments(tx: PlanTx, variant: 0 | 1) {
   return { parts, reads, built: last?.key ?? 0 };
 }
 
+/**
+ * Inside `tx`: the variant's whole body if it is still true (no conversation changed since it
+ * was built, and the log reaches back that far), else undefined.
+ */
+async function currentWhole(tx: PlanTx, variant: 0 | 1): Promise<SnapshotSegment | undefined> {
+  const whole = await tx
+    .objectStore('snapshots')
+    .get([variant, WHOLE])
+    .catch((error: unknown) => {
+      throw Object.assign(new SegmentsUnreadable(String(error)), { cause: error });
+    });
+  if (!whole) return undefined;
+  const { changes, complete } = await readChanges(tx.objectStore('changes') as never, whole.built);
+  return complete && !changes.some((change) => change.collection === 'conversation') ? whole : undefined;
+}
+
 export interface SnapshotStore extends Pick<Storage, 'conversationsSnapshot'> {
   /**
    * The conversation ids in snapshot order, from the ids the kept segments of the snapshot
@@ -75,7 +91,13 @@ export interface SnapshotStore extends Pick<Storage, 'conversationsSnapshot'> {
   conversationIds(): Promise<{ ids: string[]; seq: number }>;
 }
 
-export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
+/**
+ * How long after a read that re-encoded segments the variant is read again in the background
+ * (nothing answered), so that a variant left stable is kept whole before the worker stops.
+ */
+export const SETTLE_MS = 2_000;
+
+export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS }: { settleMs?: number } = {}): SnapshotStore {
   /**
    * Whether segment bodies are stored as Blobs (kept out of the JavaScript heap): where the
    * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), and
@@ -85,6 +107,23 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
   let storesBlobs: boolean | Promise<boolean> = nativeBlobs && db.get('meta', BLOBS_LOST).then((lost) => !lost, () => true);
   /** Per variant, the kept segments whose body this connection found readable (by start and build). */
   const readable: [Set<string>, Set<string>] = [new Set(), new Set()];
+  /** Per variant, the `built` of the whole body this connection found readable. */
+  const wholeReadable: [number, number] = [-1, -1];
+  /** Per variant, whether a whole body is being written. */
+  const writingWhole = [false, false];
+  /** Per variant, the background read that keeps the whole body once writes have stopped. */
+  const settling: Array<ReturnType<typeof setTimeout> | undefined> = [undefined, undefined];
+
+  /** Reads the variant again `settleMs` after the last read that re-encoded segments: it keeps the whole body if nothing changed since. */
+  function settleLater(withMessages: boolean, encode: Parameters<Storage['conversationsSnapshot']>[1]) {
+    const variant = withMessages ? 1 : 0;
+    clearTimeout(settling[variant]);
+    settling[variant] = setTimeout(() => {
+      settling[variant] = undefined;
+      // A closed connection (or another failure) only means the next read keeps it.
+      void orRebuilt(variant, () => snapshot(withMessages, encode)).catch(() => {});
+    }, settleMs);
+  }
 
   /**
    * The kept segments of `parts` whose stored body cannot be read (a Blob whose file the browser
@@ -110,7 +149,7 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
     await commit(tx, function* () {
       const store = tx.objectStore('snapshots');
       if (Array.isArray(segments)) for (const segment of segments) yield store.delete([segment.variant, segment.start]);
-      else yield store.delete(IDBKeyRange.bound([segments.variant, 0], [segments.variant, SEGMENT_END]));
+      else yield store.delete(IDBKeyRange.bound([segments.variant, WHOLE], [segments.variant, SEGMENT_END]));
       yield tx.objectStore('meta').put(true, BLOBS_LOST);
     });
   }
@@ -153,10 +192,42 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
     }
   }
 
+  /**
+   * Stores a variant's answer as its whole body, true as of `built`: one Blob file, read at
+   * once by a cold worker, where the segments are as many files (each opened, and checked once
+   * per connection). Written when a read found every segment kept (nothing changed since the
+   * last read: the variant is stable), over more than one segment, where bodies are Blobs.
+   */
+  async function keepWhole(variant: 0 | 1, body: Blob, built: number) {
+    if (writingWhole[variant] || !(await storesBlobs)) return;
+    writingWhole[variant] = true;
+    try {
+      const tx = db.transaction('snapshots', 'readwrite');
+      await commit(tx, function* () {
+        yield tx.store.put({ variant, start: WHOLE, end: WHOLE, built, ids: [], body });
+      });
+      wholeReadable[variant] = built;
+    } finally {
+      writingWhole[variant] = false;
+    }
+  }
+
   async function snapshot(withMessages: boolean, encode: Parameters<Storage['conversationsSnapshot']>[1], rebuilt = false): Promise<Blob | string> {
     const variant = withMessages ? 1 : 0;
     // One transaction: the kept segments are checked against the log, and the stale ranges read, at one point in time.
     const tx = db.transaction(withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations']);
+    // The whole body, while still true: nothing else is read.
+    const whole = await currentWhole(tx as never, variant);
+    if (whole) {
+      await tx.done;
+      if (wholeReadable[variant] === whole.built || (await canRead(whole.body))) {
+        wholeReadable[variant] = whole.built;
+        return whole.body;
+      }
+      // Lost (see unreadable): served from the segments, kept as text from now on.
+      await drop([whole]);
+      return snapshot(withMessages, encode, rebuilt);
+    }
     const { parts, reads, built } = await planSegments(tx as never, variant);
     const bySeq = tx.objectStore('conversations').index('by-seq');
     const records = await Promise.all(reads.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
@@ -192,8 +263,13 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>): SnapshotStore {
       written.push(...segments);
     }
     // Kept for the next read once answered; a failure only means the next read encodes them again.
-    if (written.length) void keepSegments(variant, parts, written).catch(() => {});
-    return snapshotBody(bodies, nativeBlobs);
+    if (written.length) {
+      const several = parts.length > 1 || written.length > 1;
+      void keepSegments(variant, parts, written).then(() => several && nativeBlobs && settleLater(withMessages, encode), () => {});
+    }
+    const body = snapshotBody(bodies, nativeBlobs);
+    if (!written.length && parts.length > 1 && typeof body !== 'string') void keepWhole(variant, body, built).catch(() => {});
+    return body;
   }
 
   return {

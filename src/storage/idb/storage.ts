@@ -29,6 +29,8 @@ export interface OpenStorageOptions extends ConnectionEvents {
   factory?: IDBFactory;
   /** Write concurrent creates together, in one transaction (see createConversation); default true. */
   groupCommit?: boolean;
+  /** How long after a snapshot read that re-encoded segments the variant is kept whole (snapshots.ts, SETTLE_MS); for tests. */
+  snapshotSettleMs?: number;
 }
 
 const EMPTY: StoredData = {
@@ -48,7 +50,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     db = await connect(factory, name, options);
   }
   const identity = await start(db, { ...EMPTY, ...options.initialData });
-  const snapshots = snapshotStore(db);
+  const snapshots = snapshotStore(db, { settleMs: options.snapshotSettleMs });
   const { conversationIds, ...snapshotMethods } = snapshots;
   return {
     ...applicationStore(db),

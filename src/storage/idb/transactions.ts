@@ -47,12 +47,14 @@ type ChangeStore = IDBPObjectStore<PiecesDB, ArrayLike<StoreNames<PiecesDB>>, 'c
  * Fills `into` with the numbered changes, in order. The requests go through the
  * plain store, with one listener on the last: requests succeed in the order they
  * were issued, so once the last is added every key is known (one promise per
- * call, not one per change).
+ * call, not one per change). With `first`, the changes get the keys from `first` on (a key
+ * already taken fails the request, and the transaction with it).
  */
-export function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[]): Promise<void> {
+export function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[], first?: number): Promise<void> {
   if (!items.length) return Promise.resolve();
   const store = unwrap(changes);
-  const requests = items.map((item) => store.add({ ...item }) as IDBRequest<number>);
+  // `first`: the keys given (first, first + 1, …) rather than generated (see conversations.ts).
+  const requests = items.map((item, i) => store.add(first === undefined ? { ...item } : { ...item, seq: first + i }) as IDBRequest<number>);
   const last = requests[requests.length - 1]!;
   return new Promise((resolve, reject) => {
     last.onsuccess = () => {

@@ -93,7 +93,8 @@ describe('startWorker', () => {
     startWorker(host.scope, { databaseName: name, sampleAssets: false });
     const heard: unknown[] = [];
     const page = new BroadcastChannel(CHANGES_CHANNEL);
-    page.onmessage = (event) => heard.push(event.data);
+    // What pages are told (not the read caches' 'written', which other connections hear on the same channel).
+    page.onmessage = (event) => event.data !== 'written' && heard.push(event.data);
     host.dispatch('activate', { waitUntil: () => {} });
     await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }]));
     const before = (await (await host.fetch(new Request('http://localhost:1000/conversations/stream/identifiers', { headers: { 'X-Pieces-Stream': 'handshake' } })))!.json()) as object;

@@ -35,6 +35,57 @@ describe('group commit', () => {
     storage.close();
   });
 
+  it('writes a create and the activity that records it in one transaction; after the first, in one round of requests', async () => {
+    const storage = await openStorage({ name: freshName() });
+    const activity = (n: number) => ({
+      id: uuid(n, 5),
+      created: '2026-01-01T00:00:00.000Z',
+      order: `2026-01-01T00:00:00.000Z|${n}`,
+      event: { conversation: { conversation: { id: uuid(n) } } },
+      application: { id: 'app' },
+      mechanism: 'MANUAL',
+    });
+    // The first create learns the log's keys; the next ones give the keys themselves (no request waits for another).
+    await storage.createConversation(conversation(1, [uuid(1, 2)]), [message(uuid(1, 2), 1)], [], activity(1));
+    const writes = countWrites();
+    const add = vi.spyOn(IDBObjectStore.prototype, 'add');
+    const changes = await storage.createConversation(conversation(2, [uuid(2, 2)]), [message(uuid(2, 2), 2)], [], activity(2));
+    expect(writes()).toBe(1);
+    // Every change row was added with its key, the conversation with its snapshot order.
+    const given = add.mock.calls.filter(([value]) => (value as { seq?: number }).seq !== undefined).map(([value]) => (value as { seq: number }).seq);
+    expect(given).toEqual([...changes.map((c) => c.seq), changes[0]!.seq]);
+    expect(changes.map((c) => [c.collection, c.id])).toEqual([
+      ['conversation', uuid(2)],
+      ['conversationMessage', uuid(2, 2)],
+      ['activity', uuid(2, 5)],
+    ]);
+    expect((await storage.listActivities()).map((a) => a.id)).toEqual([uuid(1, 5), uuid(2, 5)]);
+    storage.close();
+  });
+
+  it('a key another writer took since is found at commit: the create is written again with the log\'s keys, nothing lost or doubled', async () => {
+    const name = freshName();
+    const mine = await openStorage({ name });
+    const other = await openStorage({ name });
+    await mine.createConversation(conversation(1, []), []);
+    // Another connection (a second worker during an update, a tab in page mode) logs changes meanwhile.
+    await other.createConversation(conversation(2, [uuid(2, 2)]), [message(uuid(2, 2), 2)]);
+    const writes = countWrites();
+    const third = await mine.createConversation(conversation(3, []), []);
+    // The guess, then the write with the log's keys.
+    expect(writes()).toBe(2);
+    const { changes } = await mine.changesSince(0);
+    expect(changes.map((c) => c.id)).toEqual([uuid(1), uuid(2), uuid(2, 2), uuid(3)]);
+    expect(changes.map((c) => c.seq)).toEqual([1, 2, 3, 4]);
+    expect(third[0]!.seq).toBe(4);
+    expect((await mine.listIds('conversation')).ids).toEqual([1, 2, 3].map((n) => uuid(n)));
+    // And the next guess is right again.
+    await mine.createConversation(conversation(4, []), []);
+    expect(writes()).toBe(3);
+    mine.close();
+    other.close();
+  });
+
   it('a failing create fails alone: the others of its group are written, it leaves nothing', async () => {
     const storage = await openStorage({ name: freshName() });
     await storage.createConversation(conversation(9, [uuid(9, 2)]), [message(uuid(9, 2), 9)]);

@@ -26,7 +26,7 @@ const queued = (operation: string, extra: Partial<OutboxInput> = {}): OutboxInpu
 describe('the outbox, in the write’s own transaction', () => {
   it('queues an operation with each kind of write, in commit order, with what the write created', async () => {
     const storage = await openStorage({ name: freshName() });
-    await storage.createConversation(conversationRecord(CONVERSATION), [], [], queued('conversationsCreateSpecificConversation', { created: [{ kind: 'conversation', id: CONVERSATION }] }));
+    await storage.createConversation(conversationRecord(CONVERSATION), [], [], undefined, queued('conversationsCreateSpecificConversation', { created: [{ kind: 'conversation', id: CONVERSATION }] }));
     await storage.editConversation(
       { conversation: CONVERSATION },
       (current) => ({ record: { ...current.record, messageIds: [MESSAGE] }, putMessages: [{ id: MESSAGE, conversation: CONVERSATION, json: '{}' }] }),
@@ -59,10 +59,14 @@ describe('the outbox, in the write’s own transaction', () => {
     await storage.createConversation(conversationRecord(CONVERSATION), []);
     const before = await dump(name);
     // The write fails (the id is taken): no entry.
-    await expect(storage.createConversation(conversationRecord(CONVERSATION), [], [], queued('conversationsCreateSpecificConversation'))).rejects.toThrow();
+    await expect(storage.createConversation(conversationRecord(CONVERSATION), [], [], undefined, queued('conversationsCreateSpecificConversation'))).rejects.toThrow();
     // The entry fails (a value IndexedDB cannot store): no write.
     const unstorable = queued('conversationUpdate', { body: { id: CONVERSATION, name: () => 'not JSON' } as never });
     await expect(storage.putApplication({ id: 'b', name: 'VS_CODE' }, unstorable)).rejects.toThrow();
+    // A create, its activity and its entry are one transaction: the entry fails, none is written.
+    const other = '44444444-4444-4444-8444-444444444444';
+    const created = activity({ now: () => new Date(stamp.value), newId: () => crypto.randomUUID() }, { conversation: other, pair: 'conversationCreated', value: 'a_conversation_was_created' });
+    await expect(storage.createConversation(conversationRecord(other), [], [], created, unstorable)).rejects.toThrow();
     await expect(
       storage.editConversation({ conversation: CONVERSATION }, (current) => ({ record: { ...current.record, json: '{"changed":true}' } }), unstorable),
     ).rejects.toThrow();
@@ -79,7 +83,7 @@ describe('the outbox, in the write’s own transaction', () => {
   it('queues creates written together (group commit) in their order, each with its own write', async () => {
     const storage = await openStorage({ name: freshName() });
     const ids = Array.from({ length: 20 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    await Promise.all(ids.map((id) => storage.createConversation(conversationRecord(id), [], [], queued('conversationsCreateSpecificConversation', { created: [{ kind: 'conversation', id }] }))));
+    await Promise.all(ids.map((id) => storage.createConversation(conversationRecord(id), [], [], undefined, queued('conversationsCreateSpecificConversation', { created: [{ kind: 'conversation', id }] }))));
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => e.created[0]!.id)).toEqual(ids);
     expect((await storage.listIds('conversation')).ids).toEqual(ids);

@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conversationJson } from '../../../src/core/models/conversation.js';
 import { openStorage } from '../../../src/storage/idb/storage.js';
 import type { ConversationRecord, MessageRecord, SnapshotSegment } from '../../../src/storage/schema.js';
-import { isPartition, planSnapshot, SEGMENT_END, SEGMENT_SIZE } from '../../../src/storage/snapshot-plan.js';
+import { isPartition, planSnapshot, SEGMENT_END, SEGMENT_SIZE, WHOLE } from '../../../src/storage/snapshot-plan.js';
 import type { Change, Storage } from '../../../src/storage/storage.js';
-import { BASE, jsonPost, seeded, setup } from '../support/harness.js';
+import { application, BASE, jsonPost, seeded, setup } from '../support/harness.js';
 
 const textOf = async (body: Blob | string) => (typeof body === 'string' ? body : body.text());
 const segment = (start: number, end: number, built: number, ids: string[]): SnapshotSegment => ({ variant: 0, start, end, built, ids, body: ids.join(',') });
@@ -163,16 +163,107 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     restarted.close();
   });
 
+  it('serves a stable variant from its whole body (one Blob), without reading the segments, until a conversation changes', async () => {
+    const t = await setup({ sampleAssets: false });
+    const big = 'z'.repeat(SEGMENT_SIZE / 3);
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) })).id);
+    const encode = vi.fn(conversationJson);
+    const read = async (storage: Storage = t.storage) => textOf(await storage.conversationsSnapshot(true, encode));
+    const wholes = async () => (await segmentsOf(t.databaseName)).filter((s) => s.start === WHOLE);
+    // Encoded, then kept in segments; the next read finds every segment kept: the whole body is kept.
+    expect(await read()).toBe(await fromRecords(t.storage, true));
+    await settle();
+    expect(await wholes()).toEqual([]);
+    expect(await read()).toBe(await fromRecords(t.storage, true));
+    await settle();
+    if (kind === 'text') {
+      // Text bodies are joined in memory, from one record or many alike: no whole body is kept.
+      expect(await wholes()).toEqual([]);
+      return;
+    }
+    const [whole] = await wholes();
+    expect(whole).toMatchObject({ variant: 1, ids: [] });
+    expect(whole!.body).toBeInstanceOf(Blob);
+    expect(await (whole!.body as Blob).text()).toBe(await fromRecords(t.storage, true));
+    // A new connection (a restarted worker) answers from it alone: no segment read, nothing encoded.
+    const restarted = await openStorage({ name: t.databaseName });
+    const getAll = vi.spyOn(IDBObjectStore.prototype, 'getAll');
+    const segmentReads = () => getAll.mock.contexts.filter((store) => (store as IDBObjectStore).name === 'snapshots').length;
+    encode.mockClear();
+    expect(await read(restarted)).toBe(await fromRecords(t.storage, true));
+    expect(segmentReads()).toBe(0);
+    expect(encode).not.toHaveBeenCalled();
+    // Changes of other records leave it true.
+    await t.fetch(`${BASE}/applications/register`, jsonPost(application()));
+    expect(await read(restarted)).toBe(await fromRecords(t.storage, true));
+    expect(segmentReads()).toBe(0);
+    // A conversation renamed: served from the segments, its own encoded afresh.
+    await t.fetch(`${BASE}/conversation/update`, jsonPost({ ...(await (await t.fetch(`${BASE}/conversation/${ids[5]}`)).json()), name: 'renamed' }));
+    const body = await read(restarted);
+    expect(body).toBe(await fromRecords(t.storage, true));
+    expect(body).toContain('"name":"renamed"');
+    expect(segmentReads()).toBe(1);
+    expect(encode.mock.calls.map(([record]) => record.id)).toContain(ids[5]);
+    expect(encode.mock.calls.length).toBeLessThan(ids.length);
+    restarted.close();
+  });
+
+  it('keeps the whole body once writes have stopped, by a read of its own after the last read that re-encoded segments', async () => {
+    const t = await setup({ sampleAssets: false });
+    const big = 'v'.repeat(SEGMENT_SIZE / 3);
+    for (let i = 0; i < 8; i++) await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
+    const storage = await openStorage({ name: t.databaseName, snapshotSettleMs: 10 });
+    // One read only: it encodes and keeps the segments; the background read finds them all kept.
+    expect(await textOf(await storage.conversationsSnapshot(true, conversationJson))).toBe(await fromRecords(t.storage, true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const wholes = (await segmentsOf(t.databaseName)).filter((s) => s.start === WHOLE);
+    if (kind === 'text') expect(wholes).toEqual([]);
+    else expect(await (wholes[0]!.body as Blob).text()).toBe(await fromRecords(t.storage, true));
+    storage.close();
+  });
+
+  it.skipIf(kind === 'text')('drops a whole body that cannot be read (a lost Blob file) and answers from the segments', async () => {
+    const t = await setup({ sampleAssets: false });
+    const big = 'w'.repeat(SEGMENT_SIZE / 3);
+    for (let i = 0; i < 8; i++) await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
+    const read = async (storage: Storage = t.storage) => textOf(await storage.conversationsSnapshot(true, conversationJson));
+    await read();
+    await settle();
+    await read();
+    await settle();
+    const [whole] = (await segmentsOf(t.databaseName)).filter((s) => s.start === WHOLE);
+    expect(whole).toBeDefined();
+    await new Promise<void>((resolve, reject) => {
+      const request = indexedDB.open(t.databaseName);
+      request.onsuccess = () => {
+        const tx = request.result.transaction('snapshots', 'readwrite');
+        tx.objectStore('snapshots').put({ ...whole, body: {} });
+        tx.oncomplete = () => (request.result.close(), resolve());
+        tx.onerror = () => reject(tx.error);
+      };
+    });
+    const restarted = await openStorage({ name: t.databaseName });
+    expect(await read(restarted)).toBe(await fromRecords(t.storage, true));
+    await settle();
+    expect((await segmentsOf(t.databaseName)).filter((s) => s.start === WHOLE)).toEqual([]);
+    restarted.close();
+  });
+
   it('never serves a deleted, renamed or emptied conversation from a kept segment (both variants, every write of the service)', async () => {
     const t = await setup();
     const check = async () => {
       for (const withMessages of [true, false]) {
         // Through the service; with Node's Blob stubbed in, from the storage (happy-dom's Response does not read Node's Blob).
-        const served =
-          kind === 'Blobs'
-            ? await textOf(await t.storage.conversationsSnapshot(withMessages, conversationJson))
-            : await (await t.fetch(`${BASE}/conversations?transferables=${withMessages}`)).text();
-        expect(served).toBe(await fromRecords(t.storage, withMessages));
+        // Twice: the second read finds every segment kept, and keeps the whole body (Blobs), which the next write must make stale.
+        for (let again = 0; again < 2; again++) {
+          const served =
+            kind === 'Blobs'
+              ? await textOf(await t.storage.conversationsSnapshot(withMessages, conversationJson))
+              : await (await t.fetch(`${BASE}/conversations?transferables=${withMessages}`)).text();
+          expect(served).toBe(await fromRecords(t.storage, withMessages));
+          await settle();
+        }
       }
       // The id list, from the kept segments and the ranges changed since.
       expect((await t.storage.listIds('conversation')).ids).toEqual((await t.storage.listConversations({ messages: false })).conversations.map((c) => c.id));

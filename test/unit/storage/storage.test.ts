@@ -361,9 +361,16 @@ describe('the read cache', () => {
     };
     // The first create is written alone, the four that arrive meanwhile in one transaction.
     await Promise.all([create(), create(), create(), create(), create()]);
-    expect(posted).toEqual(['written', 'written']);
+    // Told right after the task that saw the commit (once its answers are out).
+    await new Promise((resolve) => setTimeout(resolve));
+    // Once per task that saw commits: the first create's and the group's (one, when both came before the timer).
+    expect(posted.length).toBeGreaterThanOrEqual(1);
+    expect(posted.length).toBeLessThanOrEqual(2);
+    expect(new Set(posted)).toEqual(new Set(['written']));
+    const before = posted.length;
     await create();
-    expect(posted).toHaveLength(3);
+    await new Promise((resolve) => setTimeout(resolve));
+    expect(posted).toHaveLength(before + 1);
     storage.close();
   });
 
