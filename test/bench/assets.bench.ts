@@ -13,73 +13,20 @@
  *
  * Targets are reported as met or missed; they are never test assertions.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
 import { it } from 'vitest';
-import { build, preview } from 'vite';
-import type { BrowserContext, Page } from 'playwright-core';
 import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
-import { freePort } from '../free-port.js';
 import { median, ms, p95, table } from './stats.js';
+import { buildSite, openReady, serveSite } from './site.js';
+import { snippets } from './snippets.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
 const plan = smoke
   ? { createRounds: 3, createBatch: 20, assets: 1_000, warmSearches: 20, coldSearches: 3 }
   : { createRounds: 10, createBatch: 50, assets: 10_000, warmSearches: 60, coldSearches: 9 };
-
-async function buildPage(): Promise<string> {
-  const configFile = resolve(root, 'vite.config.ts');
-  await build({ configFile, mode: 'worker', logLevel: 'warn' });
-  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-bench-assets-')), 'site');
-  const pages = resolve(import.meta.dirname, 'pages');
-  await build({
-    configFile: false,
-    root: pages,
-    logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify('bench') },
-    build: { outDir, emptyOutDir: true, target: 'es2022', rollupOptions: { input: { ours: join(pages, 'ours.html') } } },
-  });
-  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
-  return outDir;
-}
-
-async function open(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
-  return page;
-}
-
-/** A snippet of about 1 KB: code-like lines of words from a vocabulary of 2,000, Zipf-distributed, seeded. */
-function snippets(count: number, seed = 7) {
-  let state = seed;
-  const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-  const syllables = 'ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu'.split(' ');
-  const vocabulary = Array.from({ length: 2000 }, (_, i) => syllables[i % 60]! + syllables[Math.floor(i / 60) % 60]! + (i >= 3600 ? syllables[i % 7]! : ''));
-  // Zipf: word k is picked with a weight of 1/(k+1).
-  const weights = vocabulary.map((_, k) => 1 / (k + 1));
-  const total = weights.reduce((a, b) => a + b, 0);
-  const cumulative: number[] = [];
-  weights.reduce((sum, w, k) => (cumulative[k] = sum + w / total), 0);
-  const word = () => {
-    const r = random();
-    let low = 0;
-    let high = cumulative.length - 1;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (cumulative[mid]! < r) low = mid + 1;
-      else high = mid;
-    }
-    return vocabulary[low]!;
-  };
-  const extensions = ['ts', 'py', 'go', 'rs', 'js', 'java'];
-  return Array.from({ length: count }, (_, i) => {
-    const lines = Array.from({ length: 14 }, () => `function ${word()}${word()[0]!.toUpperCase()}${word().slice(1)}(${word()}) { return ${word()}(${word()}, ${word()}); }`);
-    return { name: `${word()}_${word()}_${i}.${extensions[i % extensions.length]}`, text: lines.join('\n'), query: `${word()} ${word()}` };
-  });
-}
 
 /**
  * Runs in the page: `count` asset creates, `inFlight` at a time; ms per create. `raw`: the same
@@ -155,21 +102,13 @@ async function search(query: string): Promise<{ ms: number; found: number }> {
 }
 
 it('benchmarks assets', { timeout: 30 * 60_000 }, async () => {
-  const outDir = await buildPage();
-  const server = await preview({
-    configFile: false,
-    root: dirname(outDir),
-    logLevel: 'warn',
-    build: { outDir: basename(outDir) },
-    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1', headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
+  const outDir = await buildSite('assets');
+  const { server, origin } = await serveSite(outDir);
   const { context } = await launchChromium();
   const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version } };
   try {
-    const page = await open(context, `http://127.0.0.1:${address.port}/ours.html`);
-    const corpus = snippets(plan.assets);
+    const page = await openReady(context, `${origin}/ours.html`);
+    const corpus = snippets(plan.assets, 7);
     const texts = corpus.slice(0, 100).map((s) => s.text);
 
     // 1. Creates, interleaved: ours and raw IndexedDB, batch by batch, in alternating order.

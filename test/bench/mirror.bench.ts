@@ -17,18 +17,17 @@
  */
 // The Node host's IndexedDB, as the unit tests and the package's Node build give it.
 import 'fake-indexeddb/auto';
-import { mkdirSync, mkdtempSync, copyFileSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
 import { expect, it } from 'vitest';
-import { build, preview } from 'vite';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../browser/chromium.js';
-import { freePort } from '../free-port.js';
 import { createNodeHost } from '../../src/node/host.js';
 import type { MirrorStatus } from '../../src/core/mirror-spec.js';
 import { startUpstream, type IndependentPiecesOS } from '../upstream/pieces-os.js';
 import { median, ms, p95, table } from './stats.js';
+import { buildSite, serveSite } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
@@ -246,31 +245,6 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
 
 /** The benchmark's `ours` page and the worker script, served with cross-origin isolation (5 µs timers). */
 async function sitePages() {
-  const configFile = resolve(root, 'vite.config.ts');
-  await build({ configFile, mode: 'worker', logLevel: 'warn' });
-  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-mirror-bench-')), 'site');
-  const pages = resolve(import.meta.dirname, 'pages');
-  await build({
-    configFile: false,
-    root: pages,
-    logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify('bench') },
-    build: { outDir, emptyOutDir: true, target: 'es2022', rollupOptions: { input: { ours: join(pages, 'ours.html') } } },
-  });
-  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
-  const server = await preview({
-    configFile: false,
-    root: dirname(outDir),
-    logLevel: 'warn',
-    build: { outDir: basename(outDir) },
-    preview: {
-      port: await freePort(),
-      strictPort: true,
-      host: '127.0.0.1',
-      headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
-    },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return { origin: `http://127.0.0.1:${address.port}`, close: () => server.close() };
+  const { server, origin } = await serveSite(await buildSite('mirror'));
+  return { origin, close: () => server.close() };
 }

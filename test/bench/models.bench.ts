@@ -11,16 +11,14 @@
  *
  * Prints a markdown table and writes the figures to .bench/models.json. Targets are reported, never asserted.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { it } from 'vitest';
-import { build, preview, type PreviewServer } from 'vite';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { launchChromium } from '../browser/chromium.js';
 import { startFakeOllama } from '../fake-ollama.js';
-import { freePort } from '../free-port.js';
 import { median, ms, p95, table } from './stats.js';
+import { buildSite, openReady, serveSite, timeReads } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
@@ -28,58 +26,6 @@ const plan = smoke ? { rounds: 4, batch: 25, downloads: 2, lines: 10_000 } : { r
 const BASE = 'http://localhost:1000';
 const MODELS_URL = `${BASE}/models`;
 const SMALL_URL = `${BASE}/applications`;
-
-async function buildPages(): Promise<string> {
-  await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'worker', logLevel: 'warn' });
-  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-models-bench-')), 'site');
-  const pages = resolve(import.meta.dirname, 'pages');
-  await build({
-    configFile: false,
-    root: pages,
-    logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify('bench') },
-    build: { outDir, emptyOutDir: true, target: 'es2022', rollupOptions: { input: Object.fromEntries(['models-floor', 'ours'].map((n) => [n, join(pages, `${n}.html`)])) } },
-  });
-  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
-  copyFileSync(resolve(import.meta.dirname, 'models-floor-sw.js'), join(outDir, 'models-floor-sw.js'));
-  return outDir;
-}
-
-async function serve(outDir: string): Promise<{ server: PreviewServer; origin: string }> {
-  const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
-  const server = await preview({
-    configFile: false,
-    root: dirname(outDir),
-    logLevel: 'warn',
-    build: { outDir: basename(outDir) },
-    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1', headers: isolation },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return { server, origin: `http://127.0.0.1:${address.port}` };
-}
-
-async function open(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
-  return page;
-}
-
-/** Times `count` sequential GETs of `url` inside the page; each duration in ms. */
-const timeReads = (page: Page, url: string, count: number) =>
-  page.evaluate(
-    async ({ url, count }) => {
-      const times: number[] = [];
-      for (let i = 0; i < count; i++) {
-        const start = performance.now();
-        await (await fetch(url)).text();
-        times.push(performance.now() - start);
-      }
-      return times;
-    },
-    { url, count },
-  );
 
 /**
  * Runs in the page: downloads `model` (mapped to the fake Ollama) with its progress socket open,
@@ -115,17 +61,17 @@ const downloadWithReads = (page: Page, args: { model: string; small: string }) =
   }, args);
 
 it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
-  const outDir = await buildPages();
-  const [oursSite, floorSite] = (await Promise.all([serve(outDir), serve(outDir)])).map((s) => s.origin) as [string, string];
+  const outDir = await buildSite('models', { pages: ['models-floor', 'ours'], files: { 'models-floor-sw.js': resolve(import.meta.dirname, 'models-floor-sw.js') } });
+  const [oursSite, floorSite] = (await Promise.all([serveSite(outDir), serveSite(outDir)])).map((s) => s.origin) as [string, string];
   const ollama = await startFakeOllama();
   const { context } = await launchChromium();
   const results: Record<string, unknown> = { plan };
   try {
-    const ours = await open(context, `${oursSite}/ours.html`);
+    const ours = await openReady(context, `${oursSite}/ours.html`);
     const body = await ours.evaluate(async (url) => (await fetch(url)).text(), MODELS_URL);
     const hash = `#${encodeURIComponent(JSON.stringify({ [MODELS_URL]: body, [SMALL_URL]: await ours.evaluate(async (u) => (await fetch(u)).text(), SMALL_URL) }))}`;
-    const floor = await open(context, `${floorSite}/models-floor.html${hash}`);
-    const viaFetch = await open(context, `${oursSite}/ours.html?fastPath=0`);
+    const floor = await openReady(context, `${floorSite}/models-floor.html${hash}`);
+    const viaFetch = await openReady(context, `${oursSite}/ours.html?fastPath=0`);
     const variants = { floor, ours, fetch: viaFetch } as const;
 
     // 1. GET /models, interleaved in rotating order.

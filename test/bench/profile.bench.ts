@@ -3,34 +3,17 @@
  * (CDP Profiler) of the page and the worker over sequential creates or copilot streams: self
  * time by function, per thread. Not part of a normal run (skipped without BENCH_PROFILE).
  */
-import { copyFileSync, mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { it } from 'vitest';
-import { build, preview } from 'vite';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { launchChromium } from '../browser/chromium.js';
-import { freePort } from '../free-port.js';
 import { startFakeOpenAi } from '../fake-openai.js';
 import { createRate, createTemplate } from './creates.js';
+import { buildSite, openReady, serveSite } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const what = process.env.BENCH_PROFILE;
-
-async function buildPage(): Promise<string> {
-  await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'worker', logLevel: 'warn', build: { minify: false } });
-  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-bench-profile-')), 'site');
-  const pages = resolve(import.meta.dirname, 'pages');
-  await build({
-    configFile: false,
-    root: pages,
-    logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify('bench') },
-    build: { outDir, emptyOutDir: true, target: 'es2022', minify: false, rollupOptions: { input: { ours: join(pages, 'ours.html') } } },
-  });
-  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
-  return outDir;
-}
 
 interface Profile {
   nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }>;
@@ -76,22 +59,12 @@ async function workerSession(context: BrowserContext, page: Page) {
 }
 
 it.skipIf(!what)('profiles', { timeout: 10 * 60_000 }, async () => {
-  const outDir = await buildPage();
-  const server = await preview({
-    configFile: false,
-    root: dirname(outDir),
-    logLevel: 'warn',
-    build: { outDir: basename(outDir) },
-    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1', headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
+  const outDir = await buildSite('profile', { minify: false });
+  const { server, origin } = await serveSite(outDir);
   const { context } = await launchChromium();
   const fake = await startFakeOpenAi();
   try {
-    const page = await context.newPage();
-    await page.goto(`http://127.0.0.1:${address.port}/ours.html`);
-    await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
+    const page = await openReady(context, `${origin}/ours.html`);
     const template = what === 'creates' ? await page.evaluate(createTemplate) : undefined;
     const interval = Number(process.env.BENCH_PROFILE_INTERVAL ?? 200);
     const run = async (count: number, raw = false): Promise<number> => {

@@ -19,75 +19,18 @@
  * Targets are reported as met or missed; they are never test assertions. The machine's load is
  * reported beside the figures (2 shared cores: other work moves them).
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import { it } from 'vitest';
-import { build, preview } from 'vite';
-import type { BrowserContext, Page } from 'playwright-core';
 import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
-import { freePort } from '../free-port.js';
 import { median, ms, p95, table } from './stats.js';
+import { buildSite, openReady, serveSite } from './site.js';
+import { snippets } from './snippets.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
 const plan = smoke ? { assets: 1_000, rounds: 3, warm: 10 } : { assets: 10_000, rounds: 9, warm: 40 };
-
-async function buildPage(): Promise<string> {
-  const configFile = resolve(root, 'vite.config.ts');
-  await build({ configFile, mode: 'worker', logLevel: 'warn' });
-  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-bench-relevance-')), 'site');
-  const pages = resolve(import.meta.dirname, 'pages');
-  await build({
-    configFile: false,
-    root: pages,
-    logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify('bench') },
-    build: { outDir, emptyOutDir: true, target: 'es2022', rollupOptions: { input: { ours: join(pages, 'ours.html') } } },
-  });
-  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
-  return outDir;
-}
-
-async function open(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
-  return page;
-}
-
-/** Snippets of about 1 KB: code-like lines of words from a Zipf-distributed vocabulary of 2,000, seeded (as assets.bench.ts). */
-function snippets(count: number, seed = 11) {
-  let state = seed;
-  const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-  const syllables = 'ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu'.split(' ');
-  const vocabulary = Array.from({ length: 2000 }, (_, i) => syllables[i % 60]! + syllables[Math.floor(i / 60) % 60]! + (i >= 3600 ? syllables[i % 7]! : ''));
-  const weights = vocabulary.map((_, k) => 1 / (k + 1));
-  const total = weights.reduce((a, b) => a + b, 0);
-  const cumulative: number[] = [];
-  weights.reduce((sum, w, k) => (cumulative[k] = sum + w / total), 0);
-  const word = () => {
-    const r = random();
-    let low = 0;
-    let high = cumulative.length - 1;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (cumulative[mid]! < r) low = mid + 1;
-      else high = mid;
-    }
-    return vocabulary[low]!;
-  };
-  const extensions = ['ts', 'py', 'go', 'rs', 'js', 'java'];
-  return Array.from({ length: count }, (_, i) => {
-    const lines = Array.from({ length: 14 }, () => `function ${word()}${word()[0]!.toUpperCase()}${word().slice(1)}(${word()}) { return ${word()}(${word()}, ${word()}); }`);
-    return {
-      name: `${word()}_${word()}_${i}.${extensions[i % extensions.length]}`,
-      text: lines.join('\n'),
-      search: `${word()} ${word()}`,
-      relevance: `how do I ${word()} the ${word()} with ${word()}`,
-    };
-  });
-}
 
 /** Runs in the page: one request; its time in ms, the answer read whole. */
 async function ask({ kind, query }: { kind: 'relevance' | 'search' | 'health'; query: string }): Promise<number> {
@@ -142,23 +85,15 @@ async function keptIndex(what: 'read' | 'readAll' | 'delete' | 'kept'): Promise<
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 it('benchmarks the first relevance and search after a worker start', { timeout: 60 * 60_000 }, async () => {
-  const outDir = await buildPage();
-  const server = await preview({
-    configFile: false,
-    root: dirname(outDir),
-    logLevel: 'warn',
-    build: { outDir: basename(outDir) },
-    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1', headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
+  const outDir = await buildSite('relevance');
+  const { server, origin } = await serveSite(outDir);
   const { context } = await launchChromium();
   const loads: string[] = [load()];
   const figures: Record<string, number[]> = { coldRelevance: [], coldSearch: [], floorStart: [], floorRead: [], floorReadAll: [], rebuild: [], warmRelevance: [], warmSearch: [] };
   let keptAfter = NaN;
   try {
-    const page = await open(context, `http://127.0.0.1:${address.port}/ours.html`);
-    const corpus = snippets(plan.assets);
+    const page = await openReady(context, `${origin}/ours.html`);
+    const corpus = snippets(plan.assets, 11, { questions: true });
     for (let i = 0; i < corpus.length; i += 1000) {
       await page.evaluate((batch) => window.pieces.addAssets(batch), corpus.slice(i, i + 1000).map(({ name, text }) => ({ name, text })));
     }
@@ -182,8 +117,8 @@ it('benchmarks the first relevance and search after a worker start', { timeout: 
     let q = 0;
     const next = () => corpus[q++ % corpus.length]!;
     const steps: Array<[string, () => Promise<number>]> = [
-      ['coldRelevance', async () => (await stop(), request('relevance', next().relevance))],
-      ['coldSearch', async () => (await stop(), request('search', next().search))],
+      ['coldRelevance', async () => (await stop(), request('relevance', next().question!))],
+      ['coldSearch', async () => (await stop(), request('search', next().query))],
       ['floorStart', async () => (await stop(), request('health', ''))],
       ['floorRead', async () => (await page.evaluate(keptIndex, 'read' as const)) as number],
       ['floorReadAll', async () => (await page.evaluate(keptIndex, 'readAll' as const)) as number],
@@ -192,7 +127,7 @@ it('benchmarks the first relevance and search after a worker start', { timeout: 
         async () => {
           await stop();
           await page.evaluate(keptIndex, 'delete' as const);
-          const elapsed = await request('relevance', next().relevance);
+          const elapsed = await request('relevance', next().question!);
           await untilKept();
           return elapsed;
         },
@@ -205,8 +140,8 @@ it('benchmarks the first relevance and search after a worker start', { timeout: 
       }
       // Warm, in the worker the last step left running: relevance and search alternately.
       for (let i = 0; i < plan.warm / plan.rounds; i++) {
-        figures.warmRelevance!.push(await request('relevance', next().relevance));
-        figures.warmSearch!.push(await request('search', next().search));
+        figures.warmRelevance!.push(await request('relevance', next().question!));
+        figures.warmSearch!.push(await request('search', next().query));
       }
       loads.push(load());
     }

@@ -6,18 +6,18 @@
  *
  * Targets are reported as met or missed; they are never test assertions.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
-import { build, preview, type PreviewServer } from 'vite';
+import { build } from 'vite';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
 import { barChart, median, ms, p95, table } from './stats.js';
+import { buildSite, openReady, serveSite, timeReads } from './site.js';
 import { benchCopilot } from './copilot.js';
 import { createRate, createTemplate } from './creates.js';
-import { freePort } from '../free-port.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
@@ -41,69 +41,16 @@ const BASE = 'http://localhost:1000';
 const SMALL_PATHS = ['/applications', '/conversations/identifiers'];
 
 async function buildPages(): Promise<string> {
-  const configFile = resolve(root, 'vite.config.ts');
-  await build({ configFile, mode: 'worker', logLevel: 'warn' });
-  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-bench-')), 'site');
-  const pages = resolve(import.meta.dirname, 'pages');
-  await build({
-    configFile: false,
-    root: pages,
-    logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify('bench') },
-    build: {
-      outDir,
-      emptyOutDir: true,
-      target: 'es2022',
-      rollupOptions: { input: Object.fromEntries(['floor', 'ours', 'msw'].map((n) => [n, join(pages, `${n}.html`)])) },
-    },
+  const outDir = await buildSite('run', {
+    pages: ['floor', 'ours', 'msw'],
+    files: { 'mockServiceWorker.js': resolve(root, 'node_modules/msw/lib/mockServiceWorker.js'), 'floor-sw.js': resolve(import.meta.dirname, 'floor-sw.js') },
   });
-  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
-  copyFileSync(resolve(root, 'node_modules/msw/lib/mockServiceWorker.js'), join(outDir, 'mockServiceWorker.js'));
-  copyFileSync(resolve(import.meta.dirname, 'floor-sw.js'), join(outDir, 'floor-sw.js'));
   // The same page under /off/: controlled by a second registration of the same script on the
   // same origin (scope /off/), which writes each create alone, on the same database.
   mkdirSync(join(outDir, 'off'));
   copyFileSync(join(outDir, 'ours.html'), join(outDir, 'off', 'ours.html'));
   return outDir;
 }
-
-async function serve(outDir: string): Promise<{ server: PreviewServer; origin: string }> {
-  // Cross-origin isolation gives the pages 5 µs timers instead of 100 µs.
-  const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
-  const server = await preview({
-    configFile: false,
-    root: dirname(outDir),
-    logLevel: 'warn',
-    build: { outDir: basename(outDir) },
-    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1', headers: isolation },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return { server, origin: `http://127.0.0.1:${address.port}` };
-}
-
-async function open(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
-  return page;
-}
-
-/** Times `count` sequential GETs of `url` inside the page; returns each duration in ms. */
-const timeReads = (page: Page, url: string, count: number) =>
-  page.evaluate(
-    async ({ url, count }) => {
-      const times: number[] = [];
-      for (let i = 0; i < count; i++) {
-        const start = performance.now();
-        const response = await fetch(url);
-        await response.text();
-        times.push(performance.now() - start);
-      }
-      return times;
-    },
-    { url, count },
-  );
 
 /**
  * Runs in the page: opens a new connection to the service's database and reads
@@ -277,14 +224,14 @@ function gzipSize(path: string) {
 
 it('benchmarks', { timeout: 30 * 60_000 }, async () => {
   const outDir = await buildPages();
-  const servers = await Promise.all([serve(outDir), serve(outDir), serve(outDir)]);
+  const servers = await Promise.all([serveSite(outDir), serveSite(outDir), serveSite(outDir)]);
   const [oursSite, floorSite, mswSite] = servers.map((s) => s.origin) as [string, string, string];
   const { context } = await launchChromium();
   const chromium = context.browser()?.version() ?? (await (await context.newCDPSession(await context.newPage())).send('Browser.getVersion')).product;
   const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium, load: loadavg()[0]!.toFixed(2) } };
   try {
     // Ours first, seeded with a little data; its answers become the floor's and MSW's bodies.
-    const ours = await open(context, `${oursSite}/ours.html`);
+    const ours = await openReady(context, `${oursSite}/ours.html`);
     await ours.evaluate(async () => {
       await fetch('http://localhost:1000/applications/register', { method: 'POST', headers: { 'Content-Type': 'application/json' } });
       for (let i = 0; i < 5; i++) {
@@ -307,10 +254,10 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     // The floor answers a create with a constant body too (the hop alone).
     const created = await ours.evaluate(async (url) => (await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' })).text(), CREATE_URL);
     const hash = `#${encodeURIComponent(JSON.stringify({ ...bodies, [CREATE_URL]: created }))}`;
-    const floor = await open(context, `${floorSite}/floor.html${hash}`);
-    const msw = await open(context, `${mswSite}/msw.html${hash}`);
+    const floor = await openReady(context, `${floorSite}/floor.html${hash}`);
+    const msw = await openReady(context, `${mswSite}/msw.html${hash}`);
     // The same worker as `ours`, every request through its fetch handler.
-    const viaFetch = await open(context, `${oursSite}/ours.html?fastPath=0`);
+    const viaFetch = await openReady(context, `${oursSite}/ours.html?fastPath=0`);
     const variants = { floor, ours, fetch: viaFetch, msw } as const;
     (results.machine as Record<string, unknown>).isolated = await ours.evaluate(() => crossOriginIsolated);
 
@@ -435,7 +382,7 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       // Group commit off: a second registration of the same worker script on the same origin (scope
       // /off/), so both variants write to the same database, one batch after the other; each worker's
       // read cache is cleared by the other's writes (the invalidation channel).
-      const alone = await open(context, `${oursSite}/off/ours.html?groupCommit=0`);
+      const alone = await openReady(context, `${oursSite}/off/ours.html?groupCommit=0`);
       // The shared store emptied once, for every variant.
       await ours.evaluate(
         () =>
@@ -479,7 +426,7 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     // 3. Stream latency: tab B writes, tab A's socket receives; minus the write's own latency.
     if (want('stream')) {
       const a = ours;
-      const b = await open(context, `${oursSite}/ours.html`);
+      const b = await openReady(context, `${oursSite}/ours.html`);
       await a.evaluate(async () => {
         const w = window as unknown as { arrivals: Map<string, number>; socket: WebSocket };
         w.arrivals = new Map();

@@ -16,61 +16,24 @@
  *
  * Prints markdown tables and writes the figures to .bench/stream.json. Targets are reported, never asserted.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { it } from 'vitest';
-import { build, preview, type PreviewServer } from 'vite';
-import type { BrowserContext, Page } from 'playwright-core';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath, stopAllWorkers } from '../browser/chromium.js';
 import { startFakeOpenAi } from '../fake-openai.js';
 import { freePort } from '../free-port.js';
 import { median, ms, p95, quantile, table } from './stats.js';
+import { buildSite, openReady, serveSite, timeReads } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
 const profile = !!process.env.BENCH_PROFILE;
 const plan = smoke ? { repeats: 8, chunks: 200, coldRepeats: 3, profiled: 10 } : { repeats: 40, chunks: 200, coldRepeats: 15, profiled: 60 };
 const BASE = 'http://localhost:1000';
-
-async function buildPages(): Promise<string> {
-  await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'worker', logLevel: 'warn' });
-  const outDir = join(mkdtempSync(join(tmpdir(), 'pieces-stream-bench-')), 'site');
-  const pages = resolve(import.meta.dirname, 'pages');
-  await build({
-    configFile: false,
-    root: pages,
-    logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify('bench') },
-    build: { outDir, emptyOutDir: true, target: 'es2022', rollupOptions: { input: { ours: join(pages, 'ours.html') } } },
-  });
-  copyFileSync(resolve(root, 'dist/pieces-os-worker.js'), join(outDir, 'pieces-os-worker.js'));
-  return outDir;
-}
-
-async function serve(outDir: string): Promise<{ server: PreviewServer; origin: string }> {
-  const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
-  const server = await preview({
-    configFile: false,
-    root: dirname(outDir),
-    logLevel: 'warn',
-    build: { outDir: basename(outDir) },
-    preview: { port: await freePort(), strictPort: true, host: '127.0.0.1', headers: isolation },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return { server, origin: `http://127.0.0.1:${address.port}` };
-}
-
-async function open(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
-  return page;
-}
 
 interface Run {
   first: number;
@@ -184,21 +147,6 @@ interface Figures {
   restGap: number;
 }
 
-/** Times `count` sequential GETs of `url` inside the page; each duration in ms. */
-const timeReads = (page: Page, url: string, count: number) =>
-  page.evaluate(
-    async ({ url, count }) => {
-      const times: number[] = [];
-      for (let i = 0; i < count; i++) {
-        const start = performance.now();
-        await (await fetch(url)).text();
-        times.push(performance.now() - start);
-      }
-      return times;
-    },
-    { url, count },
-  );
-
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
@@ -253,8 +201,8 @@ async function devtools(url: string) {
 }
 
 it('copilot stream against its endpoint called directly; cold start and size', async () => {
-  const outDir = await buildPages();
-  const { server, origin } = await serve(outDir);
+  const outDir = await buildSite('stream');
+  const { server, origin } = await serveSite(outDir);
   const fake = await startFakeOpenAi();
   const profileDir = mkdtempSync(join(tmpdir(), 'pieces-stream-chromium-'));
   const port = profile ? await freePort() : 0;
@@ -266,7 +214,7 @@ it('copilot stream against its endpoint called directly; cold start and size', a
   });
   const results: Record<string, unknown> = { load: loadavg().map((l) => l.toFixed(2)).join(' ') };
   try {
-    const pages = { fast: await open(context, `${origin}/ours.html`), fetch: await open(context, `${origin}/ours.html?fastPath=0`) };
+    const pages = { fast: await openReady(context, `${origin}/ours.html`), fetch: await openReady(context, `${origin}/ours.html?fastPath=0`) };
     await pages.fast.evaluate(
       ({ baseUrl, chunks }) => (window as unknown as { pieces: { setModel(m: object): Promise<string> } }).pieces.setModel({ type: 'openai', baseUrl, model: 'count', maxTokens: chunks }),
       { baseUrl: fake.baseUrl, chunks: plan.chunks },
