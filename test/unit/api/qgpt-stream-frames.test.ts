@@ -78,8 +78,10 @@ async function world(model: ModelAdapter, piece?: number) {
   const frames: Frame[] = [];
   socket.addEventListener('message', (event) => frames.push(JSON.parse((event as MessageEvent).data as string) as Frame));
   await new Promise((resolve) => socket.addEventListener('open', resolve, { once: true }));
+  // A guard against a hang, not a measure: pieces of 5 bytes go slowly on a loaded machine.
   const until = async (done: () => boolean) => {
-    for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+    const deadline = Date.now() + 20_000;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     expect(done()).toBe(true);
   };
   const ended = (request: string) => () => frames.some((f) => f.request === request && f.status !== 'IN-PROGRESS');
