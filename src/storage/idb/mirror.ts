@@ -328,6 +328,14 @@ async function write(tx: Tx, batch: MirrorBatch): Promise<Change[]> {
       await messages.put({ id, conversation: upstream, json: withIds(message.json, id, upstream) });
       logged.push({ collection: 'conversationMessage', id });
     }
+    // The anchors it lists list it under its new id (their own re-keying, below, keeps that).
+    const listed = (JSON.parse(record.json) as { anchors?: { iterable?: Array<{ id?: unknown }> } }).anchors?.iterable ?? [];
+    for (const anchorId of listed.flatMap((item) => (typeof item?.id === 'string' ? [swap(item.id)] : []))) {
+      const anchor = await anchors.get(anchorId);
+      if (!anchor || !anchor.json.includes(local)) continue;
+      await anchors.put({ ...anchor, json: renamed(anchor.json, upstreamOf) });
+      logged.push({ collection: 'anchor', id: anchor.id });
+    }
     const rename = (ids: string[] | undefined) => ids?.map(swap);
     await conversations.delete(local);
     pending.delete(local);
