@@ -110,8 +110,8 @@ describe('worker mode', () => {
     // Written at once from the three tabs, each in its own order.
     const written = await Promise.all(tabs.map((tab, i) => write(tab, `tab ${i}`, 6)));
     await tabs[0]!.waitForSelector('#mirror[data-mirror="down"]:not([data-outbox="0"])');
-    const queued = (await piecesControls(tabs[0]!).mirrorStatus())!.outbox;
-    expect(queued).toHaveLength(3 * 7);
+    // Every write was acknowledged, so it is in the outbox; the status reads it again a moment after.
+    await expect.poll(async () => (await piecesControls(tabs[0]!).mirrorStatus())!.outbox.length, { timeout: 10_000 }).toBe(3 * 7);
     await upstream.start();
     await drained(tabs[1]!);
     expect(held(upstream)).toEqual(Object.fromEntries([0, 1, 2].map((i) => [`tab ${i}`, [0, 1, 2, 3, 4, 5].map((m) => `tab ${i} #${m}`)])));
