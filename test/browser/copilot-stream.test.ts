@@ -8,41 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAi, type FakeOpenAi } from '../fake-openai.js';
 import { engine, launch, type BrowserContext, type Page } from './engine.js';
 import { openDemo } from './pages.js';
-
-interface Frame {
-  request?: string;
-  conversation: string;
-  status: string;
-  question?: { answers: { iterable: Array<{ text: string }> } };
-}
-
-declare global {
-  interface Window {
-    streamFrames: Frame[];
-    streamSocket?: WebSocket;
-  }
-}
+import { chunks, ended, framesOf, openCopilot, send } from './copilot-socket.js';
 
 const chunk = (i: number) => `${i}:é€😀;`;
 const expected = (count: number) => Array.from({ length: count }, (_, i) => chunk(i));
 
-const openSocket = (page: Page) =>
-  page.evaluate(
-    () =>
-      new Promise<void>((resolve, reject) => {
-        window.streamFrames = [];
-        const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
-        window.streamSocket = socket;
-        socket.onmessage = (event) => window.streamFrames.push(JSON.parse(event.data));
-        socket.onopen = () => resolve();
-        socket.onerror = () => reject(new Error('the copilot socket failed'));
-      }),
-  );
-const send = (page: Page, input: unknown) => page.evaluate((i) => window.streamSocket!.send(JSON.stringify(i)), input);
-const framesOf = (page: Page, request: string) => page.evaluate((r) => window.streamFrames.filter((f) => f.request === r), request);
-const ended = (page: Page, request: string) =>
-  page.waitForFunction((r) => window.streamFrames.some((f) => f.request === r && f.status !== 'IN-PROGRESS'), request);
-const texts = (frames: Frame[]) => frames.filter((f) => f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text);
 const setModel = (page: Page, model: unknown) =>
   page.evaluate(async (m) => {
     const { port1, port2 } = new MessageChannel();
@@ -70,10 +40,10 @@ describe(`/qgpt/stream frames in ${engine.name}`, () => {
     fake = await startFakeOpenAi();
     ({ context } = await launch());
     page = await openDemo(context);
-    await openSocket(page);
+    await openCopilot(page);
   });
   afterAll(async () => {
-    await page?.evaluate(() => window.streamSocket?.close()).catch(() => {});
+    await page?.evaluate(() => window.copilotSocket?.close()).catch(() => {});
     await context?.close();
     await fake?.close();
   });
@@ -86,7 +56,7 @@ describe(`/qgpt/stream frames in ${engine.name}`, () => {
     for (const [request, conversation] of Object.entries(ids)) {
       const frames = await framesOf(page, request);
       expect(frames.map((f) => f.status)).toEqual([...expected(400).map(() => 'IN-PROGRESS'), 'COMPLETED']);
-      expect(texts(frames)).toEqual(expected(400));
+      expect(chunks(frames)).toEqual(expected(400));
       expect(await storedMessages(page, conversation)).toEqual([
         ['USER', `count ${request}`],
         ['ASSISTANT', expected(400).join('')],
@@ -99,12 +69,12 @@ describe(`/qgpt/stream frames in ${engine.name}`, () => {
     await setModel(page, { type: 'openai', baseUrl: fake.baseUrl, model: 'numbered-slow', maxTokens: 2000 });
     const conversation = await createConversation(page, 'stopped');
     await send(page, { request: 'stop-me', conversation, question: { query: 'count slowly', relevant: { iterable: [] } } });
-    await page.waitForFunction(() => window.streamFrames.filter((f) => f.request === 'stop-me').length >= 50);
+    await page.waitForFunction(() => window.copilotFrames.filter((f) => f.request === 'stop-me').length >= 50);
     await send(page, { request: 'stop-me', stop: true });
     await ended(page, 'stop-me');
     const frames = await framesOf(page, 'stop-me');
     expect(frames.at(-1)!.status).toBe('STOPPED');
-    const streamed = texts(frames);
+    const streamed = chunks(frames);
     expect(frames.length).toBe(streamed.length + 1);
     expect(streamed).toEqual(expected(streamed.length));
     expect(streamed.length).toBeLessThan(2000);

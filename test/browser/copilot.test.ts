@@ -23,6 +23,7 @@ import { startFakeOpenAi, type FakeOpenAi } from '../fake-openai.js';
 import { freePort } from '../free-port.js';
 import { engine, launch, type BrowserContext, type Page } from './engine.js';
 import { openDemo, storeIds } from './pages.js';
+import { chunks, ended, framesOf, openCopilot, send } from './copilot-socket.js';
 
 const BASE = 'http://localhost:1000';
 
@@ -91,41 +92,6 @@ function copilotClient(page: Page) {
   };
 }
 
-interface Frame {
-  request?: string;
-  conversation: string;
-  status: string;
-  question?: { answers: { iterable: Array<{ text: string }> } };
-  errorMessage?: string;
-  statusCode?: number;
-}
-
-declare global {
-  interface Window {
-    copilotFrames: Frame[];
-    copilotSocket?: WebSocket;
-  }
-}
-
-/** Opens a /qgpt/stream socket in the page that records every frame. */
-const openCopilot = (page: Page) =>
-  page.evaluate(
-    () =>
-      new Promise<void>((resolve, reject) => {
-        window.copilotFrames = [];
-        const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
-        window.copilotSocket = socket;
-        socket.onmessage = (event) => window.copilotFrames.push(JSON.parse(event.data));
-        socket.onopen = () => resolve();
-        socket.onerror = () => reject(new Error('the copilot socket failed'));
-      }),
-  );
-
-const send = (page: Page, input: unknown) => page.evaluate((i) => window.copilotSocket!.send(JSON.stringify(i)), input);
-const framesOf = (page: Page, request: string) => page.evaluate((r) => window.copilotFrames.filter((f) => f.request === r), request);
-const ended = (page: Page, request: string) =>
-  page.waitForFunction((r) => window.copilotFrames.some((f) => f.request === r && !['INITIALIZED', 'IN-PROGRESS'].includes(f.status)), request);
-const chunks = (frames: Frame[]) => frames.filter((f) => f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text);
 const setModel = (page: Page, model: unknown) =>
   page.evaluate(async (m) => {
     const { port1, port2 } = new MessageChannel();
