@@ -6,7 +6,11 @@
  *     same client calling the service's base while the service passes through to it; in Node
  *     (the Node host, in process) and in headless Chromium (the worker, over the fast path and
  *     through its fetch handler), interleaved rounds; medians, p95, and the ratio of medians
- *     (target ≤ 1.2×);
+ *     (target ≤ 1.2×). In Chromium "directly" is a page no service worker controls (a page the
+ *     worker controls pays a fetch event even for a request the worker lets pass, shown beside
+ *     it); the fetch handler's path is also set against its own floor, a bare service worker
+ *     whose fetch handler fetches the same path from the upstream (passthrough-sw.js), read from
+ *     a second page of its origin as the fetch-path page is (site.ts, `openBehind`);
  *  2. the time to drain 1,000 queued writes (100 conversations × 1 create + 9 messages),
  *     written while the upstream was away: from its return (the page's `connectMirror()`, or
  *     the Node host's, makes the mirror look at once rather than after its probe backoff) to
@@ -27,7 +31,7 @@ import { createNodeHost } from '../../src/node/host.js';
 import type { MirrorStatus } from '../../src/core/mirror-spec.js';
 import { startUpstream, type IndependentPiecesOS } from '../upstream/pieces-os.js';
 import { median, ms, p95, table } from './stats.js';
-import { buildSite, serveSite } from './site.js';
+import { buildSite, openBehind, openReady, serveSite } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
@@ -135,12 +139,7 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
   const { context } = await launchChromium();
   const chromium = context.browser()?.version() ?? 'Chromium';
   (results.machine as Record<string, unknown>).chromium = chromium;
-  const open = async (query: string) => {
-    const page = await context.newPage();
-    await page.goto(`${site.origin}/ours.html?mirror=${encodeURIComponent(browserUpstream.url)}${query}`);
-    await page.waitForSelector('#status:text("ready")', { timeout: 30_000 });
-    return page;
-  };
+  const open = (query: string) => openReady(context, `${site.origin}/ours.html?mirror=${encodeURIComponent(browserUpstream.url)}${query}`);
   type PagePieces = { pieces: { mirrorStatus(): Promise<MirrorStatus>; connectMirror(): Promise<MirrorStatus> } };
   const pageStatus = (page: Page) => page.evaluate(() => (window as unknown as PagePieces).pieces.mirrorStatus());
   const pageReach = async (page: Page) => {
@@ -155,6 +154,8 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
   try {
     const fast = await open('');
     const viaFetch = await open('&fastPath=0');
+    const plain = await openReady(context, `${site.plain}/plain.html`);
+    const floor = await openBehind(context, `${site.passthrough}/passthrough.html?upstream=${encodeURIComponent(browserUpstream.url)}`);
     await pageReach(fast);
     step('Chromium up');
     const reads = (page: Page, url: string) => (count: number) =>
@@ -173,11 +174,13 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
     const browser: Record<string, Record<string, Figures>> = {};
     for (const path of browserPaths) {
       const times = await interleave({
-        direct: reads(fast, browserUpstream.url + path),
+        direct: reads(plain, browserUpstream.url + path),
+        directControlled: reads(fast, browserUpstream.url + path),
         through: reads(fast, BASE + path),
         throughFetch: reads(viaFetch, BASE + path),
+        floorFetch: reads(floor, BASE + path),
       });
-      browser[path] = { direct: figures(times.direct!), through: figures(times.through!), throughFetch: figures(times.throughFetch!) };
+      browser[path] = Object.fromEntries(Object.entries(times).map(([name, t]) => [name, figures(t)]));
     }
     results.browser = browser;
     step('Chromium reads timed');
@@ -219,9 +222,12 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
   for (const [where, set] of [['Node host', results.node], ['Chromium worker', results.browser]] as const) {
     for (const [path, f] of Object.entries(set as Record<string, Record<string, Figures>>)) {
       const label = path.replace(/[0-9a-f-]{36}/, '{id}');
-      rows.push([where, label, 'direct', ms(f.direct!.median), ms(f.direct!.p95), '1.00×']);
-      rows.push([where, label, 'through the service', ms(f.through!.median), ms(f.through!.p95), `${ratio(f.through!, f.direct!).toFixed(2)}×`]);
-      if (f.throughFetch) rows.push([where, label, 'through (fetch handler)', ms(f.throughFetch.median), ms(f.throughFetch.p95), `${ratio(f.throughFetch, f.direct!).toFixed(2)}×`]);
+      const row = (calls: string, v: Figures, against = '') => rows.push([where, label, calls, ms(v.median), ms(v.p95), `${ratio(v, f.direct!).toFixed(2)}×`, against]);
+      row(where === 'Node host' ? 'direct' : 'direct (a page no worker controls)', f.direct!);
+      if (f.directControlled) row('direct, from a page the worker controls', f.directControlled);
+      row(where === 'Node host' ? 'through the service' : 'through the service (fast path)', f.through!);
+      if (f.floorFetch) row('floor: a bare worker fetching the upstream (fetch handler)', f.floorFetch);
+      if (f.throughFetch) row('through the service (fetch handler)', f.throughFetch, `${ratio(f.throughFetch, f.floorFetch!).toFixed(2)}× the floor`);
     }
   }
   const drain = (d: { writes: number; queueMs: number; drainMs: number }) =>
@@ -231,7 +237,7 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
     '',
     `Machine: ${cpus().length} cores, Node ${process.version}, ${chromium}. ${plan.rounds} rounds × ${plan.batch} reads per variant, interleaved.`,
     '',
-    table(['host', 'read', 'client calls', 'median', 'p95', 'ratio (median)'], rows),
+    table(['host', 'read', 'client calls', 'median', 'p95', 'against direct (medians)', 'against its floor'], rows),
     '',
     `Drain, Node host: ${drain(results.drainNode as never)}.`,
     `Drain, Chromium worker: ${drain(results.drainBrowser as never)}.`,
@@ -243,8 +249,10 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
   writeFileSync(resolve(root, '.bench/mirror.md'), report);
 });
 
-/** The benchmark's `ours` page and the worker script, served with cross-origin isolation (5 µs timers). */
+/** The benchmark's pages and the worker scripts, served with cross-origin isolation (5 µs timers): ours, the pass-through floor's and a page no worker controls, each on an origin of its own. */
 async function sitePages() {
-  const { server, origin } = await serveSite(await buildSite('mirror'));
-  return { origin, close: () => server.close() };
+  const outDir = await buildSite('mirror', { pages: ['ours', 'passthrough', 'plain'], files: { 'passthrough-sw.js': resolve(import.meta.dirname, 'passthrough-sw.js') } });
+  const servers = await Promise.all([serveSite(outDir), serveSite(outDir), serveSite(outDir)]);
+  const [origin, passthrough, plain] = servers.map((s) => s.origin) as [string, string, string];
+  return { origin, passthrough, plain, close: () => Promise.all(servers.map(({ server }) => server.close())) };
 }
