@@ -3,15 +3,20 @@ import { registerRoute } from 'workbox-routing';
 import { CHANGES_CHANNEL, type WorkerMessage } from '../core/stream-wire.js';
 import { VERSION } from '../shared/version.js';
 import { createPiecesWorker, type PiecesWorker, type RouteRegistry, type WorkerOptions } from './pieces-worker.js';
+import { routeOthersToNetwork } from './static-routes.js';
 import type { ServiceWorkerScope } from './sw-types.js';
 
 /**
  * Starts the service as the whole Service Worker: answers fetches under the
- * bases (everything else passes through), takes control at once.
+ * bases (everything else passes through, without a fetch event where the browser
+ * has static routes), takes control at once.
  */
 export function startWorker(scope: ServiceWorkerScope, options: WorkerOptions = {}): PiecesWorker {
   const worker = createPiecesWorker(options, scope);
-  scope.addEventListener('install', () => void scope.skipWaiting());
+  scope.addEventListener('install', (event) => {
+    routeOthersToNetwork(event, worker.bases);
+    void scope.skipWaiting();
+  });
   scope.addEventListener('activate', (event) =>
     event.waitUntil(
       scope.clients.claim().then(() => {

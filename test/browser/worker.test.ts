@@ -32,6 +32,35 @@ describe(`the worker in ${engine.name}`, () => {
     expect(result.ids).toContain(result.id);
   });
 
+  it('sends requests outside the bases to the network without a fetch event, where the browser has static routes', async () => {
+    const probe = await openProbe(context);
+    const sources = await probe.evaluate(async () => {
+      const own = await fetch('/probe.html?outside');
+      const under = await fetch('http://localhost:1000/applications');
+      // An entry is added once its body has been read.
+      const [ownText] = await Promise.all([own.text(), under.text()]);
+      // Every port of the bases is still answered (each wildcard of the route's patterns, and the single ports).
+      const others = ['http://localhost:5323', 'http://127.0.0.1:39319', 'http://127.0.0.1:39333', 'http://localhost:39300'];
+      const otherStatuses = await Promise.all(others.map(async (base) => (await fetch(`${base}/.well-known/version`)).status));
+      const timing = (name: string) => performance.getEntriesByName(name)[0] as PerformanceResourceTiming & { workerMatchedSourceType?: string };
+      return {
+        statuses: [own.status, under.status, ...otherStatuses],
+        ownText,
+        // Chromium says which route a request took; engines without static routes have no such field.
+        reported: 'workerMatchedSourceType' in PerformanceResourceTiming.prototype,
+        outside: timing(new URL('/probe.html?outside', location.href).href).workerMatchedSourceType,
+        base: timing('http://localhost:1000/applications').workerMatchedSourceType,
+      };
+    });
+    expect(sources.statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(sources.ownText).toContain('<title>probe</title>');
+    if (engine.name === 'chromium') expect(sources.reported).toBe(true);
+    if (sources.reported) {
+      expect(sources.outside).toBe('network');
+      expect(sources.base).not.toBe('network');
+    }
+  });
+
   it('leaves other origins alone', async () => {
     // From a page with no CSP: the demo's own policy would refuse the request before the worker saw it.
     const probe = await openProbe(context);
