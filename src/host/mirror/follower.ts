@@ -1,0 +1,205 @@
+/**
+ * Following the upstream while it is up: its identifier streams (one socket per collection),
+ * each change it announces read and written here, and whole collections read when it comes up.
+ */
+import type { Collection } from '../../storage/schema.js';
+import type { MirrorBatch } from '../../storage/storage.js';
+import type { MirrorContext } from './context.js';
+import { activityRecord, anchorRecord, applicationRecord, assetRecord, conversationRecord, records } from './records.js';
+import { UpstreamError, type WebSocketLike } from './upstream.js';
+
+/**
+ * The identifier streams followed on the upstream, and what each change makes the mirror read
+ * (ranges and models are the upstream's own: passed through while it answers, not kept).
+ */
+const FOLLOWED = {
+  conversation: '/conversations/stream/identifiers',
+  conversationMessage: '/messages/stream/identifiers',
+  application: '/applications/stream/identifiers',
+  asset: '/assets/stream/identifiers',
+  anchor: '/anchors/stream/identifiers',
+  activity: '/activities/stream/identifiers',
+} as const satisfies Partial<Record<Collection, string>>;
+type Followed = keyof typeof FOLLOWED;
+/** The collections read whole (messages come with their conversations). */
+export const SYNCED = ['conversation', 'application', 'asset', 'anchor', 'activity'] as const;
+export type Synced = (typeof SYNCED)[number];
+/** Each synced collection's list and one record of it, on the upstream, and the records of a list answer as a batch puts them. */
+const READS: Record<Synced, { list: string; one: (id: string) => string; put: (answer: unknown) => MirrorBatch['put'] }> = {
+  conversation: {
+    list: '/conversations?transferables=true',
+    one: (id) => `/conversation/${encodeURIComponent(id)}?transferables=true`,
+    put: (answer) => ({ conversations: records(answer, conversationRecord) }),
+  },
+  application: { list: '/applications', one: (id) => `/applications/${encodeURIComponent(id)}`, put: (answer) => ({ applications: records(answer, applicationRecord) }) },
+  asset: {
+    list: '/assets?transferables=true',
+    one: (id) => `/asset/${encodeURIComponent(id)}?transferables=true`,
+    put: (answer) => ({ assets: records(answer, assetRecord) }),
+  },
+  anchor: { list: '/anchors', one: (id) => `/anchor/${encodeURIComponent(id)}`, put: (answer) => ({ anchors: records(answer, anchorRecord) }) },
+  activity: { list: '/activities', one: (id) => `/activity/${encodeURIComponent(id)}`, put: (answer) => ({ activities: records(answer, activityRecord) }) },
+};
+
+export class Follower {
+  readonly #sockets = new Map<Followed, WebSocketLike>();
+  /** Streams the upstream refused (closed before their first frame): not opened again until it goes away or is another one. */
+  readonly #unserved = new Set<Followed>();
+  /** What following does next, in order, one at a time: read a collection whole, or one record. */
+  readonly #refreshing = new Map<string, { kind: Followed; id: string; deleted: boolean } | { sync: Synced }>();
+  #refreshRun: Promise<void> | null = null;
+  /** Records a write taken by the upstream put here (by id, in the order kept): a read of a whole collection begun before keeps them. */
+  readonly #recent = new Map<string, number>();
+  #tick = 0;
+
+  constructor(
+    private readonly ctx: MirrorContext,
+    /** Looks at where the upstream stands (it closed a stream: it may have gone away). */
+    private readonly probe: () => Promise<void>,
+  ) {}
+
+  start() {
+    const { ctx } = this;
+    if (ctx.paused) return;
+    const base = ctx.base;
+    if (!ctx.io.WebSocket || !base || !ctx.replayer || ctx.closed) {
+      if (!this.#sockets.size && base && ctx.replayer) for (const collection of SYNCED) this.#queueSync(collection);
+      return;
+    }
+    for (const collection of Object.keys(FOLLOWED) as Followed[]) {
+      if (this.#sockets.has(collection)) continue;
+      if (this.#unserved.has(collection)) {
+        // No stream of it there: read whole once, as without sockets.
+        if (collection !== 'conversationMessage') this.#queueSync(collection);
+        continue;
+      }
+      const socket = new ctx.io.WebSocket(base.replace(/^http/, 'ws') + FOLLOWED[collection]);
+      this.#sockets.set(collection, socket);
+      let first = true;
+      socket.onmessage = (event) => {
+        let frame: { iterable?: Array<Record<string, unknown>> };
+        try {
+          frame = JSON.parse(String(event.data)) as typeof frame;
+        } catch {
+          return;
+        }
+        if (first) {
+          first = false;
+          // The first frame is every id: the collection is read whole once (messages come with their conversations).
+          if (collection !== 'conversationMessage') this.#queueSync(collection);
+          return;
+        }
+        for (const item of frame.iterable ?? []) {
+          const id = (item[collection] as { id?: unknown } | undefined)?.id;
+          if (typeof id === 'string') this.#queueRefresh(collection, id, item.deleted === true);
+        }
+      };
+      socket.onclose = () => {
+        if (this.#sockets.get(collection) !== socket) return;
+        this.#sockets.delete(collection);
+        // Closed before its first frame: a stream this upstream may not serve (not opened again unless it went away meanwhile).
+        if (first) this.#unserved.add(collection);
+        // The upstream closed a stream: it may have gone away.
+        if (ctx.state === 'up' && !ctx.closed) void this.probe();
+      };
+      socket.onerror = () => {};
+    }
+  }
+
+  stop() {
+    for (const socket of this.#sockets.values()) {
+      socket.onclose = null;
+      try {
+        socket.close();
+      } catch {
+        // Closing a socket still connecting may throw in some engines.
+      }
+    }
+    this.#sockets.clear();
+  }
+
+  /** The streams the upstream refused may be served now (it went away, or is another one). */
+  forgetRefused() {
+    this.#unserved.clear();
+  }
+
+  /**
+   * The upstream's whole collection, made the local copy's; kept: what was created here and is not
+   * there yet (the replace keeps it), and what a write taken by the upstream put here since the read began.
+   */
+  async #sync(collection: Synced): Promise<void> {
+    const since = this.#tick;
+    const fresh = () => [...this.#recent].filter(([, at]) => at > since).map(([id]) => id);
+    try {
+      const answer = await this.ctx.upstream.json(`${this.ctx.base}${READS[collection].list}`);
+      await this.ctx.write({ put: READS[collection].put(answer), replace: { kinds: [collection], keep: fresh() } });
+      // Older than this read: no longer needed.
+      for (const [id, at] of this.#recent) if (at <= since) this.#recent.delete(id);
+    } catch (error) {
+      this.ctx.lastError = `reading the upstream's ${collection}s failed: ${(error as Error)?.message ?? error}`;
+      this.ctx.announce();
+    }
+  }
+
+  #queueRefresh(kind: Followed, id: string, deleted: boolean) {
+    const key = `${kind}:${id}`;
+    // Moved to the end: the latest news of a record is read after what came before it.
+    this.#refreshing.delete(key);
+    this.#refreshing.set(key, { kind, id, deleted });
+    this.#follow();
+  }
+
+  #queueSync(collection: Synced) {
+    this.#refreshing.set(`sync:${collection}`, { sync: collection });
+    this.#follow();
+  }
+
+  #follow() {
+    const { ctx } = this;
+    this.#refreshRun ??= (async () => {
+      while (this.#refreshing.size && ctx.state === 'up' && !ctx.closed && !ctx.paused && ctx.base) {
+        const [key, item] = this.#refreshing.entries().next().value!;
+        this.#refreshing.delete(key);
+        await ('sync' in item ? this.#sync(item.sync) : this.refresh(item.kind, item.id, item.deleted)).catch((error: unknown) => {
+          ctx.lastError = `following the upstream failed: ${(error as Error)?.message ?? error}`;
+        });
+      }
+    })().finally(() => (this.#refreshRun = null));
+  }
+
+  /** Notes records a write taken by the upstream put here (see `#recent`). */
+  kept(ids: Array<string | undefined>) {
+    for (const id of ids) if (id) this.#recent.set(id, ++this.#tick);
+  }
+
+  /** One record as the upstream has it now (gone when it answers 404 or the stream said deleted). */
+  async refresh(kind: Followed, id: string, deleted: boolean) {
+    const { ctx } = this;
+    const read = async (path: string) => {
+      const response = await ctx.upstream.call(`${ctx.base}${path}`);
+      if (response.status === 404) return null;
+      if (!response.ok) throw new UpstreamError('status', `${path} answered ${response.status}`, response.status);
+      return response.json() as Promise<unknown>;
+    };
+    const remove = (k: Followed) => ctx.write({ remove: [{ kind: k, id }] });
+    if (kind === 'conversationMessage') {
+      // A message is read with its conversation (its place in it comes from there).
+      const owner = deleted ? (await ctx.storage.getMessage(id))?.conversation : ((await read(`/message/${encodeURIComponent(id)}`)) as { conversation?: { id?: string } } | null)?.conversation?.id;
+      if (owner) this.#queueRefresh('conversation', owner, false);
+      else if (deleted) await remove('conversationMessage');
+      return;
+    }
+    if (deleted) {
+      await remove(kind);
+      return;
+    }
+    const wire = await read(READS[kind].one(id));
+    if (wire === null) {
+      await remove(kind);
+      return;
+    }
+    // Kept as the upstream gave it (when it converts).
+    const put = READS[kind].put({ iterable: [wire] })!;
+    if (Object.values(put).some((made) => made?.length)) await ctx.write({ put });
+  }
+}
