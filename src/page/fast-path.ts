@@ -15,6 +15,12 @@ const CONNECT_TIMEOUT_MS = 5_000;
 export interface FastPath {
   /** Requests that went over the port, and by fetch after a port failed. */
   counts: { port: number; fetch: number };
+  /**
+   * A fetch straight to the port, for the stream shim's own requests: the answer is the port's
+   * Response itself (an event stream's frames readable as frames), not a copy made by the
+   * interception layer.
+   */
+  fetch(input: string, init?: RequestInit): Promise<Response>;
   stop(): void;
 }
 
@@ -65,7 +71,8 @@ export function startFastPath(bases: readonly string[]): FastPath {
   const onControllerChange = () => client.reconnect();
   container.addEventListener('controllerchange', onControllerChange);
 
-  const stopIntercepting = interceptPageRequests((request) => {
+  /** The port's answer to a request under the bases (undefined for any other, or with no worker in control). */
+  const answer = (request: Request): Promise<Response> | undefined => {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -78,10 +85,15 @@ export function startFastPath(bases: readonly string[]): FastPath {
       container.controller.postMessage({ type: 'pieces:fast-path' } satisfies ConnectMessage);
     }
     return client.request(request);
-  });
+  };
+  const stopIntercepting = interceptPageRequests(answer);
 
   return {
     counts: client.counts,
+    fetch(input, init) {
+      const request = new Request(input, init);
+      return answer(request) ?? nativeFetch(request);
+    },
     stop() {
       stopIntercepting();
       container.removeEventListener('controllerchange', onControllerChange);

@@ -113,7 +113,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
     }
     // Before the stream shim: its handshakes and catch-ups take the fast path too.
     const fastPath = options.fastPath === false ? null : (await import('./fast-path.js')).startFastPath(hello.bases);
-    if (options.stream !== false) installStreamShim({ bases: hello.bases });
+    if (options.stream !== false) installStreamShim({ bases: hello.bases, ...(fastPath ? { fetch: fastPath.fetch } : {}) });
     if (options.syncProbes !== false && typeof XMLHttpRequest !== 'undefined') installSyncProbes({ bases: hello.bases });
     ask = (request) => askWorker(request);
     startMirror(options);

@@ -4,6 +4,7 @@
  * streamed body) from its replies; falls back to `fetch` where the port cannot
  * be used, without losing a request or having it run twice.
  */
+import { EventFrames, eventStream } from '../core/event-frames.js';
 import { randomUUID } from '../shared/uuid.js';
 import { CHECK_MS, EXPIRY_MS, GRACE_MS, IDLE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
 
@@ -53,6 +54,8 @@ interface Pending {
   acked: boolean;
   /** Set once the head arrived: the body's stream. */
   body?: ReadableStreamDefaultController<Uint8Array>;
+  /** Set once the head of an event stream sent as frames arrived: its frames. */
+  frames?: EventFrames;
   settle(outcome: Promise<Response>): void;
   timer: ReturnType<typeof setTimeout>;
 }
@@ -149,6 +152,7 @@ export class PortClient {
         headers: [...request.headers],
         body,
         whole: true,
+        frames: true,
       };
       connection.port.postMessage(message);
       this.watch(connection);
@@ -201,6 +205,16 @@ export class PortClient {
         return;
       case 'head': {
         const bodyless = NULL_BODY.has(message.status) || pending.method === 'HEAD';
+        const init = { status: message.status, statusText: message.statusText, headers: message.headers };
+        if (message.frames && !bodyless) {
+          // The answer's frames as they come; read as bytes only by a reader that wants bytes.
+          pending.frames = new EventFrames(() => {
+            this.finish(connection, pending);
+            if (!connection.dead) connection.port.postMessage({ type: 'cancel', id: pending.id });
+          });
+          pending.settle(Promise.resolve(eventStream(pending.frames, init)));
+          return;
+        }
         const stream = bodyless
           ? null
           : new ReadableStream<Uint8Array>({
@@ -213,7 +227,7 @@ export class PortClient {
                 if (!connection.dead) connection.port.postMessage({ type: 'cancel', id: pending.id });
               },
             });
-        pending.settle(Promise.resolve(new Response(stream, { status: message.status, statusText: message.statusText, headers: message.headers })));
+        pending.settle(Promise.resolve(new Response(stream, init)));
         return;
       }
       case 'answer': {
@@ -226,12 +240,17 @@ export class PortClient {
       case 'chunk':
         pending.body?.enqueue(message.chunk);
         return;
+      case 'frames':
+        pending.frames?.push(message.frames);
+        return;
       case 'end':
         pending.body?.close();
+        pending.frames?.close();
         this.finish(connection, pending);
         return;
       case 'error':
         if (pending.body) pending.body.error(networkError(message.message));
+        else if (pending.frames) pending.frames.fail(networkError(message.message));
         else pending.settle(Promise.reject(networkError(message.message)));
         this.finish(connection, pending);
         return;
@@ -323,6 +342,7 @@ export class PortClient {
       clearTimeout(pending.timer);
       connection.pending.delete(pending.id);
       if (pending.body) pending.body.error(networkError('the service worker stopped while answering'));
+      else if (pending.frames) pending.frames.fail(networkError('the service worker stopped while answering'));
       else pending.settle(this.viaFetch(pending.copy(), pending.id, pending.acked));
     }
     this.close(connection);

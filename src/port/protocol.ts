@@ -45,8 +45,12 @@ export interface ConnectMessage {
 export type Headers = Array<[string, string]>;
 
 export type ToWorker =
-  /** `whole`: the page takes an answer in one message (`answer`); a page without it gets head, chunks and end. */
-  | { type: 'request'; id: string; sent: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null; whole?: true }
+  /**
+   * `whole`: the page takes an answer in one message (`answer`); a page without it gets head, chunks and end.
+   * `frames`: the page takes an event stream made of frames as the frames (`head` with `frames`, then
+   * `frames` messages and `end`); a page without it gets the stream's bytes.
+   */
+  | { type: 'request'; id: string; sent: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null; whole?: true; frames?: true }
   /** The page stopped reading a streamed answer (a socket closed): the worker stops producing it. */
   | { type: 'cancel'; id: string }
   | { type: 'ping'; n: number };
@@ -55,13 +59,16 @@ export type ToPage =
   | { type: 'ready'; instance: string; lock?: string; fetches?: number }
   | { type: 'accepted'; id: string }
   | { type: 'expired'; id: string }
-  | { type: 'head'; id: string; status: number; statusText: string; headers: Headers }
+  /** `frames`: the body follows as `frames` messages (an event stream made of frames), not chunks. */
+  | { type: 'head'; id: string; status: number; statusText: string; headers: Headers; frames?: true }
   /**
    * A whole answer in one message (head, body, end): what the service made from text, or a
    * read whose body is a Blob (a snapshot kept ready to send), sent as it is.
    */
   | { type: 'answer'; id: string; status: number; statusText: string; headers: Headers; body: string | Blob | null }
   | { type: 'chunk'; id: string; chunk: Uint8Array }
+  /** Frames of an event stream, each its own event (`data: <frame>`), in order. */
+  | { type: 'frames'; id: string; frames: string[] }
   | { type: 'end'; id: string }
   | { type: 'error'; id: string; message: string }
   | { type: 'pong'; n: number };

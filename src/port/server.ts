@@ -3,6 +3,7 @@
  * `respond`, and answers the retries by fetch of requests that went over a
  * port first without running anything twice.
  */
+import { eventText, framesOf } from '../core/event-frames.js';
 import { isRerunnable, wholeBody } from '../core/http.js';
 import { randomUUID } from '../shared/uuid.js';
 import { EXPIRY_MS, KEPT_LIMIT, ID_HEADER, LOCK_PREFIX, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
@@ -70,8 +71,8 @@ export function createPortServer(respond: (request: Request) => Promise<Response
   // Ports are answered once the lock is held (or known not to be), so that `ready` can name it.
   const held = options.lock ? options.lock(lock).catch(() => false) : Promise.resolve(false);
 
-  /** The readers of the streamed answers being sent, by request id (a page may cancel one). */
-  const streaming = new Map<string, ReadableStreamDefaultReader<Uint8Array>>();
+  /** The streamed answers being sent, by request id (a page may cancel one). */
+  const streaming = new Map<string, { cancel(): unknown }>();
   const keptLimit = options.keptLimit ?? KEPT_LIMIT;
   /** Write answers kept for a replay, oldest first, with their size. */
   const kept = new Map<Answer, number>();
@@ -140,11 +141,31 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       const keep = typeof body === 'string' && !rerun && (body.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(body).byteLength <= REPLAY_LIMIT);
       return { status: response.status, statusText: response.statusText, headers, body: keep ? [body as string] : null, rerun };
     }
-    port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers });
+    // An event stream made of frames goes as its frames to a page that takes them: nothing encoded here, nothing parsed there.
+    const frames = message.frames && !bodyless ? framesOf(response) : undefined;
+    port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers, ...(frames ? { frames: true as const } : {}) });
     // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.
-    let kept: Uint8Array[] | null = rerun ? null : [];
+    let kept: Array<Uint8Array | string> | null = rerun ? null : [];
     let size = 0;
-    if (response.body && !bodyless) {
+    if (frames) {
+      streaming.set(id, frames);
+      try {
+        for (let batch = await frames.next(); batch; batch = await frames.next()) {
+          if (kept) {
+            const text = eventText(batch);
+            size += text.length * 3;
+            if (size > REPLAY_LIMIT) kept = null;
+            else kept.push(text);
+          }
+          port.postMessage({ type: 'frames', id, frames: batch });
+        }
+      } catch (error) {
+        port.postMessage({ type: 'error', id, message: (error as Error)?.message ?? String(error) });
+        return undefined;
+      } finally {
+        streaming.delete(id);
+      }
+    } else if (response.body && !bodyless) {
       const reader = response.body.getReader();
       streaming.set(id, reader);
       try {
@@ -176,7 +197,7 @@ export function createPortServer(respond: (request: Request) => Promise<Response
     }
     if (message?.type === 'cancel') {
       // Cancelling the body reaches the service's stream (its cancel: a socket's subscription ends).
-      void streaming.get(message.id)?.cancel().catch(() => {});
+      void Promise.resolve(streaming.get(message.id)?.cancel()).catch(() => {});
       return;
     }
     if (message?.type !== 'request' || typeof message.id !== 'string') return;

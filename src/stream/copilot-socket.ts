@@ -3,6 +3,7 @@
  * server-sent events come back as the socket's messages; many inputs run at once on one socket.
  */
 import { createParser } from 'eventsource-parser';
+import { framesOf } from '../core/event-frames.js';
 import { STREAM_HEADER } from '../core/stream-wire.js';
 import { ServedSocket } from './served-socket.js';
 
@@ -67,6 +68,13 @@ export class CopilotSocket extends ServedSocket {
       });
       if (!response.ok || !response.body) {
         this.#deliver(failedFrame(input, response.status, (await response.text()) || `The stream answered ${response.status}.`));
+        return;
+      }
+      // Frames that came as frames (the fast path's port): delivered as they are, those sent together at once.
+      const frames = framesOf(response);
+      if (frames) {
+        controller.signal.addEventListener('abort', () => frames.cancel(), { once: true });
+        for (let batch = await frames.next(); batch; batch = await frames.next()) for (const frame of batch) this.#deliver(frame);
         return;
       }
       // Each event is a frame, delivered as it is parsed: the frames one piece of the body brought

@@ -6,6 +6,7 @@
 import type { OperationContext, ServiceContext } from '../context.js';
 import { ModelError, type ChatMessage, type RelevantMaterial } from '../copilot/model.js';
 import { messageMaterial } from '../copilot/corpus.js';
+import { EventFrames, eventStream } from '../event-frames.js';
 import { HttpError, readJson } from '../http.js';
 import { derivedName, messageRecord, seedConversation, seedMessage, touched } from '../models/conversation.js';
 import type { Change } from '../../storage/storage.js';
@@ -25,48 +26,41 @@ export async function qgptStream({ request, service }: OperationContext): Promis
     throw new HttpError(426, 'The copilot stream is a WebSocket: connect with new WebSocket("ws://…/qgpt/stream").', { Upgrade: 'websocket' });
   }
   const body = await readJson(request, service.maxBodyBytes);
-  const encoder = new TextEncoder();
   const disconnected = new AbortController();
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      // Frames go out together, as one piece of the body: one message to the page instead of one
-      // per frame. Each frame stays its own event, so the socket still delivers one message per
-      // frame, in order. When the model says it waits for more (an adapter that calls `waiting`),
-      // what it yielded since goes out then; otherwise the first frame of a task goes out at once
-      // and the frames the same task makes after it when the task is over.
-      let pending = '';
-      let flushing: ReturnType<typeof setTimeout> | undefined;
-      /** The model said it waits for more at least once: its frames are sent when it does. */
-      let told = false;
-      const flush = () => {
-        clearTimeout(flushing);
-        flushing = undefined;
-        if (!pending || disconnected.signal.aborted) return;
-        controller.enqueue(encoder.encode(pending));
-        pending = '';
-      };
-      const send = (frame: string) => {
-        if (disconnected.signal.aborted) return;
-        pending += `data: ${frame}\n\n`;
-        if (flushing) return;
-        if (!told) flush();
-        flushing = setTimeout(flush, 0);
-      };
-      const waiting = () => {
-        told = true;
-        flush();
-      };
-      void answer(service, body, send, waiting, disconnected.signal).finally(() => {
-        clearTimeout(flushing);
-        flush();
-        if (!disconnected.signal.aborted) controller.close();
-      });
-    },
-    cancel() {
-      disconnected.abort();
-    },
+  const frames = new EventFrames(() => disconnected.abort());
+  // Frames go out together: one piece of the body (one message to the page) instead of one per
+  // frame; each frame stays its own event, so the socket still delivers one message per frame, in
+  // order. When the model says it waits for more (an adapter that calls `waiting`), what it yielded
+  // since goes out then; otherwise the first frame of a task goes out at once and the frames the
+  // same task makes after it when the task is over.
+  let pending: string[] = [];
+  let flushing: ReturnType<typeof setTimeout> | undefined;
+  /** The model said it waits for more at least once: its frames are sent when it does. */
+  let told = false;
+  const flush = () => {
+    clearTimeout(flushing);
+    flushing = undefined;
+    if (pending.length === 0 || disconnected.signal.aborted) return;
+    frames.push(pending);
+    pending = [];
+  };
+  const send = (frame: string) => {
+    if (disconnected.signal.aborted) return;
+    pending.push(frame);
+    if (flushing) return;
+    if (!told) flush();
+    flushing = setTimeout(flush, 0);
+  };
+  const waiting = () => {
+    told = true;
+    flush();
+  };
+  void answer(service, body, send, waiting, disconnected.signal).finally(() => {
+    clearTimeout(flushing);
+    flush();
+    frames.close();
   });
-  return new Response(stream, {
+  return eventStream(frames, {
     headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*' },
   });
 }
