@@ -21,10 +21,11 @@ import type { PageReply, PageRequest } from './protocol.js';
 
 export interface HostSetup {
   /**
-   * Opens a connection to the database, storing `initialData` on its first start; called
-   * again after a connection is lost (site data cleared, the database deleted or upgraded elsewhere).
+   * Opens a connection to the database, storing `initialData()` on its first start (called only
+   * then: a started database costs nothing of it); called again after a connection is lost (site
+   * data cleared, the database deleted or upgraded elsewhere).
    */
-  open(hooks: ConnectionHooks, initialData: StoredData): Promise<Storage>;
+  open(hooks: ConnectionHooks, initialData: () => StoredData): Promise<Storage>;
   /** Where committed changes are announced (and other connections' caches cleared). */
   channel: ChangeChannel;
   settings: ServiceSettings;
@@ -68,7 +69,9 @@ export function createHost(setup: HostSetup): Host {
   const clock = { now: settings.now ?? (() => new Date()), newId: settings.newId ?? randomUUID };
   // Invalid data fails here, at once, with a message naming the problem in the data as given.
   parseData(settings.data ?? {}, clock);
-  const records = parseData(initialData(settings), clock);
+  // With the sample assets, made only when a database is first started (not at every start of a worker).
+  let parsed: StoredData | undefined;
+  const records = () => (parsed ??= parseData(initialData(settings), clock));
   const storage = reconnectingStorage(
     (hooks) => setup.open(hooks, records).then((opened) => cacheReads(opened, channel.invalidation)),
     {

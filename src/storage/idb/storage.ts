@@ -23,8 +23,8 @@ export { CHANGE_LOG_LIMIT } from './transactions.js';
 export interface OpenStorageOptions extends ConnectionEvents {
   /** Database name; default `pieces-os-worker`. */
   name?: string;
-  /** Records stored on the database's first start (its first open), once. */
-  initialData?: Partial<StoredData>;
+  /** Records stored on the database's first start (its first open), once; a function is called only then. */
+  initialData?: Partial<StoredData> | (() => Partial<StoredData>);
   /** The IndexedDB to open it in; default the global `indexedDB`. */
   factory?: IDBFactory;
   /** Write concurrent creates together, in one transaction (see createConversation); default true. */
@@ -49,7 +49,8 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     await wrap(factory.deleteDatabase(name));
     db = await connect(factory, name, options);
   }
-  const identity = await start(db, { ...EMPTY, ...options.initialData });
+  const given = options.initialData;
+  const identity = await start(db, () => ({ ...EMPTY, ...(typeof given === 'function' ? given() : given) }));
   const snapshots = snapshotStore(db, { settleMs: options.snapshotSettleMs });
   const { conversationIds, ...snapshotMethods } = snapshots;
   return {
@@ -100,11 +101,14 @@ const isEmpty = (data: StoredData) => Object.values(data).every((records) => rec
  * On the first start of a database: gives it its identity (a random id: a wiped and recreated
  * database has another) and stores the initial data. Later starts read the identity.
  */
-async function start(db: IDBPDatabase<PiecesDB>, initial: StoredData): Promise<string> {
+async function start(db: IDBPDatabase<PiecesDB>, initialData: () => StoredData): Promise<string> {
   // Most starts only read (a readonly transaction commits at once); the first writes, and checks again as it does.
   const read = db.transaction('meta');
   const [seeded, identity] = await Promise.all([read.store.get('seeded'), read.store.get('identity')]);
-  if (typeof identity === 'string' && (seeded || isEmpty(initial))) return identity;
+  // The initial data is made only where it may be stored: not on the later starts of a seeded database.
+  if (typeof identity === 'string' && seeded) return identity;
+  const initial = initialData();
+  if (typeof identity === 'string' && isEmpty(initial)) return identity;
   const tx = db.transaction('meta', 'readwrite');
   let id = (await tx.store.get('identity')) as string | undefined;
   if (typeof id !== 'string') {

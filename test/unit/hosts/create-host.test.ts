@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { broadcastChannel, localChannel, type ChangeChannel } from '../../../src/host/channel.js';
 import { createHost } from '../../../src/host/create-host.js';
 import { CHANGES_CHANNEL } from '../../../src/core/stream-wire.js';
-import { openStorage, type OpenStorageOptions } from '../../../src/storage/idb/storage.js';
+import { openStorage } from '../../../src/storage/idb/storage.js';
+import type { StoredData } from '../../../src/storage/storage.js';
 import { memoryStorage } from '../../../src/storage/memory.js';
 import { SAMPLE_ASSETS } from '../../../src/core/fixtures/sample-assets.js';
 
@@ -78,14 +79,18 @@ describe('createHost', () => {
     const name = databaseName();
     const conversation = { id: crypto.randomUUID(), name: 'seeded', messages: [{ role: 'USER', fragment: { string: { raw: 'hi' } } }] };
     const settings = { data: { conversations: [conversation] } };
-    const open = (initialData: OpenStorageOptions['initialData']) => openStorage({ name, initialData });
+    // How often the initial data is made: only where a database may take it (its first start).
+    let made = 0;
+    const open = (initialData: () => StoredData) => openStorage({ name, initialData: () => (made++, initialData()) });
     const first = createHost({ open: (_h, data) => open(data), channel: localChannel(), settings });
     expect((await first.service.exportData()).conversations.map((c) => c.id)).toEqual([conversation.id]);
+    expect(made).toBe(1);
     await first.service.handle(new Request(`http://localhost:1000/conversations/${conversation.id}/delete`, { method: 'POST' }));
     first.close();
-    // Started again on the same database: its data is kept as it was, not seeded twice.
+    // Started again on the same database: its data is kept as it was, not seeded twice, nor even made.
     const second = createHost({ open: (_h, data) => open(data), channel: localChannel(), settings });
     const kept = await second.service.exportData();
+    expect(made).toBe(1);
     expect(kept.conversations).toEqual([]);
     expect(kept.assets.map((a) => a.id).sort()).toEqual(SAMPLE_ASSETS.map((a) => a.id).sort());
     await second.service.reset();
