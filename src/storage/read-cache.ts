@@ -24,6 +24,9 @@ const CACHED = [
   'listActivities',
   'listExternalApplications',
   'listModelStates',
+  // Meta values (the OS and user ids, sign-in, the model's configuration): read by every
+  // connect, user and applications read, under keys the code names (never a client's).
+  'getMeta',
 ] as const satisfies ReadonlyArray<keyof Storage>;
 
 type Read = (typeof CACHED)[number];
@@ -52,10 +55,10 @@ const AFFECTS: Record<string, readonly Read[]> = {
   putExternalApplications: ['listExternalApplications'],
   editAnchor: ['listConversations', ...ASSET_READS],
   setModelState: ['listModelStates'],
-  setSignedIn: [],
-  ensureMeta: [],
-  setMeta: [],
-  updateMeta: [],
+  setSignedIn: ['getMeta'],
+  ensureMeta: ['getMeta'],
+  setMeta: ['getMeta'],
+  updateMeta: ['getMeta'],
   createConversation: ['listConversations', 'listActivities'],
   deleteConversation: ['listConversations'],
   editConversation: ['listConversations'],
@@ -165,8 +168,9 @@ export function cacheReads(
       if (cache.has(k)) return cache.get(k);
       const started = generation;
       const value = await call(...args);
-      // Unknown ids are not kept: asking for many of them must not grow the cache.
-      if (generation !== started || value === undefined) return value;
+      // Unknown ids are not kept: asking for many of them must not grow the cache. (A meta key
+      // is one the code names: its absence is kept like any value.)
+      if (generation !== started || (value === undefined && read !== 'getMeta')) return value;
       if (read === 'listConversations') keepList(k, value as ConversationList);
       else cache.set(k, value);
       return value;

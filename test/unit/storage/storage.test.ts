@@ -195,6 +195,39 @@ describe('the read cache', () => {
     }
   });
 
+  it('serves meta values from memory, an absent one too, until a meta write here or any write of another connection', async () => {
+    const name = freshName();
+    const channel = `meta-${name}`;
+    const storage = cacheReads(await openStorage({ name }), channel);
+    const other = cacheReads(await openStorage({ name }), channel);
+    const spy = vi.spyOn(IDBDatabase.prototype, 'transaction');
+    const reads = () => spy.mock.calls.filter(([stores, mode]) => [stores].flat().includes('meta') && mode !== 'readwrite').length;
+    try {
+      expect(await storage.getMeta('osId')).toBeUndefined();
+      expect(await storage.getMeta('osId')).toBeUndefined();
+      expect(await storage.getMeta('signedIn')).toBeUndefined();
+      expect(await storage.getMeta('signedIn')).toBeUndefined();
+      expect(reads()).toBe(2);
+      await storage.setSignedIn(true);
+      expect(await storage.getMeta('signedIn')).toBe(true);
+      await storage.setMeta('osId', 'kept by an older version');
+      expect(await storage.getMeta('osId')).toBe('kept by an older version');
+      expect(await storage.ensureMeta('userId', () => 'u1')).toBe('u1');
+      expect(await storage.getMeta('userId')).toBe('u1');
+      const before = reads();
+      expect(await storage.getMeta('userId')).toBe('u1');
+      expect(reads()).toBe(before);
+      // Another connection's write reaches this cache through the channel.
+      await other.setMeta('userId', 'u2');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await storage.getMeta('userId')).toBe('u2');
+    } finally {
+      spy.mockRestore();
+      storage.close();
+      other.close();
+    }
+  });
+
   it('drops the cached conversation lists on conversation writes, keeps the id list in place, and stays equal to the database', async () => {
     const name = freshName();
     const raw = await openStorage({ name });
