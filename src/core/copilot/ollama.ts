@@ -20,22 +20,31 @@ function errorMessage(body: string): string {
   return body.trim().slice(0, 500) || 'no message';
 }
 
+/** How long a pull's parsing holds the thread at most before other work gets its turn. */
+const GIVE_WAY_MS = 2;
+
 /** Reads a body of JSON lines, giving each parsed object to `each`. */
 async function readLines(body: ReadableStream<Uint8Array>, each: (line: Record<string, unknown>) => void, fail: (message: string) => Error) {
-  const reader = body.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>).getReader();
+  // The bytes decoded as they come, without a stream stage of their own (a pull's thousands of
+  // short reads would each pass through it).
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
   let rest = '';
-  // A fast pull's lines arrive back to back, each read a microtask: the loop gives way every few
-  // milliseconds, so that the progress frames' timer and the other requests get their turn.
+  // A fast pull's lines arrive back to back, each read a microtask: the loop gives way every
+  // GIVE_WAY_MS, so that the progress frames' timer and the other requests get their turn.
   let gaveWay = performance.now();
   try {
     for (;;) {
-      if (performance.now() - gaveWay > 8) {
+      if (performance.now() - gaveWay > GIVE_WAY_MS) {
         await new Promise((resolve) => setTimeout(resolve, 0));
         gaveWay = performance.now();
       }
       const { done, value } = await reader.read();
-      if (done) break;
-      rest += value;
+      if (done) {
+        rest += decoder.decode();
+        break;
+      }
+      rest += decoder.decode(value, { stream: true });
       let end: number;
       while ((end = rest.indexOf('\n')) >= 0) {
         const line = rest.slice(0, end).trim();
