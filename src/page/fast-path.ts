@@ -86,7 +86,7 @@ export function startFastPath(bases: readonly string[]): FastPath {
     }
     return client.request(request);
   };
-  const stopIntercepting = interceptPageRequests(answer);
+  const stopIntercepting = interceptPageRequests(answer, (url) => matcher.match(url) !== null);
 
   return {
     counts: client.counts,

@@ -60,7 +60,7 @@ export async function startPageMode(options: PageModeOptions): Promise<PageModeH
     kind = 'memory';
     await host.storage.identity();
   }
-  const stopIntercepting = interceptPageRequests((request) => service.respond(request));
+  const stopIntercepting = interceptPageRequests((request) => service.respond(request), (url) => service.pathUnderBase(url) !== null);
   const stopStreams = stream ? host.feedStreams() : () => {};
   // Synchronous XHR is beyond the interceptor: it stays native, and its
   // discovery probes under the bases are answered as in worker mode.
