@@ -5,15 +5,14 @@
  * reads as they came (nothing encoded in the worker, nothing parsed in the page), cancels, and a
  * replay by fetch gets as the same bytes.
  */
-import { MessageChannel, MessagePort } from 'node:worker_threads';
+import { MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventFrames, eventStream, eventText, framesOf } from '../../../src/core/event-frames.js';
-import { PortClient, type ClientPort } from '../../../src/port/client.js';
 import { ID_HEADER, REPLAY_HEADER, type ToPage, type ToWorker } from '../../../src/port/protocol.js';
-import { createPortServer, type PortLike } from '../../../src/port/server.js';
+import { createPortServer } from '../../../src/port/server.js';
+import { channel, closePorts, joined } from '../support/ports.js';
 
-const opened: Array<{ close(): void }> = [];
-afterEach(() => opened.splice(0).forEach((port) => port.close()));
+afterEach(closePorts);
 
 const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8' };
 
@@ -21,20 +20,6 @@ const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8' };
 function framed() {
   const state = { cancelled: false, frames: new EventFrames(() => (state.cancelled = true)) };
   return state;
-}
-
-function joined(respond: (request: Request) => Promise<Response>) {
-  const server = createPortServer(respond);
-  const client = new PortClient({
-    connect: async () => {
-      const { port1, port2 } = new MessageChannel();
-      opened.push(port1, port2);
-      server.serve(port2 as unknown as PortLike);
-      return { port: port1 as unknown as ClientPort, instance: server.instance, worker: 'w' };
-    },
-    fetch: async (request) => (server.answerRetry(request) ?? respond(request))!,
-  });
-  return { server, client };
 }
 
 const post = (body = '{}', headers: Record<string, string> = {}) =>
@@ -133,16 +118,16 @@ describe('event frames over the fast path', () => {
   it('go as bytes to a page that does not take frames (an older page library)', async () => {
     const { frames } = framed();
     const server = createPortServer(async () => eventStream(frames, { headers: HEADERS }));
-    const { port1: page, port2: worker } = new MessageChannel();
-    opened.push(page, worker);
+    const { page, worker } = channel();
     const received: ToPage[] = [];
-    const ended = new Promise<void>((resolve) =>
-      page.on('message', (message: ToPage) => {
+    const ended = new Promise<void>((resolve) => {
+      page.onmessage = (event) => {
+        const message = event.data as ToPage;
         received.push(message);
         if (message.type === 'end') resolve();
-      }),
-    );
-    server.serve(worker as unknown as PortLike);
+      };
+    });
+    server.serve(worker);
     const message: ToWorker = { type: 'request', id: 'r1', sent: Date.now(), method: 'POST', url: 'http://localhost:1000/qgpt/stream', headers: [], body: null, whole: true };
     page.postMessage(message);
     frames.push(['{"n":1}']);

@@ -7,17 +7,11 @@ import { MessageChannel, MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PortClient, type ClientPort } from '../../../src/port/client.js';
 import { ID_HEADER, LOCK_PREFIX, REPLAY_HEADER, type ToPage, type ToWorker } from '../../../src/port/protocol.js';
-import { createPortServer, type PortLike } from '../../../src/port/server.js';
+import { createPortServer } from '../../../src/port/server.js';
+import { channel, closePorts, joined } from '../support/ports.js';
 import { json, jsonText, markRerunnable, text } from '../../../src/core/http.js';
 
-const opened: Array<{ close(): void }> = [];
-afterEach(() => opened.splice(0).forEach((port) => port.close()));
-
-function channel() {
-  const { port1, port2 } = new MessageChannel();
-  opened.push(port1, port2);
-  return { page: port1 as unknown as ClientPort, worker: port2 as unknown as PortLike };
-}
+afterEach(closePorts);
 
 /** A service that records what it ran: echoes writes, counts them. */
 function service() {
@@ -86,25 +80,6 @@ function served(server: ReturnType<typeof createPortServer>, until: ToPage['type
 
 /** The ids of the requests the worker acknowledged, in order. */
 const acceptedIds = (posted: ToPage[]) => posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
-
-/** A page and a worker joined by ports; the worker's fetch handler answers fallbacks as the Service Worker does. */
-function joined(respond: (request: Request) => Promise<Response>, options: { expiryMs?: number; graceMs?: number; pingMs?: number; keptLimit?: number } = {}) {
-  const server = createPortServer(respond, options);
-  const fetched: Request[] = [];
-  const client = new PortClient({
-    ...options,
-    connect: async () => {
-      const { page, worker } = channel();
-      server.serve(worker);
-      return { port: page, instance: server.instance, worker: 'w' };
-    },
-    fetch: async (request) => {
-      fetched.push(request.clone());
-      return (server.answerRetry(request) ?? respond(request))!;
-    },
-  });
-  return { server, client, fetched };
-}
 
 describe('fast path framing', () => {
   it('remembers no read (a read is run again when asked again), only writes, for as long as a replay may ask', async () => {

@@ -4,13 +4,10 @@
  * progress socket closed, a copilot socket closed mid-answer) is stopped in the
  * worker too: the service's stream is cancelled, so nothing keeps producing it.
  */
-import { MessageChannel } from 'node:worker_threads';
 import { afterEach, expect, it } from 'vitest';
-import { PortClient, type ClientPort } from '../../../src/port/client.js';
-import { createPortServer, type PortLike } from '../../../src/port/server.js';
+import { closePorts, joined } from '../support/ports.js';
 
-const opened: Array<{ close(): void }> = [];
-afterEach(() => opened.splice(0).forEach((port) => port.close()));
+afterEach(closePorts);
 
 it('cancelling a streamed answer in the page cancels the service’s stream in the worker', async () => {
   let cancelled = false;
@@ -33,16 +30,7 @@ it('cancelling a streamed answer in the page cancels the service’s stream in t
       }),
       { headers: { 'Content-Type': 'text/event-stream' } },
     );
-  const server = createPortServer(respond);
-  const client = new PortClient({
-    connect: async () => {
-      const { port1, port2 } = new MessageChannel();
-      opened.push(port1, port2);
-      server.serve(port2 as unknown as PortLike);
-      return { port: port1 as unknown as ClientPort, instance: server.instance, worker: 'w' };
-    },
-    fetch: async () => respond(),
-  });
+  const { client } = joined(respond);
   const response = await client.request(new Request('http://localhost:1000/model/x/download/progress'));
   const reader = response.body!.getReader();
   const first = new TextDecoder().decode((await reader.read()).value);
