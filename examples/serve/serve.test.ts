@@ -150,8 +150,11 @@ describe('pieces-os-worker serve', () => {
       expect(headers.toLowerCase()).toContain('x-upstream: independent');
       expect((await status()).state).toBe('up');
       await upstream.stop();
-      await run('curl', ['-s', '-X', 'POST', `${mirrored.url}/conversations/create`, '-H', 'Content-Type: application/json', '-d', '{"type":"COPILOT","name":"Written while away"}']);
-      expect(await status()).toMatchObject({ state: 'down', outbox: [{ operation: 'conversationsCreateSpecificConversation' }] });
+      // Answered here (not by the upstream: no x-upstream header), and queued; the status may be read a moment before the queue is.
+      const { stdout: written } = await run('curl', ['-s', '-i', '-X', 'POST', `${mirrored.url}/conversations/create`, '-H', 'Content-Type: application/json', '-d', '{"type":"COPILOT","name":"Written while away"}']);
+      expect(written.split('\r\n\r\n')[0], written.slice(0, 600)).toMatch(/^HTTP\/1\.1 200/);
+      expect(written.toLowerCase()).not.toContain('x-upstream:');
+      await expect.poll(status, { timeout: 5_000, interval: 100 }).toMatchObject({ state: 'down', outbox: [{ operation: 'conversationsCreateSpecificConversation' }] });
       await upstream.start();
       await expect.poll(async () => {
         await run('curl', ['-s', `${mirrored.url}/.well-known/health`]);
