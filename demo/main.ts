@@ -61,10 +61,13 @@ async function main() {
   const external = mountExternalApplications(api);
   const models = mountModels(api, base, errors);
 
-  await assets.load();
-  await conversations.listen();
-  await snippets.listen();
-  await Promise.all([header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh(), indicator.refresh()]);
+  // The service has started: a pane that cannot load (a mirrored Pieces OS without one of its
+  // operations, say) shows its error, and the others load all the same.
+  const shown = (loading: Promise<unknown>) => loading.catch((error: unknown) => errors.show(error));
+  await shown(assets.load());
+  await shown(conversations.listen());
+  await shown(snippets.listen());
+  await Promise.all([header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh(), indicator.refresh()].map(shown));
   document.body.dataset.loaded = 'true';
 }
 

@@ -4,6 +4,7 @@ import { ApplicationNameEnum, PlatformEnum } from '@pieces.app/pieces-os-client'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 import { storeIds } from './pages.js';
+import { piecesControls } from '../../src/node/page-controls.js';
 import { startFakeOllama, type FakeOllama } from '../fake-ollama.js';
 
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-results');
@@ -268,6 +269,23 @@ describe('the demo page', () => {
     expect(covered).toEqual({ after: 'error', hidden: [] });
     await page.click('#error-close');
     expect(await visible(page, '#error')).toBe(false);
+  });
+
+  it("stays started when a pane cannot load (a mirrored Pieces OS without the models, say): the pane's error shows, the other panes load", async () => {
+    const pieces = piecesControls(page);
+    await pieces.use({ operation: 'modelsSnapshot', status: 404, body: 'GET /models: no such operation here.' });
+    try {
+      const other = await context.newPage();
+      await other.goto(inject('demoUrl'));
+      await other.waitForFunction(() => document.body.dataset.loaded === 'true', undefined, { timeout: 30_000 });
+      expect(await other.getAttribute('#status', 'data-state')).toBe('ready');
+      expect(await other.textContent('#error-text')).toContain('no such operation here');
+      // Loaded after the models in the same round: the health pill, the applications.
+      expect(await other.getAttribute('#health', 'data-state')).toBe('ready');
+      await other.close();
+    } finally {
+      await pieces.resetOverrides();
+    }
   });
 
   it('logs every call with its operation', async () => {
