@@ -1,6 +1,7 @@
 /**
  * Node's preset of the interception layer: fetch, http/https, XMLHttpRequest and WebSocket, answered
- * by the latest listening server whose bases hold the request; everything else goes out untouched.
+ * by the latest listening server whose bases hold the request; everything else goes out untouched
+ * (a `fetch` under no listening server's bases, straight to Node's own).
  */
 import { syncBuiltinESMExports } from 'node:module';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
@@ -33,7 +34,9 @@ export function openStream(url: string, protocols?: string | string[]): WebSocke
 }
 
 function start() {
-  const stopRequests = interceptRequests([new ClientRequestInterceptor(), new XMLHttpRequestInterceptor(), new FetchInterceptor()], answer);
+  const stopRequests = interceptRequests([new ClientRequestInterceptor(), new XMLHttpRequestInterceptor(), new FetchInterceptor()], answer, (url) =>
+    listening.some((server) => server.service.pathUnderBase(url) !== null),
+  );
   const sockets = new WebSocketInterceptor();
   sockets.on('connection', async ({ client, server }) => {
     const feed = openStream(client.url.href);

@@ -120,6 +120,28 @@ describe('interception', () => {
     }
   });
 
+  it('hands a fetch outside the bases to the fetch there was, its arguments as given (not through the interceptors)', async () => {
+    const original = globalThis.fetch;
+    const before = vi.fn(async (..._args: unknown[]) => new Response('from the network'));
+    globalThis.fetch = before as unknown as typeof fetch;
+    try {
+      const s = server();
+      const init = { method: 'POST', body: 'a body' };
+      const request = new Request('https://app.example.test/other');
+      expect(await (await fetch('https://app.example.test/api', init)).text()).toBe('from the network');
+      await fetch(request);
+      expect(before.mock.calls).toEqual([['https://app.example.test/api', init], [request, undefined]]);
+      expect(before.mock.calls[1]![0]).toBe(request);
+      // Under the bases: the service answers, and Node's fetch is not called.
+      expect((await fetch(`${BASE}/applications`)).status).toBe(200);
+      expect(before).toHaveBeenCalledTimes(2);
+      s.close();
+      expect(globalThis.fetch).toBe(before);
+    } finally {
+      globalThis.fetch = original;
+    }
+  });
+
   it('close() restores every patched global', async () => {
     const before = { fetch: globalThis.fetch, XMLHttpRequest: globalThis.XMLHttpRequest, WebSocket: globalThis.WebSocket, request: http.request, get: http.get };
     const s = server();
