@@ -1,8 +1,16 @@
 /**
- * Server-sent events made as frames (the copilot stream's answers): an event-stream body, which a
- * host that can carry the frames themselves (the fast path's port) reads as batches of frame texts
- * instead of bytes that it would encode, send, decode and parse again. Either way, one reader.
+ * Server-sent events made as frames (the socket streams served as POST or GET answers: the copilot's,
+ * a model download's progress): an event-stream body, which a reader that can take the frames
+ * themselves (the stream shim, in process or over the fast path's port) reads as batches of frame
+ * texts instead of bytes that would be encoded, sent, decoded and parsed again. Either way, one reader.
  */
+
+/** The headers of an event stream's answer. */
+export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'Access-Control-Allow-Origin': '*',
+};
 
 /** The `data:` lines of `frames`, each its own event. */
 export const eventText = (frames: readonly string[]): string => frames.map((frame) => `data: ${frame}\n\n`).join('');
@@ -84,7 +92,7 @@ export class EventFrames {
 const framed = new WeakMap<Response, EventFrames>();
 
 /** An event-stream response of `frames`, which a host may read as frames (see `framesOf`). */
-export function eventStream(frames: EventFrames, init: ResponseInit): Response {
+export function eventStream(frames: EventFrames, init: ResponseInit = { headers: EVENT_STREAM_HEADERS }): Response {
   const response = new Response(frames.body(), init);
   framed.set(response, frames);
   return response;

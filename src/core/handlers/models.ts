@@ -14,6 +14,7 @@
 import type { OperationContext, ServiceContext } from '../context.js';
 import { catalogueModel, MODELS, modelWire, type CatalogueModel } from '../copilot/catalogue.js';
 import { ModelError } from '../copilot/model.js';
+import { EventFrames, eventStream } from '../event-frames.js';
 import { badRequest, clip, HttpError, json, jsonText, notFound, readJson, text } from '../http.js';
 import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
 import { embeddedSchema, knownKeys, object, optional } from '../validate.js';
@@ -131,20 +132,11 @@ export async function modelSpecificModelDownloadProgress(context: OperationConte
   }
   const model = pathModel(context);
   const { downloads } = service.copilot;
-  const encoder = new TextEncoder();
   let stop = () => {};
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const send = (frame: object) => controller.enqueue(encoder.encode(`data: ${JSON.stringify(frame)}\n\n`));
-      const current = downloads.current(model.id);
-      if (current) send(current);
-      stop = downloads.subscribe(model.id, send);
-    },
-    cancel() {
-      stop();
-    },
-  });
-  return new Response(stream, {
-    headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*' },
-  });
+  const frames = new EventFrames(() => stop());
+  const send = (frame: object) => frames.push([JSON.stringify(frame)]);
+  const current = downloads.current(model.id);
+  if (current) send(current);
+  stop = downloads.subscribe(model.id, send);
+  return eventStream(frames);
 }

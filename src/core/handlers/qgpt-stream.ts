@@ -40,7 +40,8 @@ export async function qgptStream({ request, service }: OperationContext): Promis
   const flush = () => {
     clearTimeout(flushing);
     flushing = undefined;
-    if (pending.length === 0 || disconnected.signal.aborted) return;
+    if (pending.length === 0) return;
+    // Dropped by the frames once their reader stopped.
     frames.push(pending);
     pending = [];
   };
@@ -60,9 +61,7 @@ export async function qgptStream({ request, service }: OperationContext): Promis
     flush();
     frames.close();
   });
-  return eventStream(frames, {
-    headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*' },
-  });
+  return eventStream(frames);
 }
 
 function frame(request: string, conversation: string, status: Status, extra: JsonObject = {}): string {

@@ -5,11 +5,10 @@
  * (COMPLETED, FAILED, STOPPED or RESET). A stop for a request in flight goes on that
  * request's socket.
  */
+import { EVENT_STREAM_HEADERS, EventFrames, eventStream } from '../../core/event-frames.js';
 import type { WebSocketLike } from './upstream.js';
 
 const LAST = new Set(['COMPLETED', 'FAILED', 'STOPPED', 'RESET']);
-
-const EVENT_STREAM = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*' };
 
 export class CopilotBridge {
   /** Sockets of requests in flight, by request id. */
@@ -33,37 +32,29 @@ export class CopilotBridge {
     if ((parsed.stop === true || parsed.reset === true) && running && running.readyState === 1) {
       // A stop travels on the answer's own socket; that answer's stream carries what follows.
       running.send(input);
-      return Promise.resolve(new Response('', { headers: EVENT_STREAM }));
+      return Promise.resolve(new Response('', { headers: EVENT_STREAM_HEADERS }));
     }
     return new Promise((resolve, reject) => {
       const socket = this.open(wsUrl);
-      const encoder = new TextEncoder();
-      let controller!: ReadableStreamDefaultController<Uint8Array>;
       let done = false;
       const finish = () => {
         if (done) return;
         done = true;
         if (request !== undefined && this.#running.get(request) === socket) this.#running.delete(request);
-        try {
-          controller.close();
-        } catch {
-          // Cancelled by the reader.
-        }
+        frames.close();
         if (socket.readyState <= 1) socket.close();
       };
-      const body = new ReadableStream<Uint8Array>({
-        start: (c) => void (controller = c),
-        cancel: () => finish(),
-      });
+      // The upstream's frames as they come: the reader stopping (the page's socket closed) closes the upstream's.
+      const frames = new EventFrames(finish);
       socket.onopen = () => {
         if (request !== undefined) this.#running.set(request, socket);
         socket.send(input);
-        resolve(new Response(body, { headers: EVENT_STREAM }));
+        resolve(eventStream(frames));
       };
       socket.onmessage = (event) => {
         if (done) return;
         const data = String(event.data);
-        controller.enqueue(encoder.encode(`data: ${data}\n\n`));
+        frames.push([data]);
         try {
           const frame = JSON.parse(data) as { status?: string; request?: string };
           if (frame.status && LAST.has(frame.status) && (request === undefined || frame.request === undefined || frame.request === request)) finish();

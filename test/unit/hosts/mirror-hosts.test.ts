@@ -8,7 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket as WsSocket } from 'ws';
 import { startLoopbackServer } from '../../../src/node/serve.js';
 import { setupPiecesServer, WebSocket as ServedWebSocket } from '../../../src/node/index.js';
-import { discoveryCandidates, Upstream } from '../../../src/host/mirror/upstream.js';
+import { discoveryCandidates, Upstream, type WebSocketLike } from '../../../src/host/mirror/upstream.js';
+import { CopilotBridge } from '../../../src/host/mirror/copilot.js';
+import { framesOf } from '../../../src/core/event-frames.js';
 import { watchService } from '../../../src/page/state.js';
 import { CHANGES_CHANNEL } from '../../../src/core/stream-wire.js';
 import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
@@ -114,6 +116,38 @@ describe('the copilot stream', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('answers with the upstream’s frames as frames (nothing encoded to be parsed again), and closes its socket when the reader stops', async () => {
+    const sockets: Array<WebSocketLike & { sent: string[]; closed: boolean }> = [];
+    const bridge = new CopilotBridge(() => {
+      const socket = { readyState: 0, onopen: null, onmessage: null, onclose: null, onerror: null, sent: [] as string[], closed: false, send: (data: string) => socket.sent.push(data), close: () => ((socket.closed = true), ((socket as { readyState: number }).readyState = 3)) } as WebSocketLike & { sent: string[]; closed: boolean };
+      sockets.push(socket);
+      queueMicrotask(() => {
+        (socket as { readyState: number }).readyState = 1;
+        socket.onopen?.({});
+      });
+      return socket;
+    });
+    const frame = (status: string, text = '') => JSON.stringify({ request: 'r1', status, text });
+    // To the end: every frame, in order, then the stream ends and the socket is closed.
+    const answer = await bridge.answer('ws://upstream/qgpt/stream', '{"request":"r1","question":{}}');
+    expect(answer.headers.get('Content-Type')).toBe('text/event-stream; charset=utf-8');
+    expect(sockets[0]!.sent).toEqual(['{"request":"r1","question":{}}']);
+    const frames = framesOf(answer)!;
+    expect(frames).toBeDefined();
+    sockets[0]!.onmessage!({ data: frame('IN-PROGRESS', 'a') });
+    sockets[0]!.onmessage!({ data: frame('IN-PROGRESS', 'b') });
+    expect(await frames.next()).toEqual([frame('IN-PROGRESS', 'a'), frame('IN-PROGRESS', 'b')]);
+    sockets[0]!.onmessage!({ data: frame('COMPLETED') });
+    expect(await frames.next()).toEqual([frame('COMPLETED')]);
+    expect(await frames.next()).toBeNull();
+    expect(sockets[0]!.closed).toBe(true);
+    // The reader stops first (the page's socket closed): the upstream's socket is closed.
+    const stopped = await bridge.answer('ws://upstream/qgpt/stream', '{"request":"r2","question":{}}');
+    sockets[1]!.onmessage!({ data: frame('IN-PROGRESS', 'a') });
+    await stopped.body!.cancel();
+    expect(sockets[1]!.closed).toBe(true);
   });
 
   it('the upstream’s identifier streams are followed with one socket per collection', async () => {
