@@ -76,6 +76,14 @@ interface Connection extends Connected {
 /** The error a failed request rejects with, as fetch's does. */
 const networkError = (message: string) => new TypeError(`Failed to fetch: ${message}`);
 
+/** An answer cut off while its body was coming: its reader gets `error`. False when no body had begun. */
+function cutOff(pending: Pending, error: TypeError): boolean {
+  if (pending.body) pending.body.error(error);
+  else if (pending.frames) pending.frames.fail(error);
+  else return false;
+  return true;
+}
+
 export class PortClient {
   private connection: Promise<Connection | null> | null = null;
   /** The connection made last (once made). */
@@ -206,12 +214,14 @@ export class PortClient {
       case 'head': {
         const bodyless = NULL_BODY.has(message.status) || pending.method === 'HEAD';
         const init = { status: message.status, statusText: message.statusText, headers: message.headers };
+        // A streamed answer the page stops reading (a socket closed) is stopped in the worker too.
+        const stopped = () => {
+          this.finish(connection, pending);
+          if (!connection.dead) connection.port.postMessage({ type: 'cancel', id: pending.id });
+        };
         if (message.frames && !bodyless) {
           // The answer's frames as they come; read as bytes only by a reader that wants bytes.
-          pending.frames = new EventFrames(() => {
-            this.finish(connection, pending);
-            if (!connection.dead) connection.port.postMessage({ type: 'cancel', id: pending.id });
-          });
+          pending.frames = new EventFrames(stopped);
           pending.settle(Promise.resolve(eventStream(pending.frames, init)));
           return;
         }
@@ -221,11 +231,7 @@ export class PortClient {
               start: (controller) => {
                 pending.body = controller;
               },
-              // A streamed answer the page stops reading (a socket closed) is stopped in the worker too.
-              cancel: () => {
-                this.finish(connection, pending);
-                if (!connection.dead) connection.port.postMessage({ type: 'cancel', id: pending.id });
-              },
+              cancel: stopped,
             });
         pending.settle(Promise.resolve(new Response(stream, init)));
         return;
@@ -249,9 +255,7 @@ export class PortClient {
         this.finish(connection, pending);
         return;
       case 'error':
-        if (pending.body) pending.body.error(networkError(message.message));
-        else if (pending.frames) pending.frames.fail(networkError(message.message));
-        else pending.settle(Promise.reject(networkError(message.message)));
+        if (!cutOff(pending, networkError(message.message))) pending.settle(Promise.reject(networkError(message.message)));
         this.finish(connection, pending);
         return;
     }
@@ -341,9 +345,7 @@ export class PortClient {
     for (const pending of [...connection.pending.values()]) {
       clearTimeout(pending.timer);
       connection.pending.delete(pending.id);
-      if (pending.body) pending.body.error(networkError('the service worker stopped while answering'));
-      else if (pending.frames) pending.frames.fail(networkError('the service worker stopped while answering'));
-      else pending.settle(this.viaFetch(pending.copy(), pending.id, pending.acked));
+      if (!cutOff(pending, networkError('the service worker stopped while answering'))) pending.settle(this.viaFetch(pending.copy(), pending.id, pending.acked));
     }
     this.close(connection);
   }
