@@ -27,7 +27,7 @@ export interface StreamShimOptions {
   bases?: readonly string[];
   /** The global object to patch; default `globalThis`. */
   target?: { WebSocket: typeof WebSocket };
-  /** The fetch used for handshakes and catch-up (tests inject the core here); default `fetch`. */
+  /** The fetch used for handshakes and catch-up (the fast path's, in-process hosts' and tests' own); default `fetch`. */
   fetch?: (input: string, init?: RequestInit) => Promise<Response>;
   /**
    * Whether a service worker is answering; default: the page has a controller.

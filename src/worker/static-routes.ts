@@ -42,12 +42,12 @@ export function basePatterns(bases: readonly string[]): UrlPatternInit[] {
     const base = { protocol: url.protocol.slice(0, -1), hostname: escape(url.hostname) };
     const tens = new Map<string, string[]>();
     for (const port of set) {
-      // '' is the protocol's default port, named as such.
-      const ten = port.length > 1 ? port.slice(0, -1) : `=${port}`;
-      tens.set(ten, [...(tens.get(ten) ?? []), port]);
+      // '' (the protocol's default port) and one-digit ports are named as they are.
+      if (port.length < 2) patterns.push({ ...base, port });
+      else tens.set(port.slice(0, -1), [...(tens.get(port.slice(0, -1)) ?? []), port]);
     }
     for (const [ten, group] of tens) {
-      if (group.length >= 3 && !ten.startsWith('=')) patterns.push({ ...base, port: `${ten}*` });
+      if (group.length >= 3) patterns.push({ ...base, port: `${ten}*` });
       else for (const port of group) patterns.push({ ...base, port });
     }
   }

@@ -16,7 +16,8 @@
  *
  * This module puts the parts together: the state they share (context.ts), whether the upstream
  * is reached (connection.ts), the replayer (replayer.ts), following the upstream (follower.ts),
- * answering requests (pass-through.ts) and keeping what the upstream took (keep.ts); and it
+ * answering requests (pass-through.ts), the ids of queued requests rewritten (rewrite-request.ts)
+ * and keeping what the upstream took (keep.ts); and it
  * holds the replayer's lock and hears the other hosts of the origin.
  */
 import type { MirrorOptions } from '../../core/options.js';
@@ -34,7 +35,7 @@ import { PassThrough } from './pass-through.js';
 import { Replayer } from './replayer.js';
 import { discoveryCandidates, sameOrigin, trimBase, type UpstreamIo } from './upstream.js';
 
-export { PROBE_FIRST_MS, PROBE_IDLE_MS, PROBE_MAX_MS } from './connection.js';
+export { PROBE_IDLE_MS } from './connection.js';
 
 /** The Web Lock the replayer holds. */
 export const REPLAYER_LOCK = 'pieces-os-worker:mirror';
