@@ -10,6 +10,7 @@
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { WebSocket as MockWebSocket } from 'mock-socket';
+import { framesOf } from '../core/event-frames.js';
 import { STREAM_HEADER } from '../core/stream-wire.js';
 import { ServedSocket, type SocketClient } from './served-socket.js';
 
@@ -23,12 +24,18 @@ export interface ProgressFeed {
   closeUnavailable: number;
 }
 
+/** The frames of one answer, in batches (null once it ended); `cancel` stops it. */
+interface FrameSource {
+  next(): Promise<string[] | null>;
+  cancel(): unknown;
+}
+
 export class ProgressSocket extends ServedSocket {
   readonly #feed: ProgressFeed;
   readonly #controller = new AbortController();
   #openEvent: Event | null = null;
   #accepted = false;
-  #reader: ReadableStreamDefaultReader<{ data: string }> | null = null;
+  #reader: FrameSource | null = null;
 
   constructor(url: string, protocols: string | string[] | undefined, feed: ProgressFeed) {
     super(url, protocols);
@@ -59,8 +66,8 @@ export class ProgressSocket extends ServedSocket {
     this.#openEvent = null;
   }
 
-  /** The frames' stream, or null when the service did not answer. Throws when it refused the socket. */
-  async #listen(): Promise<ReadableStreamDefaultReader<{ data: string }> | null> {
+  /** The frames of the answer, or null when the service did not answer. Throws when it refused the socket. */
+  async #listen(): Promise<FrameSource | null> {
     let response: Response;
     try {
       response = await this.#feed.fetch(this.#feed.httpUrl, { headers: { [STREAM_HEADER]: 'progress' }, signal: this.#controller.signal });
@@ -69,17 +76,30 @@ export class ProgressSocket extends ServedSocket {
     }
     if (response.status >= 500 || response.type === 'error') return null;
     if (!response.ok || !response.body) throw new Error(`the progress socket was refused: ${response.status}`);
-    return response.body
+    // Frames that came as frames (from the service itself, or over the fast path's port): as they are.
+    const frames = framesOf(response);
+    if (frames) {
+      this.#controller.signal.addEventListener('abort', () => frames.cancel(), { once: true });
+      return frames;
+    }
+    const reader = response.body
       .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
       .pipeThrough(new EventSourceParserStream())
       .getReader();
+    return {
+      next: async () => {
+        const { done, value } = await reader.read();
+        return done ? null : [value.data];
+      },
+      cancel: () => reader.cancel().catch(() => {}),
+    };
   }
 
   async #run() {
     let failingSince = 0;
     let backoff = 0;
     while (!this.#controller.signal.aborted) {
-      let reader: ReadableStreamDefaultReader<{ data: string }> | null;
+      let reader: FrameSource | null;
       try {
         if (!this.#feed.available()) throw new Error('no service worker controls this page');
         reader = await this.#listen();
@@ -99,10 +119,8 @@ export class ProgressSocket extends ServedSocket {
           this.#opened();
         }
         try {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            if (this.readyState === MockWebSocket.OPEN) this.client?.send(value.data);
+          for (let batch = await reader.next(); batch; batch = await reader.next()) {
+            for (const frame of batch) if (this.readyState === MockWebSocket.OPEN) this.client?.send(frame);
           }
         } catch {
           // The stream broke (a worker stopped): asked for again below.
@@ -124,7 +142,8 @@ export class ProgressSocket extends ServedSocket {
 
   override close(code?: number, reason?: string): void {
     super.close(code, reason);
-    void this.#reader?.cancel().catch(() => {});
+    this.#controller.abort();
+    this.#reader?.cancel();
   }
 
   /** Client frames are accepted and ignored, as the real socket does. */

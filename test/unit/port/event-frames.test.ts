@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventFrames, eventStream, eventText, framesOf } from '../../../src/core/event-frames.js';
 import { ID_HEADER, REPLAY_HEADER, type ToPage, type ToWorker } from '../../../src/port/protocol.js';
 import { createPortServer } from '../../../src/port/server.js';
+import { installStreamShim } from '../../../src/stream/shim.js';
 import { channel, closePorts, joined } from '../support/ports.js';
 
 afterEach(closePorts);
@@ -186,5 +187,34 @@ describe('event frames over the fast path', () => {
     expect(await received.next()).toEqual(['{"n":1}']);
     frames.fail(new Error('disk gone'));
     await expect(received.next()).rejects.toThrow(/Failed to fetch: disk gone/);
+  });
+
+  it('a progress socket delivers frames that came as frames as they are (the body never read), and stops them when it closes', async () => {
+    const progress = (percentage: number) => JSON.stringify({ status: 'IN-PROGRESS', percentage });
+    const state = framed();
+    const { frames } = state;
+    const response = eventStream(frames, { headers: HEADERS });
+    const target = { WebSocket: class {} as unknown as typeof WebSocket };
+    let asked = 0;
+    // A second request would get an answer that never ends (none is expected: the socket closed).
+    const fetch = async () => (asked++ === 0 ? response : eventStream(new EventFrames(), { headers: HEADERS }));
+    const uninstall = installStreamShim({ target, fetch, isServiceAvailable: () => true });
+    try {
+      const socket = new target.WebSocket('ws://localhost:1000/model/x/download/progress');
+      const got: string[] = [];
+      socket.onmessage = (event) => got.push(String(event.data));
+      await new Promise((resolve) => (socket.onopen = resolve));
+      frames.push([progress(1), progress(2)]);
+      frames.push([progress(3)]);
+      for (let i = 0; i < 100 && got.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(got).toEqual([progress(1), progress(2), progress(3)]);
+      expect(response.bodyUsed).toBe(false);
+      socket.close();
+      for (let i = 0; i < 100 && !state.cancelled; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(state.cancelled).toBe(true);
+      expect(asked).toBe(1);
+    } finally {
+      uninstall();
+    }
   });
 });
