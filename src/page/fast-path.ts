@@ -72,7 +72,7 @@ export function startFastPath(bases: readonly string[]): FastPath {
   container.addEventListener('controllerchange', onControllerChange);
 
   /** The port's answer to a request under the bases (undefined for any other, or with no worker in control). */
-  const answer = (request: Request): Promise<Response> | undefined => {
+  const answer = (request: Request, text?: string): Promise<Response> | undefined => {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -84,7 +84,7 @@ export function startFastPath(bases: readonly string[]): FastPath {
       touched = Date.now();
       container.controller.postMessage({ type: 'pieces:fast-path' } satisfies ConnectMessage);
     }
-    return client.request(request);
+    return client.request(request, text);
   };
   const stopIntercepting = interceptPageRequests(answer, (url) => matcher.match(url) !== null);
 
@@ -92,7 +92,7 @@ export function startFastPath(bases: readonly string[]): FastPath {
     counts: client.counts,
     fetch(input, init) {
       const request = new Request(input, init);
-      return answer(request) ?? nativeFetch(request);
+      return answer(request, typeof init?.body === 'string' ? init.body : undefined) ?? nativeFetch(request);
     },
     stop() {
       stopIntercepting();

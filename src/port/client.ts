@@ -73,6 +73,8 @@ interface Connection extends Connected {
   unwatchStop?: () => void;
 }
 
+const encoder = new TextEncoder();
+
 /** The error a failed request rejects with, as fetch's does. */
 const networkError = (message: string) => new TypeError(`Failed to fetch: ${message}`);
 
@@ -115,8 +117,13 @@ export class PortClient {
     void current?.then((c) => c && c.pending.size === 0 && this.close(c));
   }
 
-  async request(request: Request): Promise<Response> {
-    const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer();
+  /**
+   * Sends `request` over the port (or by fetch where the port cannot be used). `text`: its body as
+   * the caller gave it, a string, encoded here rather than read back from the Request (in Chromium
+   * reading a Request's body costs 40–50 µs more than encoding the string).
+   */
+  async request(request: Request, text?: string): Promise<Response> {
+    const body = request.method === 'GET' || request.method === 'HEAD' ? null : text !== undefined ? encoder.encode(text).buffer : await request.arrayBuffer();
     // What a retry by fetch sends, made only when one is needed, from the bytes read: not by
     // `clone()`, which tees the body stream (in Chromium ten times the cost of reading the body).
     // The port gets its own copy of the bytes (structured clone), so `body` stays whole.

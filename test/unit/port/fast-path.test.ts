@@ -130,6 +130,29 @@ describe('fast path framing', () => {
     expect(ran).toEqual(['POST /conversations/create']);
   });
 
+  it("sends a body given as text without reading the Request's (encoded from the text), over the port and in a fallback's copy", async () => {
+    const { ran, respond } = service();
+    const { client } = joined(respond);
+    const arrayBuffer = vi.spyOn(Request.prototype, 'arrayBuffer');
+    try {
+      const request = new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'Grüße ✓ \u{1F600}' });
+      expect(await (await client.request(request, 'Grüße ✓ \u{1F600}')).text()).toBe('wrote Grüße ✓ \u{1F600}');
+      expect(request.bodyUsed).toBe(false);
+      expect(arrayBuffer).not.toHaveBeenCalled();
+      // Without the text, the body is read from the Request.
+      expect(await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'plain' }))).text()).toBe('wrote plain');
+      expect(arrayBuffer).toHaveBeenCalledTimes(1);
+    } finally {
+      arrayBuffer.mockRestore();
+    }
+    const fallback = firstPortStopped(respond);
+    const request = new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'Grüße' });
+    // The copy sent by fetch (the port led to a stopped worker) carries the text's bytes.
+    expect(await (await fallback.client.request(request, 'Grüße')).text()).toBe('wrote Grüße');
+    expect([fallback.fetched.length, request.bodyUsed]).toEqual([1, false]);
+    expect(ran).toEqual(['POST /conversations/create', 'POST /conversations/create', 'POST /conversations/create']);
+  });
+
   it('sends an answer the service made from text in one message (head, body, end), and keeps a write\'s for a replay', async () => {
     const ran: string[] = [];
     const server = createPortServer(async (request) => {
