@@ -3,6 +3,7 @@
  * answered with it; every other request goes out untouched. Hosts choose the interceptors.
  */
 import { BatchInterceptor, type Interceptor, type HttpRequestEventMap } from '@mswjs/interceptors';
+import { networkError } from '../shared/network-error.js';
 
 /**
  * The service's answer to a request, or undefined for one it does not answer. `text`, when given,
@@ -80,8 +81,6 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 20;
 /** The headers that describe a body, dropped with it when a redirect turns the request into a GET. */
 const BODY_HEADERS = ['content-encoding', 'content-language', 'content-location', 'content-type', 'content-length'];
-
-const networkError = (message: string) => new TypeError(`Failed to fetch: ${message}`);
 
 /**
  * A fetch of what the service owns, answered by `answer` as a caller sees a network answer: the

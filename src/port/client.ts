@@ -5,6 +5,7 @@
  * be used, without losing a request or having it run twice.
  */
 import { EventFrames, eventStream } from '../core/event-frames.js';
+import { networkError } from '../shared/network-error.js';
 import { randomUUID } from '../shared/uuid.js';
 import { CHECK_MS, EXPIRY_MS, GRACE_MS, IDLE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
 
@@ -74,9 +75,6 @@ interface Connection extends Connected {
 }
 
 const encoder = new TextEncoder();
-
-/** The error a failed request rejects with, as fetch's does. */
-const networkError = (message: string) => new TypeError(`Failed to fetch: ${message}`);
 
 /** An answer cut off while its body was coming: its reader gets `error`. False when no body had begun. */
 function cutOff(pending: Pending, error: TypeError): boolean {
