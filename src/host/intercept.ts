@@ -56,7 +56,14 @@ function answerFetches(before: typeof fetch, owns: (url: URL) => boolean, answer
     if (!url) return before(input, init);
     // The signal the caller gave, if any (a request's own signal can abort only by following one).
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
-    return fetchAnswered(new Request(typeof input === 'string' ? url : input, init), signal, typeof init?.body === 'string' ? init.body : undefined);
+    let request: Request;
+    try {
+      request = new Request(typeof input === 'string' ? url : input, init);
+    } catch (error) {
+      // A request fetch refuses (a GET with a body, a used body): rejected, as fetch rejects it.
+      return Promise.reject(error);
+    }
+    return fetchAnswered(request, signal, typeof init?.body === 'string' ? init.body : undefined);
   };
   Object.defineProperty(globalThis, 'fetch', { ...patched, value: filtered });
   return () => {

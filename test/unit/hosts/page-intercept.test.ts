@@ -101,10 +101,14 @@ describe("the page's interception", () => {
       }
     });
 
-    it('fails as a dropped connection where the service answers Response.error()', async () => {
-      const { stop } = intercepting(() => Response.error());
+    it('fails as a dropped connection where the service answers Response.error(), and rejects a request fetch refuses as fetch does', async () => {
+      const { seen, stop } = intercepting(() => Response.error());
       try {
         await expect(fetch(`${BASE}/applications`)).rejects.toThrow(TypeError);
+        // Rejected, not thrown where fetch is called; the service never sees it.
+        const refused = fetch(`${BASE}/applications`, { method: 'GET', body: 'a body' });
+        await expect(refused).rejects.toThrow(TypeError);
+        expect(seen).toHaveLength(1);
       } finally {
         stop();
       }
