@@ -180,13 +180,19 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: stri
     }
     const model = input.question?.model ?? input.relevance?.model;
     const textFrame = textFrames(request, conversation);
-    for await (const chunk of (await copilot.model(model)).answer({ query, relevant, messages: history, signal: controller.signal, waiting })) {
-      if (controller.signal.aborted) break;
-      text += chunk;
-      if (relevance) send(frame(request, conversation, 'IN-PROGRESS', { relevance, question: questionOutput(chunk) }));
-      else send(textFrame(chunk));
-      relevance = undefined;
-    }
+    const adapter = await copilot.model(model);
+    const streamed = (async () => {
+      for await (const chunk of adapter.answer({ query, relevant, messages: history, signal: controller.signal, waiting })) {
+        if (controller.signal.aborted) break;
+        text += chunk;
+        if (relevance) send(frame(request, conversation, 'IN-PROGRESS', { relevance, question: questionOutput(chunk) }));
+        else send(textFrame(chunk));
+        relevance = undefined;
+      }
+    })();
+    // A stop, reset or disconnect ends the answer at once, even from a model that does not heed
+    // its signal (a custom adapter waiting on something else): what it yields after is dropped.
+    await Promise.race([streamed, untilAborted(controller.signal)]);
     // An answer without text still reports its relevance before it completes.
     if (relevance && !controller.signal.aborted) send(frame(request, conversation, 'IN-PROGRESS', { relevance }));
     if (controller.signal.aborted) throw controller.signal.reason;
@@ -207,6 +213,14 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: stri
   } finally {
     copilot.running.delete(request);
   }
+}
+
+/** Rejects with the signal's reason once it aborts (at once if it has). */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 function failure(error: unknown): JsonObject {

@@ -207,6 +207,32 @@ describe('/qgpt/stream frames under batching', () => {
     expect(await w.messages(id)).toEqual([['USER', 'tell me everything'], ['ASSISTANT', expected(120).join('')]]);
   });
 
+  it('a stop ends an answer at once even when the model does not heed its signal, keeping what was streamed', async () => {
+    let late = () => {};
+    const deaf: ModelAdapter = {
+      description: 'deaf to its signal',
+      async *answer() {
+        for (let i = 0; i < 3; i++) yield chunk(i);
+        // Waits on something of its own: the signal's abort never reaches it.
+        await new Promise<void>((resolve) => (late = resolve));
+        yield chunk(3);
+      },
+    };
+    const w = await world(deaf);
+    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'deaf' } })).id;
+    w.socket.send(JSON.stringify({ request: 'deaf', conversation: id, question: { query: 'q', relevant: { iterable: [] } } }));
+    await w.until(() => w.texts('deaf').length === 3);
+    w.socket.send(JSON.stringify({ request: 'deaf', conversation: id, stop: true }));
+    await w.until(w.ended('deaf'));
+    expect(w.frames.filter((f) => f.request === 'deaf').at(-1)!.status).toBe('STOPPED');
+    expect(await w.messages(id)).toEqual([['USER', 'q'], ['ASSISTANT', expected(3).join('')]]);
+    // What the model yields after the stop goes nowhere.
+    late();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(w.texts('deaf')).toEqual(expected(3));
+    expect(await w.messages(id)).toEqual([['USER', 'q'], ['ASSISTANT', expected(3).join('')]]);
+  });
+
   it('a model that fails right after a burst: every frame of the burst, then FAILED, and nothing stored', async () => {
     const model: ModelAdapter = {
       description: 'fails after a burst',
