@@ -3,6 +3,7 @@
  * answered with it; every other request goes out untouched. Hosts choose the interceptors.
  */
 import { BatchInterceptor, type Interceptor, type HttpRequestEventMap } from '@mswjs/interceptors';
+import { untilAborted } from '../shared/abort.js';
 import { networkError } from '../shared/network-error.js';
 
 /**
@@ -133,12 +134,4 @@ function answeredFetch(answer: Answer, owns: (url: URL) => boolean, onward: type
     return final;
   };
   return fetchAnswered;
-}
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const aborted = () => reject(signal.reason);
-    signal.addEventListener('abort', aborted, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
-  });
 }

@@ -14,6 +14,7 @@ import { parseStreamInput, questionOutput, type StreamInput } from '../models/qg
 import { isObject, type JsonObject } from '../validate.js';
 import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
 import { atOnce } from '../clock.js';
+import { untilAborted } from '../../shared/abort.js';
 import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMaterialOrStore, relevantSeeds } from './qgpt.js';
 
 /** The marker header value the socket shim sends with each client frame. */
@@ -192,7 +193,7 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: stri
     })();
     // A stop, reset or disconnect ends the answer at once, even from a model that does not heed
     // its signal (a custom adapter waiting on something else): what it yields after is dropped.
-    await Promise.race([streamed, untilAborted(controller.signal)]);
+    await untilAborted(streamed, controller.signal);
     // An answer without text still reports its relevance before it completes.
     if (relevance && !controller.signal.aborted) send(frame(request, conversation, 'IN-PROGRESS', { relevance }));
     if (controller.signal.aborted) throw controller.signal.reason;
@@ -213,14 +214,6 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: stri
   } finally {
     copilot.running.delete(request);
   }
-}
-
-/** Rejects with the signal's reason once it aborts (at once if it has). */
-function untilAborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
 }
 
 function failure(error: unknown): JsonObject {
