@@ -31,6 +31,8 @@ export interface Figure {
   target?: string;
   /** Whether the target is met; null where the run does not judge it (a smoke run). */
   met?: boolean | null;
+  /** What a figure converted from the docs lacks or holds besides (a range, a missing median). */
+  note?: string;
 }
 
 export interface Section {
