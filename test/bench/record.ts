@@ -4,7 +4,8 @@
  * with the change it measured. `.bench/` keeps the last run's raw samples and tables besides.
  *
  * A run is one `vitest run --project bench`: the sections of its files go to the same file,
- * `bench/results/<YYYY-MM-DD>-<HHMM>-<full|smoke>.json` (UTC, when its first section ended).
+ * `bench/results/<YYYY-MM-DD>-<HHMM>-full.json` (UTC, when its first section ended). A smoke run
+ * (`BENCH=smoke`) judges nothing and is not kept: its file goes to the git-ignored `.bench/results/`.
  * The files of a run are told apart by the vitest process that runs them (`BENCH_RUN` names a run
  * instead, to gather several invocations).
  */
@@ -14,7 +15,8 @@ import { join, relative, resolve } from 'node:path';
 import { median, p95 } from './stats.js';
 
 const root = resolve(import.meta.dirname, '../..');
-export const RESULTS = join(root, 'bench/results');
+const smoke = process.env.BENCH === 'smoke';
+export const RESULTS = join(root, smoke ? '.bench/results' : 'bench/results');
 
 export interface Figure {
   /** What was measured, as the report names it. */
@@ -73,7 +75,7 @@ const json = (value: unknown) => `${JSON.stringify(value, (_key, v: unknown) => 
 
 /** Adds a section to its run's file (made when it is the run's first); returns the file's path. */
 export function recordRun(name: string, section: Omit<Section, 'at'>, dir = RESULTS): string {
-  const mode = process.env.BENCH === 'smoke' ? 'smoke' : 'full';
+  const mode = smoke ? 'smoke' : 'full';
   const at = new Date();
   const id = runner();
   mkdirSync(dir, { recursive: true });
