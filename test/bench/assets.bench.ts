@@ -19,6 +19,7 @@ import { resolve } from 'node:path';
 import { it } from 'vitest';
 import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
 import { median, ms, p95, table } from './stats.js';
+import { machine, recordRun, sampled, type Figure } from './record.js';
 import { buildSite, openReady, serveSite } from './site.js';
 import { snippets } from './snippets.js';
 
@@ -192,4 +193,24 @@ it('benchmarks assets', { timeout: 30 * 60_000 }, async () => {
   writeFileSync(resolve(root, '.bench/assets.json'), JSON.stringify(results, null, 2));
   writeFileSync(resolve(root, '.bench/assets.md'), `${report}\n`);
   console.info(`\n${report}\n`);
+  const raw = 'raw IndexedDB, the same records in one transaction per asset';
+  const judge = (ok: boolean) => (full ? ok : null);
+  recordRun('assets', {
+    plan,
+    machine: machine(),
+    figures: [
+      ...[1, 10].map((n): Figure => ({
+        measure: `asset creates, ${n} in flight`,
+        unit: 'per second',
+        median: rate(n, 'ours'),
+        n: c[n]!.ours!.length,
+        floor: { measure: raw, median: rate(n, 'raw') },
+        ratio: rate(n, 'ours') / rate(n, 'raw'),
+        ...(n === 10 ? { target: '≥ 0.8×', met: ratio10 >= 0.8 } : {}),
+      })),
+      { measure: `full-text search over ${s.assets} assets, first (builds the index)`, unit: 'ms', median: s.first },
+      sampled(`full-text search over ${s.assets} assets, warm`, s.warm, { target: '≤ 20 ms', met: judge(median(s.warm) <= 20) }),
+      sampled(`full-text search over ${s.assets} assets, first after a worker stop`, s.cold, { target: '≤ 150 ms', met: judge(median(s.cold) <= 150) }),
+    ],
+  });
 });

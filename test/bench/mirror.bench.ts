@@ -31,6 +31,7 @@ import { createNodeHost } from '../../src/node/host.js';
 import type { MirrorStatus } from '../../src/core/mirror-spec.js';
 import { startUpstream, type IndependentPiecesOS } from '../upstream/pieces-os.js';
 import { median, ms, p95, table } from './stats.js';
+import { recordRun, type Figure } from './record.js';
 import { buildSite, openBehind, openReady, serveSite } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -247,6 +248,21 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
   mkdirSync(resolve(root, '.bench'), { recursive: true });
   writeFileSync(resolve(root, '.bench/mirror.json'), JSON.stringify(results, null, 2));
   writeFileSync(resolve(root, '.bench/mirror.md'), report);
+  const figuresOf: Figure[] = [];
+  for (const [where, set] of [['Node host', results.node], ['Chromium worker', results.browser]] as const) {
+    for (const [path, f] of Object.entries(set as Record<string, Record<string, Figures>>)) {
+      const label = `${where}: ${path.replace(/[0-9a-f-]{36}/, '{id}')}`;
+      figuresOf.push({ measure: `${label}, through the service`, unit: 'ms', ...f.through!, floor: { measure: 'the upstream called directly', median: f.direct!.median }, ratio: ratio(f.through!, f.direct!) });
+      if (f.throughFetch && f.floorFetch) {
+        figuresOf.push({ measure: `${label}, through the fetch handler`, unit: 'ms', ...f.throughFetch, floor: { measure: 'a bare worker fetching the upstream', median: f.floorFetch.median }, ratio: ratio(f.throughFetch, f.floorFetch) });
+      }
+    }
+  }
+  for (const [where, d] of [['Node host', results.drainNode], ['Chromium worker', results.drainBrowser]] as const) {
+    const { writes, drainMs } = d as { writes: number; drainMs: number };
+    figuresOf.push({ measure: `${where}: queued writes drained`, unit: 'per second', median: (writes / drainMs) * 1000, n: writes });
+  }
+  recordRun('mirror', { plan, machine: results.machine as Record<string, unknown>, figures: figuresOf });
 });
 
 /** The benchmark's pages and the worker scripts, served with cross-origin isolation (5 µs timers): ours, the pass-through floor's and a page no worker controls, each on an origin of its own. */

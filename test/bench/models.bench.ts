@@ -21,6 +21,7 @@ import type { Page } from 'playwright-core';
 import { launchChromium } from '../browser/chromium.js';
 import { startFakeOllama } from '../fake-ollama.js';
 import { median, ms, p95, table } from './stats.js';
+import { machine, recordRun } from './record.js';
 import { buildSite, openReady, serveSite, timeReads } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -199,6 +200,25 @@ it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
     mkdirSync(resolve(root, '.bench'), { recursive: true });
     writeFileSync(resolve(root, '.bench/models.json'), JSON.stringify(results, null, 2));
     writeFileSync(resolve(root, '.bench/models.md'), `${report}\n`);
+    const emptyWorker = 'an empty worker answering the same body (fetch hop)';
+    recordRun('models', {
+      plan,
+      machine: machine(),
+      figures: [
+        { measure: 'GET /models, fast path', unit: 'ms', ...models.ours!, floor: { measure: emptyWorker, median: models.floor!.median }, ratio: oursRatio },
+        { measure: 'GET /models, fetch path (second page)', unit: 'ms', ...models.fetch!, floor: { measure: `${emptyWorker}, from a second page`, median: models.floorBehind!.median }, ratio: fetchRatio, target: '≤ 1.1×', met: fetchRatio <= 1.1 },
+        { measure: "a download's IN-PROGRESS frames a second", unit: 'per second', median: download.framesPerSecond, target: '≤ 60', met: download.framesPerSecond <= 61 },
+        {
+          measure: 'GET /applications during a download',
+          unit: 'ms',
+          ...download.readsDuring,
+          floor: { measure: 'the same reads while the page drains the same pull itself', median: download.readsDrained.median },
+          ratio: download.ratioDrained,
+          target: '≤ 1.5×',
+          met: download.ratioDrained <= 1.5,
+        },
+      ],
+    });
   } finally {
     await context.close();
     await ollama.close();

@@ -25,6 +25,7 @@ import { resolve } from 'node:path';
 import { it } from 'vitest';
 import { launchChromium, stopAllWorkers } from '../browser/chromium.js';
 import { median, ms, p95, table } from './stats.js';
+import { machine, recordRun, sampled } from './record.js';
 import { buildSite, openReady, serveSite } from './site.js';
 import { snippets } from './snippets.js';
 
@@ -178,4 +179,21 @@ it('benchmarks the first relevance and search after a worker start', { timeout: 
   writeFileSync(resolve(root, '.bench/relevance.json'), JSON.stringify({ plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavg: loadavg() }, loads, keptAfter, figures }, null, 2));
   writeFileSync(resolve(root, '.bench/relevance.md'), `${report}\n`);
   console.info(`\n${report}\n`);
+  const judge = (ok: boolean) => (smoke ? null : ok);
+  const floors = { measure: 'the start (first health after a stop) + the kept index record read in the page', median: median(f.floorStart!) + median(f.floorRead!) };
+  const against = (values: number[]) => ({ floor: floors, ratio: median(values) / floors.median });
+  recordRun('relevance', {
+    plan,
+    machine: machine({ loads, keptAfterMs: keptAfter }),
+    figures: [
+      sampled('first relevance after a worker stop', f.coldRelevance!, { ...against(f.coldRelevance!), target: '≤ 100 ms', met: judge(median(f.coldRelevance!) <= 100) }),
+      sampled('first full-text search after a worker stop (two words)', f.coldSearch!, { ...against(f.coldSearch!), target: '≤ 100 ms', met: judge(median(f.coldSearch!) <= 100) }),
+      sampled('floor: first health after a worker stop (the start alone)', f.floorStart!),
+      sampled('floor: the kept index record read in the page', f.floorRead!),
+      sampled('the kept index and every chunk of texts read in the page', f.floorReadAll!),
+      sampled('rebuild: first relevance after a stop with no kept index', f.rebuild!),
+      sampled('warm relevance', f.warmRelevance!, { target: '≤ 10 ms', met: judge(median(f.warmRelevance!) <= 10) }),
+      sampled('warm full-text search', f.warmSearch!, { target: '≤ 10 ms', met: judge(median(f.warmSearch!) <= 10) }),
+    ],
+  });
 });

@@ -2,7 +2,8 @@
  * `npm run bench`: this project against an empty service worker (the floor)
  * and MSW in headless Chromium, in one run, interleaved; then scale, stream
  * latency, cold start and size. Prints a markdown table; writes the raw
- * figures and a chart to .bench/. `BENCH=smoke` runs a short version.
+ * figures and a chart to .bench/, and its figures to the run's file in bench/results/
+ * (record.ts). `BENCH=smoke` runs a short version.
  *
  * Targets are reported as met or missed; they are never test assertions.
  */
@@ -18,6 +19,7 @@ import { barChart, median, ms, p95, table } from './stats.js';
 import { buildSite, openReady, serveSite, timeReads } from './site.js';
 import { benchCopilot } from './copilot.js';
 import { createRate, createTemplate } from './creates.js';
+import { recordRun, type Figure } from './record.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
@@ -727,4 +729,108 @@ function report(results: Record<string, any>) {
     ]),
   );
   console.log(`Raw figures: .bench/results.json · chart: .bench/chart.svg`);
+  recordRun('run', { plan: { ...plan, ...(only ? { only: [...only] } : {}) }, machine: results.machine, figures: figuresOf(results) });
+}
+
+/** The run's figures, each against its floor and its target (a smoke run judges none). */
+function figuresOf(results: Record<string, any>): Figure[] {
+  const figures: Figure[] = [];
+  const judge = (ok: boolean) => (smoke ? null : ok);
+  const small = (results.small ?? {}) as Record<string, Record<'floor' | 'ours' | 'floorBehind' | 'fetch' | 'msw' | 'raw', Figures>>;
+  for (const [path, v] of Object.entries(small)) {
+    const against = (measure: string, figure: Figures, floorName: string, floor: Figures, limit: number) =>
+      figures.push({ measure, unit: 'ms', ...figure, floor: { measure: floorName, median: floor.median }, ratio: figure.median / floor.median, target: `≤ ${limit}×`, met: judge(figure.median / floor.median <= limit) });
+    against(`GET ${path}, fast path`, v.ours, 'an empty worker answering a constant (fetch hop)', v.floor, path.startsWith('/conversation/') ? 1.1 : 0.3);
+    against(`GET ${path}, fetch path (second page)`, v.fetch, 'the empty worker from a second page', v.floorBehind, 1.3);
+    against(`GET ${path}, fast path against MSW`, v.ours, 'MSW', v.msw, 0.6);
+    figures.push({ measure: `GET ${path}: the same read in raw IndexedDB in the page`, unit: 'ms', ...v.raw });
+  }
+  type Rate = { msPerCreate: number; p95: number; perSecond: number; n: number };
+  const creates = results.creates as Record<'1' | '10', Record<'ours' | 'fetch' | 'alone' | 'floor' | 'raw', Rate>> | undefined;
+  for (const k of ['1', '10'] as const) {
+    if (!creates) break;
+    const c = creates[k];
+    const rate = (measure: string, v: Rate, floorName: string, floor: Rate, limit?: number): Figure => ({
+      measure: `creates, ${k} in flight: ${measure}`,
+      unit: 'per second',
+      median: v.perSecond,
+      n: v.n,
+      floor: { measure: floorName, median: floor.perSecond },
+      ratio: v.perSecond / floor.perSecond,
+      ...(limit === undefined ? {} : { target: `≥ ${limit}×`, met: judge(v.perSecond / floor.perSecond >= limit) }),
+    });
+    const raw = 'raw IndexedDB, the same records in one transaction per create';
+    figures.push(
+      rate('fast path, group commit', c.ours, raw, c.raw, k === '10' ? 0.8 : 0.7),
+      rate('fetch path', c.fetch, raw, c.raw),
+      rate('group commit on, against off', c.ours, 'group commit off (same database)', c.alone),
+      rate('the hop alone (an empty worker)', c.floor, raw, c.raw),
+    );
+  }
+  for (const s of (results.scale ?? []) as Array<Record<string, number>>) {
+    const at = `${s.size} conversations`;
+    const tenThousand = s.size === 10_000;
+    for (const variant of ['True', 'False'] as const) {
+      const cold = s[`snapshot${variant}Cold`]!;
+      const wire = s[`wire${variant}`]!;
+      figures.push({
+        measure: `${at}: cold GET /conversations?transferables=${variant.toLowerCase()}`,
+        unit: 'ms',
+        median: cold,
+        p95: s[`snapshot${variant}ColdP95`]!,
+        floor: { measure: 'a stopped bare worker answering the same bytes stored as one Blob', median: wire },
+        ratio: cold / wire,
+        ...(tenThousand ? { target: '≤ 1.5×', met: judge(cold / wire <= 1.5) } : {}),
+      });
+    }
+    figures.push(
+      { measure: `${at}: GET /conversations?transferables=false after a write`, unit: 'ms', median: s.snapshotFalse!, ...(tenThousand ? { target: '≤ 150 ms', met: judge(s.snapshotFalse! <= 150) } : {}) },
+      { measure: `${at}: GET /conversations?transferables=true after a write`, unit: 'ms', median: s.snapshotTrue! },
+      { measure: `${at}: cold GET /conversations/identifiers`, unit: 'ms', median: s.identifiersCold! },
+      {
+        measure: `${at}: worker heap after both snapshots / after a search and the message list (the larger)`,
+        unit: 'MiB',
+        median: Math.max(s.heapMiB!, s.heapAfterSearchMiB!),
+        ...(tenThousand ? { target: '≤ 15 MB', met: judge((Math.max(s.heapMiB!, s.heapAfterSearchMiB!) * 1024 * 1024) / 1e6 <= 15) } : {}),
+      },
+    );
+  }
+  const { stream, cold, durability, size, copilot } = results;
+  if (stream) {
+    figures.push({ measure: 'stream: write in tab B → message in tab A, beyond the write', unit: 'ms', ...stream.beyondWrite, n: stream.n, target: '≤ 5 ms', met: judge(stream.beyondWrite.median <= 5) });
+  }
+  if (cold) {
+    figures.push(
+      { measure: 'cold start: first GET /applications after the worker stopped', unit: 'ms', median: cold.cold, p95: cold.coldP95, n: cold.n, floor: { measure: 'the same read, warm', median: cold.warm }, target: '≤ 50 ms beyond warm', met: judge(cold.beyondWarm <= 50) },
+      { measure: 'health on a cold worker', unit: 'ms', median: cold.health, p95: cold.healthP95, n: cold.n, target: '≤ 100 ms', met: judge(cold.health <= 100) },
+    );
+  }
+  if (durability) {
+    figures.push({ measure: 'a create-shaped transaction, durability strict', unit: 'ms', ...durability.strict, floor: { measure: 'the default (relaxed)', median: durability.default.median }, ratio: durability.strict.median / durability.default.median });
+  }
+  if (size) {
+    figures.push({ measure: 'worker script, gzipped', unit: 'KB', median: size.workerGzip / 1024 }, { measure: 'page library, gzipped', unit: 'KB', median: size.libraryGzip / 1024 });
+  }
+  if (copilot) {
+    const full = copilot.relevance.assets >= 10_000;
+    const assets = `${copilot.relevance.assets} assets`;
+    figures.push(
+      { measure: `relevance over ${assets}, warm`, unit: 'ms', ...copilot.relevance.warm, ...(full ? { target: '≤ 10 ms', met: judge(copilot.relevance.warm.median <= 10) } : {}) },
+      { measure: `relevance over ${assets}, first after a worker stop`, unit: 'ms', median: copilot.relevance.cold.median, p95: copilot.relevance.cold.p95, n: copilot.relevance.cold.n, ...(full ? { target: '≤ 100 ms', met: judge(copilot.relevance.cold.median <= 100) } : {}) },
+      { measure: `relevance over ${assets}, first ever (builds the index)`, unit: 'ms', median: copilot.relevance.first },
+      {
+        measure: '/qgpt/stream: chunks per second over the answer',
+        unit: 'per second',
+        median: copilot.stream.chunksPerSecond,
+        n: copilot.stream.n,
+        floor: { measure: 'the model endpoint called directly from the page', median: copilot.direct.chunksPerSecond },
+        ratio: copilot.ratio.throughput,
+        target: '≥ 0.9× (and time to last chunk too)',
+        met: judge(copilot.ratio.throughput >= 0.9 && copilot.ratio.lastChunk >= 0.9),
+      },
+      { measure: '/qgpt/stream: time to last chunk', unit: 'ms', median: copilot.stream.lastChunk, p95: copilot.stream.lastChunkP95, n: copilot.stream.n, floor: { measure: 'direct', median: copilot.direct.lastChunk }, ratio: copilot.stream.lastChunk / copilot.direct.lastChunk },
+      { measure: '/qgpt/stream: time to first chunk', unit: 'ms', median: copilot.stream.firstChunk, p95: copilot.stream.firstChunkP95, n: copilot.stream.n, floor: { measure: 'direct', median: copilot.direct.firstChunk }, ratio: copilot.stream.firstChunk / copilot.direct.firstChunk },
+    );
+  }
+  return figures;
 }

@@ -27,6 +27,7 @@ import { CHROMIUM_ARGS, chromiumPath, stopAllWorkers } from '../browser/chromium
 import { startFakeOpenAi } from '../fake-openai.js';
 import { freePort } from '../free-port.js';
 import { median, ms, p95, quantile, table } from './stats.js';
+import { machine, recordRun, type Figure } from './record.js';
 import { buildSite, openReady, serveSite, timeReads } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -321,6 +322,33 @@ it('copilot stream against its endpoint called directly; cold start and size', a
   const out = resolve(root, '.bench');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'stream.json'), JSON.stringify({ plan, ...results }, null, 2));
+  const figures: Figure[] = Object.entries(s).flatMap(([path, { stream, direct: straight }]): Figure[] => [
+    {
+      measure: `/qgpt/stream, ${path} path: chunks per second`,
+      unit: 'per second',
+      median: stream.rate,
+      n: stream.n,
+      floor: { measure: 'the model endpoint called directly', median: straight.rate },
+      ratio: stream.rate / straight.rate,
+      ...(path === 'fast' ? { target: '≥ 0.9×', met: stream.rate / straight.rate >= 0.9 } : {}),
+    },
+    {
+      measure: `/qgpt/stream, ${path} path: time to last chunk`,
+      unit: 'ms',
+      median: stream.last,
+      p95: stream.lastP95,
+      n: stream.n,
+      floor: { measure: 'direct', median: straight.last },
+      ratio: stream.last / straight.last,
+      ...(path === 'fast' ? { target: 'direct/ours ≥ 0.9', met: straight.last / stream.last >= 0.9 } : {}),
+    },
+    { measure: `/qgpt/stream, ${path} path: time to first chunk`, unit: 'ms', median: stream.first, p95: stream.firstP95, n: stream.n, floor: { measure: 'direct', median: straight.first }, ratio: stream.first / straight.first },
+  ]);
+  figures.push(
+    { measure: 'first answer after the worker stopped', unit: 'ms', median: c.cold, p95: c.coldP95, n: c.n, floor: { measure: 'warm', median: c.warm }, target: '≤ 50 ms beyond warm', met: c.beyondWarm <= 50 },
+    { measure: 'worker script, gzipped', unit: 'KB', median: size.workerGzip / 1024 },
+  );
+  recordRun('stream', { plan, machine: machine({ load: results.load }), figures });
 });
 
 function direct(figures: Figures, key: 'last'): string {

@@ -1,12 +1,15 @@
 /**
  * The stored material the copilot ranks (every asset and conversation message) in one relevance index,
  * built on first use and kept current as the store is written.
- * The assets' index is also kept in the database, so a restarted worker loads it and the changes since.
+ * The assets' index is also kept in the database (`kept-index.ts`), so a restarted worker loads it and the changes since.
  */
 import type { MessageRecord } from '../../storage/schema.js';
-import type { Storage, StoredAsset } from '../../storage/storage.js';
-import { assetMaterialOf } from '../models/asset.js';
-import { byScore, RelevanceIndex, type Field, type Hit, type IndexState } from '../relevance.js';
+import type { Storage } from '../../storage/storage.js';
+import { byScore, RelevanceIndex, type Hit } from '../relevance.js';
+import { chunkRange, readKeptIndex, readKeptTexts, TEXT_CHUNK, writeKeptIndex, type KeptAssets } from './kept-index.js';
+import { assetMaterial, materialFields, messageMaterial, type Material, type Ranked } from './material.js';
+
+export { assetMaterial, messageMaterial, type Material, type Ranked } from './material.js';
 
 /** How long after its last change the assets' index is kept in the database. */
 export const KEEP_INDEX_AFTER_MS = 2_000;
@@ -14,60 +17,14 @@ export const KEEP_INDEX_AFTER_MS = 2_000;
 const KEEP_INDEX_WITHIN_MS = 10_000;
 /** Changed assets re-read one by one over a kept index, at most (or a quarter of it): beyond, every asset is read afresh. */
 const REREAD_AT_MOST = 1_000;
-/** Documents whose texts are kept in one record (about 256 KB of 1 KB snippets). */
-const TEXT_CHUNK = 256;
 /** Assets indexed between two turns of the event loop when the index is built. */
 const BUILD_SLICE = 500;
-
-/**
- * The assets' index as kept in the database (`assets`): the index, and the material of each document
- * in its order but the texts, kept beside it in chunks of TEXT_CHUNK documents (`assets:texts:0`,
- * `assets:texts:1`…), each read when one of its texts is first needed (a search's hits), so that a
- * start reads the index alone. All carry the same `stamp`.
- */
-interface KeptAssets {
-  /** The database it was made from (`Storage.identity`): one kept in another (a wiped store) is not used. */
-  identity: string;
-  /** Made afresh each time the index is kept; its texts carry the same. */
-  stamp: string;
-  index: IndexState;
-  names: string[];
-  languages: string[];
-  descriptions: Array<string | null>;
-  /** How many chunks of texts. */
-  textChunks: number;
-}
-
-/** The texts of a chunk of a kept index's documents, in its order. */
-interface KeptTexts {
-  stamp: string;
-  /** Every document's text, joined (one string reads back faster than thousands), and where each ends. */
-  texts: string;
-  textEnds: Uint32Array;
-}
 
 /** The kept documents whose text was not read yet: where each is in the kept index, and the chunks read or being read. */
 interface Unread {
   positions: Map<string, number>;
   kept: KeptAssets;
   chunks: Array<Promise<void> | undefined>;
-}
-
-export interface Material {
-  id: string;
-  kind: 'asset' | 'message';
-  /** Asset file name. */
-  name?: string;
-  language?: string;
-  description?: string;
-  text: string;
-  /** For a message: its role and its conversation. */
-  role?: string;
-  conversation?: string;
-}
-
-export interface Ranked extends Material {
-  score: number;
 }
 
 export interface CorpusSearch {
@@ -78,27 +35,6 @@ export interface CorpusSearch {
   /** Only these asset or message ids. */
   ids?: ReadonlySet<string>;
   limit?: number;
-}
-
-export function assetMaterial(asset: StoredAsset): Material {
-  return { ...assetMaterialOf(asset), kind: 'asset' };
-}
-
-/** A stored message as material, or null when it has no text. */
-export function messageMaterial(record: MessageRecord): Material | null {
-  const message = JSON.parse(record.json) as { role?: string; fragment?: { string?: { raw?: string } } };
-  const text = message.fragment?.string?.raw;
-  if (!text) return null;
-  return { id: record.id, kind: 'message', text, role: message.role ?? 'UNKNOWN', conversation: record.conversation };
-}
-
-function fields(material: Material): Partial<Record<Field, string>> {
-  return {
-    text: material.text,
-    ...(material.name ? { name: material.name } : {}),
-    ...(material.language ? { language: material.language } : {}),
-    ...(material.description ? { description: material.description } : {}),
-  };
 }
 
 export class Corpus {
@@ -145,7 +81,7 @@ export class Corpus {
     // Newer than any kept text of it.
     if (material.kind === 'asset') this.#unread?.positions.delete(material.id);
     this.#materials.set(material.id, material);
-    this.#indexes[material.kind].set({ id: material.id, kind: material.kind, fields: fields(material) });
+    this.#indexes[material.kind].set({ id: material.id, kind: material.kind, fields: materialFields(material) });
   }
 
   #remove(id: string) {
@@ -176,13 +112,11 @@ export class Corpus {
    */
   async #readChunk(unread: Unread, chunk: number): Promise<void> {
     const { kept, positions } = unread;
-    const from = chunk * TEXT_CHUNK;
-    const count = Math.min(TEXT_CHUNK, kept.index.ids.length - from);
+    const { from, count } = chunkRange(kept, chunk);
     try {
-      const record = await this.#storage.getSearchIndex(`assets:texts:${chunk}`).catch(() => undefined);
+      const textAt = await readKeptTexts(this.#storage, kept, chunk);
       if (this.#unread !== unread) return;
-      const value = record?.value;
-      if (isKeptTexts(value, kept.stamp, count)) {
+      if (textAt) {
         for (let i = 0; i < count; i++) {
           const id = kept.index.ids[from + i]!;
           if (positions.get(id) !== from + i) continue;
@@ -192,7 +126,7 @@ export class Corpus {
             kind: 'asset',
             name: kept.names[from + i]!,
             language: kept.languages[from + i]!,
-            text: value.texts.slice(i ? value.textEnds[i - 1]! : 0, value.textEnds[i]!),
+            text: textAt(i),
             ...(kept.descriptions[from + i] ? { description: kept.descriptions[from + i]! } : {}),
           });
         }
@@ -280,10 +214,10 @@ export class Corpus {
    * re-reading one by one.
    */
   async #readAssets(generation: number) {
-    const [kept, identity] = await Promise.all([this.#storage.getSearchIndex('assets').catch(() => undefined), this.#storage.identity()]);
-    if (kept && isKept(kept.value) && kept.value.identity === identity) {
+    const kept = await readKeptIndex(this.#storage);
+    if (kept) {
       const reading = this.#storage.changesSince(kept.seq, 'asset');
-      const { index } = kept.value;
+      const { index } = kept.kept;
       let loaded: RelevanceIndex | undefined;
       try {
         loaded = RelevanceIndex.load(index);
@@ -295,8 +229,8 @@ export class Corpus {
       if (loaded && since.complete && changed.size <= Math.max(REREAD_AT_MOST, index.ids.length / 4) && generation === this.#generation) {
         this.#indexes.asset = loaded;
         // The texts are read a chunk at a time, when first needed.
-        this.#unread = { positions: new Map(index.ids.map((id, i) => [id, i])), kept: kept.value, chunks: [] };
-        this.#keptChunks = kept.value.textChunks;
+        this.#unread = { positions: new Map(index.ids.map((id, i) => [id, i])), kept: kept.kept, chunks: [] };
+        this.#keptChunks = kept.kept.textChunks;
         for (const id of changed) this.#dirtyAssets.add(id);
         this.#assetsSeq = kept.seq;
         this.#keptSeq = kept.seq;
@@ -356,28 +290,7 @@ export class Corpus {
       const seq = this.#assetsSeq;
       const index = this.#indexes.asset.save();
       const materials = index.ids.map((id) => this.#materials.get(id)!);
-      const stamp = crypto.randomUUID();
-      const textChunks = Math.ceil(materials.length / TEXT_CHUNK);
-      const value: KeptAssets = {
-        identity: await this.#storage.identity(),
-        stamp,
-        index,
-        names: materials.map((m) => m.name ?? ''),
-        languages: materials.map((m) => m.language ?? 'txt'),
-        descriptions: materials.map((m) => m.description ?? null),
-        textChunks,
-      };
-      // The texts first: a text is used only with an index of its own stamp.
-      for (let chunk = 0; chunk < textChunks; chunk++) {
-        const part = materials.slice(chunk * TEXT_CHUNK, (chunk + 1) * TEXT_CHUNK);
-        let end = 0;
-        const texts: KeptTexts = { stamp, texts: part.map((m) => m.text).join(''), textEnds: Uint32Array.from(part, (m) => (end += m.text.length)) };
-        await this.#storage.putSearchIndex(`assets:texts:${chunk}`, { seq, value: texts });
-      }
-      // Chunks of an earlier, larger keep emptied.
-      for (let chunk = textChunks; chunk < this.#keptChunks; chunk++) await this.#storage.putSearchIndex(`assets:texts:${chunk}`, { seq, value: null });
-      await this.#storage.putSearchIndex('assets', { seq, value });
-      this.#keptChunks = textChunks;
+      this.#keptChunks = await writeKeptIndex(this.#storage, { seq, index, materials, keptChunks: this.#keptChunks });
       if (generation === this.#generation) this.#keptSeq = seq;
     } catch {
       // Kept for speed only: a failed write (storage full, the database gone) costs a rebuild on the next start.
@@ -507,38 +420,4 @@ export class Corpus {
     await Promise.all([options.assets ? this.#refreshAssets() : undefined, options.messages ? this.#refreshMessages() : undefined]);
     if (options.assets) await this.#readTexts(this.#unread?.positions.keys() ?? []);
   }
-}
-
-/** A kept value of the right shape whose documents and materials agree (else the index is built afresh). */
-function isKept(value: unknown): value is KeptAssets {
-  const kept = value as KeptAssets | undefined;
-  if (!kept || typeof kept !== 'object' || typeof kept.identity !== 'string' || typeof kept.stamp !== 'string' || !kept.index || typeof kept.index !== 'object') return false;
-  const { index, names, languages, descriptions } = kept;
-  const documents = Array.isArray(index.ids) ? index.ids.length : -1;
-  return (
-    documents >= 0 &&
-    Array.isArray(index.kinds) &&
-    Array.isArray(index.terms) &&
-    index.lengths instanceof Uint32Array &&
-    index.counts instanceof Uint32Array &&
-    index.postings instanceof Uint32Array &&
-    Array.isArray(names) &&
-    names.length === documents &&
-    Array.isArray(languages) &&
-    languages.length === documents &&
-    Array.isArray(descriptions) &&
-    descriptions.length === documents &&
-    kept.textChunks === Math.ceil(documents / TEXT_CHUNK)
-  );
-}
-
-/** The texts kept with an index of that stamp, one per document, that add up. */
-function isKeptTexts(value: unknown, stamp: string, documents: number): value is KeptTexts {
-  const kept = value as KeptTexts | undefined;
-  if (!kept || typeof kept !== 'object' || kept.stamp !== stamp || typeof kept.texts !== 'string') return false;
-  const { texts, textEnds } = kept;
-  if (!(textEnds instanceof Uint32Array) || textEnds.length !== documents) return false;
-  if (documents === 0 ? texts.length !== 0 : textEnds[documents - 1] !== texts.length) return false;
-  for (let i = 1; i < documents; i++) if (textEnds[i]! < textEnds[i - 1]!) return false;
-  return true;
 }
