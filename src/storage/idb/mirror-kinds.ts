@@ -27,7 +27,7 @@ export interface Rekeyed {
 }
 
 /** Records of another store that name a re-keyed record, and how they name it. */
-interface Reference<R, S extends RecordStore | 'meta' = RecordStore | 'meta'> {
+export interface Reference<R, S extends RecordStore | 'meta' = RecordStore | 'meta'> {
   store: S;
   /**
    * Where they are: by an index of their store holding the local id, by reading their store whole,
@@ -55,8 +55,8 @@ export interface Kind<S extends RecordStore = RecordStore, P = unknown> {
   rekey?: {
     /**
      * When the upstream's id is stored already (a stream told of it first): `keep` it (the local
-     * record goes, what names it follows), `drop` the local record with what hangs on it (nothing
-     * follows), or `replace` it with the local record moved.
+     * record goes, what names it follows), `drop` the local record with what hangs on it (by the
+     * kind's `drop`; nothing follows), or `replace` it with the local record moved.
      */
     stored: 'keep' | 'drop' | 'replace';
     /** The record under its new id, with the ids it holds itself through the map. */

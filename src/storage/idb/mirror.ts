@@ -9,7 +9,7 @@
 import type { IDBPDatabase } from 'idb';
 import type { IdPair, PiecesDB } from '../schema.js';
 import type { Change, MirrorBatch, Storage } from '../storage.js';
-import { KINDS, kindOf, type Kind, type Rekeyed } from './mirror-kinds.js';
+import { KINDS, kindOf, type Kind, type Reference, type Rekeyed } from './mirror-kinds.js';
 import { mirrorWrite, type MirrorTx, type MirrorWrite, type RecordStore } from './mirror-write.js';
 import { abortOnThrow } from './transactions.js';
 
@@ -78,31 +78,34 @@ async function rekeyOne(w: MirrorWrite, row: Kind, ids: Rekeyed) {
     await w.put(row.store, moved);
     if (row.log) w.note(row.log, ids.upstream);
   }
-  for (const ref of refs) {
-    if (ref.find === 'all') {
-      // Read whole, by a cursor: the store may keep its keys out of its records (meta).
-      let cursor = await w.tx.objectStore(ref.store as 'meta').openCursor();
-      while (cursor) {
-        const next = ref.set!(cursor.value as never, ids);
-        if (next !== cursor.value) await cursor.update(next);
-        cursor = await cursor.continue();
-      }
-      continue;
+  for (const ref of refs) await follow(w, ref, record, moved, ids);
+}
+
+/** The records of a reference (see Kind `rekey`) naming the re-keyed record by its new id, their changes logged. */
+async function follow<R>(w: MirrorWrite, ref: Reference<R>, record: R, moved: R, ids: Rekeyed) {
+  if (ref.find === 'all') {
+    // Read whole, by a cursor: the store may keep its keys out of its records (meta).
+    let cursor = await w.tx.objectStore(ref.store as 'meta').openCursor();
+    while (cursor) {
+      const next = ref.set!(cursor.value as never, ids);
+      if (next !== cursor.value) await cursor.update(next);
+      cursor = await cursor.continue();
     }
-    const store = ref.store as RecordStore;
-    const found = 'index' in ref.find
-      ? await w.byIndex(store, ref.find.index, ref.find.range?.(ids.local) ?? ids.local)
-      : (await Promise.all(ref.find.listed(record, ids, moved).map((id) => w.get(store, id)))).filter((item) => item !== undefined);
-    for (const item of found) {
-      const id = ref.owned ? ids.swap(item.id) : item.id;
-      const next = ref.set ? ref.set((id === item.id ? item : { ...item, id }) as never, ids) : item;
-      if (id !== item.id) {
-        await w.delete(store, item.id);
-        if (ref.log) w.note(ref.log, item.id, true);
-      } else if (ref.set && next === item) continue;
-      if (ref.set) await w.put(store, next as never);
-      if (ref.log) w.note(ref.log, id);
-    }
+    return;
+  }
+  const store = ref.store as RecordStore;
+  const found = 'index' in ref.find
+    ? await w.byIndex(store, ref.find.index, ref.find.range?.(ids.local) ?? ids.local)
+    : (await Promise.all([...new Set(ref.find.listed(record, ids, moved))].map((id) => w.get(store, id)))).filter((item) => item !== undefined);
+  for (const item of found) {
+    const id = ref.owned ? ids.swap(item.id) : item.id;
+    const next = ref.set ? ref.set((id === item.id ? item : { ...item, id }) as never, ids) : item;
+    if (id !== item.id) {
+      await w.delete(store, item.id);
+      if (ref.log) w.note(ref.log, item.id, true);
+    } else if (ref.set && next === item) continue;
+    if (ref.set) await w.put(store, next as never);
+    if (ref.log) w.note(ref.log, id);
   }
 }
 
