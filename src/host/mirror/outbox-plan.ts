@@ -7,6 +7,7 @@
 import { PARAM_KINDS, readBodyPath, type MirrorSpec, type QueuedCall } from '../../core/mirror-spec.js';
 import { OPERATIONS } from '../../core/routes.js';
 import type { OutboxEntry, RecordKind } from '../../storage/schema.js';
+import { rewriteIds } from '../../shared/rewrite-ids.js';
 
 const SPECS = new Map(OPERATIONS.filter((o) => o.mirror).map((o) => [o.name, o]));
 
@@ -42,33 +43,6 @@ export function touches(entry: OutboxEntry): Set<string> {
   for (const place of Object.keys(specOf(entry).names ?? {})) for (const id of readBodyPath(entry.body, place.slice(5))) ids.add(id);
   for (const { id } of entry.created) ids.add(id);
   return ids;
-}
-
-/**
- * A JSON value with every string, and every key, that is an id the map knows replaced (an id is
- * a UUID made here: a string equal to one is that id, wherever the body holds it, in whatever
- * model: an Asset sent back whole names its formats, annotations and tags in many places, and
- * in `indices` as keys). Unchanged parts are the same objects.
- */
-export function rewriteIds(value: unknown, upstreamOf: ReadonlyMap<string, string>): unknown {
-  if (!upstreamOf.size) return value;
-  const walk = (item: unknown): unknown => {
-    if (typeof item === 'string') return upstreamOf.get(item) ?? item;
-    if (Array.isArray(item)) {
-      const mapped = item.map(walk);
-      return mapped.some((m, i) => m !== item[i]) ? mapped : item;
-    }
-    if (typeof item !== 'object' || item === null) return item;
-    let changed = false;
-    const entries = Object.entries(item).map(([key, inner]) => {
-      const k = upstreamOf.get(key) ?? key;
-      const v = walk(inner);
-      if (k !== key || v !== inner) changed = true;
-      return [k, v] as const;
-    });
-    return changed ? Object.fromEntries(entries) : item;
-  };
-  return walk(value);
 }
 
 /** The entry's arguments with every id it names that the map knows rewritten (path, body, application header). */

@@ -44,7 +44,8 @@ export function rewriteRequest(request: Request, url: URL, path: string, text: s
   const call = rewrite(entry, upstreamOf);
   const rewritten: OutboxEntry = { ...entry, params: call.params, ...(call.body === undefined ? {} : { body: call.body }), ...(call.application ? { application: call.application } : {}) };
   const changedPath = found.operation.mirror ? pathOf(entry, { params: call.params }) : found.operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''));
-  const newText = call.body !== undefined && JSON.stringify(call.body) !== JSON.stringify(body) ? JSON.stringify(call.body) : text;
+  // rewriteIds gives the body back as it was when it names no id the map knows.
+  const newText = call.body !== undefined && call.body !== body ? JSON.stringify(call.body) : text;
   if (changedPath === path && newText === text && call.application === header) return { found, entry, request, text, parseable, path, changed: false };
   const headers = new Headers(request.headers);
   if (call.application && headers.has('application')) headers.set('application', call.application);

@@ -4,6 +4,7 @@
  * write logs its change in the same transaction.
  */
 import type { IDBPDatabase } from 'idb';
+import { abortOnThrow } from './transactions.js';
 import type { AssetRecord, ConversationRecord, PiecesDB } from '../schema.js';
 import { SIGNED_IN_KEY, type Change, type Storage } from '../storage.js';
 import { commit, log, queue } from './transactions.js';
@@ -30,14 +31,7 @@ export function anchorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AnchorMet
       ]);
       const conversations = new Map<string, ConversationRecord>(foundConversations.filter((c): c is ConversationRecord => !!c).map((c) => [c.id, c]));
       const assets = new Map<string, AssetRecord>(foundAssets.filter((a): a is AssetRecord => !!a).map((a) => [a.id, a]));
-      let result: ReturnType<typeof edit>;
-      try {
-        result = edit(current, { conversations, assets });
-      } catch (error) {
-        tx.abort();
-        await tx.done.catch(() => {});
-        throw error;
-      }
+      const result: ReturnType<typeof edit> = await abortOnThrow(tx, () => edit(current, { conversations, assets }));
       if (!result) {
         await tx.done;
         return [];

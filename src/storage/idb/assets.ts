@@ -4,6 +4,7 @@
  * replace, edit, delete) in one, with its changes.
  */
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
+import { abortOnThrow } from './transactions.js';
 import type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
 import { relinked } from '../anchor-links.js';
 import type { AssetEdit, Change, NewAsset, OutboxInput, Storage, StoredAsset } from '../storage.js';
@@ -296,14 +297,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
         return undefined;
       }
       const current = await readWhole(tx, record);
-      let result: AssetEdit;
-      try {
-        result = edit(current);
-      } catch (error) {
-        tx.abort();
-        await tx.done.catch(() => {});
-        throw error;
-      }
+      const result: AssetEdit = await abortOnThrow(tx, () => edit(current));
       const next = { ...result.record, id: record.id };
       const [addTags, addWebsites, removeTags, removeWebsites] = await Promise.all([
         resolve(tx, 'tags', result.addTags ?? [], record.id),

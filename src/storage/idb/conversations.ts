@@ -4,6 +4,7 @@
  * and the ids and change log the identifier streams read.
  */
 import { unwrap, type IDBPDatabase } from 'idb';
+import { abortOnThrow } from './transactions.js';
 import type { ActivityRecord, AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
 import type { Change, OutboxInput, Storage } from '../storage.js';
 import { relinked } from '../anchor-links.js';
@@ -237,14 +238,7 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
         return undefined;
       }
       const current = { record, messages: await messagesOf(messages, record.messageIds) };
-      let result: ReturnType<typeof edit>;
-      try {
-        result = edit(current);
-      } catch (error) {
-        tx.abort();
-        await tx.done.catch(() => {});
-        throw error;
-      }
+      const result: ReturnType<typeof edit> = await abortOnThrow(tx, () => edit(current));
       const next = { ...result.record, seq: record.seq };
       const put = result.putMessages ?? [];
       const removed = result.deleteMessages ?? [];

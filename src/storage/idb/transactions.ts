@@ -39,6 +39,25 @@ export async function commit(
   }
 }
 
+/**
+ * What `run` returns; when it throws, the transaction is aborted and has ended before the error
+ * is rethrown, so nothing issued in it commits (a transaction that ended on its own already,
+ * a failed request aborting it, stays as it is).
+ */
+export async function abortOnThrow<T>(tx: { done: Promise<void>; abort(): void }, run: () => T | Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    try {
+      tx.abort();
+    } catch {
+      // Already finished: it aborted on its own.
+    }
+    await tx.done.catch(() => {});
+    throw error;
+  }
+}
+
 type ChangeStore = IDBPObjectStore<PiecesDB, ArrayLike<StoreNames<PiecesDB>>, 'changes', 'readwrite'>;
 
 /**
