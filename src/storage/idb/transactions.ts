@@ -1,6 +1,7 @@
 /**
  * What every write of the IndexedDB storage shares: a transaction that commits or fails as a
- * whole, and the change log that is appended to inside it.
+ * whole, the change log that is appended to inside it, and the outbox entry a request's write
+ * appends with it (see Storage.queueing).
  */
 import { unwrap, type IDBPObjectStore, type StoreNames } from 'idb';
 import type { CreatedId, PiecesDB } from '../schema.js';

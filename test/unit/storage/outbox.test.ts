@@ -5,9 +5,11 @@
  * ids takes everything that names it along; and a database written before the outbox existed
  * (schema version 5) is upgraded in place, its data kept.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openDB } from 'idb';
 import { openStorage } from '../../../src/storage/idb/storage.js';
+import { cacheReads } from '../../../src/storage/read-cache.js';
+import { reconnectingStorage } from '../../../src/storage/reconnect.js';
 import { DB_VERSION, STORES, UPGRADES, type OutboxEntry, type PiecesDB } from '../../../src/storage/schema.js';
 import type { OutboxInput, Storage } from '../../../src/storage/storage.js';
 import { RequestOutbox } from '../../../src/host/mirror/queueing.js';
@@ -122,6 +124,49 @@ describe('the outbox, in the write’s own transaction', () => {
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => e.created[0]!.id)).toEqual(ids);
     expect((await storage.listIds('conversation')).ids).toEqual(ids);
+    storage.close();
+  });
+});
+
+describe('a request’s view through the host’s wrappers (a reconnecting storage, each connection with its read cache)', () => {
+  it('reads through the cache, drops what its write changed, and queues on the connection open when the write is made again', async () => {
+    const name = freshName();
+    const opened: boolean[] = [];
+    const storage = reconnectingStorage(
+      (hooks) => openStorage({ name, onLost: hooks.lost, onBlocked: hooks.blocked }).then((s) => cacheReads(s, null)),
+      { onOpen: (_s, reopened) => opened.push(reopened) },
+    );
+    const request = (operation: string) => {
+      const scope = new RequestOutbox({ operation, params: {}, created: [], at: stamp.value });
+      return { scope, storage: storage.queueing(scope) };
+    };
+    await storage.putApplication({ id: 'a', name: 'VS_CODE' });
+    expect((await storage.getApplication('a'))!.application.name).toBe('VS_CODE');
+    const first = request('applicationUpdate');
+    expect((await first.storage.getApplication('a'))!.application.name).toBe('VS_CODE');
+    await first.storage.putApplication({ id: 'a', name: 'JETBRAINS' });
+    // The cached read is dropped by the view's write, for the view and the storage alike.
+    expect((await storage.getApplication('a'))!.application.name).toBe('JETBRAINS');
+    expect((await first.storage.getApplication('a'))!.application.name).toBe('JETBRAINS');
+    // The connection closes under the next request's write: made again on a new connection, queued there, once.
+    const transaction = IDBDatabase.prototype.transaction;
+    let failures = 1;
+    vi.spyOn(IDBDatabase.prototype, 'transaction').mockImplementation(function (this: IDBDatabase, ...args) {
+      if (failures-- > 0) throw new DOMException('The database connection is closing.', 'InvalidStateError');
+      return transaction.apply(this, args as Parameters<typeof transaction>);
+    });
+    const second = request('applicationsRegister');
+    try {
+      await second.storage.putApplication({ id: 'b', name: 'VS_CODE' });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(opened).toEqual([false, true]);
+    expect([first.scope.queued, second.scope.queued]).toEqual([true, true]);
+    expect((await storage.outboxEntries()).map((e) => [e.operation, e.created])).toEqual([
+      ['applicationUpdate', []],
+      ['applicationsRegister', [{ kind: 'application', id: 'b' }]],
+    ]);
     storage.close();
   });
 });
