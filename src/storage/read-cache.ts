@@ -3,7 +3,7 @@
  * clear it through the host's channel. See docs/architecture.md, "Storage".
  */
 import type { Logged, ConversationRecord, MessageRecord } from './schema.js';
-import type { Change, ConversationList, ConversationState, Storage } from './storage.js';
+import type { Change, ConversationList, ConversationState, QueueingWrite, Storage } from './storage.js';
 
 /** Reads whose result depends only on the stored data (and their arguments). */
 const CACHED = [
@@ -40,7 +40,7 @@ const ASSET_READS: readonly Read[] = ['getAsset', 'findAsset', 'listAssets', 'ge
  * reads of the records a change names are dropped, and so is the id list of
  * any other collection it touches.
  */
-const AFFECTS: Record<string, readonly Read[]> = {
+const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly Read[]> = {
   putApplication: ['listApplications', 'getApplication'],
   recordEvent: ['listApplications', 'getApplication', 'getSession'],
   putSession: ['getSession'],
@@ -176,30 +176,40 @@ export function cacheReads(
       return value;
     };
   }
-  for (const [write, affects] of Object.entries(AFFECTS)) {
-    const call = (storage[write as keyof Storage] as (...args: unknown[]) => Promise<unknown>).bind(storage);
-    methods[write] = async (...args: unknown[]) => {
-      let result: unknown;
-      try {
-        result = await call(...args);
-      } catch (error) {
-        // A failed write changed nothing, but start afresh rather than reason about it.
-        clearAll();
-        throw error;
-      } finally {
-        tellWritten();
-      }
-      generation++;
-      for (const k of [...cache.keys()]) {
-        if (!affects.some((read) => k.startsWith(`${read}:`))) continue;
-        cache.delete(k);
-        sizes.delete(k);
-      }
-      if (Array.isArray(result)) applyChanges(result as Change[]);
-      else if (result && typeof result === 'object' && 'changes' in result) applyChanges((result as { changes: Change[] }).changes);
-      return result;
-    };
-  }
+  /** `into`'s writes: `target`'s, each dropping what it can have changed. */
+  const writesOf = (target: Storage, into: Record<string, (...args: unknown[]) => Promise<unknown>>) => {
+    for (const [write, affects] of Object.entries(AFFECTS)) {
+      const call = (target[write as keyof Storage] as (...args: unknown[]) => Promise<unknown>).bind(target);
+      into[write] = async (...args: unknown[]) => {
+        let result: unknown;
+        try {
+          result = await call(...args);
+        } catch (error) {
+          // A failed write changed nothing, but start afresh rather than reason about it.
+          clearAll();
+          throw error;
+        } finally {
+          tellWritten();
+        }
+        generation++;
+        for (const k of [...cache.keys()]) {
+          if (!affects.some((read) => k.startsWith(`${read}:`))) continue;
+          cache.delete(k);
+          sizes.delete(k);
+        }
+        if (Array.isArray(result)) applyChanges(result as Change[]);
+        else if (result && typeof result === 'object' && 'changes' in result) applyChanges((result as { changes: Change[] }).changes);
+        return result;
+      };
+    }
+  };
+  writesOf(storage, methods);
+  // A request's view (see Storage.queueing): the same cached reads, its writes made for the scope.
+  wrapped.queueing = (scope) => {
+    const view: Storage = Object.create(wrapped);
+    writesOf(storage.queueing(scope), view as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>);
+    return view;
+  };
   wrapped.close = () => {
     // A channel given by the caller is theirs (shared with other caches, or with the next connection's).
     if (typeof channelOrName === 'string') channel?.close();

@@ -2,7 +2,7 @@
  * A Storage over a database connection that can go away: opened on first use, reopened after it is
  * lost, each connection with its own read cache. See docs/architecture.md, "Storage".
  */
-import type { Storage } from './storage.js';
+import type { OutboxScope, Storage } from './storage.js';
 
 /** The storage cannot answer now; the message says why. The service answers 503. */
 export class StorageUnavailableError extends Error {
@@ -97,13 +97,14 @@ export function reconnectingStorage(
     }
   }
 
-  async function call(key: keyof Storage, args: unknown[]): Promise<unknown> {
+  /** Calls `key` on the connection's storage (or the view `pick` makes of it: see Storage.queueing). */
+  async function call(key: keyof Storage, args: unknown[], pick: (storage: Storage) => Storage): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
       const connection = (current ??= connect());
       let storage: Storage | undefined;
       try {
         storage = await ready(connection);
-        return await (storage[key] as (...a: unknown[]) => Promise<unknown>)(...args);
+        return await (pick(storage)[key] as (...a: unknown[]) => Promise<unknown>)(...args);
       } catch (error) {
         const gone = connection.lost !== null || CONNECTION_ERRORS.has((error as { name?: string })?.name ?? '');
         if (!gone) throw error;
@@ -117,30 +118,37 @@ export function reconnectingStorage(
     }
   }
 
-  return new Proxy({} as Storage, {
-    get(_target, key: keyof Storage) {
-      if (key === 'close') {
-        return () => {
-          const connection = current;
-          current = null;
-          void connection?.opening.then((s) => s.close(), () => {});
-        };
-      }
-      return (...args: unknown[]) => call(key, args);
-    },
-  });
+  const close = () => {
+    const connection = current;
+    current = null;
+    void connection?.opening.then((s) => s.close(), () => {});
+  };
+  const over = (pick: (storage: Storage) => Storage): Storage =>
+    new Proxy({} as Storage, {
+      get(_target, key: keyof Storage) {
+        if (key === 'close') return close;
+        // A request's view: each call on whichever connection is open then.
+        if (key === 'queueing') return (scope: OutboxScope) => over((storage) => pick(storage).queueing(scope));
+        return (...args: unknown[]) => call(key, args, pick);
+      },
+    });
+  return over((storage) => storage);
 }
 
 function onceOpened(opening: Promise<Storage>): Storage {
-  // A failed open is reported by every call, not as an unhandled rejection.
-  opening.catch(() => {});
-  return new Proxy({} as Storage, {
-    get(_target, key: keyof Storage) {
-      if (key === 'close') return () => void opening.then((s) => s.close(), () => {});
-      return async (...args: unknown[]) => {
-        const storage = await opening;
-        return (storage[key] as (...a: unknown[]) => unknown)(...args);
-      };
-    },
-  });
+  const over = (view: Promise<Storage>): Storage => {
+    // A failed open is reported by every call, not as an unhandled rejection.
+    view.catch(() => {});
+    return new Proxy({} as Storage, {
+      get(_target, key: keyof Storage) {
+        if (key === 'close') return () => void opening.then((s) => s.close(), () => {});
+        if (key === 'queueing') return (scope: OutboxScope) => over(view.then((storage) => storage.queueing(scope)));
+        return async (...args: unknown[]) => {
+          const storage = await view;
+          return (storage[key] as (...a: unknown[]) => unknown)(...args);
+        };
+      },
+    });
+  };
+  return over(opening);
 }

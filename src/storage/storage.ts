@@ -147,13 +147,45 @@ export interface AnchorLinked {
   assets: Map<string, AssetRecord>;
 }
 
-/**
- * An operation to queue for a mirrored Pieces OS, given to the write that makes it locally:
- * the write appends it to the outbox in its own transaction (both commit, or neither). Its
- * `created` list may still be filled while the write runs (an edit's new messages), until
- * the write commits.
- */
+/** An operation to queue for a mirrored Pieces OS, as a write appends it to the outbox. */
 export type OutboxInput = Omit<OutboxEntry, 'seq' | 'state' | 'refused'> & { state?: 'queued' | 'sent' };
+
+/**
+ * One request's operation to queue for a mirrored Pieces OS (see `Storage.queueing`). A write of
+ * records takes it as it starts, appends it to the outbox in its own transaction if it writes
+ * something (so that it is queued if and only if that write commits), and settles it when done.
+ */
+export interface OutboxScope {
+  /** The operation for a write that starts; undefined when an earlier write of the request has it (queued it, or is making it). */
+  take(): PendingOperation | undefined;
+}
+
+export interface PendingOperation {
+  /** The entry to append, with the ids of the records the write creates (in the order each write's doc gives). */
+  entry(created: readonly CreatedId[]): OutboxInput;
+  /**
+   * The write is done: `queued` when it committed with the entry; otherwise (it found nothing to
+   * change, or failed) the next write of the request may queue the operation.
+   */
+  settle(queued: boolean): void;
+}
+
+/** The writes of records that queue a request's operation (see `Storage.queueing`). */
+export type QueueingWrite =
+  | 'putApplication'
+  | 'recordEvent'
+  | 'putSession'
+  | 'closeSession'
+  | 'createConversation'
+  | 'deleteConversation'
+  | 'editConversation'
+  | 'editAnchor'
+  | 'putAssets'
+  | 'createAsset'
+  | 'editAsset'
+  | 'deleteAsset'
+  | 'putAnnotation'
+  | 'deleteAnnotation';
 
 /**
  * What the mirror writes in one transaction: records as the upstream has them, records it no
@@ -195,20 +227,39 @@ export interface MirrorBatch {
   meta?: Record<string, unknown>;
 }
 
+/**
+ * The records a write creates, as it queues a request's operation with them (see
+ * `Storage.queueing`). A write not listed creates nothing.
+ *
+ * - `putApplication`: the application; `putSession`: the session; `putAnnotation`: the annotation.
+ * - `createConversation`: the conversation, then its messages in order.
+ * - `editConversation`: the messages the edit puts that the conversation did not have.
+ * - `createAsset`, `putAssets`: each asset, then its formats, annotations, tags and websites, each
+ *   in its order (a tag or website of the same text or URL as a stored one is that one: the id
+ *   given here is then never stored, and pairing it with the upstream's changes nothing).
+ * - `editAsset`: the annotations the edit puts that the asset did not have.
+ * - `editAnchor`: the anchor, when there was none.
+ */
 export interface Storage {
+  /**
+   * This storage as one request's writes see it: its first write of records (a `QueueingWrite`)
+   * that writes something appends `scope`'s operation to the outbox in its own transaction, with
+   * what it creates; a write that finds nothing to change (an unknown id) leaves it to the next.
+   */
+  queueing(scope: OutboxScope): Storage;
+
   listApplications(): Promise<Array<{ application: ApplicationRecord; engagement: Engagement }>>;
   getApplication(id: string): Promise<{ application: ApplicationRecord; engagement: Engagement } | undefined>;
   hasApplication(id: string): Promise<boolean>;
-  // Every write of records takes an optional `outbox`: an operation queued in the same transaction.
-  putApplication(application: ApplicationRecord, outbox?: OutboxInput): Promise<Change[]>;
+  putApplication(application: ApplicationRecord): Promise<Change[]>;
 
   /** Stores an event and upserts the applications it carries, in one transaction. */
-  recordEvent(event: EventRecord, upsert?: ApplicationRecord[], outbox?: OutboxInput): Promise<Change[]>;
+  recordEvent(event: EventRecord, upsert?: ApplicationRecord[]): Promise<Change[]>;
 
-  putSession(session: SessionRecord, outbox?: OutboxInput): Promise<void>;
+  putSession(session: SessionRecord): Promise<void>;
   getSession(id: string): Promise<{ session: SessionRecord; engagement: Engagement } | undefined>;
   /** Sets `closed` unless already set; returns the stored session, or undefined if unknown (nothing queued then). */
-  closeSession(id: string, closed: { value: string }, outbox?: OutboxInput): Promise<SessionRecord | undefined>;
+  closeSession(id: string, closed: { value: string }): Promise<SessionRecord | undefined>;
 
   /**
    * Stores a new conversation, its messages, the anchors it was created with and the activity
@@ -219,13 +270,12 @@ export interface Storage {
     messages: MessageRecord[],
     anchors?: AnchorRecord[],
     activity?: ActivityRecord,
-    outbox?: OutboxInput,
   ): Promise<Change[]>;
   /**
    * Deletes a conversation and its messages (its anchors stay, no longer listing it);
    * undefined when there is no such conversation (nothing queued then).
    */
-  deleteConversation(id: string, outbox?: OutboxInput): Promise<Change[] | undefined>;
+  deleteConversation(id: string): Promise<Change[] | undefined>;
   /**
    * Reads a conversation and writes what `edit` makes of it, in one transaction
    * (concurrent edits never lose each other's messages). `edit` may throw to
@@ -234,7 +284,6 @@ export interface Storage {
   editConversation(
     target: ConversationTarget,
     edit: (current: ConversationState) => ConversationEdit,
-    outbox?: OutboxInput,
   ): Promise<{ state: ConversationState; changes: Change[] } | undefined>;
   getConversation(id: string): Promise<ConversationState | undefined>;
   getMessage(id: string): Promise<MessageRecord | undefined>;
@@ -269,7 +318,6 @@ export interface Storage {
     id: string,
     linked: (current: AnchorRecord | undefined) => AnchorLinks,
     edit: (current: AnchorRecord | undefined, found: AnchorLinked) => AnchorEdit | undefined,
-    outbox?: OutboxInput,
   ): Promise<Change[]>;
 
   /** The catalogue models' local state (only models whose state was changed). */
@@ -290,13 +338,13 @@ export interface Storage {
    * replaces it (its formats and annotations not given again go, and so does its place on tags
    * and websites not given again).
    */
-  putAssets(assets: NewAsset[], activities?: ActivityRecord[], outbox?: OutboxInput): Promise<Change[]>;
+  putAssets(assets: NewAsset[], activities?: ActivityRecord[]): Promise<Change[]>;
   /**
    * Stores a new asset (an id not stored) with its activities. Creates that arrive while one is
    * being written are written together in the next transaction (group commit); each is answered
    * once that commit is done, and one that fails the group fails alone.
    */
-  createAsset(asset: NewAsset, activities: ActivityRecord[], outbox?: OutboxInput): Promise<Change[]>;
+  createAsset(asset: NewAsset, activities: ActivityRecord[]): Promise<Change[]>;
   /**
    * Reads an asset and writes what `edit` makes of it, in one transaction; `edit` may throw to
    * change nothing. Undefined when the target is unknown.
@@ -304,21 +352,20 @@ export interface Storage {
   editAsset(
     target: AssetTarget,
     edit: (current: StoredAsset) => AssetEdit,
-    outbox?: OutboxInput,
   ): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
   /**
    * Deletes an asset, its formats and annotations, and its place on tags, websites and anchors, in
    * one transaction; undefined when unknown (nothing queued then).
    */
-  deleteAsset(id: string, activities?: ActivityRecord[], outbox?: OutboxInput): Promise<Change[] | undefined>;
+  deleteAsset(id: string, activities?: ActivityRecord[]): Promise<Change[] | undefined>;
 
   getAnnotation(id: string): Promise<AnnotationRecord | undefined>;
   /** Every annotation, oldest first. */
   listAnnotations(): Promise<AnnotationRecord[]>;
   /** Stores an annotation that belongs to no asset. */
-  putAnnotation(annotation: AnnotationRecord, outbox?: OutboxInput): Promise<Change[]>;
+  putAnnotation(annotation: AnnotationRecord): Promise<Change[]>;
   /** Deletes an annotation that belongs to no asset; false when there is none (nothing queued then). */
-  deleteAnnotation(id: string, outbox?: OutboxInput): Promise<boolean>;
+  deleteAnnotation(id: string): Promise<boolean>;
   getTag(id: string): Promise<TagRecord | undefined>;
   getWebsite(id: string): Promise<WebsiteRecord | undefined>;
   /** Every activity, oldest first. */

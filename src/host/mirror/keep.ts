@@ -8,6 +8,7 @@ import type { Follower, Synced } from './follower.js';
 import { aboutOf } from './outbox-plan.js';
 import { anchorConversationIds, anchorRecord, annotationRecord, applicationRecord, assetRecord, assetValuesListed, conversationMessagesListed, conversationRecord } from './records.js';
 import type { Rewritten } from './rewrite-request.js';
+import { mirrorOf } from './writes.js';
 
 const record = (value: unknown) => (typeof value === 'object' && value !== null ? (value as Record<string, any>) : {});
 
@@ -30,7 +31,7 @@ export class Keeper {
    * own news of it changes nothing more.
    */
   keep(context: Rewritten, response: Response) {
-    const spec = context.found?.operation.mirror;
+    const spec = context.found && mirrorOf(context.found.operation.name);
     if (!spec || spec.local || !response.ok) return;
     const copy = response.clone();
     const { ctx, follower } = this;

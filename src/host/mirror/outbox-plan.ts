@@ -1,22 +1,24 @@
 /**
  * What the replayer decides about the outbox, as pure functions of its entries and the
- * route table's `mirror` declarations: which records an entry names, how its ids are
+ * mirror's write table (writes.ts): which records an entry names, how its ids are
  * rewritten with the ids the upstream gave, which entries a later delete makes useless
  * (dropped, never sent), and which follow an operation the upstream refused (set aside).
  */
-import { PARAM_KINDS, readBodyPath, type MirrorSpec, type QueuedCall } from '../../core/mirror-spec.js';
 import { OPERATIONS } from '../../core/routes.js';
 import type { OutboxEntry, RecordKind } from '../../storage/schema.js';
 import { rewriteIds } from '../../shared/rewrite-ids.js';
+import { mirrorOf, PARAM_KINDS, readBodyPath, type MirrorSpec, type QueuedCall } from './writes.js';
 
-const SPECS = new Map(OPERATIONS.filter((o) => o.mirror).map((o) => [o.name, o]));
+/** The route table's rows of the write operations. */
+const ROUTES = new Map(OPERATIONS.filter((o) => mirrorOf(o.name)).map((o) => [o.name, o]));
 
-/** The route table's row of a queued operation (with its `mirror` declaration). */
+/** The route table's row of a queued operation. */
 export function routeOf(operation: string) {
-  return SPECS.get(operation);
+  return ROUTES.get(operation);
 }
 
-export const specOf = (entry: Pick<OutboxEntry, 'operation'>): MirrorSpec => SPECS.get(entry.operation)?.mirror ?? {};
+/** The declaration of an entry's operation (writes.ts). */
+export const specOf = (entry: Pick<OutboxEntry, 'operation'>): MirrorSpec => mirrorOf(entry.operation) ?? {};
 
 /** The record an entry is about (its id and kind), when it names one. */
 export function aboutOf(entry: Pick<OutboxEntry, 'operation' | 'params' | 'body' | 'application' | 'created'>): { kind: RecordKind; id: string } | undefined {
@@ -60,7 +62,7 @@ export function rewrite(entry: OutboxEntry, upstreamOf: ReadonlyMap<string, stri
 
 /** The path an entry is sent to: its route's path with its (rewritten) parameters, and its query. */
 export function pathOf(entry: Pick<OutboxEntry, 'operation'>, call: { params: Record<string, string>; query?: string }): string {
-  const route = SPECS.get(entry.operation);
+  const route = ROUTES.get(entry.operation);
   if (!route) throw new Error(`${entry.operation} is not a queued operation of this version.`);
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''));
   return call.query ? `${path}?${call.query}` : path;

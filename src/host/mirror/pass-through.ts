@@ -11,6 +11,7 @@ import type { Keeper } from './keep.js';
 import { queueingStorage } from './queueing.js';
 import type { Replayer } from './replayer.js';
 import { asIs, rewriteRequest, type Rewritten } from './rewrite-request.js';
+import { queuedWhileAway } from './writes.js';
 import { PERMISSION_PROBE } from './upstream.js';
 
 const HOP_HEADERS = ['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', STREAM_HEADER];
@@ -108,7 +109,7 @@ export class PassThrough {
     const local = text === null ? request : new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
     const operation = context.found?.operation;
     // Not a write, a body that cannot be queued, or the upstream's business (answered here, not queued).
-    if (!operation?.mirror || operation.mirror.local || !context.parseable) return ctx.service.respond(local)!;
+    if (!operation || !queuedWhileAway(operation.name) || !context.parseable) return ctx.service.respond(local)!;
     const input: OutboxInput = {
       operation: operation.name,
       params: context.entry.params,

@@ -7,7 +7,7 @@
  * fields the service models). The upstream is trusted as a Pieces OS is: its JSON is kept as it
  * sent it (nulls dropped, as the service stores JSON), not validated as a client's body is.
  */
-import { conversationMessageIds } from '../../core/mirror-spec.js';
+import { conversationMessageIds } from './writes.js';
 import { storedJson } from '../../core/validate.js';
 import type { ActivityRecord, AnchorRecord, AnnotationRecord, ApplicationRecord, FormatRecord, MessageRecord, TagRecord, WebsiteRecord } from '../../storage/schema.js';
 import type { StoredAsset, StoredData } from '../../storage/storage.js';

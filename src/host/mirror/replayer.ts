@@ -3,8 +3,8 @@
  * create whose answer was lost looked for before it is sent again, what each entry created
  * re-keyed to the upstream's ids, and what the upstream refused set aside.
  */
-import { createdTime, type QueuedCall } from '../../core/mirror-spec.js';
 import type { CreatedId, IdPair, OutboxEntry } from '../../storage/schema.js';
+import { createdTime, type QueuedCall } from './writes.js';
 import type { Connection } from './connection.js';
 import { ANNOUNCE_MS, type MirrorContext } from './context.js';
 import type { Follower } from './follower.js';

@@ -5,6 +5,7 @@
 import { findRoute } from '../../core/routes.js';
 import type { OutboxEntry } from '../../storage/schema.js';
 import { pathOf, rewrite } from './outbox-plan.js';
+import { mirrorOf } from './writes.js';
 
 /** A request as it is sent or answered: its ids made here rewritten to the upstream's, and what it is (its route, its queued form). */
 export interface Rewritten {
@@ -43,7 +44,7 @@ export function rewriteRequest(request: Request, url: URL, path: string, text: s
   if (!upstreamOf.size || !found) return { found, entry, request, text, parseable, path, changed: false };
   const call = rewrite(entry, upstreamOf);
   const rewritten: OutboxEntry = { ...entry, params: call.params, ...(call.body === undefined ? {} : { body: call.body }), ...(call.application ? { application: call.application } : {}) };
-  const changedPath = found.operation.mirror ? pathOf(entry, { params: call.params }) : found.operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''));
+  const changedPath = mirrorOf(found.operation.name) ? pathOf(entry, { params: call.params }) : found.operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''));
   // rewriteIds gives the body back as it was when it names no id the map knows.
   const newText = call.body !== undefined && call.body !== body ? JSON.stringify(call.body) : text;
   if (changedPath === path && newText === text && call.application === header) return { found, entry, request, text, parseable, path, changed: false };

@@ -4,59 +4,66 @@
  * write logs its change in the same transaction.
  */
 import type { IDBPDatabase } from 'idb';
-import { abortOnThrow } from './transactions.js';
 import type { AssetRecord, ConversationRecord, PiecesDB } from '../schema.js';
-import { SIGNED_IN_KEY, type Change, type Storage } from '../storage.js';
-import { commit, log, queue } from './transactions.js';
+import { SIGNED_IN_KEY, type Change, type OutboxScope, type Storage } from '../storage.js';
+import { commit, log, queueing, type Queueable, abortOnThrow } from './transactions.js';
 
 type AnchorMethods = 'getAnchor' | 'listAnchors' | 'editAnchor' | 'listModelStates' | 'setModelState' | 'setSignedIn';
 
-export function anchorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AnchorMethods> {
+/** Writes an anchor with the records that list it; with a scope, queues its operation when it writes something. */
+function anchorWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Storage, 'editAnchor'> {
   return {
+    editAnchor: (id, linked, edit) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['anchors', 'conversations', 'assets', 'changes', 'outbox'], 'readwrite');
+        const current = await tx.objectStore('anchors').get(id);
+        const links = linked(current);
+        const [foundConversations, foundAssets] = await Promise.all([
+          Promise.all((links.conversations ?? []).map((conversation) => tx.objectStore('conversations').get(conversation))),
+          Promise.all((links.assets ?? []).map((asset) => tx.objectStore('assets').get(asset))),
+        ]);
+        const conversations = new Map<string, ConversationRecord>(foundConversations.filter((c): c is ConversationRecord => !!c).map((c) => [c.id, c]));
+        const assets = new Map<string, AssetRecord>(foundAssets.filter((a): a is AssetRecord => !!a).map((a) => [a.id, a]));
+        const result: ReturnType<typeof edit> = await abortOnThrow(tx, () => edit(current, { conversations, assets }));
+        if (!result) {
+          await tx.done;
+          return [];
+        }
+        const changes: Change[] = [];
+        const written = result.conversations ?? [];
+        const writtenAssets = result.assets ?? [];
+        await commit(tx, function* () {
+          if (result.anchor) yield tx.objectStore('anchors').put(result.anchor);
+          else if (current) yield tx.objectStore('anchors').delete(id);
+          // A conversation keeps its place in the snapshot order.
+          for (const record of written) yield tx.objectStore('conversations').put({ ...record, seq: conversations.get(record.id)!.seq });
+          for (const record of writtenAssets) yield tx.objectStore('assets').put(record);
+          yield log(
+            tx.objectStore('changes'),
+            [
+              ...(result.anchor || current ? [{ collection: 'anchor' as const, id, ...(result.anchor ? {} : { deleted: true as const }) }] : []),
+              ...written.map((record) => ({ collection: 'conversation' as const, id: record.id })),
+              ...writtenAssets.map((record) => ({ collection: 'asset' as const, id: record.id })),
+            ],
+            changes,
+          );
+          if (outbox) yield outbox.append(tx.objectStore('outbox'), !current && result.anchor ? [{ kind: 'anchor', id: result.anchor.id }] : []);
+        });
+        return changes;
+      }),
+  };
+}
+
+export function anchorStore(db: IDBPDatabase<PiecesDB>): Queueable<AnchorMethods, 'editAnchor'> {
+  return {
+    ...anchorWrites(db),
+    queueing: (scope) => anchorWrites(db, scope),
     async getAnchor(id) {
       return db.get('anchors', id);
     },
 
     async listAnchors() {
       return db.getAllFromIndex('anchors', 'by-created');
-    },
-
-    async editAnchor(id, linked, edit, outbox) {
-      const tx = db.transaction(['anchors', 'conversations', 'assets', 'changes', 'outbox'], 'readwrite');
-      const current = await tx.objectStore('anchors').get(id);
-      const links = linked(current);
-      const [foundConversations, foundAssets] = await Promise.all([
-        Promise.all((links.conversations ?? []).map((conversation) => tx.objectStore('conversations').get(conversation))),
-        Promise.all((links.assets ?? []).map((asset) => tx.objectStore('assets').get(asset))),
-      ]);
-      const conversations = new Map<string, ConversationRecord>(foundConversations.filter((c): c is ConversationRecord => !!c).map((c) => [c.id, c]));
-      const assets = new Map<string, AssetRecord>(foundAssets.filter((a): a is AssetRecord => !!a).map((a) => [a.id, a]));
-      const result: ReturnType<typeof edit> = await abortOnThrow(tx, () => edit(current, { conversations, assets }));
-      if (!result) {
-        await tx.done;
-        return [];
-      }
-      const changes: Change[] = [];
-      const written = result.conversations ?? [];
-      const writtenAssets = result.assets ?? [];
-      await commit(tx, function* () {
-        if (result.anchor) yield tx.objectStore('anchors').put(result.anchor);
-        else if (current) yield tx.objectStore('anchors').delete(id);
-        // A conversation keeps its place in the snapshot order.
-        for (const record of written) yield tx.objectStore('conversations').put({ ...record, seq: conversations.get(record.id)!.seq });
-        for (const record of writtenAssets) yield tx.objectStore('assets').put(record);
-        yield log(
-          tx.objectStore('changes'),
-          [
-            ...(result.anchor || current ? [{ collection: 'anchor' as const, id, ...(result.anchor ? {} : { deleted: true as const }) }] : []),
-            ...written.map((record) => ({ collection: 'conversation' as const, id: record.id })),
-            ...writtenAssets.map((record) => ({ collection: 'asset' as const, id: record.id })),
-          ],
-          changes,
-        );
-        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
-      });
-      return changes;
     },
 
     async listModelStates() {

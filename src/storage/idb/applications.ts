@@ -1,8 +1,8 @@
 /** Applications, their usage events and sessions (with the engagement derived from the events), and external applications. */
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type { EventKind, PiecesDB } from '../schema.js';
-import type { Change, Engagement, Storage } from '../storage.js';
-import { commit, log, queue } from './transactions.js';
+import type { Change, Engagement, OutboxScope, Storage } from '../storage.js';
+import { commit, log, queueing, type Queueable } from './transactions.js';
 
 const KINDS: Array<[EventKind, keyof Omit<Engagement, 'lastActivity'>]> = [
   ['interaction', 'interactions'],
@@ -52,8 +52,71 @@ type ApplicationMethods =
   | 'listExternalApplications'
   | 'putExternalApplications';
 
-export function applicationStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, ApplicationMethods> {
+type ApplicationWrites = 'putApplication' | 'recordEvent' | 'putSession' | 'closeSession';
+
+/** The writes of applications, events and sessions; with a scope, the first that writes something queues its operation. */
+function applicationWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Storage, ApplicationWrites> {
   return {
+    putApplication: (application) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['applications', 'changes', 'outbox'], 'readwrite');
+        const changes: Change[] = [];
+        await commit(tx, function* () {
+          yield tx.objectStore('applications').put(application);
+          yield log(tx.objectStore('changes'), [{ collection: 'application', id: application.id }], changes);
+          if (outbox) yield outbox.append(tx.objectStore('outbox'), [{ kind: 'application', id: application.id }]);
+        });
+        return changes;
+      }),
+
+    recordEvent: (event, upsert = []) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['events', 'applications', 'changes', 'outbox'], 'readwrite');
+        const changes: Change[] = [];
+        await commit(tx, function* () {
+          for (const application of upsert) yield tx.objectStore('applications').put(application);
+          yield tx.objectStore('events').add(event);
+          const upserted = upsert.map(({ id }) => ({ collection: 'application' as const, id }));
+          if (upserted.length) yield log(tx.objectStore('changes'), upserted, changes);
+          if (outbox) yield outbox.append(tx.objectStore('outbox'));
+        });
+        return changes;
+      }),
+
+    putSession: (session) =>
+      queueing(scope, async (outbox) => {
+        if (!outbox) {
+          await db.add('sessions', session);
+          return;
+        }
+        const tx = db.transaction(['sessions', 'outbox'], 'readwrite');
+        await commit(tx, function* () {
+          yield tx.objectStore('sessions').add(session);
+          yield outbox.append(tx.objectStore('outbox'), [{ kind: 'session', id: session.id }]);
+        });
+      }),
+
+    closeSession: (id, closed) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['sessions', 'outbox'], 'readwrite');
+        const sessions = tx.objectStore('sessions');
+        const session = await sessions.get(id);
+        if (session && !session.closed) {
+          session.closed = closed;
+          await sessions.put(session);
+        }
+        // Closing an unknown session changes nothing, and queues nothing; closing again is sent again (it is idempotent).
+        if (session && outbox) await outbox.append(tx.objectStore('outbox'));
+        await tx.done;
+        return session;
+      }),
+  };
+}
+
+export function applicationStore(db: IDBPDatabase<PiecesDB>): Queueable<ApplicationMethods, ApplicationWrites> {
+  return {
+    ...applicationWrites(db),
+    queueing: (scope) => applicationWrites(db, scope),
     async listApplications() {
       const tx = db.transaction(['applications', 'events']);
       const applications = await tx.objectStore('applications').getAll();
@@ -74,62 +137,12 @@ export function applicationStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, Appl
       return (await db.count('applications', id)) > 0;
     },
 
-    async putApplication(application, outbox) {
-      const tx = db.transaction(['applications', 'changes', 'outbox'], 'readwrite');
-      const changes: Change[] = [];
-      await commit(tx, function* () {
-        yield tx.objectStore('applications').put(application);
-        yield log(tx.objectStore('changes'), [{ collection: 'application', id: application.id }], changes);
-        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
-      });
-      return changes;
-    },
-
-    async recordEvent(event, upsert = [], outbox) {
-      const tx = db.transaction(['events', 'applications', 'changes', 'outbox'], 'readwrite');
-      const changes: Change[] = [];
-      await commit(tx, function* () {
-        for (const application of upsert) yield tx.objectStore('applications').put(application);
-        yield tx.objectStore('events').add(event);
-        const upserted = upsert.map(({ id }) => ({ collection: 'application' as const, id }));
-        if (upserted.length) yield log(tx.objectStore('changes'), upserted, changes);
-        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
-      });
-      return changes;
-    },
-
-    async putSession(session, outbox) {
-      if (!outbox) {
-        await db.add('sessions', session);
-        return;
-      }
-      const tx = db.transaction(['sessions', 'outbox'], 'readwrite');
-      await commit(tx, function* () {
-        yield tx.objectStore('sessions').add(session);
-        yield queue(tx.objectStore('outbox'), outbox);
-      });
-    },
-
     async getSession(id) {
       const tx = db.transaction(['sessions', 'events']);
       const session = await tx.objectStore('sessions').get(id);
       const found = session && (await engagement(tx, { from: session.opened.value, to: session.closed?.value ?? '\uffff' }));
       await tx.done;
       return session && { session, engagement: found! };
-    },
-
-    async closeSession(id, closed, outbox) {
-      const tx = db.transaction(['sessions', 'outbox'], 'readwrite');
-      const sessions = tx.objectStore('sessions');
-      const session = await sessions.get(id);
-      if (session && !session.closed) {
-        session.closed = closed;
-        await sessions.put(session);
-      }
-      // Closing an unknown session changes nothing, and queues nothing; closing again is sent again (it is idempotent).
-      if (session && outbox) await queue(tx.objectStore('outbox'), outbox);
-      await tx.done;
-      return session;
     },
 
     async listExternalApplications() {

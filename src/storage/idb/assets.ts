@@ -4,11 +4,10 @@
  * replace, edit, delete) in one, with its changes.
  */
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
-import { abortOnThrow } from './transactions.js';
-import type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
+import type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, CreatedId, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
 import { relinked } from '../anchor-links.js';
-import type { AssetEdit, Change, NewAsset, OutboxInput, Storage, StoredAsset } from '../storage.js';
-import { commit, log, queue } from './transactions.js';
+import type { AssetEdit, Change, NewAsset, OutboxScope, Storage, StoredAsset } from '../storage.js';
+import { commit, log, queueing, type Queueable, type Queued, abortOnThrow } from './transactions.js';
 
 type AssetMethods =
   | 'createAsset'
@@ -115,10 +114,27 @@ const without = <T extends TagRecord | WebsiteRecord>(items: readonly T[], asset
 
 const activityChanges = (activities: readonly ActivityRecord[]) => activities.map(({ id }) => ({ collection: 'activity' as const, id }));
 
-interface CreateJob {
+/**
+ * What a new asset creates: the asset, its formats (in its order), its annotations, its tags and
+ * websites (one of the same text or URL as a stored one is that one: its id, given here, is then
+ * never stored).
+ */
+const createdBy = ({ record, formats, annotations, tags, websites }: NewAsset): CreatedId[] => [
+  { kind: 'asset', id: record.id },
+  ...formats.map((f): CreatedId => ({ kind: 'format', id: f.id })),
+  ...annotations.map((a): CreatedId => ({ kind: 'annotation', id: a.id })),
+  ...tags.map((t): CreatedId => ({ kind: 'tag', id: t.id })),
+  ...websites.map((w): CreatedId => ({ kind: 'website', id: w.id })),
+];
+
+interface Create {
   asset: NewAsset;
   activities: ActivityRecord[];
-  outbox?: OutboxInput;
+  /** The operation it queues (see Storage.queueing). */
+  outbox?: Queued;
+}
+
+interface CreateJob extends Create {
   resolve(changes: Change[]): void;
   reject(error: unknown): void;
 }
@@ -127,7 +143,7 @@ interface CreateJob {
 const GROUP_LIMIT = 64;
 
 /** Writes new assets together, in one transaction; the changes of each, in order. */
-async function createTogether(db: IDBPDatabase<PiecesDB>, group: ReadonlyArray<Pick<CreateJob, 'asset' | 'activities' | 'outbox'>>): Promise<Change[][]> {
+async function createTogether(db: IDBPDatabase<PiecesDB>, group: readonly Create[]): Promise<Change[][]> {
   const tx = db.transaction([...STORES], 'readwrite') as unknown as Tx<'readwrite'>;
   const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
   // Only assets with tags or websites read anything first (the stored ones of the same text or URL).
@@ -155,14 +171,14 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: ReadonlyArray<P
       logged,
     );
     // Queued in the order the creates are written.
-    for (const { outbox } of group) if (outbox) yield queue(store('outbox'), outbox);
+    for (const { outbox, asset } of group) if (outbox) yield outbox.append(store('outbox'), createdBy(asset));
   });
   let at = 0;
   return group.map(({ activities }) => logged.slice(at, (at += 1 + activities.length)));
 }
 
 /** Group commit of asset creates (see Storage.createAsset). */
-function groupCommit(db: IDBPDatabase<PiecesDB>): Storage['createAsset'] {
+function groupCommit(db: IDBPDatabase<PiecesDB>): (create: Create) => Promise<Change[]> {
   const waiting: CreateJob[] = [];
   let writing = false;
   async function writeWaiting() {
@@ -186,19 +202,185 @@ function groupCommit(db: IDBPDatabase<PiecesDB>): Storage['createAsset'] {
       writing = false;
     }
   }
-  return (asset, activities, outbox) =>
+  return (create) =>
     new Promise<Change[]>((resolve, reject) => {
-      waiting.push({ asset, activities, ...(outbox ? { outbox } : {}), resolve, reject });
+      waiting.push({ ...create, resolve, reject });
       if (!writing) void writeWaiting();
     });
 }
 
-export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMethods> {
+type AssetWrites = 'createAsset' | 'putAssets' | 'editAsset' | 'deleteAsset' | 'putAnnotation' | 'deleteAnnotation';
+
+export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, AssetWrites> {
+  const create = groupCommit(db);
   const read = () => db.transaction(['assets', 'formats', 'annotations', 'tags', 'websites', 'anchors']) as unknown as Tx<'readonly'>;
   const write = () => db.transaction([...EDIT_STORES], 'readwrite') as unknown as Tx<'readwrite'>;
 
+  /** The writes; with a scope, the first that writes something queues its operation (creates written together queue in their order). */
+  const writes = (scope?: OutboxScope): Pick<Storage, AssetWrites> => ({
+    createAsset: (asset, activities) => queueing(scope, (outbox) => create({ asset, activities, ...(outbox ? { outbox } : {}) })),
+    putAssets: (assets, activities = []) =>
+      queueing(scope, async (outbox) => {
+        const tx = write();
+        const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
+        // What each asset had, to take away what it no longer has.
+        const before = await Promise.all(
+          assets.map(async ({ record }) => {
+            const [existing, annotationIds, tags, websites] = await Promise.all([
+              store('assets').get(record.id),
+              store('annotations').index('by-asset').getAllKeys(record.id),
+              store('tags').index('by-asset').getAll(record.id),
+              store('websites').index('by-asset').getAll(record.id),
+            ]);
+            return { existing, annotationIds, tags, websites };
+          }),
+        );
+        const resolved = await Promise.all(
+          assets.map(async ({ record, tags, websites }) => ({
+            tags: await resolve(tx, 'tags', tags, record.id),
+            websites: await resolve(tx, 'websites', websites, record.id),
+          })),
+        );
+        const changes: Change[] = [];
+        await commit(tx, function* () {
+          for (const [i, { record, formats, annotations }] of assets.entries()) {
+            const { existing, annotationIds, tags, websites } = before[i]!;
+            const keep = resolved[i]!;
+            const formatIds = new Set(formats.map((f) => f.id));
+            const annotationKeep = new Set(annotations.map((a) => a.id));
+            for (const id of existing?.formats ?? []) if (!formatIds.has(id)) yield store('formats').delete(id);
+            for (const id of annotationIds) if (!annotationKeep.has(id)) yield store('annotations').delete(id);
+            for (const tag of without(tags, record.id, new Set(keep.tags.map((t) => t.id)))) yield store('tags').put(tag);
+            for (const site of without(websites, record.id, new Set(keep.websites.map((w) => w.id)))) yield store('websites').put(site);
+            yield store('assets').put(record);
+            for (const format of formats) yield store('formats').put(format);
+            for (const annotation of annotations) yield store('annotations').put(annotation);
+            for (const tag of keep.tags) yield store('tags').put(tag);
+            for (const site of keep.websites) yield store('websites').put(site);
+          }
+          for (const activity of activities) yield store('activities').put(activity);
+          yield log(store('changes'), [...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })), ...activityChanges(activities)], changes);
+          if (outbox) yield outbox.append(store('outbox'), assets.flatMap(createdBy));
+        });
+        return changes;
+      }),
+
+    editAsset: (target, edit) =>
+      queueing(scope, async (outbox) => {
+        const tx = write();
+        const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
+        const id = await assetIdOf(tx, target);
+        const record = id === undefined ? undefined : await store('assets').get(id);
+        if (!record) {
+          await tx.done;
+          return undefined;
+        }
+        const current = await readWhole(tx, record);
+        const result: AssetEdit = await abortOnThrow(tx, () => edit(current));
+        const next = { ...result.record, id: record.id };
+        const [addTags, addWebsites, removeTags, removeWebsites] = await Promise.all([
+          resolve(tx, 'tags', result.addTags ?? [], record.id),
+          resolve(tx, 'websites', result.addWebsites ?? [], record.id),
+          Promise.all((result.removeTags ?? []).map((tag) => store('tags').get(tag))),
+          Promise.all((result.removeWebsites ?? []).map((site) => store('websites').get(site))),
+        ]);
+        const taken = <T extends TagRecord | WebsiteRecord>(items: Array<T | undefined>) =>
+          without(items.filter((item): item is T => !!item && item.assets.includes(record.id)), record.id, new Set());
+        const activities = result.activities ?? [];
+        const changes: Change[] = [];
+        await commit(tx, function* () {
+          yield store('assets').put(next);
+          for (const format of result.putFormats ?? []) yield store('formats').put(format);
+          for (const annotation of result.putAnnotations ?? []) yield store('annotations').put(annotation);
+          for (const annotation of result.deleteAnnotations ?? []) yield store('annotations').delete(annotation);
+          for (const tag of [...taken(removeTags), ...addTags]) yield store('tags').put(tag);
+          for (const site of [...taken(removeWebsites), ...addWebsites]) yield store('websites').put(site);
+          for (const activity of activities) yield store('activities').put(activity);
+          yield log(store('changes'), [{ collection: 'asset', id: record.id }, ...activityChanges(activities)], changes);
+          if (outbox) {
+            const known = new Set(current.annotations.map((a) => a.id));
+            yield outbox.append(store('outbox'), (result.putAnnotations ?? []).filter((a) => !known.has(a.id)).map(({ id }) => ({ kind: 'annotation' as const, id })));
+          }
+        });
+        const state = await (async () => {
+          const again = read();
+          const whole = await readWhole(again, next);
+          await again.done;
+          return whole;
+        })();
+        return { state, changes };
+      }),
+
+    deleteAsset: (id, activities = []) =>
+      queueing(scope, async (outbox) => {
+        const tx = write();
+        const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
+        const record = await store('assets').get(id);
+        if (!record) {
+          await tx.done;
+          return undefined;
+        }
+        const [formatIds, annotationIds, tags, websites, ownActivities] = await Promise.all([
+          store('formats').index('by-asset').getAllKeys(id),
+          store('annotations').index('by-asset').getAllKeys(id),
+          store('tags').index('by-asset').getAll(id),
+          store('websites').index('by-asset').getAll(id),
+          store('activities').index('by-asset').getAllKeys(id),
+        ]);
+        // The anchors that list it no longer do.
+        const unlisted = [...(await anchorsOf(tx, [record])).values()].map((anchor) => ({ ...anchor, json: relinked(anchor.json, 'assets', id, false) }));
+        const changes: Change[] = [];
+        await commit(tx, function* () {
+          yield store('assets').delete(id);
+          for (const anchor of unlisted) yield store('anchors').put(anchor);
+          for (const key of formatIds) yield store('formats').delete(key);
+          for (const key of annotationIds) yield store('annotations').delete(key);
+          for (const tag of without(tags, id, new Set())) yield store('tags').put(tag);
+          for (const site of without(websites, id, new Set())) yield store('websites').put(site);
+          for (const key of ownActivities) yield store('activities').delete(key);
+          for (const activity of activities) yield store('activities').put(activity);
+          yield log(
+            store('changes'),
+            [
+              { collection: 'asset', id, deleted: true },
+              ...ownActivities.map((key) => ({ collection: 'activity' as const, id: key, deleted: true as const })),
+              ...activityChanges(activities),
+              ...unlisted.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
+            ],
+            changes,
+          );
+          if (outbox) yield outbox.append(store('outbox'));
+        });
+        return changes;
+      }),
+
+    putAnnotation: (annotation) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['annotations', 'outbox'], 'readwrite');
+        await commit(tx, function* () {
+          yield tx.objectStore('annotations').put(annotation);
+          if (outbox) yield outbox.append(tx.objectStore('outbox'), [{ kind: 'annotation', id: annotation.id }]);
+        });
+        return [];
+      }),
+
+    deleteAnnotation: (id) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['annotations', 'outbox'], 'readwrite');
+        const found = await tx.objectStore('annotations').get(id);
+        const alone = !!found && !found.asset;
+        await commit(tx, function* () {
+          if (!alone) return;
+          yield tx.objectStore('annotations').delete(id);
+          if (outbox) yield outbox.append(tx.objectStore('outbox'));
+        });
+        return alone;
+      }),
+  });
+
   return {
-    createAsset: groupCommit(db),
+    ...writes(),
+    queueing: writes,
 
     async getAsset(id) {
       const tx = read();
@@ -242,157 +424,9 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, AssetMetho
       );
     },
 
-    async putAssets(assets, activities = [], outbox) {
-      const tx = write();
-      const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
-      // What each asset had, to take away what it no longer has.
-      const before = await Promise.all(
-        assets.map(async ({ record }) => {
-          const [existing, annotationIds, tags, websites] = await Promise.all([
-            store('assets').get(record.id),
-            store('annotations').index('by-asset').getAllKeys(record.id),
-            store('tags').index('by-asset').getAll(record.id),
-            store('websites').index('by-asset').getAll(record.id),
-          ]);
-          return { existing, annotationIds, tags, websites };
-        }),
-      );
-      const resolved = await Promise.all(
-        assets.map(async ({ record, tags, websites }) => ({
-          tags: await resolve(tx, 'tags', tags, record.id),
-          websites: await resolve(tx, 'websites', websites, record.id),
-        })),
-      );
-      const changes: Change[] = [];
-      await commit(tx, function* () {
-        for (const [i, { record, formats, annotations }] of assets.entries()) {
-          const { existing, annotationIds, tags, websites } = before[i]!;
-          const keep = resolved[i]!;
-          const formatIds = new Set(formats.map((f) => f.id));
-          const annotationKeep = new Set(annotations.map((a) => a.id));
-          for (const id of existing?.formats ?? []) if (!formatIds.has(id)) yield store('formats').delete(id);
-          for (const id of annotationIds) if (!annotationKeep.has(id)) yield store('annotations').delete(id);
-          for (const tag of without(tags, record.id, new Set(keep.tags.map((t) => t.id)))) yield store('tags').put(tag);
-          for (const site of without(websites, record.id, new Set(keep.websites.map((w) => w.id)))) yield store('websites').put(site);
-          yield store('assets').put(record);
-          for (const format of formats) yield store('formats').put(format);
-          for (const annotation of annotations) yield store('annotations').put(annotation);
-          for (const tag of keep.tags) yield store('tags').put(tag);
-          for (const site of keep.websites) yield store('websites').put(site);
-        }
-        for (const activity of activities) yield store('activities').put(activity);
-        yield log(store('changes'), [...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })), ...activityChanges(activities)], changes);
-        if (outbox) yield queue(store('outbox'), outbox);
-      });
-      return changes;
-    },
-
-    async editAsset(target, edit, outbox) {
-      const tx = write();
-      const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
-      const id = await assetIdOf(tx, target);
-      const record = id === undefined ? undefined : await store('assets').get(id);
-      if (!record) {
-        await tx.done;
-        return undefined;
-      }
-      const current = await readWhole(tx, record);
-      const result: AssetEdit = await abortOnThrow(tx, () => edit(current));
-      const next = { ...result.record, id: record.id };
-      const [addTags, addWebsites, removeTags, removeWebsites] = await Promise.all([
-        resolve(tx, 'tags', result.addTags ?? [], record.id),
-        resolve(tx, 'websites', result.addWebsites ?? [], record.id),
-        Promise.all((result.removeTags ?? []).map((tag) => store('tags').get(tag))),
-        Promise.all((result.removeWebsites ?? []).map((site) => store('websites').get(site))),
-      ]);
-      const taken = <T extends TagRecord | WebsiteRecord>(items: Array<T | undefined>) =>
-        without(items.filter((item): item is T => !!item && item.assets.includes(record.id)), record.id, new Set());
-      const activities = result.activities ?? [];
-      const changes: Change[] = [];
-      await commit(tx, function* () {
-        yield store('assets').put(next);
-        for (const format of result.putFormats ?? []) yield store('formats').put(format);
-        for (const annotation of result.putAnnotations ?? []) yield store('annotations').put(annotation);
-        for (const annotation of result.deleteAnnotations ?? []) yield store('annotations').delete(annotation);
-        for (const tag of [...taken(removeTags), ...addTags]) yield store('tags').put(tag);
-        for (const site of [...taken(removeWebsites), ...addWebsites]) yield store('websites').put(site);
-        for (const activity of activities) yield store('activities').put(activity);
-        yield log(store('changes'), [{ collection: 'asset', id: record.id }, ...activityChanges(activities)], changes);
-        if (outbox) yield queue(store('outbox'), outbox);
-      });
-      const state = await (async () => {
-        const again = read();
-        const whole = await readWhole(again, next);
-        await again.done;
-        return whole;
-      })();
-      return { state, changes };
-    },
-
-    async deleteAsset(id, activities = [], outbox) {
-      const tx = write();
-      const store = <N extends AssetStores>(name: N) => tx.objectStore(name);
-      const record = await store('assets').get(id);
-      if (!record) {
-        await tx.done;
-        return undefined;
-      }
-      const [formatIds, annotationIds, tags, websites, ownActivities] = await Promise.all([
-        store('formats').index('by-asset').getAllKeys(id),
-        store('annotations').index('by-asset').getAllKeys(id),
-        store('tags').index('by-asset').getAll(id),
-        store('websites').index('by-asset').getAll(id),
-        store('activities').index('by-asset').getAllKeys(id),
-      ]);
-      // The anchors that list it no longer do.
-      const unlisted = [...(await anchorsOf(tx, [record])).values()].map((anchor) => ({ ...anchor, json: relinked(anchor.json, 'assets', id, false) }));
-      const changes: Change[] = [];
-      await commit(tx, function* () {
-        yield store('assets').delete(id);
-        for (const anchor of unlisted) yield store('anchors').put(anchor);
-        for (const key of formatIds) yield store('formats').delete(key);
-        for (const key of annotationIds) yield store('annotations').delete(key);
-        for (const tag of without(tags, id, new Set())) yield store('tags').put(tag);
-        for (const site of without(websites, id, new Set())) yield store('websites').put(site);
-        for (const key of ownActivities) yield store('activities').delete(key);
-        for (const activity of activities) yield store('activities').put(activity);
-        yield log(
-          store('changes'),
-          [
-            { collection: 'asset', id, deleted: true },
-            ...ownActivities.map((key) => ({ collection: 'activity' as const, id: key, deleted: true as const })),
-            ...activityChanges(activities),
-            ...unlisted.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
-          ],
-          changes,
-        );
-        if (outbox) yield queue(store('outbox'), outbox);
-      });
-      return changes;
-    },
-
     getAnnotation: (id) => db.get('annotations', id),
     async listAnnotations() {
       return (await db.getAll('annotations')).sort(byCreated);
-    },
-    async putAnnotation(annotation, outbox) {
-      const tx = db.transaction(['annotations', 'outbox'], 'readwrite');
-      await commit(tx, function* () {
-        yield tx.objectStore('annotations').put(annotation);
-        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
-      });
-      return [];
-    },
-    async deleteAnnotation(id, outbox) {
-      const tx = db.transaction(['annotations', 'outbox'], 'readwrite');
-      const found = await tx.objectStore('annotations').get(id);
-      const alone = !!found && !found.asset;
-      await commit(tx, function* () {
-        if (!alone) return;
-        yield tx.objectStore('annotations').delete(id);
-        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
-      });
-      return alone;
     },
     getTag: (id) => db.get('tags', id),
     getWebsite: (id) => db.get('websites', id),

@@ -4,11 +4,10 @@
  * and the ids and change log the identifier streams read.
  */
 import { unwrap, type IDBPDatabase } from 'idb';
-import { abortOnThrow } from './transactions.js';
 import type { ActivityRecord, AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
-import type { Change, OutboxInput, Storage } from '../storage.js';
+import type { Change, OutboxScope, Storage } from '../storage.js';
 import { relinked } from '../anchor-links.js';
-import { commit, log, queue, readChanges } from './transactions.js';
+import { commit, log, queueing, readChanges, type Queueable, type Queued, abortOnThrow } from './transactions.js';
 
 type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
 
@@ -18,7 +17,8 @@ interface Create {
   anchors?: AnchorRecord[];
   /** The activity that records the creation, written in the same transaction. */
   activity?: ActivityRecord;
-  outbox?: OutboxInput;
+  /** The operation it queues (see Storage.queueing). */
+  outbox?: Queued;
 }
 
 interface CreateJob extends Create {
@@ -104,7 +104,11 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[], next:
     if (withAnchors) for (const { anchors = [] } of group) for (const anchor of anchors) unwrap(tx.objectStore('anchors')).put(anchor);
     if (withActivities) for (const { activity } of group) if (activity) unwrap(tx.objectStore('activities')).put(activity);
     // Queued in the order the creates are written (the order of their changes).
-    if (withOutbox) for (const { outbox } of group) if (outbox) yield queue(tx.objectStore('outbox'), outbox);
+    if (withOutbox) {
+      for (const { outbox, conversation, messages: made } of group) {
+        if (outbox) yield outbox.append(tx.objectStore('outbox'), [{ kind: 'conversation', id: conversation.id }, ...made.map(({ id }) => ({ kind: 'conversationMessage' as const, id }))]);
+      }
+    }
   });
   next.seq = logged.at(-1)!.seq + 1;
   let at = 0;
@@ -183,86 +187,99 @@ export interface ConversationStoreOptions {
   groupCommit?: boolean;
 }
 
-export function conversationStore(db: IDBPDatabase<PiecesDB>, options: ConversationStoreOptions = {}): Pick<Storage, ConversationMethods> {
+type ConversationWrites = 'createConversation' | 'deleteConversation' | 'editConversation';
+
+export function conversationStore(db: IDBPDatabase<PiecesDB>, options: ConversationStoreOptions = {}): Queueable<ConversationMethods, ConversationWrites> {
   const next: NextKey = { seq: undefined };
   const create =
     options.groupCommit === false ? (job: Create) => createTogether(db, [job]).then(([changes]) => changes!) : groupCommit(db, next);
-  return {
-    createConversation: (conversation, messages, anchors, activity, outbox) =>
-      create({ conversation, messages, ...(anchors?.length ? { anchors } : {}), ...(activity ? { activity } : {}), ...(outbox ? { outbox } : {}) }),
+  /** The writes; with a scope, the first that writes something queues its operation (creates written together queue in their order). */
+  const writes = (scope?: OutboxScope): Pick<Storage, ConversationWrites> => ({
+    createConversation: (conversation, messages, anchors, activity) =>
+      queueing(scope, (outbox) =>
+        create({ conversation, messages, ...(anchors?.length ? { anchors } : {}), ...(activity ? { activity } : {}), ...(outbox ? { outbox } : {}) }),
+      ),
 
-    async deleteConversation(id, outbox) {
-      const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors', 'outbox'], 'readwrite');
-      const conversation = await tx.objectStore('conversations').get(id);
-      if (!conversation) {
-        await tx.done;
-        return undefined;
-      }
-      // Its anchors stay, no longer listing it.
-      const anchors = await Promise.all(anchorIdsOf(conversation.json).map((anchor) => tx.objectStore('anchors').get(anchor)));
-      const unlinked = anchors.flatMap((anchor) => (anchor ? [withoutConversation(anchor, id)] : []));
-      const messages = tx.objectStore('messages');
-      const changes: Change[] = [];
-      await commit(tx, function* () {
-        for (const anchor of unlinked) yield tx.objectStore('anchors').put(anchor);
-        yield messages
-          .index('by-conversation')
-          .getAllKeys(id)
-          .then((owned) =>
-            Promise.all([
-              ...owned.map((key) => messages.delete(key)),
-              log(
-                tx.objectStore('changes'),
-                [
-                  { collection: 'conversation', id, deleted: true },
-                  ...owned.map((key) => ({ collection: 'conversationMessage' as const, id: key, deleted: true as const })),
-                  ...unlinked.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
-                ],
-                changes,
-              ),
-            ]),
+    deleteConversation: (id) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors', 'outbox'], 'readwrite');
+        const conversation = await tx.objectStore('conversations').get(id);
+        if (!conversation) {
+          await tx.done;
+          return undefined;
+        }
+        // Its anchors stay, no longer listing it.
+        const anchors = await Promise.all(anchorIdsOf(conversation.json).map((anchor) => tx.objectStore('anchors').get(anchor)));
+        const unlinked = anchors.flatMap((anchor) => (anchor ? [withoutConversation(anchor, id)] : []));
+        const messages = tx.objectStore('messages');
+        const changes: Change[] = [];
+        await commit(tx, function* () {
+          for (const anchor of unlinked) yield tx.objectStore('anchors').put(anchor);
+          yield messages
+            .index('by-conversation')
+            .getAllKeys(id)
+            .then((owned) =>
+              Promise.all([
+                ...owned.map((key) => messages.delete(key)),
+                log(
+                  tx.objectStore('changes'),
+                  [
+                    { collection: 'conversation', id, deleted: true },
+                    ...owned.map((key) => ({ collection: 'conversationMessage' as const, id: key, deleted: true as const })),
+                    ...unlinked.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
+                  ],
+                  changes,
+                ),
+              ]),
+            );
+          yield tx.objectStore('conversations').delete(id);
+          if (outbox) yield outbox.append(tx.objectStore('outbox'));
+        });
+        return changes;
+      }),
+
+    editConversation: (target, edit) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['conversations', 'messages', 'changes', 'outbox'], 'readwrite');
+        const messages = tx.objectStore('messages');
+        const conversationId = 'conversation' in target ? target.conversation : (await messages.get(target.message))?.conversation;
+        const record = conversationId === undefined ? undefined : await tx.objectStore('conversations').get(conversationId);
+        if (!record) {
+          await tx.done;
+          return undefined;
+        }
+        const current = { record, messages: await messagesOf(messages, record.messageIds) };
+        const result: ReturnType<typeof edit> = await abortOnThrow(tx, () => edit(current));
+        const next = { ...result.record, seq: record.seq };
+        const put = result.putMessages ?? [];
+        const removed = result.deleteMessages ?? [];
+        const changes: Change[] = [];
+        await commit(tx, function* () {
+          yield tx.objectStore('conversations').put(next);
+          for (const message of put) yield messages.put(message);
+          for (const id of removed) yield messages.delete(id);
+          yield log(
+            tx.objectStore('changes'),
+            [
+              ...put.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
+              ...removed.map((id) => ({ collection: 'conversationMessage' as const, id, deleted: true as const })),
+              { collection: 'conversation', id: record.id },
+            ],
+            changes,
           );
-        yield tx.objectStore('conversations').delete(id);
-        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
-      });
-      return changes;
-    },
-
-    async editConversation(target, edit, outbox) {
-      const tx = db.transaction(['conversations', 'messages', 'changes', 'outbox'], 'readwrite');
-      const messages = tx.objectStore('messages');
-      const conversationId = 'conversation' in target ? target.conversation : (await messages.get(target.message))?.conversation;
-      const record = conversationId === undefined ? undefined : await tx.objectStore('conversations').get(conversationId);
-      if (!record) {
-        await tx.done;
-        return undefined;
-      }
-      const current = { record, messages: await messagesOf(messages, record.messageIds) };
-      const result: ReturnType<typeof edit> = await abortOnThrow(tx, () => edit(current));
-      const next = { ...result.record, seq: record.seq };
-      const put = result.putMessages ?? [];
-      const removed = result.deleteMessages ?? [];
-      const changes: Change[] = [];
-      await commit(tx, function* () {
-        yield tx.objectStore('conversations').put(next);
-        for (const message of put) yield messages.put(message);
-        for (const id of removed) yield messages.delete(id);
-        yield log(
-          tx.objectStore('changes'),
-          [
-            ...put.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
-            ...removed.map((id) => ({ collection: 'conversationMessage' as const, id, deleted: true as const })),
-            { collection: 'conversation', id: record.id },
-          ],
-          changes,
-        );
-        if (outbox) yield queue(tx.objectStore('outbox'), outbox);
-      });
-      const byId = new Map([...current.messages, ...put].map((m) => [m.id, m]));
-      const state = { record: next, messages: next.messageIds.map((id) => byId.get(id)!).filter(Boolean) };
-      return { state, changes };
-    },
-
+          if (outbox) {
+            const known = new Set(current.messages.map((m) => m.id));
+            yield outbox.append(tx.objectStore('outbox'), put.filter((m) => !known.has(m.id)).map(({ id }) => ({ kind: 'conversationMessage' as const, id })));
+          }
+        });
+        const byId = new Map([...current.messages, ...put].map((m) => [m.id, m]));
+        const state = { record: next, messages: next.messageIds.map((id) => byId.get(id)!).filter(Boolean) };
+        return { state, changes };
+      }),
+  });
+  return {
+    ...writes(),
+    queueing: writes,
     async getConversation(id) {
       const tx = db.transaction(['conversations', 'messages']);
       const record = await tx.objectStore('conversations').get(id);

@@ -53,12 +53,16 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const identity = await start(db, () => ({ ...EMPTY, ...(typeof given === 'function' ? given() : given) }));
   const snapshots = snapshotStore(db, { settleMs: options.snapshotSettleMs });
   const { conversationIds, ...snapshotMethods } = snapshots;
-  return {
-    ...applicationStore(db),
-    ...conversationStore(db, { groupCommit: options.groupCommit }),
+  const applications = applicationStore(db);
+  const conversations = conversationStore(db, { groupCommit: options.groupCommit });
+  const assets = assetStore(db);
+  const anchors = anchorStore(db);
+  const storage: Storage = {
+    ...applications,
+    ...conversations,
     ...snapshotMethods,
-    ...assetStore(db),
-    ...anchorStore(db),
+    ...assets,
+    ...anchors,
     ...dataStore(db),
     ...mirrorStore(db),
     listIds: (collection) => (collection === 'conversation' ? conversationIds() : listIdsOf(db, collection)),
@@ -92,7 +96,16 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
       return value;
     },
     close: () => db.close(),
-  } satisfies Storage;
+    // The same storage, its writes of records made for the scope (the rest of the connection's state is shared: group commit, kept snapshots).
+    queueing: (scope) => ({
+      ...storage,
+      ...applications.queueing(scope),
+      ...conversations.queueing(scope),
+      ...assets.queueing(scope),
+      ...anchors.queueing(scope),
+    }),
+  };
+  return storage;
 }
 
 const isEmpty = (data: StoredData) => Object.values(data).every((records) => records.length === 0);

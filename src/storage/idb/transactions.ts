@@ -1,10 +1,11 @@
 /**
  * What every write of the IndexedDB storage shares: a transaction that commits or fails as a
- * whole, and the change log that is appended to inside it.
+ * whole, the change log that is appended to inside it, and the outbox entry a request's write
+ * appends with it (see Storage.queueing).
  */
 import { unwrap, type IDBPObjectStore, type StoreNames } from 'idb';
-import type { PiecesDB } from '../schema.js';
-import type { Change, OutboxInput } from '../storage.js';
+import type { CreatedId, PiecesDB } from '../schema.js';
+import type { Change, OutboxScope, PendingOperation, QueueingWrite, Storage } from '../storage.js';
 
 /** How many changes the log keeps for stream catch-up. */
 export const CHANGE_LOG_LIMIT = 10_000;
@@ -98,10 +99,42 @@ export async function readChanges(store: { getAll(query: IDBKeyRange): Promise<C
 type OutboxStore = IDBPObjectStore<PiecesDB, ArrayLike<StoreNames<PiecesDB>>, 'outbox', 'readwrite'>;
 
 /**
- * Appends an operation to the outbox inside the write transaction that made it locally: it is
- * queued if and only if the write commits. Issued last, so that `created` (filled by the
- * write as it runs) is complete.
+ * The operation a write may queue, taken from its request's scope: appended to the outbox inside
+ * the write's transaction, so that it is queued if and only if the write commits.
  */
-export function queue(outbox: OutboxStore, input: OutboxInput): Promise<unknown> {
-  return outbox.add({ state: 'queued', ...input } as never);
+export class Queued {
+  appended = false;
+  constructor(private readonly pending: PendingOperation) {}
+
+  /** Appends the entry, with the records the write creates (see Storage: what each write creates). */
+  append(outbox: OutboxStore, created: readonly CreatedId[] = []): Promise<unknown> {
+    this.appended = true;
+    return outbox.add({ state: 'queued', ...this.pending.entry(created) } as never);
+  }
 }
+
+/**
+ * Runs a write with the operation it may queue: none without a scope, or when an earlier write
+ * of the request has it. Settled once the write is done: queued if it committed with the entry,
+ * else (nothing to change, or a failure) given back for the next write of the request.
+ */
+export function queueing<T>(scope: OutboxScope | undefined, write: (outbox: Queued | undefined) => Promise<T>): Promise<T> {
+  const pending = scope?.take();
+  if (!pending) return write(undefined);
+  const outbox = new Queued(pending);
+  return write(outbox).then(
+    (result) => {
+      pending.settle(outbox.appended);
+      return result;
+    },
+    (error: unknown) => {
+      pending.settle(false);
+      throw error;
+    },
+  );
+}
+
+/** A module's methods, and its writes of records as one request makes them (see Storage.queueing). */
+export type Queueable<M extends keyof Storage, W extends M & QueueingWrite> = Pick<Storage, M> & {
+  queueing(scope: OutboxScope): Pick<Storage, W>;
+};

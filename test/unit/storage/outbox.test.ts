@@ -5,11 +5,14 @@
  * ids takes everything that names it along; and a database written before the outbox existed
  * (schema version 5) is upgraded in place, its data kept.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openDB } from 'idb';
 import { openStorage } from '../../../src/storage/idb/storage.js';
+import { cacheReads } from '../../../src/storage/read-cache.js';
+import { reconnectingStorage } from '../../../src/storage/reconnect.js';
 import { DB_VERSION, STORES, UPGRADES, type OutboxEntry, type PiecesDB } from '../../../src/storage/schema.js';
-import type { OutboxInput } from '../../../src/storage/storage.js';
+import type { OutboxInput, Storage } from '../../../src/storage/storage.js';
+import { RequestOutbox } from '../../../src/host/mirror/queueing.js';
 import { createService } from '../../../src/core/service.js';
 import { activity, parseSeed } from '../../../src/core/models/asset.js';
 import { anchorRecord } from '../../../src/core/models/conversation.js';
@@ -21,23 +24,24 @@ const CONVERSATION = '11111111-1111-4111-8111-111111111111';
 const MESSAGE = '22222222-2222-4222-8222-222222222222';
 const stamp = { value: '2026-01-01T00:00:00.000Z' };
 const conversationRecord = (id: string) => ({ id, json: JSON.stringify({ id, type: 'COPILOT', created: stamp, updated: stamp }), messageIds: [] });
-const queued = (operation: string, extra: Partial<OutboxInput> = {}): OutboxInput => ({ operation, params: {}, created: [], at: stamp.value, ...extra });
+/** `storage` as a request's writes see it, its operation queued by the first write that writes something. */
+const queueing = (storage: Storage, operation: string, extra: Partial<OutboxInput> = {}) =>
+  storage.queueing(new RequestOutbox({ operation, params: {}, created: [], at: stamp.value, ...extra }));
 
 describe('the outbox, in the write’s own transaction', () => {
   it('queues an operation with each kind of write, in commit order, with what the write created', async () => {
     const storage = await openStorage({ name: freshName() });
-    await storage.createConversation(conversationRecord(CONVERSATION), [], [], undefined, queued('conversationsCreateSpecificConversation', { created: [{ kind: 'conversation', id: CONVERSATION }] }));
-    await storage.editConversation(
+    await queueing(storage, 'conversationsCreateSpecificConversation').createConversation(conversationRecord(CONVERSATION), []);
+    await queueing(storage, 'messagesCreateSpecificMessage', { body: { conversation: { id: CONVERSATION } } }).editConversation(
       { conversation: CONVERSATION },
       (current) => ({ record: { ...current.record, messageIds: [MESSAGE] }, putMessages: [{ id: MESSAGE, conversation: CONVERSATION, json: '{}' }] }),
-      queued('messagesCreateSpecificMessage', { body: { conversation: { id: CONVERSATION } } }),
     );
-    await storage.putApplication({ id: 'a', name: 'VS_CODE' }, queued('applicationsRegister'));
-    await storage.recordEvent({ id: 'e', kind: 'interaction', at: stamp.value, payload: {} }, [], queued('applicationsUsageEngagementInteraction'));
-    await storage.putSession({ id: 's', opened: stamp }, queued('applicationsSessionOpen'));
-    await storage.closeSession('s', stamp, queued('applicationsSessionClose', { body: 's' }));
-    await storage.putAssets([], [], queued('assetsCreateNewAsset'));
-    await storage.deleteConversation(CONVERSATION, queued('conversationsDeleteSpecificConversation', { params: { conversation: CONVERSATION } }));
+    await queueing(storage, 'applicationsRegister').putApplication({ id: 'a', name: 'VS_CODE' });
+    await queueing(storage, 'applicationsUsageEngagementInteraction').recordEvent({ id: 'e', kind: 'interaction', at: stamp.value, payload: {} }, []);
+    await queueing(storage, 'applicationsSessionOpen').putSession({ id: 's', opened: stamp });
+    await queueing(storage, 'applicationsSessionClose', { body: 's' }).closeSession('s', stamp);
+    await queueing(storage, 'assetsCreateNewAsset').putAssets([], []);
+    await queueing(storage, 'conversationsDeleteSpecificConversation', { params: { conversation: CONVERSATION } }).deleteConversation(CONVERSATION);
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => [e.seq, e.operation, e.state])).toEqual([
       [1, 'conversationsCreateSpecificConversation', 'queued'],
@@ -49,7 +53,39 @@ describe('the outbox, in the write’s own transaction', () => {
       [7, 'assetsCreateNewAsset', 'queued'],
       [8, 'conversationsDeleteSpecificConversation', 'queued'],
     ]);
-    expect(entries[0]!.created).toEqual([{ kind: 'conversation', id: CONVERSATION }]);
+    // What each write created, as the write reports it (an operation declared to create nothing lists nothing).
+    expect(entries.map((e) => e.created)).toEqual([
+      [{ kind: 'conversation', id: CONVERSATION }],
+      [{ kind: 'conversationMessage', id: MESSAGE }],
+      [{ kind: 'application', id: 'a' }],
+      [],
+      [{ kind: 'session', id: 's' }],
+      [],
+      [],
+      [],
+    ]);
+    storage.close();
+  });
+
+  it('queues a request’s operation once, with its first write that writes something', async () => {
+    const storage = await openStorage({ name: freshName() });
+    const scope = new RequestOutbox({ operation: 'applicationsRegister', params: {}, created: [], at: stamp.value });
+    const request = storage.queueing(scope);
+    // Nothing to change: the operation waits for the next write.
+    expect(await request.deleteConversation(CONVERSATION)).toBeUndefined();
+    // A write that fails gives it back.
+    await request.putApplication({ id: 'x', name: () => 'not storable' } as never).catch(() => {});
+    expect(scope.queued).toBe(false);
+    await request.putApplication({ id: 'a', name: 'VS_CODE' });
+    expect(scope.queued).toBe(true);
+    // The request's later writes are made, and queue nothing more.
+    await request.putApplication({ id: 'b', name: 'VS_CODE' });
+    await request.createConversation(conversationRecord(CONVERSATION), []);
+    expect((await storage.outboxEntries()).map((e) => [e.operation, e.created])).toEqual([['applicationsRegister', [{ kind: 'application', id: 'a' }]]]);
+    expect((await storage.listIds('conversation')).ids).toEqual([CONVERSATION]);
+    // The storage itself queues nothing.
+    await storage.putApplication({ id: 'c', name: 'VS_CODE' });
+    expect(await storage.outboxEntries()).toHaveLength(1);
     storage.close();
   });
 
@@ -59,23 +95,24 @@ describe('the outbox, in the write’s own transaction', () => {
     await storage.createConversation(conversationRecord(CONVERSATION), []);
     const before = await dump(name);
     // The write fails (the id is taken): no entry.
-    await expect(storage.createConversation(conversationRecord(CONVERSATION), [], [], undefined, queued('conversationsCreateSpecificConversation'))).rejects.toThrow();
+    await expect(queueing(storage, 'conversationsCreateSpecificConversation').createConversation(conversationRecord(CONVERSATION), [])).rejects.toThrow();
     // The entry fails (a value IndexedDB cannot store): no write.
-    const unstorable = queued('conversationUpdate', { body: { id: CONVERSATION, name: () => 'not JSON' } as never });
-    await expect(storage.putApplication({ id: 'b', name: 'VS_CODE' }, unstorable)).rejects.toThrow();
+    // One scope for every write below: a write that fails gives its operation back to the next.
+    const unstorable = queueing(storage, 'conversationUpdate', { body: { id: CONVERSATION, name: () => 'not JSON' } as never });
+    await expect(unstorable.putApplication({ id: 'b', name: 'VS_CODE' })).rejects.toThrow();
     // A create, its activity and its entry are one transaction: the entry fails, none is written.
     const other = '44444444-4444-4444-8444-444444444444';
     const created = activity({ now: () => new Date(stamp.value), newId: () => crypto.randomUUID() }, { conversation: other, pair: 'conversationCreated', value: 'a_conversation_was_created' });
-    await expect(storage.createConversation(conversationRecord(other), [], [], created, unstorable)).rejects.toThrow();
+    await expect(unstorable.createConversation(conversationRecord(other), [], [], created)).rejects.toThrow();
     await expect(
-      storage.editConversation({ conversation: CONVERSATION }, (current) => ({ record: { ...current.record, json: '{"changed":true}' } }), unstorable),
+      unstorable.editConversation({ conversation: CONVERSATION }, (current) => ({ record: { ...current.record, json: '{"changed":true}' } })),
     ).rejects.toThrow();
     // Nothing of either happened: not the records, not the change log, not the outbox.
     expect(await dump(name)).toBe(before);
     expect(await storage.outboxEntries()).toEqual([]);
     // Deleting or closing what is not there queues nothing either.
-    expect(await storage.deleteConversation('33333333-3333-4333-8333-333333333333', queued('conversationsDeleteSpecificConversation'))).toBeUndefined();
-    expect(await storage.closeSession('nope', stamp, queued('applicationsSessionClose'))).toBeUndefined();
+    expect(await queueing(storage, 'conversationsDeleteSpecificConversation').deleteConversation('33333333-3333-4333-8333-333333333333')).toBeUndefined();
+    expect(await queueing(storage, 'applicationsSessionClose').closeSession('nope', stamp)).toBeUndefined();
     expect(await storage.outboxEntries()).toEqual([]);
     storage.close();
   });
@@ -83,10 +120,53 @@ describe('the outbox, in the write’s own transaction', () => {
   it('queues creates written together (group commit) in their order, each with its own write', async () => {
     const storage = await openStorage({ name: freshName() });
     const ids = Array.from({ length: 20 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    await Promise.all(ids.map((id) => storage.createConversation(conversationRecord(id), [], [], undefined, queued('conversationsCreateSpecificConversation', { created: [{ kind: 'conversation', id }] }))));
+    await Promise.all(ids.map((id) => queueing(storage, 'conversationsCreateSpecificConversation').createConversation(conversationRecord(id), [])));
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => e.created[0]!.id)).toEqual(ids);
     expect((await storage.listIds('conversation')).ids).toEqual(ids);
+    storage.close();
+  });
+});
+
+describe('a request’s view through the host’s wrappers (a reconnecting storage, each connection with its read cache)', () => {
+  it('reads through the cache, drops what its write changed, and queues on the connection open when the write is made again', async () => {
+    const name = freshName();
+    const opened: boolean[] = [];
+    const storage = reconnectingStorage(
+      (hooks) => openStorage({ name, onLost: hooks.lost, onBlocked: hooks.blocked }).then((s) => cacheReads(s, null)),
+      { onOpen: (_s, reopened) => opened.push(reopened) },
+    );
+    const request = (operation: string) => {
+      const scope = new RequestOutbox({ operation, params: {}, created: [], at: stamp.value });
+      return { scope, storage: storage.queueing(scope) };
+    };
+    await storage.putApplication({ id: 'a', name: 'VS_CODE' });
+    expect((await storage.getApplication('a'))!.application.name).toBe('VS_CODE');
+    const first = request('applicationUpdate');
+    expect((await first.storage.getApplication('a'))!.application.name).toBe('VS_CODE');
+    await first.storage.putApplication({ id: 'a', name: 'JETBRAINS' });
+    // The cached read is dropped by the view's write, for the view and the storage alike.
+    expect((await storage.getApplication('a'))!.application.name).toBe('JETBRAINS');
+    expect((await first.storage.getApplication('a'))!.application.name).toBe('JETBRAINS');
+    // The connection closes under the next request's write: made again on a new connection, queued there, once.
+    const transaction = IDBDatabase.prototype.transaction;
+    let failures = 1;
+    vi.spyOn(IDBDatabase.prototype, 'transaction').mockImplementation(function (this: IDBDatabase, ...args) {
+      if (failures-- > 0) throw new DOMException('The database connection is closing.', 'InvalidStateError');
+      return transaction.apply(this, args as Parameters<typeof transaction>);
+    });
+    const second = request('applicationsRegister');
+    try {
+      await second.storage.putApplication({ id: 'b', name: 'VS_CODE' });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(opened).toEqual([false, true]);
+    expect([first.scope.queued, second.scope.queued]).toEqual([true, true]);
+    expect((await storage.outboxEntries()).map((e) => [e.operation, e.created])).toEqual([
+      ['applicationUpdate', []],
+      ['applicationsRegister', [{ kind: 'application', id: 'b' }]],
+    ]);
     storage.close();
   });
 });
@@ -105,25 +185,24 @@ describe('the second ring’s writes queue in their own transaction', () => {
   it('asset creates (group commit), edits, deletes, annotations and anchors: each queued with its write, in commit order', async () => {
     const storage = await openStorage({ name: freshName() });
     const assets = ['one', 'two', 'three'].map(newAsset);
-    await Promise.all(assets.map((asset) => storage.createAsset(asset, [], queued('assetsCreateNewAsset', { created: [{ kind: 'asset', id: asset.record.id }] }))));
+    await Promise.all(assets.map((asset) => queueing(storage, 'assetsCreateNewAsset').createAsset(asset, [])));
     const [one, two] = assets as [ReturnType<typeof newAsset>, ReturnType<typeof newAsset>];
-    await storage.editAsset({ asset: one.record.id }, (current) => ({ record: { ...current.record, name: 'renamed' } }), queued('assetUpdate'));
-    await storage.deleteAsset(two.record.id, [], queued('assetsDeleteAsset'));
+    await queueing(storage, 'assetUpdate').editAsset({ asset: one.record.id }, (current) => ({ record: { ...current.record, name: 'renamed' } }));
+    await queueing(storage, 'assetsDeleteAsset').deleteAsset(two.record.id, []);
     const standalone = { id: crypto.randomUUID(), created: stamp, updated: stamp, type: 'COMMENT', text: 'alone' };
-    await storage.putAnnotation(standalone, queued('annotationsCreateNewAnnotation'));
-    await storage.deleteAnnotation(standalone.id, queued('annotationsDeleteSpecificAnnotation'));
+    await queueing(storage, 'annotationsCreateNewAnnotation').putAnnotation(standalone);
+    await queueing(storage, 'annotationsDeleteSpecificAnnotation').deleteAnnotation(standalone.id);
     const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
-    await storage.editAnchor(anchor.id, () => ({}), () => ({ anchor }), queued('anchorsCreateNewAnchor'));
+    await queueing(storage, 'anchorsCreateNewAnchor').editAnchor(anchor.id, () => ({}), () => ({ anchor }));
     // An association: the anchor and the asset written with the entry.
-    const changes = await storage.editAnchor(
+    const changes = await queueing(storage, 'anchorAssociateAsset', { params: { anchor: anchor.id, asset: one.record.id } }).editAnchor(
       anchor.id,
       () => ({ assets: [one.record.id] }),
-      (current, found) => ({ anchor: current!, assets: [{ ...found.assets.get(one.record.id)!, anchors: [anchor.id] }] }),
-      queued('anchorAssociateAsset', { params: { anchor: anchor.id, asset: one.record.id } }),
+      (current, found) => ({ anchor: current!, assets: [{ ...found.assets.get(one.record.id)!, anchors: [anchor.id] }] })
     );
     expect(changes.map((c) => [c.collection, c.id])).toEqual([['anchor', anchor.id], ['asset', one.record.id]]);
     expect((await storage.getAsset(one.record.id))!.anchors!.map((a) => a.id)).toEqual([anchor.id]);
-    await storage.editAnchor(anchor.id, () => ({}), () => ({ anchor: null }), queued('anchorsDeleteSpecificAnchor'));
+    await queueing(storage, 'anchorsDeleteSpecificAnchor').editAnchor(anchor.id, () => ({}), () => ({ anchor: null }));
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => e.operation)).toEqual([
       'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetUpdate', 'assetsDeleteAsset',
@@ -141,20 +220,20 @@ describe('the second ring’s writes queue in their own transaction', () => {
     await storage.createAsset(asset, []);
     const before = await dump(name);
     const unknown = '55555555-5555-4555-8555-555555555555';
-    expect(await storage.editAsset({ asset: unknown }, (current) => ({ record: current.record }), queued('assetUpdate'))).toBeUndefined();
-    expect(await storage.deleteAsset(unknown, [], queued('assetsDeleteAsset'))).toBeUndefined();
+    expect(await queueing(storage, 'assetUpdate').editAsset({ asset: unknown }, (current) => ({ record: current.record }))).toBeUndefined();
+    expect(await queueing(storage, 'assetsDeleteAsset').deleteAsset(unknown, [])).toBeUndefined();
     // An annotation of an asset is deleted with the asset's edit, not on its own.
-    expect(await storage.deleteAnnotation(asset.annotations[0]!.id, queued('annotationsDeleteSpecificAnnotation'))).toBe(false);
-    await expect(storage.editAnchor(unknown, () => ({}), () => { throw new Error('refused'); }, queued('anchorsDeleteSpecificAnchor'))).rejects.toThrow('refused');
+    expect(await queueing(storage, 'annotationsDeleteSpecificAnnotation').deleteAnnotation(asset.annotations[0]!.id)).toBe(false);
+    await expect(queueing(storage, 'anchorsDeleteSpecificAnchor').editAnchor(unknown, () => ({}), () => { throw new Error('refused'); })).rejects.toThrow('refused');
     // An association already made (or not there to undo): nothing written, nothing queued.
-    expect(await storage.editAnchor(unknown, () => ({ assets: [asset.record.id] }), () => undefined, queued('anchorAssociateAsset'))).toEqual([]);
-    const unstorable = queued('assetUpdate', { body: { id: asset.record.id, name: () => 'not JSON' } as never });
-    await expect(storage.editAsset({ asset: asset.record.id }, (current) => ({ record: { ...current.record, name: 'changed' } }), unstorable)).rejects.toThrow();
-    await expect(storage.createAsset(newAsset('new'), [], unstorable)).rejects.toThrow();
-    await expect(storage.deleteAsset(asset.record.id, [], unstorable)).rejects.toThrow();
+    expect(await queueing(storage, 'anchorAssociateAsset').editAnchor(unknown, () => ({ assets: [asset.record.id] }), () => undefined)).toEqual([]);
+    const unstorable = queueing(storage, 'assetUpdate', { body: { id: asset.record.id, name: () => 'not JSON' } as never });
+    await expect(unstorable.editAsset({ asset: asset.record.id }, (current) => ({ record: { ...current.record, name: 'changed' } }))).rejects.toThrow();
+    await expect(unstorable.createAsset(newAsset('new'), [])).rejects.toThrow();
+    await expect(unstorable.deleteAsset(asset.record.id, [])).rejects.toThrow();
     const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
     await expect(
-      storage.editAnchor(anchor.id, () => ({ assets: [asset.record.id] }), (_c, found) => ({ anchor, assets: [{ ...found.assets.get(asset.record.id)!, anchors: [anchor.id] }] }), unstorable),
+      unstorable.editAnchor(anchor.id, () => ({ assets: [asset.record.id] }), (_c, found) => ({ anchor, assets: [{ ...found.assets.get(asset.record.id)!, anchors: [anchor.id] }] })),
     ).rejects.toThrow();
     expect(await dump(name)).toBe(before);
     expect(await storage.outboxEntries()).toEqual([]);
@@ -258,7 +337,7 @@ describe('upgrade', () => {
     const service = createService({ storage });
     const listed = await (await service.handle(new Request(`${BASE}/conversations`))).json();
     expect(listed.iterable[0]).toEqual({ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }], indices: { [MESSAGE]: 0 } } });
-    await storage.deleteConversation(CONVERSATION, queued('conversationsDeleteSpecificConversation'));
+    await queueing(storage, 'conversationsDeleteSpecificConversation').deleteConversation(CONVERSATION);
     expect((await storage.outboxEntries()).map((e: OutboxEntry) => e.operation)).toEqual(['conversationsDeleteSpecificConversation']);
     storage.close();
   });
