@@ -84,7 +84,7 @@ export class MirrorLoop {
       while (this.#wanted) {
         const work = this.#wanted;
         this.#wanted = null;
-        await (work === 'probe' ? this.#probe() : this.#drain());
+        await (work === 'probe' ? this.#probe() : this.#resume());
       }
     } finally {
       this.#running = null;
@@ -111,10 +111,18 @@ export class MirrorLoop {
     machine.settle();
   }
 
+  /**
+   * The replay again (operations queued, or a retry's time came): while the upstream is up or
+   * draining, and no retry waits for its time; away, a probe comes first.
+   */
+  async #resume() {
+    const { phase } = this.machine;
+    if ((phase === 'up' || phase === 'draining') && this.#timerFor !== 'drain') await this.#drain();
+  }
+
   /** Sends the outbox, one step at a time; once it is empty, follows the upstream. */
   async #drain() {
     const { machine } = this;
-    this.#sleep();
     for (;;) {
       if (!machine.live || !machine.holdsLock()) return;
       if (!(await this.replay.pending())) {
@@ -234,8 +242,7 @@ export class MirrorLoop {
       this.#reloadTimer = undefined;
       void machine.reload(machine.replays).then(() => {
         if (!machine.replays) return;
-        // Up, or draining with no retry waiting: sent now; a retry that waits reads them when it comes.
-        if (machine.phase === 'up' || (machine.phase === 'draining' && this.#timerFor !== 'drain')) void this.#kick('drain');
+        if (machine.phase === 'up' || machine.phase === 'draining') void this.#kick('drain');
         else this.needUpstream('outbox');
       });
     }, ANNOUNCE_MS);
@@ -255,7 +262,14 @@ export class MirrorLoop {
     if (this.machine.replays && (phase === 'down' || phase === 'unknown')) await this.#kick('probe');
   }
 
-  /** Stops what runs in the background: following the upstream, the next probe or retry, a read of the outbox. */
+  /** The replayer's lock was taken away (a lapsed lease): another host replays now. */
+  lockLost() {
+    this.machine.lockLost();
+    this.follow.stop();
+    this.#sleep();
+  }
+
+  /** Stops what runs in the background (paused or closed): following the upstream, the next probe or retry, a read of the outbox. */
   stop() {
     this.follow.stop();
     this.#sleep();

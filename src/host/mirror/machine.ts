@@ -183,8 +183,11 @@ export class MirrorMachine {
 
   /** The probe found the upstream at `base` and checked its identity: what went wrong before is over. */
   reached(base: string) {
+    if (!this.live) return;
+    const changed = base !== this.#base || this.#lastError !== null;
     this.#base = base;
-    if (this.#phase === 'probing') this.#lastError = null;
+    this.#lastError = null;
+    if (changed) this.announce();
   }
 
   /** The upstream did not answer (a probe, a replay or a request): answers come from here. */

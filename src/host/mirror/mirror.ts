@@ -122,10 +122,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
     if (machine.isClosed) return;
     machine.lockTaken(valid);
     // The lock was taken away (a lapsed lease): another host replays now.
-    void lost.then(() => {
-      machine.lockLost();
-      loop.stop();
-    });
+    void lost.then(() => loop.lockLost());
     await machine.reload();
     void loop.probe();
     await new Promise<void>((resolve) => (stopReplaying = resolve));
