@@ -269,8 +269,20 @@ export class MirrorLoop {
     this.#sleep();
   }
 
-  /** Stops what runs in the background (paused or closed): following the upstream, the next probe or retry, a read of the outbox. */
-  stop() {
+  /** Background work stops until the next request (see `used`). */
+  pause() {
+    this.machine.pause();
+    this.#stop();
+  }
+
+  /** For good. */
+  close() {
+    this.machine.close();
+    this.#stop();
+  }
+
+  /** Stops what runs in the background: following the upstream, the next probe or retry, a read of the outbox. */
+  #stop() {
     this.follow.stop();
     this.#sleep();
     clearTimeout(this.#reloadTimer);

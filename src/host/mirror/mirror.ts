@@ -151,13 +151,9 @@ export function createMirror(setup: MirrorSetup): Mirror {
       return machine.snapshot();
     },
     outboxReplaced: () => replayer.outboxReplaced(),
-    pause() {
-      machine.pause();
-      loop.stop();
-    },
+    pause: () => loop.pause(),
     close() {
-      machine.close();
-      loop.stop();
+      loop.close();
       listener.close();
       stopReplaying();
     },
