@@ -3,10 +3,11 @@
  * each change it announces read and written here, and whole collections read when it comes up.
  */
 import type { Collection } from '../../storage/schema.js';
-import type { MirrorBatch } from '../../storage/storage.js';
-import type { MirrorContext } from './context.js';
+import type { MirrorBatch, Storage } from '../../storage/storage.js';
+import type { MirrorMachine } from './machine.js';
 import { activityRecord, anchorRecord, applicationRecord, assetRecord, conversationRecord, records } from './records.js';
-import { UpstreamError, type WebSocketLike } from './upstream.js';
+import { UpstreamError, type Upstream, type WebSocketLike } from './upstream.js';
+import type { Write } from './write.js';
 
 /**
  * The identifier streams followed on the upstream, and what each change makes the mirror read
@@ -53,17 +54,21 @@ export class Follower {
   #tick = 0;
 
   constructor(
-    private readonly ctx: MirrorContext,
-    /** Looks at where the upstream stands (it closed a stream: it may have gone away). */
-    private readonly probe: () => Promise<void>,
+    private readonly machine: MirrorMachine,
+    private readonly upstream: Upstream,
+    private readonly write: Write,
+    private readonly storage: Pick<Storage, 'getMessage'>,
+    /** The host's WebSocket; none: collections are read whole each time the upstream comes up. */
+    private readonly WebSocket: (new (url: string) => WebSocketLike) | undefined,
   ) {}
 
-  start() {
-    const { ctx } = this;
-    if (ctx.paused) return;
-    const base = ctx.base;
-    if (!ctx.io.WebSocket || !base || !ctx.replayer || ctx.closed) {
-      if (!this.#sockets.size && base && ctx.replayer) for (const collection of SYNCED) this.#queueSync(collection);
+  /** Follows the upstream; `closed`: one of its streams closed while it was up (it may have gone away). */
+  start(closed: () => void) {
+    const { machine } = this;
+    if (machine.isPaused) return;
+    const base = machine.base;
+    if (!this.WebSocket || !base || !machine.replays || machine.isClosed) {
+      if (!this.#sockets.size && base && machine.replays) for (const collection of SYNCED) this.#queueSync(collection);
       return;
     }
     for (const collection of Object.keys(FOLLOWED) as Followed[]) {
@@ -73,7 +78,7 @@ export class Follower {
         if (collection !== 'conversationMessage') this.#queueSync(collection);
         continue;
       }
-      const socket = new ctx.io.WebSocket(base.replace(/^http/, 'ws') + FOLLOWED[collection]);
+      const socket = new this.WebSocket(base.replace(/^http/, 'ws') + FOLLOWED[collection]);
       this.#sockets.set(collection, socket);
       let first = true;
       socket.onmessage = (event) => {
@@ -100,7 +105,7 @@ export class Follower {
         // Closed before its first frame: a stream this upstream may not serve (not opened again unless it went away meanwhile).
         if (first) this.#unserved.add(collection);
         // The upstream closed a stream: it may have gone away.
-        if (ctx.state === 'up' && !ctx.closed) void this.probe();
+        if (machine.state === 'up' && !machine.isClosed) closed();
       };
       socket.onerror = () => {};
     }
@@ -131,13 +136,12 @@ export class Follower {
     const since = this.#tick;
     const fresh = () => [...this.#recent].filter(([, at]) => at > since).map(([id]) => id);
     try {
-      const answer = await this.ctx.upstream.json(`${this.ctx.base}${READS[collection].list}`);
-      await this.ctx.write({ put: READS[collection].put(answer), replace: { kinds: [collection], keep: fresh() } });
+      const answer = await this.upstream.json(`${this.machine.base}${READS[collection].list}`);
+      await this.write({ put: READS[collection].put(answer), replace: { kinds: [collection], keep: fresh() } });
       // Older than this read: no longer needed.
       for (const [id, at] of this.#recent) if (at <= since) this.#recent.delete(id);
     } catch (error) {
-      this.ctx.lastError = `reading the upstream's ${collection}s failed: ${(error as Error)?.message ?? error}`;
-      this.ctx.announce();
+      this.machine.failed(`reading the upstream's ${collection}s failed: ${(error as Error)?.message ?? error}`);
     }
   }
 
@@ -155,13 +159,13 @@ export class Follower {
   }
 
   #follow() {
-    const { ctx } = this;
+    const { machine } = this;
     this.#refreshRun ??= (async () => {
-      while (this.#refreshing.size && ctx.state === 'up' && !ctx.closed && !ctx.paused && ctx.base) {
+      while (this.#refreshing.size && machine.state === 'up' && machine.live && machine.base) {
         const [key, item] = this.#refreshing.entries().next().value!;
         this.#refreshing.delete(key);
         await ('sync' in item ? this.#sync(item.sync) : this.refresh(item.kind, item.id, item.deleted)).catch((error: unknown) => {
-          ctx.lastError = `following the upstream failed: ${(error as Error)?.message ?? error}`;
+          machine.failed(`following the upstream failed: ${(error as Error)?.message ?? error}`, false);
         });
       }
     })().finally(() => (this.#refreshRun = null));
@@ -174,17 +178,16 @@ export class Follower {
 
   /** One record as the upstream has it now (gone when it answers 404 or the stream said deleted). */
   async refresh(kind: Followed, id: string, deleted: boolean) {
-    const { ctx } = this;
     const read = async (path: string) => {
-      const response = await ctx.upstream.call(`${ctx.base}${path}`);
+      const response = await this.upstream.call(`${this.machine.base}${path}`);
       if (response.status === 404) return null;
       if (!response.ok) throw new UpstreamError('status', `${path} answered ${response.status}`, response.status);
       return response.json() as Promise<unknown>;
     };
-    const remove = (k: Followed) => ctx.write({ remove: [{ kind: k, id }] });
+    const remove = (k: Followed) => this.write({ remove: [{ kind: k, id }] });
     if (kind === 'conversationMessage') {
       // A message is read with its conversation (its place in it comes from there).
-      const owner = deleted ? (await ctx.storage.getMessage(id))?.conversation : ((await read(`/message/${encodeURIComponent(id)}`)) as { conversation?: { id?: string } } | null)?.conversation?.id;
+      const owner = deleted ? (await this.storage.getMessage(id))?.conversation : ((await read(`/message/${encodeURIComponent(id)}`)) as { conversation?: { id?: string } } | null)?.conversation?.id;
       if (owner) this.#queueRefresh('conversation', owner, false);
       else if (deleted) await remove('conversationMessage');
       return;
@@ -200,6 +203,6 @@ export class Follower {
     }
     // Kept as the upstream gave it (when it converts).
     const put = READS[kind].put({ iterable: [wire] })!;
-    if (Object.values(put).some((made) => made?.length)) await ctx.write({ put });
+    if (Object.values(put).some((made) => made?.length)) await this.write({ put });
   }
 }

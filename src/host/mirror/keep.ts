@@ -2,13 +2,15 @@
  * A write the upstream took, kept here too: from its answer when that is a record, read again
  * from the upstream when the answer does not show it, else made here as well.
  */
+import type { Service } from '../../core/service.js';
 import { storedJson } from '../../core/validate.js';
-import type { MirrorContext } from './context.js';
+import type { Storage } from '../../storage/storage.js';
 import type { Follower, Synced } from './follower.js';
 import { aboutOf } from './outbox-plan.js';
 import { anchorConversationIds, anchorRecord, annotationRecord, applicationRecord, assetRecord, assetValuesListed, conversationMessagesListed, conversationRecord } from './records.js';
 import type { Rewritten } from './rewrite-request.js';
 import { mirrorOf } from './writes.js';
+import type { Write } from './write.js';
 
 const record = (value: unknown) => (typeof value === 'object' && value !== null ? (value as Record<string, any>) : {});
 
@@ -16,7 +18,9 @@ export class Keeper {
   #keeping: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly ctx: MirrorContext,
+    private readonly service: Service,
+    private readonly storage: Pick<Storage, 'getAnnotation' | 'getAnchor'>,
+    private readonly write: Write,
     private readonly follower: Follower,
   ) {}
 
@@ -34,8 +38,7 @@ export class Keeper {
     const spec = context.found && mirrorOf(context.found.operation.name);
     if (!spec || spec.local || !response.ok) return;
     const copy = response.clone();
-    const { ctx, follower } = this;
-    const write = ctx.write.bind(ctx);
+    const { service, storage, write, follower } = this;
     const kept = follower.kept.bind(follower);
     this.#keeping = this.#keeping.then(async () => {
       let answer: unknown;
@@ -126,9 +129,9 @@ export class Keeper {
         // What changed with it is read again: an annotation's asset, the conversations that listed an anchor.
         const owners: Array<[Synced, string]> =
           about.kind === 'annotation'
-            ? [(await ctx.storage.getAnnotation(about.id))?.asset?.id].filter((id): id is string => !!id).map((id) => ['asset', id])
+            ? [(await storage.getAnnotation(about.id))?.asset?.id].filter((id): id is string => !!id).map((id) => ['asset', id])
             : about.kind === 'anchor'
-              ? anchorConversationIds(await ctx.storage.getAnchor(about.id)).map((id) => ['conversation', id])
+              ? anchorConversationIds(await storage.getAnchor(about.id)).map((id) => ['conversation', id])
               : [];
         await write({ remove: [{ kind: about.kind, id: about.id }] });
         for (const [kind, id] of owners) await reread(kind, id);
@@ -139,7 +142,7 @@ export class Keeper {
         // No record in the answer (an association, a usage event): the write is made here as well.
         const { request, text } = context;
         const local = new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
-        await ctx.service.respond(local);
+        await service.respond(local);
       }
     }).catch(() => {
       // The local copy catches up from the upstream's streams.

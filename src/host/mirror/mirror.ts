@@ -14,11 +14,12 @@
  * Hosts that do not hold the lock (other tabs in page mode) answer the same way from the
  * status the replayer announces, and tell it when they queue.
  *
- * This module puts the parts together: the state they share (context.ts), whether the upstream
- * is reached (connection.ts), the replayer (replayer.ts), following the upstream (follower.ts),
- * answering requests (pass-through.ts), the ids of queued requests rewritten (rewrite-request.ts)
- * and keeping what the upstream took (keep.ts); and it
- * holds the replayer's lock and hears the other hosts of the origin.
+ * This module puts the parts together, each given what it needs: the state, owned by the machine
+ * (machine.ts); the one loop that probes, replays and follows (loop.ts) and the parts it calls:
+ * reaching the upstream (connection.ts), the replayer (replayer.ts), following the upstream
+ * (follower.ts); answering requests (pass-through.ts), with the ids of queued requests rewritten
+ * (rewrite-request.ts) and what the upstream took kept (keep.ts); and it holds the replayer's
+ * lock and hears the other hosts of the origin.
  */
 import type { MirrorOptions } from '../../core/options.js';
 import type { MirrorStatus } from '../../core/mirror-spec.js';
@@ -27,15 +28,18 @@ import type { WorkerMessage } from '../../core/stream-wire.js';
 import type { Storage } from '../../storage/storage.js';
 import type { ChangeChannel } from '../channel.js';
 import { Connection } from './connection.js';
-import { MirrorContext } from './context.js';
+import { CopilotBridge } from './copilot.js';
 import { Follower } from './follower.js';
 import { Keeper } from './keep.js';
 import { leaseLock, type HoldLock } from './lock.js';
+import { MirrorLoop } from './loop.js';
+import { MirrorMachine } from './machine.js';
 import { PassThrough } from './pass-through.js';
 import { Replayer } from './replayer.js';
-import { discoveryCandidates, sameOrigin, trimBase, type UpstreamIo } from './upstream.js';
+import { discoveryCandidates, sameOrigin, trimBase, Upstream, type UpstreamIo } from './upstream.js';
+import { writer } from './write.js';
 
-export { PROBE_IDLE_MS } from './connection.js';
+export { PROBE_IDLE_MS } from './loop.js';
 
 /** The Web Lock the replayer holds. */
 export const REPLAYER_LOCK = 'pieces-os-worker:mirror';
@@ -82,84 +86,74 @@ export function createMirror(setup: MirrorSetup): Mirror {
     throw new Error(`mirror.upstream ${options.upstream} is this service's own address: it cannot mirror itself.`);
   }
   const candidates = auto ? discoveryCandidates(io.own) : [trimBase(options.upstream)];
-  const ctx = new MirrorContext(setup, auto ? null : candidates[0]!);
-  const follower = new Follower(ctx, () => connection.probe());
-  const connection = new Connection(ctx, follower, () => replayer.drain(), auto, candidates);
-  const replayer = new Replayer(ctx, connection, follower);
-  const passThrough = new PassThrough(ctx, connection, replayer, new Keeper(ctx, follower));
+  const { service, storage, channel, warn } = setup;
+  const now = setup.now ?? Date.now;
+  const machine = new MirrorMachine(storage, channel, auto ? null : candidates[0]!);
+  const upstream = new Upstream(io, options.timeoutMs ?? 10_000);
+  const write = writer(storage, service);
+  const follower = new Follower(machine, upstream, write, storage, io.WebSocket);
+  const replayer = new Replayer(machine, upstream, write, warn, now);
+  const connection = new Connection(machine, upstream, storage, write, warn, auto, candidates);
+  const loop = new MirrorLoop(machine, connection, replayer, follower, now);
+  const keeper = new Keeper(service, storage, write, follower);
+  const copilot = io.WebSocket ? new CopilotBridge((url) => new io.WebSocket!(url)) : null;
+  const passThrough = new PassThrough(machine, loop, service, storage, upstream, replayer, keeper, copilot, now);
 
   // ---- the other hosts of the origin --------------------------------------------------------
-  const listener = ctx.channel.open();
+  const listener = channel.open();
   listener.onmessage = ({ data }) => {
     const message = data as WorkerMessage & { from?: string };
-    if (!message || typeof message !== 'object' || message.from === ctx.self) return;
-    if (message.type === 'mirror' && !ctx.replayer) {
-      ctx.state = message.status.state;
-      ctx.base = message.status.upstream;
-      ctx.lastError = message.status.lastError;
-      connection.setKnown();
-      ctx.dirty = true;
-      void ctx.reload();
-    } else if (message.type === 'mirror-queued' && ctx.replayer) {
-      ctx.dirty = true;
-      replayer.scheduleReload();
-    } else if (message.type === 'mirror-ask' && ctx.replayer) {
-      ctx.announce();
-      if (message.failed && ctx.state === 'up') void connection.probe();
+    if (!message || typeof message !== 'object' || message.from === machine.self) return;
+    if (message.type === 'mirror' && !machine.replays) {
+      machine.heard(message.status);
+      void machine.reload();
+    } else if (message.type === 'mirror-queued' && machine.replays) {
+      loop.queued();
+    } else if (message.type === 'mirror-ask' && machine.replays) {
+      machine.announce();
+      if (message.failed) loop.check();
     }
   };
 
   // ---- starting ------------------------------------------------------------------------------
-  /** Stops what runs in the background: following the upstream, the next probe, a retry of the replay. */
-  const stopWork = () => {
-    follower.stop();
-    connection.stopProbing();
-    replayer.stopRetrying();
-  };
   let stopReplaying: () => void = () => {};
   /** This host replays from now on (it holds the lock): one probe says where things stand; then only needs probe. */
   const becomeReplayer = async (lost: Promise<void>, valid: () => boolean) => {
-    if (ctx.closed) return;
-    ctx.replayer = true;
-    replayer.holds = valid;
+    if (machine.isClosed) return;
+    machine.lockTaken(valid);
     // The lock was taken away (a lapsed lease): another host replays now.
-    void lost.then(() => {
-      ctx.replayer = false;
-      stopWork();
-    });
-    await ctx.reload();
-    void connection.probe();
+    void lost.then(() => loop.lockLost());
+    await machine.reload();
+    void loop.probe();
     await new Promise<void>((resolve) => (stopReplaying = resolve));
   };
-  void ctx.reload().then(() => {
-    if (ctx.closed) return;
+  void machine.reload().then(() => {
+    if (machine.isClosed) return;
     if (setup.lock === 'alone') void becomeReplayer(new Promise(() => {}), () => true);
-    else (setup.lock ?? leaseLock(ctx.storage))(REPLAYER_LOCK, becomeReplayer);
+    else (setup.lock ?? leaseLock(storage))(REPLAYER_LOCK, becomeReplayer);
     // A host that does not replay asks the replayer for its status (known once it answers, or after a second).
-    ctx.tell({ type: 'mirror-ask' });
-    setTimeout(() => connection.setKnown(), 1_000);
+    machine.tell({ type: 'mirror-ask' });
+    setTimeout(() => machine.settle(), 1_000);
   });
 
   return {
     respond: (request) => passThrough.respond(request),
     async status() {
-      if (ctx.dirty) await ctx.reload();
-      return ctx.snapshot();
+      if (machine.dirty) await machine.reload();
+      return machine.snapshot();
     },
     async permission(report) {
-      await connection.permission(report);
-      return ctx.snapshot();
+      if (!report.granted) loop.refused(report.reason ?? 'the browser refused this page access to the local network');
+      else {
+        if (report.upstream && auto) machine.located(trimBase(report.upstream));
+        await loop.allowed();
+      }
+      return machine.snapshot();
     },
     outboxReplaced: () => replayer.outboxReplaced(),
-    pause() {
-      ctx.paused = true;
-      stopWork();
-      replayer.cancelReload();
-    },
+    pause: () => loop.pause(),
     close() {
-      ctx.close();
-      stopWork();
-      replayer.cancelReload();
+      loop.close();
       listener.close();
       stopReplaying();
     },

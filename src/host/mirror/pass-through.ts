@@ -2,17 +2,18 @@
  * Answering a request under a base: passed through to the upstream while it is up and nothing
  * waits in the outbox (what it took kept here), else answered here, a write queued with it.
  */
+import type { Service } from '../../core/service.js';
 import { STREAM_HEADER } from '../../core/stream-wire.js';
-import type { OutboxInput } from '../../storage/storage.js';
-import type { Connection } from './connection.js';
-import type { MirrorContext } from './context.js';
-import { CopilotBridge } from './copilot.js';
+import type { OutboxInput, Storage } from '../../storage/storage.js';
+import type { CopilotBridge } from './copilot.js';
 import type { Keeper } from './keep.js';
+import type { MirrorLoop } from './loop.js';
+import type { MirrorMachine } from './machine.js';
 import { queueingStorage } from './queueing.js';
 import type { Replayer } from './replayer.js';
 import { asIs, rewriteRequest, type Rewritten } from './rewrite-request.js';
 import { queuedWhileAway } from './writes.js';
-import { PERMISSION_PROBE } from './upstream.js';
+import { PERMISSION_PROBE, type Upstream } from './upstream.js';
 
 const HOP_HEADERS = ['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', STREAM_HEADER];
 
@@ -20,16 +21,18 @@ const HOP_HEADERS = ['host', 'connection', 'content-length', 'transfer-encoding'
 const DISCOVERY = new Set(['/.well-known/health', '/.well-known/version']);
 
 export class PassThrough {
-  readonly #copilot: CopilotBridge | null;
-
   constructor(
-    private readonly ctx: MirrorContext,
-    private readonly connection: Connection,
-    private readonly replayer: Replayer,
+    private readonly machine: MirrorMachine,
+    private readonly loop: MirrorLoop,
+    private readonly service: Service,
+    private readonly storage: Storage,
+    private readonly upstream: Upstream,
+    private readonly replayer: Pick<Replayer, 'remapping'>,
     private readonly keeper: Keeper,
-  ) {
-    this.#copilot = ctx.io.WebSocket ? new CopilotBridge((url) => new ctx.io.WebSocket!(url)) : null;
-  }
+    /** The upstream's copilot stream; none without a WebSocket. */
+    private readonly copilot: CopilotBridge | null,
+    private readonly now: () => number,
+  ) {}
 
   /** The answer to a request under a base (undefined for anything else, and for the page's permission probe). */
   respond(request: Request): Promise<Response> | undefined {
@@ -39,7 +42,7 @@ export class PassThrough {
     } catch {
       return undefined;
     }
-    const path = this.ctx.service.pathUnderBase(url);
+    const path = this.service.pathUnderBase(url);
     if (path === null) return undefined;
     // The page's own first request to the upstream (the Local Network Access step) goes to the network.
     if (url.searchParams.has(PERMISSION_PROBE)) return undefined;
@@ -47,40 +50,38 @@ export class PassThrough {
   }
 
   async #handle(request: Request, url: URL, path: string): Promise<Response> {
-    const { ctx, connection, keeper } = this;
-    if (ctx.paused) {
-      // Used again: where things stand is looked at once.
-      ctx.paused = false;
-      if (ctx.replayer) void connection.probe();
-    }
+    const { machine, loop, service, keeper } = this;
+    // Used again after a pause: where things stand is looked at once.
+    loop.used();
     const kind = request.headers.get(STREAM_HEADER);
     if (kind === 'handshake') {
       // The service's sockets are fed from the local change log, which follows the upstream.
-      connection.needUpstream('socket');
-      return ctx.service.respond(request)!;
+      loop.needUpstream('socket');
+      return service.respond(request)!;
     }
     // Discovery never waits (a client's health probe on a cold worker gives up after 100 ms); the rest waits for the first probe.
-    if (!connection.known && !DISCOVERY.has(path)) await connection.firstProbe();
-    const up = ctx.state === 'up' && !ctx.waiting() && ctx.base !== null && !ctx.blocked;
+    if (!machine.known && !DISCOVERY.has(path)) await loop.firstProbe();
+    const base = machine.base;
+    const up = machine.state === 'up' && !machine.waiting() && base !== null;
     if (kind === 'qgpt') {
-      if (up && this.#copilot) {
+      if (up && this.copilot) {
         const input = await request.text();
         try {
-          return await this.#copilot.answer(`${ctx.base!.replace(/^http/, 'ws')}${path}`, input);
+          return await this.copilot.answer(`${base.replace(/^http/, 'ws')}${path}`, input);
         } catch {
-          return ctx.service.respond(new Request(request.url, { method: 'POST', headers: request.headers, body: input }))!;
+          return service.respond(new Request(request.url, { method: 'POST', headers: request.headers, body: input }))!;
         }
       }
-      return ctx.service.respond(request)!;
+      return service.respond(request)!;
     }
-    connection.needUpstream('request');
+    loop.needUpstream('request');
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
     const text = hasBody ? await request.text() : null;
     if (this.replayer.remapping) await this.replayer.remapping;
     // A read when no id was ever re-keyed goes as it is (the common case: no route to look up).
-    const context = !hasBody && !ctx.upstreamOf.size ? asIs(request, path) : rewriteRequest(request, url, path, text, ctx.upstreamOf);
+    const context = !hasBody && !machine.upstreamOf.size ? asIs(request, path) : rewriteRequest(request, url, path, text, machine.upstreamOf);
     if (up) {
-      const answer = await this.#passThrough(context, url);
+      const answer = await this.#passThrough(context, url, base);
       if (answer) {
         keeper.keep(context, answer);
         return answer;
@@ -94,9 +95,9 @@ export class PassThrough {
     const answer = await this.#answerHere(context, url, false);
     if (answer.status !== 404 || !context.found) return answer;
     // An id made here may have been re-keyed a moment ago (by this host's replay, or another tab's): read the map again.
-    ctx.dirty = true;
-    await ctx.reload();
-    const again = rewriteRequest(request, url, path, text, ctx.upstreamOf);
+    machine.outboxChanged();
+    await machine.reload();
+    const again = rewriteRequest(request, url, path, text, machine.upstreamOf);
     if (!again.changed || (again.path === context.path && again.text === context.text)) return answer;
     await answer.body?.cancel().catch(() => {});
     return this.#answerHere(again, url, false);
@@ -104,12 +105,12 @@ export class PassThrough {
 
   /** The answer from here; a write the route table declares is queued with it. */
   async #answerHere(context: Rewritten, url: URL, sent: boolean): Promise<Response> {
-    const { ctx } = this;
+    const { service } = this;
     const { request, text } = context;
     const local = text === null ? request : new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
     const operation = context.found?.operation;
     // Not a write, a body that cannot be queued, or the upstream's business (answered here, not queued).
-    if (!operation || !queuedWhileAway(operation.name) || !context.parseable) return ctx.service.respond(local)!;
+    if (!operation || !queuedWhileAway(operation.name) || !context.parseable) return service.respond(local)!;
     const input: OutboxInput = {
       operation: operation.name,
       params: context.entry.params,
@@ -117,22 +118,21 @@ export class PassThrough {
       ...(context.entry.body === undefined ? {} : { body: context.entry.body }),
       ...(context.entry.application ? { application: context.entry.application } : {}),
       created: [],
-      at: new Date(ctx.now()).toISOString(),
+      at: new Date(this.now()).toISOString(),
       ...(sent ? { state: 'sent' as const } : {}),
     };
-    const queueing = queueingStorage(ctx.storage, input);
-    const response = await ctx.service.respond(local, { storage: queueing.storage })!;
+    const queueing = queueingStorage(this.storage, input);
+    const response = await service.respond(local, { storage: queueing.storage })!;
     if (queueing.queued()) {
-      ctx.dirty = true;
-      if (!ctx.replayer) ctx.tell({ type: 'mirror-queued' });
-      this.replayer.scheduleReload();
+      if (!this.machine.replays) this.machine.tell({ type: 'mirror-queued' });
+      this.loop.queued();
     }
     return response;
   }
 
   /** The upstream's answer to the request, or null when it gave none (then it is away). */
-  async #passThrough({ request, text, path }: Rewritten, url: URL): Promise<Response | null> {
-    const { ctx } = this;
+  async #passThrough({ request, text, path }: Rewritten, url: URL, base: string): Promise<Response | null> {
+    const { machine } = this;
     let headers = request.headers;
     if (HOP_HEADERS.some((name) => headers.has(name))) {
       headers = new Headers(headers);
@@ -140,7 +140,7 @@ export class PassThrough {
     }
     let response: Response;
     try {
-      response = await ctx.upstream.request(`${ctx.base}${path}${url.search}`, {
+      response = await this.upstream.request(`${base}${path}${url.search}`, {
         method: request.method,
         headers,
         ...(text ? { body: text } : {}),
@@ -148,8 +148,8 @@ export class PassThrough {
         cache: 'no-store',
       });
     } catch (error) {
-      if (ctx.replayer) this.connection.wentDown(error);
-      else ctx.tell({ type: 'mirror-ask', failed: (error as Error)?.message ?? String(error) });
+      if (machine.replays) this.loop.unreachable(error);
+      else machine.tell({ type: 'mirror-ask', failed: (error as Error)?.message ?? String(error) });
       return null;
     }
     // Node's fetch decodes compressed bodies: the encoding no longer applies.
