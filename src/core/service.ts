@@ -8,6 +8,7 @@ import { clip, errorResponse, HttpError, markRerunnable, MAX_BODY_BYTES, text } 
 import { findRoute, fixedSegments, OPERATIONS, operationFor, routes, type Operation } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
+import { say } from '../shared/console.js';
 import { knownOperation, namedMoreExactly } from './catalogue.js';
 import { isUuid } from './validate.js';
 import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
@@ -87,7 +88,7 @@ export interface Service {
 
 export function createService(options: ServiceOptions): Service {
   const matcher = baseMatcher(options.bases ?? DEFAULT_BASES);
-  const warn = options.warn ?? ((message: string) => console.warn(`[pieces-os-worker] ${message}`));
+  const warn = options.warn ?? ((message: string) => say('warn', message));
   const warned = new Set<string>();
   const copilot = new Copilot(options.storage, options.model, options.models);
   const onChange = options.onChange ?? (() => {});
@@ -290,6 +291,6 @@ export function errorAnswer(error: unknown): Response {
     return text('The browser storage is full: the write was not made. Free some space and try again.', 507);
   }
   if (name === 'StorageUnavailableError') return text((error as Error).message, 503, { 'Retry-After': '1' });
-  console.error('[pieces-os-worker] internal error', error);
+  say('error', 'internal error', error);
   return text(`Internal error: ${(error as Error)?.message ?? String(error)}.`, 500);
 }

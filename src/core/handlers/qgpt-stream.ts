@@ -15,6 +15,7 @@ import { isObject, type JsonObject } from '../validate.js';
 import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
 import { atOnce } from '../clock.js';
 import { untilAborted } from '../../shared/abort.js';
+import { say } from '../../shared/console.js';
 import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMaterialOrStore, relevantSeeds } from './qgpt.js';
 
 /** The marker header value the socket shim sends with each client frame. */
@@ -222,6 +223,6 @@ function failure(error: unknown): JsonObject {
   if ((error as { name?: string })?.name === 'QuotaExceededError') {
     return { statusCode: 507, errorMessage: 'The browser storage is full: the answer was not stored. Free some space and try again.' };
   }
-  console.error('[pieces-os-worker] copilot stream error', error);
+  say('error', 'copilot stream error', error);
   return { statusCode: 500, errorMessage: `Internal error: ${(error as Error)?.message ?? String(error)}.` };
 }
