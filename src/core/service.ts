@@ -4,7 +4,7 @@
  * the loopback server) are thin adapters around it.
  */
 import type { OperationContext, ServiceContext } from './context.js';
-import { clip, errorResponse, HttpError, markRerunnable, MAX_BODY_BYTES, text } from './http.js';
+import { clip, HttpError, markRerunnable, MAX_BODY_BYTES, reply } from './http.js';
 import { findRoute, fixedSegments, OPERATIONS, operationFor, routes, type Operation } from './routes.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
@@ -118,7 +118,7 @@ export function createService(options: ServiceOptions): Service {
       const response = await operation.handler(operationContext);
       return operation.readOnly ? markRerunnable(response) : response;
     } catch (error) {
-      return errorAnswer(error);
+      return reply(error instanceof Error ? error : new Error(String(error), { cause: error }));
     }
   }
 
@@ -152,27 +152,25 @@ export function createService(options: ServiceOptions): Service {
     if (known && !OPERATIONS.some((operation) => `${operation.api}.${operation.name}` === known)) return unserved(request.method, path);
     const methods = matching.map(({ operation }) => operation.method);
     const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
-    if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Origin': '*' } });
+    if (request.method === 'OPTIONS') return reply(undefined, { headers: { Allow: allow } });
     const get = matching.find(({ operation }) => operation.method === 'GET');
     if (request.method === 'HEAD' && get) {
       const response = await run(get.operation, request, url, get.match(path)!);
-      return new Response(null, { status: response.status, headers: response.headers });
+      return reply(undefined, { status: response.status, headers: response.headers });
     }
-    return errorResponse(
-      new HttpError(405, `${clip(request.method, 40)} is not allowed on ${clip(path)}; use ${allow}.`, { Allow: allow }),
-    );
+    return reply(new HttpError(405, `${clip(request.method, 40)} is not allowed on ${clip(path)}; use ${allow}.`, { Allow: allow }));
   }
 
   /** 404; for a Pieces OS path this service does not serve, the message names the operation (warned once per operation). */
   function unserved(method: string, path: string): Response {
     const known = knownOperation(method, path);
-    if (!known) return errorResponse(new HttpError(404, `No operation at ${clip(path)}.`));
+    if (!known) return reply(new HttpError(404, `No operation at ${clip(path)}.`));
     const message = `${clip(method, 40)} ${clip(path)} is the Pieces OS operation ${known}, which this service does not serve.`;
     if (!warned.has(known)) {
       warned.add(known);
       warn(message);
     }
-    return errorResponse(new HttpError(404, message));
+    return reply(new HttpError(404, message));
   }
 
   const overrides = new Overrides();
@@ -277,20 +275,4 @@ export function createService(options: ServiceOptions): Service {
     setModel: (model, forModel) => copilot.setModel(model, forModel),
     modelMapping: () => copilot.mapping(),
   };
-}
-
-/**
- * The answer to an unexpected error: storage full is 507, storage unavailable for now
- * (wiped under the worker, an upgrade blocked) 503 with the reason, everything else a
- * 500 naming the fault.
- */
-export function errorAnswer(error: unknown): Response {
-  if (error instanceof HttpError) return errorResponse(error);
-  const name = (error as { name?: string })?.name;
-  if (name === 'QuotaExceededError') {
-    return text('The browser storage is full: the write was not made. Free some space and try again.', 507);
-  }
-  if (name === 'StorageUnavailableError') return text((error as Error).message, 503, { 'Retry-After': '1' });
-  say('error', 'internal error', error);
-  return text(`Internal error: ${(error as Error)?.message ?? String(error)}.`, 500);
 }

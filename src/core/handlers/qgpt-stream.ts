@@ -6,8 +6,8 @@
 import type { OperationContext, ServiceContext } from '../context.js';
 import { ModelError, type ChatMessage, type RelevantMaterial } from '../copilot/model.js';
 import { messageMaterial } from '../copilot/corpus.js';
-import { EventFrames, eventStream } from '../event-frames.js';
-import { HttpError, readJson } from '../http.js';
+import { EventFrames } from '../event-frames.js';
+import { HttpError, readJson, reply } from '../http.js';
 import { derivedName, messageRecord, seedConversation, seedMessage, touched } from '../models/conversation.js';
 import type { Change } from '../../storage/storage.js';
 import { parseStreamInput, questionOutput, type StreamInput } from '../models/qgpt.js';
@@ -63,7 +63,7 @@ export async function qgptStream({ request, service }: OperationContext): Promis
     flush();
     frames.close();
   });
-  return eventStream(frames);
+  return reply(frames);
 }
 
 function frame(request: string, conversation: string, status: Status, extra: JsonObject = {}): string {
