@@ -1,7 +1,9 @@
 /**
- * HTTP plumbing shared by every operation: typed errors, response builders and
+ * HTTP plumbing shared by every operation: typed errors, the one response maker (`reply`) and
  * a body reader that enforces the size limit, the content type and safe JSON.
  */
+import { say } from '../shared/console.js';
+import { EVENT_STREAM_HEADERS, EventFrames, eventStream } from './event-frames.js';
 
 export class HttpError extends Error {
   constructor(
@@ -34,7 +36,7 @@ const COMMON_HEADERS = {
 };
 
 /**
- * Responses made here from text or a Blob, with that body: a host that can carry it as it is
+ * Responses made here (`reply`) from text or a Blob, with that body: a host that can carry it as it is
  * (the fast path's port) sends it whole, without reading the body stream (a Blob's bytes never
  * pass through its heap). Only what reads the body (never the service) may use it.
  */
@@ -54,35 +56,55 @@ export function markRerunnable(response: Response): Response {
 /** Whether a response answers an operation that changed nothing (see markRerunnable). */
 export const isRerunnable = (response: Response): boolean => rerunnable.has(response);
 
-function whole(body: string | Blob, init: ResponseInit): Response {
-  const response = new Response(body, init);
-  bodies.set(response, body);
+export interface ReplyInit {
+  /** Default 200; 204 when there is no body. */
+  status?: number;
+  /** Beside (or in place of) the usual ones: CORS, `Cache-Control: no-store`, the content type. */
+  headers?: Readonly<Record<string, string>> | Headers;
+  /** What a text, Blob or stream body is: JSON text (the default) or plain text. */
+  type?: 'json' | 'text';
+}
+
+const JSON_HEADERS = { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' };
+const TEXT_HEADERS = { ...COMMON_HEADERS, 'Content-Type': 'text/plain; charset=utf-8' };
+
+/** `base` with `given` in place of any of the same name (in any case). */
+function withHeaders(base: Readonly<Record<string, string>>, given: ReplyInit['headers']): HeadersInit {
+  if (!given) return base;
+  const headers = new Headers(base);
+  for (const [name, value] of given instanceof Headers ? given : Object.entries(given)) headers.set(name, value);
+  return headers;
+}
+
+/**
+ * The one way a response is made here. `body` is
+ * - `undefined`: no body (204 unless `init.status` says otherwise);
+ * - an `Error`: its answer, plain text: an `HttpError` its status and headers, `QuotaExceededError`
+ *   507, `StorageUnavailableError` (wiped under the worker, an upgrade blocked) 503 with
+ *   `Retry-After`, anything else a 500 naming the fault (and printed);
+ * - `EventFrames`: an event stream of them (a host may read the frames themselves, see `framesOf`);
+ * - text, a Blob or a byte stream: sent as it is, labelled JSON unless `init.type` is `'text'`;
+ * - any other value: sent as JSON.
+ */
+export function reply(body?: unknown, init: ReplyInit = {}): Response {
+  if (body instanceof Error) return failed(body);
+  const { status, headers, type = 'json' } = init;
+  if (body === undefined) return new Response(null, { status: status ?? 204, headers: withHeaders(COMMON_HEADERS, headers) });
+  if (body instanceof EventFrames) return eventStream(body, { status: status ?? 200, headers: withHeaders(EVENT_STREAM_HEADERS, headers) });
+  const sent = typeof body === 'string' || (typeof Blob !== 'undefined' && body instanceof Blob) || body instanceof ReadableStream ? body : JSON.stringify(body);
+  const response = new Response(sent, { status: status ?? 200, headers: withHeaders(type === 'json' ? JSON_HEADERS : TEXT_HEADERS, headers) });
+  if (!(sent instanceof ReadableStream)) bodies.set(response, sent);
   return response;
 }
 
-export function json(body: unknown, status = 200): Response {
-  return jsonText(JSON.stringify(body), status);
-}
-
-/** A JSON response from text (or UTF-8 bytes) that is already JSON. */
-export function jsonText(body: string | Blob | ReadableStream<Uint8Array>, status = 200): Response {
-  const init = { status, headers: { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8' } };
-  return typeof body === 'string' || (typeof Blob !== 'undefined' && body instanceof Blob) ? whole(body, init) : new Response(body, init);
-}
-
-export function noContent(): Response {
-  return new Response(null, { status: 204, headers: COMMON_HEADERS });
-}
-
-export function text(message: string, status: number, headers: Record<string, string> = {}): Response {
-  return whole(message, {
-    status,
-    headers: { ...COMMON_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', ...headers },
-  });
-}
-
-export function errorResponse(error: HttpError): Response {
-  return text(error.message, error.status, error.headers);
+function failed(error: Error): Response {
+  if (error instanceof HttpError) return reply(error.message, { status: error.status, headers: error.headers, type: 'text' });
+  if (error.name === 'QuotaExceededError') {
+    return reply('The browser storage is full: the write was not made. Free some space and try again.', { status: 507, type: 'text' });
+  }
+  if (error.name === 'StorageUnavailableError') return reply(error.message, { status: 503, headers: { 'Retry-After': '1' }, type: 'text' });
+  say('error', 'internal error', error);
+  return reply(`Internal error: ${error.message}.`, { status: 500, type: 'text' });
 }
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);

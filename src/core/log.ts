@@ -1,4 +1,5 @@
 /** The opt-in request log: one line per request, as MSW prints them. */
+import { PREFIX } from '../shared/console.js';
 
 export interface LogEntry {
   /** The operation that answered, when the path names one. */
@@ -40,7 +41,7 @@ export function formatEntry(entry: LogEntry, at = new Date()): string {
   const method = entry.socket ? 'WS' : entry.method;
   const query = new URL(entry.url).search;
   const message = entry.socket === 'message' ? ' message' : '';
-  return `[pieces-os-worker] ${time} ${name}${method} ${entry.path || '/'}${query}${message} ${status} (${Math.round(entry.ms)} ms)${entry.overridden ? ' [override]' : ''}`;
+  return `${PREFIX} ${time} ${name}${method} ${entry.path || '/'}${query}${message} ${status} (${Math.round(entry.ms)} ms)${entry.overridden ? ' [override]' : ''}`;
 }
 
 export const consoleLogger: Logger = (entry) => console.log(formatEntry(entry));

@@ -3,7 +3,7 @@
  * answers, for testing loading and error states. Plain data (no functions), so
  * that they travel from a page to its worker.
  */
-import { badRequest, text } from './http.js';
+import { badRequest, reply } from './http.js';
 import { compilePath, OPERATIONS, type OperationName, type PathMatcher } from './routes.js';
 import { isObject } from './validate.js';
 
@@ -156,19 +156,11 @@ export class Overrides {
     const delay = override.delay ?? 0;
     if (override.networkError) return { delay, response: () => Response.error() };
     if (override.status === undefined) return { delay };
-    const { status, body, headers = {} } = override;
+    const { status, body, headers } = override;
+    const bodiless = status === 204 || status === 205 || status === 304;
     return {
       delay,
-      response: () => {
-        if (status === 204 || status === 205 || status === 304 || body === undefined) {
-          return new Response(null, { status, headers: { 'Access-Control-Allow-Origin': '*', ...headers } });
-        }
-        if (typeof body === 'string') return text(body, status, headers);
-        return new Response(JSON.stringify(body), {
-          status,
-          headers: { 'Access-Control-Allow-Origin': '*', 'Content-Type': 'application/json; charset=utf-8', ...headers },
-        });
-      },
+      response: () => reply(bodiless ? undefined : body, { status, headers, type: typeof body === 'string' ? 'text' : 'json' }),
     };
   }
 }

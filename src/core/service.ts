@@ -1,15 +1,14 @@
 /**
- * The service core: `respond(request) -> Promise<Response>` over a Storage, dispatched
- * through the route table (routes.ts). Hosts (the Service Worker, page mode, Node,
- * the loopback server) are thin adapters around it.
+ * The service core: `respond(request) -> Promise<Response>` over a Storage: layers (`layers/`:
+ * the log, the kept overrides' loading, the overrides, unmatched requests) around the operation
+ * the route table (routes.ts) names. Hosts (the Service Worker, page mode, Node, the loopback
+ * server) are thin adapters around it.
  */
-import type { OperationContext, ServiceContext } from './context.js';
-import { clip, errorResponse, HttpError, markRerunnable, MAX_BODY_BYTES, text } from './http.js';
-import { findRoute, fixedSegments, OPERATIONS, operationFor, routes, type Operation } from './routes.js';
+import type { ServiceContext } from './context.js';
+import { markRerunnable, MAX_BODY_BYTES, reply } from './http.js';
 import type { Change, Storage } from '../storage/storage.js';
 import { baseMatcher, DEFAULT_BASES } from '../shared/bases.js';
-import { knownOperation, namedMoreExactly } from './catalogue.js';
-import { isUuid } from './validate.js';
+import { say } from '../shared/console.js';
 import { parseData, toData, type PiecesData, type PiecesSeed } from './data.js';
 import { loggerFor } from './log.js';
 import { initialData, type ServiceSettings } from './options.js';
@@ -18,11 +17,14 @@ import { Overrides, type Override } from './overrides.js';
 import { Copilot } from './copilot/copilot.js';
 import type { ModelAdapter, ModelConfig } from './copilot/model.js';
 import { parseAssets } from './models/asset.js';
-import { ofOpenSocket, SOCKETS, STREAM_HEADER } from './stream-wire.js';
 import type { ExternalApplicationRecord } from '../storage/schema.js';
-import type { Clock } from './clock.js';
+import { Call, compose, type Within } from './layers/compose.js';
+import { logging } from './layers/logging.js';
+import { keptOverrides, type Keeper } from './layers/kept-overrides.js';
+import { overriding } from './layers/overriding.js';
+import { unmatched } from './layers/unmatched.js';
 
-export { DEFAULT_BASES };
+export { DEFAULT_BASES, type Within };
 
 export interface ServiceOptions extends ServiceSettings {
   storage: Storage;
@@ -33,18 +35,9 @@ export interface ServiceOptions extends ServiceSettings {
   /** The browser's user agent (the browser's own application, the detected applications); default `navigator.userAgent`. */
   userAgent?: string;
   /** Keeps the runtime overrides across restarts: loaded before the first request, saved on each change. */
-  keepOverrides?: { load(): Promise<unknown>; save(overrides: Override[]): Promise<void> };
+  keepOverrides?: Keeper;
 }
 
-/** Operations answered at once, even while the database opens (a client's 100 ms health probe on a cold worker). */
-const ANSWERED_WITHOUT_DATABASE = new Set(['getWellKnownHealth', 'getWellKnownVersion']);
-
-/** What one request is answered with, instead of the service's own (a host's per-request storage, e.g. one that queues the write). */
-export interface Within {
-  storage: Storage;
-  /** Where the request's ids and times come from, instead of the service's clock. */
-  clock?: Clock;
-}
 
 export interface Service {
   readonly bases: readonly string[];
@@ -87,8 +80,6 @@ export interface Service {
 
 export function createService(options: ServiceOptions): Service {
   const matcher = baseMatcher(options.bases ?? DEFAULT_BASES);
-  const warn = options.warn ?? ((message: string) => console.warn(`[pieces-os-worker] ${message}`));
-  const warned = new Set<string>();
   const copilot = new Copilot(options.storage, options.model, options.models);
   const onChange = options.onChange ?? (() => {});
   const context: ServiceContext = {
@@ -105,125 +96,34 @@ export function createService(options: ServiceOptions): Service {
     user: options.user === undefined ? {} : options.user,
   };
 
-  function pathUnderBase(url: URL): string | null {
-    return matcher.match(url)?.path ?? null;
-  }
-
-  /** Runs an operation's handler; a thrown error becomes its answer. */
-  async function run(operation: Operation, request: Request, url: URL, params: Record<string, string>, within?: Within): Promise<Response> {
+  /** The innermost answer: the operation's handler (the unmatched layer found it); a thrown error becomes its answer. */
+  async function operate({ request, url, route, within }: Call): Promise<Response> {
+    const { operation, params } = route!;
     try {
       const service = within ? { ...context, storage: within.storage, ...(within.clock ? { clock: within.clock } : {}) } : context;
-      const operationContext: OperationContext = { request, url, params, service };
-      const response = await operation.handler(operationContext);
+      const response = await operation.handler({ request, url, params, service });
       return operation.readOnly ? markRerunnable(response) : response;
     } catch (error) {
-      return errorAnswer(error);
+      return reply(error instanceof Error ? error : new Error(String(error), { cause: error }));
     }
-  }
-
-  /**
-   * Whether a route that matched `path` with `params` really serves it: not when a parameter took a
-   * segment the SDK spells out as a path of its own (`/assets/draft` is not an asset id). Ids are
-   * UUIDs, so the SDK's catalogue is read only for a parameter that is not one.
-   */
-  function owns(operation: Operation, params: Record<string, string>, path: string): boolean {
-    return Object.values(params).every(isUuid) || !namedMoreExactly(path, fixedSegments(operation));
-  }
-
-  /** The route table's answer (no override applied). */
-  function dispatch(request: Request, url: URL, path: string, within?: Within): Promise<Response> {
-    const found = findRoute(request.method, path);
-    return found && owns(found.operation, found.params, path) ? run(found.operation, request, url, found.params, within) : unmatched(request, url, path);
-  }
-
-  /**
-   * No operation for this method here: 405 (with Allow) for a path the table serves with another
-   * method; else 404, naming the SDK operation when the path is one of Pieces OS's.
-   */
-  async function unmatched(request: Request, url: URL, path: string): Promise<Response> {
-    const matching = routes().filter(({ operation, match }) => {
-      const params = match(path);
-      return params !== null && owns(operation, params, path);
-    });
-    if (matching.length === 0) return unserved(request.method, path || '/');
-    // Another Pieces OS operation this service does not serve (POST /model/update beside GET /model/{model}).
-    const known = request.method === 'GET' || request.method === 'POST' ? knownOperation(request.method, path) : undefined;
-    if (known && !OPERATIONS.some((operation) => `${operation.api}.${operation.name}` === known)) return unserved(request.method, path);
-    const methods = matching.map(({ operation }) => operation.method);
-    const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
-    if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Origin': '*' } });
-    const get = matching.find(({ operation }) => operation.method === 'GET');
-    if (request.method === 'HEAD' && get) {
-      const response = await run(get.operation, request, url, get.match(path)!);
-      return new Response(null, { status: response.status, headers: response.headers });
-    }
-    return errorResponse(
-      new HttpError(405, `${clip(request.method, 40)} is not allowed on ${clip(path)}; use ${allow}.`, { Allow: allow }),
-    );
-  }
-
-  /** 404; for a Pieces OS path this service does not serve, the message names the operation (warned once per operation). */
-  function unserved(method: string, path: string): Response {
-    const known = knownOperation(method, path);
-    if (!known) return errorResponse(new HttpError(404, `No operation at ${clip(path)}.`));
-    const message = `${clip(method, 40)} ${clip(path)} is the Pieces OS operation ${known}, which this service does not serve.`;
-    if (!warned.has(known)) {
-      warned.add(known);
-      warn(message);
-    }
-    return errorResponse(new HttpError(404, message));
   }
 
   const overrides = new Overrides();
+  const kept = options.keepOverrides ? keptOverrides(overrides, options.keepOverrides) : undefined;
+  const save = kept?.save ?? (() => Promise.resolve());
   const logger = loggerFor(options.log);
-  const kept = options.keepOverrides;
-  // Saves follow one another, so the last one written is the list in force.
-  let saving = Promise.resolve();
-  const save = () => {
-    if (kept) saving = saving.then(() => kept.save(overrides.list())).catch(() => {});
-    return saving;
-  };
-  let loading: Promise<void> | null = kept
-    ? kept
-        .load()
-        .then((list) => {
-          // Overrides given since the start stay in front of the ones kept.
-          if (Array.isArray(list) && list.length) overrides.restore(list);
-        })
-        .catch(() => {})
-        .finally(() => (loading = null))
-    : null;
+  const answer = compose(
+    [
+      ...(logger ? [logging(logger)] : []),
+      ...(kept ? [kept.layer] : []),
+      overriding(overrides, save),
+      unmatched(options.warn ?? ((message) => say('warn', message))),
+    ],
+    operate,
+  );
 
-  /** The answer with the overrides in force applied, logged. */
-  async function answer(request: Request, url: URL, path: string, within?: Within): Promise<Response> {
-    const started = performance.now();
-    const operation = overrides.size || logger || loading ? operationFor(request.method, path) : undefined;
-    // Kept overrides are in force before the first answer, except discovery's, which never waits for the database.
-    if (loading && !ANSWERED_WITHOUT_DATABASE.has(operation!)) await loading;
-    const before = overrides.size;
-    const outcome = overrides.size ? overrides.take(request.method, path, operation) : undefined;
-    // A used-up `once` is written away before the answer, so that a restart cannot revive it.
-    if (overrides.size !== before) await save();
-    if (outcome?.delay) await new Promise((resolve) => setTimeout(resolve, outcome.delay));
-    const response = outcome?.response ? outcome.response() : await dispatch(request, url, path, within);
-    // A socket's catch-ups and heartbeats are part of its connection, not requests of their own;
-    // its handshake is the connection (logged as a WebSocket's), a copilot POST a message sent on it.
-    if (logger && !ofOpenSocket(request, url)) {
-      const stream = Object.hasOwn(SOCKETS, path) ? request.headers.get(STREAM_HEADER) : null;
-      const socket = stream === 'handshake' ? 'open' : stream === 'qgpt' ? 'message' : undefined;
-      const status = response.type === 'error' ? 0 : response.status;
-      logger({
-        operation: socket ? operationFor('GET', path) : operation,
-        method: request.method,
-        url: request.url,
-        path,
-        status: socket === 'open' && response.ok ? 101 : status,
-        ms: performance.now() - started,
-        overridden: !!outcome,
-        ...(socket ? { socket } : {}),
-      });
-    }
-    return response;
+  function pathUnderBase(url: URL): string | null {
+    return matcher.match(url)?.path ?? null;
   }
 
   function respond(request: Request, within?: Within): Promise<Response> | undefined {
@@ -234,7 +134,7 @@ export function createService(options: ServiceOptions): Service {
       return undefined;
     }
     const path = pathUnderBase(url);
-    return path === null ? undefined : answer(request, url, path, within);
+    return path === null ? undefined : answer(new Call(request, url, path, within));
   }
 
   const initial = initialData(options);
@@ -276,20 +176,4 @@ export function createService(options: ServiceOptions): Service {
     setModel: (model, forModel) => copilot.setModel(model, forModel),
     modelMapping: () => copilot.mapping(),
   };
-}
-
-/**
- * The answer to an unexpected error: storage full is 507, storage unavailable for now
- * (wiped under the worker, an upgrade blocked) 503 with the reason, everything else a
- * 500 naming the fault.
- */
-export function errorAnswer(error: unknown): Response {
-  if (error instanceof HttpError) return errorResponse(error);
-  const name = (error as { name?: string })?.name;
-  if (name === 'QuotaExceededError') {
-    return text('The browser storage is full: the write was not made. Free some space and try again.', 507);
-  }
-  if (name === 'StorageUnavailableError') return text((error as Error).message, 503, { 'Retry-After': '1' });
-  console.error('[pieces-os-worker] internal error', error);
-  return text(`Internal error: ${(error as Error)?.message ?? String(error)}.`, 500);
 }

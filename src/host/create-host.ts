@@ -8,6 +8,7 @@ import { initialData, type ServiceSettings } from '../core/options.js';
 import { createService, type Service } from '../core/service.js';
 import type { Override } from '../core/overrides.js';
 import { randomUUID } from '../shared/uuid.js';
+import { say } from '../shared/console.js';
 import { cacheReads } from '../storage/read-cache.js';
 import { reconnectingStorage, type ConnectionHooks } from '../storage/reconnect.js';
 import type { Storage, StoredData } from '../storage/storage.js';
@@ -86,7 +87,7 @@ export function createHost(setup: HostSetup): Host {
     ? { load: () => storage.getMeta('overrides'), save: (list: Override[]) => storage.setMeta('overrides', list) }
     : undefined;
   const core = createService({ ...settings, storage, warn: setup.warn, onChange: batchedAnnouncer(channel), keepOverrides });
-  const warn = setup.warn ?? ((message: string) => console.warn(`[pieces-os-worker] ${message}`));
+  const warn = setup.warn ?? ((message: string) => say('warn', message));
   let mirror: Mirror | null = null;
   if (settings.mirror) {
     if (!setup.upstream) throw new Error('This host cannot reach a mirrored Pieces OS (no upstream fetch given).');

@@ -3,7 +3,7 @@
  * from the one controls table (docs/testing.md, "Controls").
  */
 import type { HostService } from '../host/create-host.js';
-import { errorResponse, HttpError, json, noContent, readJson } from '../core/http.js';
+import { HttpError, readJson, reply } from '../core/http.js';
 import { CONTROLS, controlOfPath } from '../host/controls.js';
 
 export const CONTROLS_PATH = '/__pieces/';
@@ -21,9 +21,9 @@ export async function answerControl(service: HostService, request: Request, path
       throw new HttpError(405, `${request.method} is not allowed on ${path}; use ${control.method}.`, { Allow: control.method });
     }
     const result = await control.run(service, control.method === 'POST' ? await readJson(request) : undefined);
-    return result === undefined ? noContent() : json(result);
+    return reply(result);
   } catch (error) {
-    if (error instanceof HttpError) return errorResponse(error);
+    if (error instanceof HttpError) return reply(error);
     throw error;
   }
 }

@@ -5,6 +5,7 @@ import { VERSION } from '../shared/version.js';
 import { createPiecesWorker, type PiecesWorker, type RouteRegistry, type WorkerOptions } from './pieces-worker.js';
 import { routeOthersToNetwork } from './static-routes.js';
 import type { ServiceWorkerScope } from './sw-types.js';
+import { say } from '../shared/console.js';
 
 /**
  * Starts the service as the whole Service Worker: answers fetches under the
@@ -31,7 +32,7 @@ export function startWorker(scope: ServiceWorkerScope, options: WorkerOptions = 
     const response = worker.respond(event.request);
     if (response) event.respondWith(response);
   });
-  console.info(`[pieces-os-worker] ${VERSION} answering ${worker.bases.join(', ')}`);
+  say('info', `${VERSION} answering ${worker.bases.join(', ')}`);
   return worker;
 }
 

@@ -1,6 +1,6 @@
 /** ActivitiesApi: what happened to assets and conversations, oldest first, each with its asset while it exists. */
 import type { OperationContext } from '../context.js';
-import { json } from '../http.js';
+import { reply } from '../http.js';
 import { activityWire } from '../models/asset.js';
 import type { StoredAsset } from '../../storage/storage.js';
 import { transferables } from './common.js';
@@ -16,5 +16,5 @@ export async function activitiesSnapshot(context: OperationContext) {
   const assets: Array<StoredAsset | undefined> =
     ids.length <= READ_ONE_BY_ONE ? await Promise.all(ids.map((id) => storage.getAsset(id))) : await storage.listAssets();
   const byId = new Map(assets.filter((a) => !!a).map((asset) => [asset!.record.id, asset!]));
-  return json({ iterable: activities.map((record) => activityWire(record, record.asset ? byId.get(record.asset) : undefined)) });
+  return reply({ iterable: activities.map((record) => activityWire(record, record.asset ? byId.get(record.asset) : undefined)) });
 }

@@ -5,7 +5,7 @@
  * here creates one, so there are none to read).
  */
 import type { OperationContext } from '../context.js';
-import { badRequest, jsonText, noContent, notFound, readJson } from '../http.js';
+import { badRequest, notFound, readJson, reply } from '../http.js';
 import {
   anchorAssets,
   anchorConversations,
@@ -49,12 +49,12 @@ export async function anchorsCreateNewAnchor(context: OperationContext) {
     },
   );
   publish(context, changes);
-  return jsonText(record.json);
+  return reply(record.json);
 }
 
 export async function anchorsSnapshot(context: OperationContext) {
   transferables(context.url);
-  return jsonText(anchorsJson(await context.service.storage.listAnchors()));
+  return reply(anchorsJson(await context.service.storage.listAnchors()));
 }
 
 /** anchorSpecificAnchorSnapshot: one anchor, with its points. */
@@ -63,7 +63,7 @@ export async function anchorSpecificAnchorSnapshot(context: OperationContext) {
   const id = anchorId(context);
   const record = await context.service.storage.getAnchor(id);
   if (!record) throw notFound(`No anchor with id ${id}.`);
-  return jsonText(record.json);
+  return reply(record.json);
 }
 
 /** anchorsDeleteSpecificAnchor: the anchor goes, and the conversations and assets that listed it no longer do. */
@@ -83,7 +83,7 @@ export async function anchorsDeleteSpecificAnchor(context: OperationContext) {
     },
   );
   publish(context, changes);
-  return noContent();
+  return reply();
 }
 
 /**
@@ -118,7 +118,7 @@ async function relate(context: OperationContext, kind: 'conversation' | 'asset',
     },
   );
   publish(context, changes);
-  return noContent();
+  return reply();
 }
 
 export const anchorAssociateConversation = (context: OperationContext) => relate(context, 'conversation', true);
@@ -133,7 +133,7 @@ export const assetDisassociateAnchor = anchorDisassociateAsset;
 
 /** rangesSnapshot: no range is ever created here. */
 export async function rangesSnapshot() {
-  return jsonText('{"iterable":[]}');
+  return reply('{"iterable":[]}');
 }
 
 /** rangesSpecificRangeSnapshot: a 404 that names the range (none exists here). */

@@ -5,7 +5,7 @@
  * assets stream, an activity); one of no asset stands alone.
  */
 import type { OperationContext } from '../context.js';
-import { json, noContent, notFound, readJson } from '../http.js';
+import { notFound, readJson, reply } from '../http.js';
 import { AnnotationTypeEnum } from '../enums.js';
 import { activity, annotationWire, parseNewAnnotation, tagWire, updateAnnotation, websiteWire } from '../models/asset.js';
 import { object, oneOf, required, uuid } from '../validate.js';
@@ -17,7 +17,7 @@ export async function annotationSpecificAnnotationSnapshot(context: OperationCon
   const id = annotationId(context);
   const annotation = await context.service.storage.getAnnotation(id);
   if (!annotation) throw notFound(`No annotation with id ${id}.`);
-  return json(annotationWire(annotation));
+  return reply(annotationWire(annotation));
 }
 
 /** annotationsSnapshot: every annotation, oldest first; `annotation_type_filter` keeps one type. */
@@ -25,7 +25,7 @@ export async function annotationsSnapshot(context: OperationContext) {
   const filter = context.url.searchParams.get('annotation_type_filter');
   const type = filter === null ? undefined : oneOf(filter, AnnotationTypeEnum, 'annotation_type_filter');
   const annotations = await context.service.storage.listAnnotations();
-  return json({ iterable: annotations.filter((a) => !type || a.type === type).map(annotationWire) });
+  return reply({ iterable: annotations.filter((a) => !type || a.type === type).map(annotationWire) });
 }
 
 export async function annotationsCreateNewAnnotation(context: OperationContext) {
@@ -34,7 +34,7 @@ export async function annotationsCreateNewAnnotation(context: OperationContext) 
   const { storage } = context.service;
   if (!annotation.asset) {
     await storage.putAnnotation(annotation);
-    return json(annotationWire(annotation));
+    return reply(annotationWire(annotation));
   }
   const assetId = annotation.asset.id;
   const result = await storage.editAsset({ asset: assetId }, (current) => ({
@@ -44,7 +44,7 @@ export async function annotationsCreateNewAnnotation(context: OperationContext) 
   }));
   if (!result) throw notFound(`No asset with id ${assetId}.`);
   publish(context, result.changes);
-  return json(annotationWire(annotation));
+  return reply(annotationWire(annotation));
 }
 
 export async function annotationsDeleteSpecificAnnotation(context: OperationContext) {
@@ -58,7 +58,7 @@ export async function annotationsDeleteSpecificAnnotation(context: OperationCont
   }));
   if (result) publish(context, result.changes);
   else if (!(await storage.deleteAnnotation(id))) throw notFound(`No annotation with id ${id}.`);
-  return noContent();
+  return reply();
 }
 
 /** annotationUpdate: a new text, type or `favorited` for an annotation. */
@@ -72,7 +72,7 @@ export async function annotationUpdate(context: OperationContext) {
   const next = updateAnnotation(body, stored, time);
   if (!stored.asset) {
     await storage.putAnnotation(next);
-    return json(annotationWire(next));
+    return reply(annotationWire(next));
   }
   const result = await storage.editAsset({ annotation: id }, (current) => ({
     record: { ...current.record, updated: time.now().toISOString() },
@@ -81,7 +81,7 @@ export async function annotationUpdate(context: OperationContext) {
   }));
   if (!result) throw notFound(`No annotation with id ${id}.`);
   publish(context, result.changes);
-  return json(annotationWire(result.state.annotations.find((a) => a.id === id)!));
+  return reply(annotationWire(result.state.annotations.find((a) => a.id === id)!));
 }
 
 export async function tagsSpecificTagSnapshot(context: OperationContext) {
@@ -89,7 +89,7 @@ export async function tagsSpecificTagSnapshot(context: OperationContext) {
   const id = uuid(context.params.tag, 'The tag id');
   const tag = await context.service.storage.getTag(id);
   if (!tag) throw notFound(`No tag with id ${id}.`);
-  return json(tagWire(tag));
+  return reply(tagWire(tag));
 }
 
 export async function websitesSpecificWebsiteSnapshot(context: OperationContext) {
@@ -97,5 +97,5 @@ export async function websitesSpecificWebsiteSnapshot(context: OperationContext)
   const id = uuid(context.params.website, 'The website id');
   const website = await context.service.storage.getWebsite(id);
   if (!website) throw notFound(`No website with id ${id}.`);
-  return json(websiteWire(website));
+  return reply(websiteWire(website));
 }

@@ -2,7 +2,7 @@
 import type { OperationContext, ServiceContext } from '../context.js';
 import { PIECES_OS_VERSION } from '../../shared/version.js';
 import { osId } from './os.js';
-import { badRequest, json, noContent, notFound, readJson } from '../http.js';
+import { badRequest, notFound, readJson, reply } from '../http.js';
 import { applicationWire, browserApplication, parseApplication } from '../models/application.js';
 import { detectedApplications, relatedApplications } from '../models/external.js';
 import type { ApplicationRecord, EventKind } from '../../storage/schema.js';
@@ -36,7 +36,7 @@ async function osApplication(service: ServiceContext) {
 export async function applicationsSnapshot({ service }: OperationContext) {
   const [os, applications] = await Promise.all([osApplication(service), service.storage.listApplications()]);
   const listed = [os, ...applications.filter((a) => a.application.id !== os.application.id)];
-  return json({ iterable: listed.map((a) => applicationWire(a.application, a.engagement)) });
+  return reply({ iterable: listed.map((a) => applicationWire(a.application, a.engagement)) });
 }
 
 export async function applicationsSpecificApplicationSnapshot({ params, service }: OperationContext) {
@@ -44,7 +44,7 @@ export async function applicationsSpecificApplicationSnapshot({ params, service 
   const os = await osApplication(service);
   const found = id === os.application.id ? os : await service.storage.getApplication(id);
   if (!found) throw notFound(`No application with id ${id}.`);
-  return json(applicationWire(found.application, found.engagement));
+  return reply(applicationWire(found.application, found.engagement));
 }
 
 export async function applicationsRegister(context: OperationContext) {
@@ -56,7 +56,7 @@ export async function applicationsRegister(context: OperationContext) {
       : parseApplication(body);
   publish(context, await service.storage.putApplication(application));
   const stored = await service.storage.getApplication(application.id);
-  return json(applicationWire(stored!.application, stored!.engagement));
+  return reply(applicationWire(stored!.application, stored!.engagement));
 }
 
 /** applicationUpdate: replaces a registered application (404 when it is not registered). */
@@ -66,17 +66,17 @@ export async function applicationUpdate(context: OperationContext) {
   if (!(await service.storage.hasApplication(application.id))) throw notFound(`No application with id ${application.id}.`);
   publish(context, await service.storage.putApplication(application));
   const stored = await service.storage.getApplication(application.id);
-  return json(applicationWire(stored!.application, stored!.engagement));
+  return reply(applicationWire(stored!.application, stored!.engagement));
 }
 
 export async function applicationsExternalSnapshot({ service }: OperationContext) {
   const reported = await service.storage.listExternalApplications();
-  return json({ iterable: detectedApplications(service.userAgent, reported) });
+  return reply({ iterable: detectedApplications(service.userAgent, reported) });
 }
 
 export async function applicationsExternalRelated({ service }: OperationContext) {
   const reported = await service.storage.listExternalApplications();
-  return json({ iterable: relatedApplications(detectedApplications(service.userAgent, reported)) });
+  return reply({ iterable: relatedApplications(detectedApplications(service.userAgent, reported)) });
 }
 
 export async function applicationsSessionOpen(context: OperationContext) {
@@ -104,7 +104,7 @@ async function sessionResponse({ service }: OperationContext, id: string) {
   const found = await service.storage.getSession(id);
   if (!found) throw notFound(`No session with id ${id}.`);
   const { application: _application, ...session } = found.session;
-  return json({ ...session, engagement: found.engagement });
+  return reply({ ...session, engagement: found.engagement });
 }
 
 /** Reads an event body and stores it; returns the body for the echo. */
@@ -142,7 +142,7 @@ export async function applicationsUsageEngagementInteraction(context: OperationC
   });
   // The Tracked form echoes the event; the identifier/description pair is stored, not echoed (TrackedInteractionEvent has none).
   const { description, element, schema } = body;
-  return json(defined({ schema, description, element }));
+  return reply(defined({ schema, description, element }));
 }
 
 export async function applicationsUsageEngagementKeyboard(context: OperationContext) {
@@ -153,7 +153,7 @@ export async function applicationsUsageEngagementKeyboard(context: OperationCont
     return [];
   });
   const { description, shortcut, schema } = body;
-  return json(defined({ schema, description, shortcut }));
+  return reply(defined({ schema, description, shortcut }));
 }
 
 export async function applicationsUsageInstallation(context: OperationContext) {
@@ -161,7 +161,7 @@ export async function applicationsUsageInstallation(context: OperationContext) {
     optional(b, 'user', p, object);
     return [required(b, 'application', p, parseApplication)];
   });
-  return noContent();
+  return reply();
 }
 
 export async function postApplicationsUsageUpdated(context: OperationContext) {
@@ -170,5 +170,5 @@ export async function postApplicationsUsageUpdated(context: OperationContext) {
     optional(b, 'previous', p, parseApplication);
     return [required(b, 'current', p, parseApplication)];
   });
-  return noContent();
+  return reply();
 }

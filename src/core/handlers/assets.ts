@@ -4,7 +4,7 @@
  * one transaction, announced on the assets stream and recorded as an activity.
  */
 import type { OperationContext } from '../context.js';
-import { badRequest, json, jsonText, noContent, notFound, readJson, text } from '../http.js';
+import { badRequest, notFound, readJson, reply } from '../http.js';
 import {
   activity,
   assetWire,
@@ -36,7 +36,7 @@ const madeBy = (whole: StoredAsset) => whole.formats.find((f) => f.id === whole.
 export async function assetsSnapshot(context: OperationContext) {
   const withText = transferables(context.url);
   const assets = await context.service.storage.listAssets();
-  return json({ iterable: assets.map((asset) => assetWire(asset, withText)) });
+  return reply({ iterable: assets.map((asset) => assetWire(asset, withText)) });
 }
 
 /** assetsSpecificAssetSnapshot (GET /assets/{asset}) and assetSnapshot (GET /asset/{asset}). */
@@ -45,12 +45,12 @@ export async function assetSnapshot(context: OperationContext) {
   const id = assetId(context);
   const asset = await context.service.storage.getAsset(id);
   if (!asset) throw notFound(`No asset with id ${id}.`);
-  return json(assetWire(asset, withText));
+  return reply(assetWire(asset, withText));
 }
 
 export async function assetsIdentifiersSnapshot({ service }: OperationContext) {
   const { ids } = await service.storage.listIds('asset');
-  return json({ iterable: ids.map((id) => ({ id })) });
+  return reply({ iterable: ids.map((id) => ({ id })) });
 }
 
 /** assetFormats (GET /asset/{asset}/formats) and assetsSpecificAssetFormatsSnapshot (GET /assets/{asset}/formats). */
@@ -59,7 +59,7 @@ export async function assetFormats(context: OperationContext) {
   const id = assetId(context);
   const asset = await context.service.storage.getAsset(id);
   if (!asset) throw notFound(`No asset with id ${id}.`);
-  return json({ iterable: asset.formats.map((format) => formatWire(format, asset, withText)) });
+  return reply({ iterable: asset.formats.map((format) => formatWire(format, asset, withText)) });
 }
 
 export async function assetsCreateNewAsset(context: OperationContext) {
@@ -71,14 +71,14 @@ export async function assetsCreateNewAsset(context: OperationContext) {
   publish(context, await context.service.storage.createAsset(asset, [created]));
   // Tags and websites of the same text (URL) as stored ones are those: answer what was stored.
   const stored = asset.tags.length || asset.websites.length ? await context.service.storage.getAsset(asset.record.id) : asset;
-  return jsonText(JSON.stringify(assetWire(stored ?? asset, withText)));
+  return reply(assetWire(stored ?? asset, withText));
 }
 
 export async function assetsDraft(context: OperationContext) {
   const withText = transferables(context.url);
   const body = await readJson(context.request, context.service.maxBodyBytes);
   const time = clock(context);
-  return json(draftWire(parseSeed(body, time, time.newId()), withText));
+  return reply(draftWire(parseSeed(body, time, time.newId()), withText));
 }
 
 export async function assetUpdate(context: OperationContext) {
@@ -102,7 +102,7 @@ export async function assetUpdate(context: OperationContext) {
   });
   if (!result) throw notFound(`No asset with id ${id}.`);
   publish(context, result.changes);
-  return json(assetWire(result.state, withText));
+  return reply(assetWire(result.state, withText));
 }
 
 /** assetsDeleteAsset: the asset, its formats and annotations, its place on tags and websites; answers its id. */
@@ -113,7 +113,7 @@ export async function assetsDeleteAsset(context: OperationContext) {
   const changes = await context.service.storage.deleteAsset(id, [deleted]);
   if (!changes) throw notFound(`No asset with id ${id}.`);
   publish(context, changes);
-  return text(id, 200);
+  return reply(id, { type: 'text' });
 }
 
 export async function formatSnapshot(context: OperationContext) {
@@ -122,7 +122,7 @@ export async function formatSnapshot(context: OperationContext) {
   const asset = await context.service.storage.findAsset({ format: id });
   const format = asset?.formats.find((f) => f.id === id);
   if (!asset || !format) throw notFound(`No format with id ${id}.`);
-  return json(formatWire(format, asset, withValue));
+  return reply(formatWire(format, asset, withValue));
 }
 
 /** formatUpdateValue: a format's new text (or bytes); its asset is updated with it. */
@@ -146,7 +146,7 @@ export async function formatUpdateValue(context: OperationContext) {
   if (!result) throw notFound(`No format with id ${value.id}.`);
   publish(context, result.changes);
   const format = result.state.formats.find((f) => f.id === value.id)!;
-  return json(formatWire(format, result.state, withText));
+  return reply(formatWire(format, result.state, withText));
 }
 
 /** Puts an asset on a tag or website (or takes it off): both must exist. */
@@ -174,7 +174,7 @@ async function associate(context: OperationContext, kind: 'tag' | 'website', add
   });
   if (!result) throw notFound(`No asset with id ${id}.`);
   publish(context, result.changes);
-  return noContent();
+  return reply();
 }
 
 export const assetAssociateTag = (context: OperationContext) => associate(context, 'tag', true);

@@ -1,6 +1,6 @@
 /** Handlers of ConnectorApi: connect. */
 import type { OperationContext } from '../context.js';
-import { json, readJson } from '../http.js';
+import { readJson, reply } from '../http.js';
 import { applicationWire } from '../models/application.js';
 import { CapabilitiesEnum, PlatformEnum, PrivacyEnum, ApplicationNameEnum } from '../enums.js';
 import { boolean, object, oneOf, optional, required, string } from '../validate.js';
@@ -42,7 +42,7 @@ export async function connect(context: OperationContext) {
     osId(service),
     localUser(context),
   ]);
-  return json({
+  return reply({
     os,
     application: applicationWire(stored!.application, stored!.engagement),
     health: { os: { id: os, version: PIECES_OS_VERSION } },

@@ -1,6 +1,6 @@
 /** Handlers of ConversationApi: one conversation, read and changed. */
 import type { OperationContext } from '../context.js';
-import { jsonText, noContent, notFound, readJson } from '../http.js';
+import { notFound, readJson, reply } from '../http.js';
 import {
   conversationJson,
   conversationMessagesJson,
@@ -17,7 +17,7 @@ import { activity } from '../models/asset.js';
 const conversationId = (context: OperationContext) => uuid(context.params.conversation, 'The conversation id');
 
 function wire(state: ConversationState, withReferences: boolean) {
-  return jsonText(conversationJson(state.record, withReferences ? new Map(state.messages.map((m) => [m.id, m])) : undefined));
+  return reply(conversationJson(state.record, withReferences ? new Map(state.messages.map((m) => [m.id, m])) : undefined));
 }
 
 /** Edits a conversation in one transaction and announces the changes; 404 when it is unknown. */
@@ -57,7 +57,7 @@ export async function conversationSpecificConversationMessages(context: Operatio
   const id = conversationId(context);
   const state = await context.service.storage.getConversation(id);
   if (!state) throw notFound(`No conversation with id ${id}.`);
-  return jsonText(conversationMessagesJson([state]));
+  return reply(conversationMessagesJson([state]));
 }
 
 export async function conversationSpecificConversationRename(context: OperationContext) {
@@ -87,7 +87,7 @@ async function associate(context: OperationContext, add: boolean) {
       }),
     },
   }));
-  return noContent();
+  return reply();
 }
 
 export const conversationAssociateAsset = (context: OperationContext) => associate(context, true);

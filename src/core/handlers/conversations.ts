@@ -1,6 +1,6 @@
 /** Handlers of ConversationsApi: create, create from asset, delete, snapshots and search. */
 import type { OperationContext } from '../context.js';
-import { json, jsonText, noContent, notFound, readJson } from '../http.js';
+import { notFound, readJson, reply } from '../http.js';
 import { summarizeAsset } from '../models/asset-summary.js';
 import { activity, summaryInput } from '../models/asset.js';
 import { conversationJson, seedConversation, type Seeded } from '../models/conversation.js';
@@ -16,7 +16,7 @@ import { clock, publish, recordActivity, transferables } from './common.js';
 async function store(context: OperationContext, seeded: Seeded, answer: (seeded: Seeded) => string): Promise<Response> {
   const created = activity(clock(context), { conversation: seeded.record.id, pair: 'conversationCreated', value: 'a_conversation_was_created' });
   const written = context.service.storage.createConversation(seeded.record, seeded.messages, seeded.anchors, created);
-  const response = jsonText(answer(seeded));
+  const response = reply(answer(seeded));
   publish(context, await written);
   return response;
 }
@@ -55,22 +55,22 @@ export async function conversationsDeleteSpecificConversation(context: Operation
   if (!changes) throw notFound(`No conversation with id ${id}.`);
   publish(context, changes);
   await recordActivity(context, activity(clock(context), { conversation: id, pair: 'conversationDeleted', value: 'a_conversation_was_deleted' }));
-  return noContent();
+  return reply();
 }
 
 export async function conversationsSnapshot(context: OperationContext) {
   const withReferences = transferables(context.url);
-  return jsonText(await context.service.storage.conversationsSnapshot(withReferences, conversationJson));
+  return reply(await context.service.storage.conversationsSnapshot(withReferences, conversationJson));
 }
 
 export async function conversationsIdentifiersSnapshot({ service }: OperationContext) {
   const { ids } = await service.storage.listIds('conversation');
-  return json({ iterable: ids.map((id) => ({ id })) });
+  return reply({ iterable: ids.map((id) => ({ id })) });
 }
 
 export async function searchConversations(context: OperationContext) {
   const withReferences = transferables(context.url);
   const body = await readJson(context.request, context.service.maxBodyBytes);
   const list = await context.service.storage.listConversations({ messages: true });
-  return jsonText(search(body, list, withReferences));
+  return reply(search(body, list, withReferences));
 }

@@ -1,6 +1,6 @@
 /** Handlers of ConversationMessagesApi and ConversationMessageApi: the messages of conversations. */
 import type { OperationContext } from '../context.js';
-import { jsonText, noContent, notFound, readJson } from '../http.js';
+import { notFound, readJson, reply } from '../http.js';
 import { conversationMessagesJson, messageRecord, seedMessage, touched, updateMessage } from '../models/conversation.js';
 import type { ConversationRecord, MessageRecord } from '../../storage/schema.js';
 import type { ConversationTarget } from '../../storage/storage.js';
@@ -39,7 +39,7 @@ export async function messagesCreateSpecificMessage(context: OperationContext) {
     message: record,
     messageIds: [...current.messageIds, record.id],
   }));
-  return jsonText(written!.json);
+  return reply(written!.json);
 }
 
 export async function messageSpecificMessageSnapshot(context: OperationContext) {
@@ -47,7 +47,7 @@ export async function messageSpecificMessageSnapshot(context: OperationContext) 
   const id = uuid(context.params.message, 'The message id');
   const message = await context.service.storage.getMessage(id);
   if (!message) throw notFound(`No message with id ${id}.`);
-  return jsonText(message.json);
+  return reply(message.json);
 }
 
 async function update(context: OperationContext, valueOnly: boolean) {
@@ -59,7 +59,7 @@ async function update(context: OperationContext, valueOnly: boolean) {
     message: updateMessage(body, messages.find((m) => m.id === id)!, time, valueOnly),
     messageIds: current.messageIds,
   }));
-  return jsonText(written!.json);
+  return reply(written!.json);
 }
 
 export const messageSpecificMessageUpdate = (context: OperationContext) => update(context, false);
@@ -71,13 +71,13 @@ export async function messagesDeleteSpecificMessage(context: OperationContext) {
     messageIds: current.messageIds.filter((m) => m !== id),
     deleted: id,
   }));
-  return noContent();
+  return reply();
 }
 
 export async function messagesSnapshot(context: OperationContext) {
   transferables(context.url);
   const { conversations, messages } = await context.service.storage.listConversations({ messages: true });
-  return jsonText(
+  return reply(
     conversationMessagesJson(
       conversations.map((record) => ({ record, messages: record.messageIds.map((id) => messages!.get(id)!).filter(Boolean) })),
     ),

@@ -14,8 +14,8 @@
 import type { OperationContext, ServiceContext } from '../context.js';
 import { catalogueModel, MODELS, modelWire, type CatalogueModel } from '../copilot/catalogue.js';
 import { ModelError } from '../copilot/model.js';
-import { EventFrames, eventStream } from '../event-frames.js';
-import { badRequest, clip, HttpError, json, jsonText, notFound, readJson, text } from '../http.js';
+import { EventFrames } from '../event-frames.js';
+import { badRequest, clip, HttpError, notFound, readJson, reply } from '../http.js';
 import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
 import { embeddedSchema, knownKeys, object, optional } from '../validate.js';
 import { publish } from './common.js';
@@ -54,11 +54,11 @@ export async function modelsSnapshot({ service }: OperationContext) {
     const iterable = MODELS.map((model) => modelWire(model, { downloaded: downloaded.has(model.id), downloading: running.includes(model.id) }));
     snapshot = { state, body: JSON.stringify({ iterable }) };
   }
-  return jsonText(snapshot.body);
+  return reply(snapshot.body);
 }
 
 export async function modelsSpecificModelSnapshot(context: OperationContext) {
-  return json(await wire(context.service, pathModel(context)));
+  return reply(await wire(context.service, pathModel(context)));
 }
 
 /** The models identifier stream: every catalogue model, in the catalogue's order; a change per download kept or deleted. */
@@ -74,20 +74,20 @@ export async function modelSpecificModelDownload(context: OperationContext) {
   const model = pathModel(context);
   if (model.cloud) throw badRequest(`${model.name} (${model.id}) is a cloud model: it is answered remotely and has nothing to download.`);
   const { downloads } = service.copilot;
-  if (downloads.running(model.id) || (await downloadedIds(service)).has(model.id)) return json(await wire(service, model));
+  if (downloads.running(model.id) || (await downloadedIds(service)).has(model.id)) return reply(await wire(service, model));
   const adapter = await service.copilot.model(model.id);
   const keep = async () => publish(context, await service.storage.setModelState({ id: model.id, downloaded: true }));
   const done = downloads.run(model.id, adapter.pull?.bind(adapter), keep);
   // Nothing to fetch: answered once it is kept. A pull runs on; its progress goes out on the model's socket.
   if (!adapter.pull) await done;
-  return json(await wire(service, model));
+  return reply(await wire(service, model));
 }
 
 /** modelSpecificModelDownloadCancel: stops the model's running download (it ends CANCELED); answered as the model is then. */
 export async function modelSpecificModelDownloadCancel(context: OperationContext) {
   const model = pathModel(context);
   context.service.copilot.downloads.cancel(model.id);
-  return json(await wire(context.service, model));
+  return reply(await wire(context.service, model));
 }
 
 /**
@@ -110,12 +110,12 @@ export async function modelsDeleteSpecificModelCache(context: OperationContext) 
     try {
       await adapter.remove?.();
     } catch (error) {
-      if (error instanceof ModelError) return text(error.message, 502);
+      if (error instanceof ModelError) return reply(error.message, { status: 502, type: 'text' });
       throw error;
     }
     publish(context, await service.storage.setModelState({ id: model.id, downloaded: false }));
   }
-  return json({ model: { id: model.id } });
+  return reply({ model: { id: model.id } });
 }
 
 /**
@@ -138,5 +138,5 @@ export async function modelSpecificModelDownloadProgress(context: OperationConte
   const current = downloads.current(model.id);
   if (current) send(current);
   stop = downloads.subscribe(model.id, send);
-  return eventStream(frames);
+  return reply(frames);
 }

@@ -5,7 +5,7 @@
  */
 import type { OperationContext, ServiceContext } from '../context.js';
 import { OSAppletEnum } from '../enums.js';
-import { badRequest, json, readJson, text } from '../http.js';
+import { badRequest, readJson, reply } from '../http.js';
 import { embeddedSchema, knownKeys, object, oneOf, optional, required, type JsonObject } from '../validate.js';
 import { publish } from './common.js';
 import { localUser } from './user.js';
@@ -23,13 +23,13 @@ export const visionStatus = (): JsonObject => ({ vision: { degraded: false } });
 /** signIntoOS: the local profile is signed in (kept across restarts); answers it. */
 export async function signIntoOS(context: OperationContext) {
   publish(context, await context.service.storage.setSignedIn(true));
-  return json(await localUser(context));
+  return reply((await localUser(context))!);
 }
 
 /** signOutOfOS: the local user is signed out (kept across restarts); answers the users left signed in: none. */
 export async function signOutOfOS(context: OperationContext) {
   publish(context, await context.service.storage.setSignedIn(false));
-  return json({ iterable: [] });
+  return reply({ iterable: [] });
 }
 
 /**
@@ -48,7 +48,7 @@ export async function osAppletLaunch(context: OperationContext) {
   const type = required(applet, 'type', path, (v, p) => oneOf(v, OSAppletEnum, p));
   const { url } = context;
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  return json({ port, type, handler: { type: 'pieces-os-worker', isFolder: false, isAsset: false } });
+  return reply({ port, type, handler: { type: 'pieces-os-worker', isFolder: false, isAsset: false } });
 }
 
 /** The AllocationCloud of a user with no cloud: disconnected, with no address. */
@@ -62,17 +62,17 @@ export async function allocationsConnectNewCloud(context: OperationContext) {
   const body = await readJson(context.request, context.service.maxBodyBytes);
   const sent = body === undefined ? {} : object(body, 'userProfile');
   const user = (await localUser(context))?.id ?? (typeof sent.id === 'string' ? sent.id : '');
-  return json(noCloud(user as string));
+  return reply(noCloud(user as string));
 }
 
 /** allocationsDisconnectCloud: nothing is connected, so nothing is disconnected (a text answer, as the SDK reads it). */
 export async function allocationsDisconnectCloud(context: OperationContext) {
   const body = await readJson(context.request, context.service.maxBodyBytes);
   if (body !== undefined) object(body, 'allocationCloud');
-  return text('The local user has no cloud allocation: nothing to disconnect.', 200);
+  return reply('The local user has no cloud allocation: nothing to disconnect.', { type: 'text' });
 }
 
 /** workstreamPatternEngineProcessorsVisionStatus: long-term memory is off. */
 export async function workstreamPatternEngineProcessorsVisionStatus() {
-  return json(visionStatus());
+  return reply(visionStatus());
 }

@@ -6,8 +6,8 @@
 import type { OperationContext, ServiceContext } from '../context.js';
 import { ModelError, type ChatMessage, type RelevantMaterial } from '../copilot/model.js';
 import { messageMaterial } from '../copilot/corpus.js';
-import { EventFrames, eventStream } from '../event-frames.js';
-import { HttpError, readJson } from '../http.js';
+import { EventFrames } from '../event-frames.js';
+import { HttpError, readJson, reply } from '../http.js';
 import { derivedName, messageRecord, seedConversation, seedMessage, touched } from '../models/conversation.js';
 import type { Change } from '../../storage/storage.js';
 import { parseStreamInput, questionOutput, type StreamInput } from '../models/qgpt.js';
@@ -15,6 +15,7 @@ import { isObject, type JsonObject } from '../validate.js';
 import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
 import { atOnce } from '../clock.js';
 import { untilAborted } from '../../shared/abort.js';
+import { say } from '../../shared/console.js';
 import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMaterialOrStore, relevantSeeds } from './qgpt.js';
 
 /** The marker header value the socket shim sends with each client frame. */
@@ -62,7 +63,7 @@ export async function qgptStream({ request, service }: OperationContext): Promis
     flush();
     frames.close();
   });
-  return eventStream(frames);
+  return reply(frames);
 }
 
 function frame(request: string, conversation: string, status: Status, extra: JsonObject = {}): string {
@@ -222,6 +223,6 @@ function failure(error: unknown): JsonObject {
   if ((error as { name?: string })?.name === 'QuotaExceededError') {
     return { statusCode: 507, errorMessage: 'The browser storage is full: the answer was not stored. Free some space and try again.' };
   }
-  console.error('[pieces-os-worker] copilot stream error', error);
+  say('error', 'copilot stream error', error);
   return { statusCode: 500, errorMessage: `Internal error: ${(error as Error)?.message ?? String(error)}.` };
 }

@@ -2,7 +2,7 @@
 import type { OperationContext, ServiceContext } from '../context.js';
 import type { Ranked } from '../copilot/corpus.js';
 import { ModelError, type ChatMessage, type RelevantMaterial } from '../copilot/model.js';
-import { HttpError, json, notFound, readJson, text } from '../http.js';
+import { HttpError, notFound, readJson, reply } from '../http.js';
 import { browserApplication } from '../models/application.js';
 import {
   parseQuestionInput,
@@ -111,7 +111,7 @@ export async function completeAnswer(service: ServiceContext, query: string, rel
 
 /** A failed model is a 502 with the model's own message. */
 function modelFailure(error: unknown): never | Response {
-  if (error instanceof ModelError) return text(error.message, 502);
+  if (error instanceof ModelError) return reply(error.message, { status: 502, type: 'text' });
   throw error;
 }
 
@@ -119,10 +119,10 @@ export async function relevance({ request, service }: OperationContext) {
   const input = parseRelevanceInput(await readJsonBody(request, service));
   const found = await findRelevant(service, input);
   const relevant = await relevantSeeds(service, input.query, found);
-  if (!input.question) return json({ relevant });
+  if (!input.question) return reply({ relevant });
   try {
     const answer = await completeAnswer(service, input.query, found.map(asMaterial), [], input.model);
-    return json({ relevant, answer: questionOutput(answer) });
+    return reply({ relevant, answer: questionOutput(answer) });
   } catch (error) {
     return modelFailure(error);
   }
@@ -142,7 +142,7 @@ export async function question({ request, service }: OperationContext) {
   const relevant = await questionMaterialOrStore(service, input.query, input.relevant);
   const messages = await questionHistory(service, input.messages);
   try {
-    return json(questionOutput(await completeAnswer(service, input.query, relevant, messages, input.model)));
+    return reply(questionOutput(await completeAnswer(service, input.query, relevant, messages, input.model)));
   } catch (error) {
     return modelFailure(error);
   }

@@ -14,7 +14,7 @@
  */
 import type { OperationContext } from '../context.js';
 import type { Ranked } from '../copilot/corpus.js';
-import { badRequest, json } from '../http.js';
+import { badRequest, reply } from '../http.js';
 import { assetWire } from '../models/asset.js';
 import { byScore, tokenize } from '../relevance.js';
 import type { JsonObject } from '../validate.js';
@@ -106,13 +106,13 @@ function searched(hits: Ranked[], query: string | undefined, assets?: Map<string
 export async function fullTextSearch(context: OperationContext) {
   pseudo(context.url);
   const query = queryOf(context.url, true)!;
-  return json(searched(await ranked(context, query, true), query));
+  return reply(searched(await ranked(context, query, true), query));
 }
 
 export async function neuralCodeSearch(context: OperationContext) {
   pseudo(context.url);
   const query = queryOf(context.url, true)!;
-  return json(searched(await ranked(context, query, false), query));
+  return reply(searched(await ranked(context, query, false), query));
 }
 
 export async function searchAssets(context: OperationContext) {
@@ -149,5 +149,5 @@ export async function searchAssets(context: OperationContext) {
     const found = await Promise.all(hits.map((hit) => storage.getAsset(hit.id)));
     assets = new Map(found.filter((a) => !!a).map((a) => [a!.record.id, assetWire(a!, true)]));
   }
-  return json(searched(hits, query, assets));
+  return reply(searched(hits, query, assets));
 }

@@ -3,7 +3,7 @@
  * from the change log, in the wire shapes of stream-wire.ts.
  */
 import type { OperationContext } from '../context.js';
-import { badRequest, clip, HttpError, json } from '../http.js';
+import { badRequest, clip, HttpError, reply } from '../http.js';
 import type { Collection } from '../../storage/storage.js';
 import { identifiersFrame, STREAM_HEADER, type CatchUp, type Handshake } from '../stream-wire.js';
 import { localUser } from './user.js';
@@ -30,9 +30,9 @@ export const identifierStream = (collection: Collection, ids?: (stored: string[]
   // The identity is read before the data: if the database is replaced in between, the socket keeps
   // the older identity, and its next check (which gets the new one) makes it start afresh.
   const database = await service.storage.identity();
-  if (after !== null) return json({ ...(await service.storage.changesSince(Number(after), collection)), database } satisfies CatchUp);
+  if (after !== null) return reply({ ...(await service.storage.changesSince(Number(after), collection)), database } satisfies CatchUp);
   const listed = await service.storage.listIds(collection);
-  return json({ seq: listed.seq, database, message: identifiersFrame(collection, ids ? await ids(listed.ids, context) : listed.ids) } satisfies Handshake);
+  return reply({ seq: listed.seq, database, message: identifiersFrame(collection, ids ? await ids(listed.ids, context) : listed.ids) } satisfies Handshake);
 };
 
 export const conversationsStreamIdentifiers = identifierStream('conversation');
@@ -51,7 +51,7 @@ export const activitiesStreamIdentifiers = identifierStream('activity');
 /** getWellKnownStreamHealth: `ok:<os id>` on open, then periodically while the service answers. */
 export async function getWellKnownStreamHealth(context: OperationContext) {
   handshake(context);
-  return json({ seq: 0, message: `ok:${await osId(context.service)}` } satisfies Handshake);
+  return reply({ seq: 0, message: `ok:${await osId(context.service)}` } satisfies Handshake);
 }
 
 /**
@@ -61,11 +61,11 @@ export async function getWellKnownStreamHealth(context: OperationContext) {
 export async function streamUser(context: OperationContext) {
   handshake(context);
   const user = await localUser(context);
-  return json({ seq: 0, message: user ?? '' } satisfies Handshake);
+  return reply({ seq: 0, message: user ?? '' } satisfies Handshake);
 }
 
 /** The vision status stream: the WorkstreamPatternEngineStatus on open (long-term memory is off: it never changes). */
 export async function workstreamPatternEngineProcessorsVisionStatusStream(context: OperationContext) {
   handshake(context);
-  return json({ seq: 0, message: visionStatus() } satisfies Handshake);
+  return reply({ seq: 0, message: visionStatus() } satisfies Handshake);
 }

@@ -1,6 +1,6 @@
 /** Handlers of UserApi: the local profile, signed in or out. */
 import type { OperationContext } from '../context.js';
-import { json } from '../http.js';
+import { reply } from '../http.js';
 import { userProfile } from '../models/user.js';
 import { SIGNED_IN_KEY } from '../../storage/storage.js';
 
@@ -18,5 +18,5 @@ export async function localUser({ service }: OperationContext) {
 
 export async function userSnapshot(context: OperationContext) {
   const user = await localUser(context);
-  return json(user ? { user } : {});
+  return reply(user ? { user } : {});
 }

@@ -247,6 +247,13 @@ describe('overrides', () => {
     expect((await fetch(`${BASE}/applications`)).status).toBe(503);
   });
 
+  it("answer with their headers in place of the service's of the same name, in any case", async () => {
+    const s = server();
+    s.use({ operation: 'conversationsSnapshot', status: 200, body: '<p>No conversations.</p>', headers: { 'content-type': 'text/html', 'cache-control': 'max-age=60' } });
+    const answered = await fetch(`${BASE}/conversations`);
+    expect([answered.headers.get('content-type'), answered.headers.get('cache-control'), await answered.text()]).toEqual(['text/html', 'max-age=60', '<p>No conversations.</p>']);
+  });
+
   it('fail with a network error', async () => {
     const s = server();
     s.use({ path: '/conversations/identifiers', networkError: true, once: true });

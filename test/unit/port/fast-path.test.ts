@@ -9,7 +9,7 @@ import { PortClient, type ClientPort } from '../../../src/port/client.js';
 import { ID_HEADER, LOCK_PREFIX, REPLAY_HEADER, type ToPage, type ToWorker } from '../../../src/port/protocol.js';
 import { createPortServer } from '../../../src/port/server.js';
 import { channel, closePorts, joined } from '../support/ports.js';
-import { json, jsonText, markRerunnable, text } from '../../../src/core/http.js';
+import { markRerunnable, reply } from '../../../src/core/http.js';
 
 afterEach(closePorts);
 
@@ -157,8 +157,8 @@ describe('fast path framing', () => {
     const ran: string[] = [];
     const server = createPortServer(async (request) => {
       ran.push(request.method);
-      if (request.method === 'HEAD') return text('', 200);
-      return request.method === 'POST' ? jsonText(`{"wrote":${JSON.stringify(await request.text())}}`, 201) : text('Grüße ✓', 404);
+      if (request.method === 'HEAD') return reply('', { type: 'text' });
+      return request.method === 'POST' ? reply(`{"wrote":${JSON.stringify(await request.text())}}`, { status: 201 }) : reply('Grüße ✓', { status: 404, type: 'text' });
     });
     const sent: ToPage[] = [];
     const client = new PortClient({
@@ -201,7 +201,7 @@ describe('fast path framing', () => {
   it('keeps no answer of a POST that changed nothing (a search): asked for again, it runs again', async () => {
     let runs = 0;
     const { client, server } = joined(async (request) =>
-      new URL(request.url).pathname === '/conversations/search' ? markRerunnable(json({ run: ++runs })) : json({ wrote: ++runs }),
+      new URL(request.url).pathname === '/conversations/search' ? markRerunnable(reply({ run: ++runs })) : reply({ wrote: ++runs }),
     );
     const { posted, spy } = recordPosted();
     try {
@@ -223,7 +223,7 @@ describe('fast path framing', () => {
 
   it('keeps write answers for replays within a total: past it the oldest is let go, and its replay is reported lost, not run again', async () => {
     let runs = 0;
-    const { client, server } = joined(async () => text(`wrote ${++runs} ${'x'.repeat(100)}`, 201), { keptLimit: 500 });
+    const { client, server } = joined(async () => reply(`wrote ${++runs} ${'x'.repeat(100)}`, { status: 201, type: 'text' }), { keptLimit: 500 });
     const { posted, spy } = recordPosted();
     try {
       for (let i = 0; i < 3; i++) await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).text();
@@ -242,7 +242,7 @@ describe('fast path framing', () => {
 
   it('passes a read whose body is a Blob (a snapshot kept ready to send) whole, without chunks', async () => {
     const wire = `{"iterable":[${'{"id":"é"},'.repeat(50_000)}{"id":"last"}]}`;
-    const { client } = joined(async () => jsonText(new Blob([wire])));
+    const { client } = joined(async () => reply(new Blob([wire])));
     const { posted, spy } = recordPosted();
     try {
       const response = await client.request(new Request('http://localhost:1000/conversations'));
@@ -253,7 +253,7 @@ describe('fast path framing', () => {
       expect(posted.some((m) => m.type === 'chunk')).toBe(false);
       // A write is never answered that way (its answer is kept for a replay from its bytes).
       posted.length = 0;
-      const { client: writer } = joined(async () => jsonText(new Blob(['{"written":true}'])));
+      const { client: writer } = joined(async () => reply(new Blob(['{"written":true}'])));
       expect(await (await writer.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).json()).toEqual({ written: true });
       expect(posted.some((m) => m.type === 'chunk')).toBe(true);
     } finally {
@@ -262,7 +262,7 @@ describe('fast path framing', () => {
   });
 
   it('answers a page that does not take whole answers (an older page library) with head, chunks and end', async () => {
-    const server = createPortServer(async () => jsonText('{"id":"1"}', 201));
+    const server = createPortServer(async () => reply('{"id":"1"}', { status: 201 }));
     const { page, received, done: ended } = served(server, 'end');
     const message: ToWorker = { type: 'request', id: 'r1', sent: Date.now(), method: 'POST', url: 'http://localhost:1000/conversations/create', headers: [], body: null };
     page.postMessage(message);
