@@ -43,7 +43,6 @@ const browserProject = {
   fileParallelism: false,
 };
 
-
 /**
  * The Node entries. idb's IndexedDB globals are bound to fake-indexeddb's
  * classes: storage runs in memory, and no global is read or patched.
@@ -91,7 +90,9 @@ function sdkEnumChoices(): Plugin {
         if (!/^\w+Enum$/.test(name)) throw new Error(`data-enum="${name}" is not an SDK enumeration name.`);
         const values = Object.values(require(`@pieces.app/pieces-os-client/dist/models/${name}.js`)[name] as Record<string, string>);
         const selected = /\bdata-selected="([^"]*)"/.exec(open)?.[1];
-        const options = values.map((value) => `<option value="${escape(value)}"${value === selected ? ' selected' : ''}>${escape(value)}</option>`);
+        const options = values.map(
+          (value) => `<option value="${escape(value)}"${value === selected ? ' selected' : ''}>${escape(value)}</option>`,
+        );
         return `${open}${options.join('')}</select>`;
       }),
   };
@@ -129,7 +130,18 @@ export default defineConfig(({ mode }) => {
         },
         formats: ['es'],
       },
-      rollupOptions: { external: [/^node:/, 'vite', /^workbox-routing/, 'idb', 'mock-socket', /^eventsource-parser/, /^@mswjs\/interceptors/, /^fake-indexeddb/] },
+      rollupOptions: {
+        external: [
+          /^node:/,
+          'vite',
+          /^workbox-routing/,
+          'idb',
+          'mock-socket',
+          /^eventsource-parser/,
+          /^@mswjs\/interceptors/,
+          /^fake-indexeddb/,
+        ],
+      },
     });
   }
   return {

@@ -31,7 +31,10 @@ export function operationName(method: string, path: string): string {
 }
 
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -40,7 +43,12 @@ export class ApiError extends Error {
 export type Api = ReturnType<typeof createApi>;
 
 export function createApi(base: string, onCall: CallListener) {
-  async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ value: T; call: Call }> {
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ value: T; call: Call }> {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);

@@ -64,7 +64,9 @@ export async function startChat(base: string, showError: (error: unknown) => voi
   const bubble = (role: string, raw: string) => {
     const text = h('div', { class: 'text' });
     render(text, role, raw);
-    log.append(h('li', { class: `bubble ${role.toLowerCase()}`, dataset: { role } }, h('span', { class: 'role' }, role.toLowerCase()), text));
+    log.append(
+      h('li', { class: `bubble ${role.toLowerCase()}`, dataset: { role } }, h('span', { class: 'role' }, role.toLowerCase()), text),
+    );
     return text;
   };
   const setState = (value: string, text: string) => {
@@ -100,7 +102,9 @@ export async function startChat(base: string, showError: (error: unknown) => voi
       return;
     }
     title.textContent = name ?? 'Untitled';
-    const stored = messages.iterable.flatMap(({ reference }) => (reference ? [{ role: reference.role, raw: reference.fragment?.string?.raw ?? '' }] : []));
+    const stored = messages.iterable.flatMap(({ reference }) =>
+      reference ? [{ role: reference.role, raw: reference.fragment?.string?.raw ?? '' }] : [],
+    );
     const keys = stored.map(({ role, raw }) => key(role, raw));
     // Drawn again only when the store holds other messages than those shown (written elsewhere).
     if (shown?.join('\0') !== keys.join('\0')) {
@@ -150,9 +154,11 @@ export async function startChat(base: string, showError: (error: unknown) => voi
         conversation = frame.conversation;
         stale = true;
       }
-      if (conversation === frame.conversation) shown?.push(key('USER', current.query), ...(current.answer ? [key('ASSISTANT', current.answer)] : []));
+      if (conversation === frame.conversation)
+        shown?.push(key('USER', current.query), ...(current.answer ? [key('ASSISTANT', current.answer)] : []));
       scrolling(() => {}, true);
-      if (frame.status === 'STOPPED' || frame.status === 'RESET') setState('stopped', 'stopped: the question and the answer so far were stored');
+      if (frame.status === 'STOPPED' || frame.status === 'RESET')
+        setState('stopped', 'stopped: the question and the answer so far were stored');
       else setState('done', 'answered');
     }
     if (stale) {

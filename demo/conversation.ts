@@ -82,7 +82,8 @@ export function mountConversation(api: Api, chat: Promise<Chat>, { act, show: sh
     const rename = $<HTMLInputElement>('#rename-name');
     if (renamed || document.activeElement !== rename) rename.value = conversation.name ?? '';
     const count = conversation.messages.iterable.length;
-    $('#detail-meta').textContent = `${plural(count, 'message')} · created ${when(conversation.created)} · updated ${when(conversation.updated)}`;
+    $('#detail-meta').textContent =
+      `${plural(count, 'message')} · created ${when(conversation.created)} · updated ${when(conversation.updated)}`;
     $('#message-list').replaceChildren(
       ...conversation.messages.iterable.map((message) => renderMessage(message)),
       ...(count === 0 ? [h('li', { class: 'muted' }, '(no messages)')] : []),
@@ -96,7 +97,13 @@ export function mountConversation(api: Api, chat: Promise<Chat>, { act, show: sh
     const text = h('span', { class: 'text' }, reference.fragment?.string?.raw ?? '');
     const edit = h('button', { type: 'button', class: 'link', 'aria-label': 'edit message' }, 'edit');
     const remove = h('button', { type: 'button', class: 'danger small', 'aria-label': 'delete message' }, 'delete');
-    const item = h('li', { dataset: { id, role: reference.role } }, h('span', { class: 'role' }, `[${reference.role}] `), text, h('span', { class: 'actions' }, edit, remove));
+    const item = h(
+      'li',
+      { dataset: { id, role: reference.role } },
+      h('span', { class: 'role' }, `[${reference.role}] `),
+      text,
+      h('span', { class: 'actions' }, edit, remove),
+    );
     remove.addEventListener(
       'click',
       act(async () => {

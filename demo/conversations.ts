@@ -15,7 +15,13 @@ export interface ConversationList {
   listen(): Promise<void>;
 }
 
-export function mountConversations(api: Api, base: string, detail: ConversationPane, { act, show: showError }: Errors, watch: ServiceWatch): ConversationList {
+export function mountConversations(
+  api: Api,
+  base: string,
+  detail: ConversationPane,
+  { act, show: showError }: Errors,
+  watch: ServiceWatch,
+): ConversationList {
   const transferables = $<HTMLInputElement>('#transferables');
   /** The size of each variant and the store state it was measured on (ids, updates, messages). */
   const sizes: Partial<Record<'true' | 'false', { bytes: number; state: string }>> = {};
@@ -52,7 +58,10 @@ export function mountConversations(api: Api, base: string, detail: ConversationP
       ...conversations.map((conversation) => {
         const name = conversation.name ?? 'Untitled';
         const show = h('button', { type: 'button', class: 'link' }, 'show');
-        show.addEventListener('click', act(() => detail.open(conversation.id)));
+        show.addEventListener(
+          'click',
+          act(() => detail.open(conversation.id)),
+        );
         const remove = h('button', { type: 'button', class: 'danger small', 'aria-label': `delete ${name}` }, 'delete');
         remove.addEventListener(
           'click',

@@ -24,7 +24,8 @@ export function mountErrors(): Errors {
   $('#error-close').addEventListener('click', hide);
 
   function show(error: unknown, control?: EventTarget | null) {
-    $('#error-text').textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String((error as Error)?.message ?? error);
+    $('#error-text').textContent =
+      error instanceof ApiError ? `${error.status}: ${error.message}` : String((error as Error)?.message ?? error);
     const anchor = control instanceof Element ? control.closest('form, .row, ul, ol') : null;
     if (anchor) anchor.after(box);
     else home.append(box);

@@ -67,7 +67,9 @@ async function main() {
   await shown(assets.load());
   await shown(conversations.listen());
   await shown(snippets.listen());
-  await Promise.all([header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh(), indicator.refresh()].map(shown));
+  await Promise.all(
+    [header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh(), indicator.refresh()].map(shown),
+  );
   document.body.dataset.loaded = 'true';
 }
 

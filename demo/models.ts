@@ -51,15 +51,22 @@ export function mountModels(api: Api, base: string, errors: Errors): ModelsPane 
         cell.textContent = progress.get(model.id)!;
         cell.dataset.status = frame.status ?? '';
       }
-      if (frame.status !== 'IN-PROGRESS' && frame.status !== 'INITIALIZED') void pane.refresh().catch((error: unknown) => errors.show(error));
+      if (frame.status !== 'IN-PROGRESS' && frame.status !== 'INITIALIZED')
+        void pane.refresh().catch((error: unknown) => errors.show(error));
     };
     socket.onclose = () => sockets.delete(model.id);
   }
 
-  const act = (path: string, control: EventTarget) => void api.post(path).then(() => pane.refresh(), (error: unknown) => errors.show(error, control));
+  const act = (path: string, control: EventTarget) =>
+    void api.post(path).then(
+      () => pane.refresh(),
+      (error: unknown) => errors.show(error, control),
+    );
 
   function row(model: Model, answeredBy: string) {
-    const flags = model.cloud ? 'cloud' : `local, ${model.cpu ? 'CPU' : 'GPU'}${model.downloaded ? ', downloaded' : ''}${model.downloading ? ', downloading' : ''}`;
+    const flags = model.cloud
+      ? 'cloud'
+      : `local, ${model.cpu ? 'CPU' : 'GPU'}${model.downloaded ? ', downloaded' : ''}${model.downloading ? ', downloading' : ''}`;
     return h(
       'li',
       { dataset: { id: model.id, downloaded: String(!!model.downloaded) } },
@@ -74,7 +81,11 @@ export function mountModels(api: Api, base: string, errors: Errors): ModelsPane 
             { class: 'row' },
             model.downloaded
               ? h('button', { type: 'button', class: 'secondary delete' }, 'Delete download')
-              : h('button', { type: 'button', class: model.downloading ? 'secondary cancel' : 'download' }, model.downloading ? 'Cancel' : 'Download'),
+              : h(
+                  'button',
+                  { type: 'button', class: model.downloading ? 'secondary cancel' : 'download' },
+                  model.downloading ? 'Cancel' : 'Download',
+                ),
             h('span', { class: 'progress', dataset: { status: '' } }, progress.get(model.id) ?? ''),
           ),
     );
@@ -95,8 +106,15 @@ export function mountModels(api: Api, base: string, errors: Errors): ModelsPane 
     const config: ModelConfig | undefined =
       kind === 'default'
         ? undefined
-        : { type: kind as 'ollama' | 'openai', baseUrl: $<HTMLInputElement>('#map-base-url').value.trim(), model: $<HTMLInputElement>('#map-name').value.trim() };
-    setModel(config, select.value).then(() => pane.refresh(), (error: unknown) => errors.show(error, event.target));
+        : {
+            type: kind as 'ollama' | 'openai',
+            baseUrl: $<HTMLInputElement>('#map-base-url').value.trim(),
+            model: $<HTMLInputElement>('#map-name').value.trim(),
+          };
+    setModel(config, select.value).then(
+      () => pane.refresh(),
+      (error: unknown) => errors.show(error, event.target),
+    );
   });
 
   // The models stream: every download kept or deleted.

@@ -52,7 +52,11 @@ export function mountSessions(api: Api, { act }: Errors): SessionsPane {
           'li',
           { dataset: { id: session.id, state: session.closed ? 'closed' : 'open' } },
           h('span', { class: 'name' }, `${session.id.slice(0, 8)} ${session.closed ? 'closed' : 'open'}`),
-          h('span', { class: 'muted' }, `opened ${when(session.opened)} · closed ${when(session.closed)} · ${plural(e.interactions + e.keyboard, 'event')}`),
+          h(
+            'span',
+            { class: 'muted' },
+            `opened ${when(session.opened)} · closed ${when(session.closed)} · ${plural(e.interactions + e.keyboard, 'event')}`,
+          ),
           h('span', { class: 'actions' }, inspect, session.closed ? null : close),
           detail,
         );

@@ -140,7 +140,11 @@ export function mountSnippets(api: Api, base: string, { act, show }: Errors): Sn
       const text = $<HTMLTextAreaElement>('#snippet-text').value;
       const format = asset.preview.base.reference;
       if (format && text !== textOf(format)) {
-        await api.post('/format/update/value?transferable=false', { ...format, asset: { id: asset.id }, fragment: { string: { raw: text } } });
+        await api.post('/format/update/value?transferable=false', {
+          ...format,
+          asset: { id: asset.id },
+          fragment: { string: { raw: text } },
+        });
       }
       await refresh();
     })(event);
@@ -183,12 +187,20 @@ export function mountSnippets(api: Api, base: string, { act, show }: Errors): Sn
           });
           socket.addEventListener('message', () => {
             clearTimeout(timer);
-            timer = setTimeout(() => void refresh().catch((e) => show(e)).finally(listed), 20);
+            timer = setTimeout(
+              () =>
+                void refresh()
+                  .catch((e) => show(e))
+                  .finally(listed),
+              20,
+            );
           });
           socket.addEventListener('close', () => {
             state.dataset.state = 'closed';
             state.textContent = 'stream closed, reconnecting…';
-            void refresh().catch((e) => show(e)).finally(listed);
+            void refresh()
+              .catch((e) => show(e))
+              .finally(listed);
             setTimeout(connect, 1000);
           });
         }

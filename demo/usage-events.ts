@@ -32,7 +32,11 @@ export function mountUsageEvents(api: Api, applications: ApplicationsPane, sessi
           case 'keyboard': {
             const kind = button.dataset.event;
             if (kind === 'interaction') {
-              await api.post('/applications/usage/engagement/interaction', { description: 'Clicked in the demo', element: 'demo-button' }, headers);
+              await api.post(
+                '/applications/usage/engagement/interaction',
+                { description: 'Clicked in the demo', element: 'demo-button' },
+                headers,
+              );
             } else {
               await api.post('/applications/usage/engagement/keyboard', { description: 'Copy', shortcut: [17, 67] }, headers);
             }
@@ -43,9 +47,13 @@ export function mountUsageEvents(api: Api, applications: ApplicationsPane, sessi
             break;
           }
           case 'installation': {
-            const installed = app ? plain : { id: randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' };
+            const installed = app
+              ? plain
+              : { id: randomUUID(), name: 'OBSIDIAN', version: '1.0.0', platform: 'LINUX', onboarded: false, privacy: 'OPEN' };
             await api.post('/applications/usage/installation', { application: installed }, headers);
-            done = app ? `Installation recorded for ${label}.` : `No application chosen: installed a new one, ${installed.name} ${installed.version}.`;
+            done = app
+              ? `Installation recorded for ${label}.`
+              : `No application chosen: installed a new one, ${installed.name} ${installed.version}.`;
             break;
           }
           default:

@@ -34,14 +34,16 @@ const stem = (path) =>
     .join('');
 
 const groups = [];
-for (const file of readdirSync(apis).filter((f) => f.endsWith('Api.js')).sort()) {
+for (const file of readdirSync(apis)
+  .filter((f) => f.endsWith('Api.js'))
+  .sort()) {
   const api = file.replace(/\.js$/, '');
   const source = readFileSync(join(apis, file), 'utf8');
   const operations = [];
   // Each operation: `async nameRaw(…) { … path: `/…`… method: 'GET', …`
   for (const [, name, rawPath, method] of source.matchAll(/async (\w+)Raw\([^)]*\)\s*\{[\s\S]*?path: `([^`]+)`[\s\S]*?method: '(\w+)'/g)) {
     if (method !== 'GET' && method !== 'POST') throw new Error(`${api}.${name}: method ${method} has no compact form`);
-    const path = rawPath.replace(/\{\w+\}/g, "{}");
+    const path = rawPath.replace(/\{\w+\}/g, '{}');
     const s = stem(path);
     const capital = s && s[0].toUpperCase() + s.slice(1);
     const short = s && name.includes(s) ? name.replace(s, '*') : capital && name.includes(capital) ? name.replace(capital, '^') : name;

@@ -45,9 +45,27 @@ const missing = needed.filter((name) => !installed(name));
  */
 function nestedEnv() {
   const outerOnly = new Set([
-    'also', 'audit', 'dev', 'dry_run', 'fund', 'global', 'global_style', 'ignore_scripts', 'include',
-    'include_workspace_root', 'install_links', 'install_strategy', 'legacy_bundling', 'local_prefix',
-    'location', 'omit', 'only', 'package_lock_only', 'production', 'workspace', 'workspaces',
+    'also',
+    'audit',
+    'dev',
+    'dry_run',
+    'fund',
+    'global',
+    'global_style',
+    'ignore_scripts',
+    'include',
+    'include_workspace_root',
+    'install_links',
+    'install_strategy',
+    'legacy_bundling',
+    'local_prefix',
+    'location',
+    'omit',
+    'only',
+    'package_lock_only',
+    'production',
+    'workspace',
+    'workspaces',
     'workspaces_update',
   ]);
   const env = { ...process.env };
@@ -63,8 +81,7 @@ function nestedEnv() {
 /** Runs npm with `args` in this folder; its output goes to stderr, so that `npm pack`'s stdout stays the tarball's name. */
 function npm(args, env) {
   const execPath = process.env.npm_execpath;
-  const [command, commandArgs] =
-    execPath && /\.[cm]?js$/.test(execPath) ? [process.execPath, [execPath, ...args]] : ['npm', args];
+  const [command, commandArgs] = execPath && /\.[cm]?js$/.test(execPath) ? [process.execPath, [execPath, ...args]] : ['npm', args];
   const result = spawnSync(command, commandArgs, {
     cwd: root,
     env,

@@ -19,7 +19,10 @@ export interface FakeOpenAi {
   /** The base URL to configure, e.g. `http://127.0.0.1:PORT/v1`. */
   baseUrl: string;
   /** Every chat-completions request received: body and headers. */
-  requests: Array<{ body: { model: string; messages: Array<{ role: string; content: string }>; max_tokens?: number }; headers: IncomingMessage['headers'] }>;
+  requests: Array<{
+    body: { model: string; messages: Array<{ role: string; content: string }>; max_tokens?: number };
+    headers: IncomingMessage['headers'];
+  }>;
   close(): Promise<void>;
 }
 
@@ -44,7 +47,9 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       return;
     }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      res.writeHead(404, { ...CORS, 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
+      res
+        .writeHead(404, { ...CORS, 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
       return;
     }
     let raw = '';

@@ -12,7 +12,8 @@ afterEach(async () => {
 });
 afterAll(() => server.close());
 
-const names = async () => (await (await fetch('http://localhost:1000/conversations?transferables=false')).json()).iterable.map((c) => c.name);
+const names = async () =>
+  (await (await fetch('http://localhost:1000/conversations?transferables=false')).json()).iterable.map((c) => c.name);
 
 test('reads the seeded conversations', async () => {
   expect(await names()).toEqual(['Refactor the parser']);
@@ -29,7 +30,11 @@ test('streams a new conversation, live', async () => {
   });
   await new Promise((resolve) => (socket.onopen = resolve));
   const created = await (
-    await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' })
+    await fetch('http://localhost:1000/conversations/create', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"type":"COPILOT"}',
+    })
   ).json();
   await second;
   expect(messages[1]).toEqual({ iterable: [{ conversation: { id: created.id } }] });

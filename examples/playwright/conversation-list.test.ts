@@ -12,7 +12,12 @@ import { launchChromium, startApp } from './app-server.js';
 
 const conversations = [
   { id: '0f0e8a52-5b37-4d3a-9c55-1a9a7b9e0001', type: 'COPILOT', name: 'Refactor the parser', created: { value: '2025-01-01T09:00:00Z' } },
-  { id: '0f0e8a52-5b37-4d3a-9c55-1a9a7b9e0002', type: 'COPILOT', name: 'Write the release notes', created: { value: '2025-01-02T09:00:00Z' } },
+  {
+    id: '0f0e8a52-5b37-4d3a-9c55-1a9a7b9e0002',
+    type: 'COPILOT',
+    name: 'Write the release notes',
+    created: { value: '2025-01-02T09:00:00Z' },
+  },
 ];
 
 let browser: Browser;

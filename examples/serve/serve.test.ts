@@ -70,7 +70,20 @@ describe('pieces-os-worker serve', () => {
   it('answers curl', async () => {
     const { stdout } = await run('curl', ['-s', `${server.url}/conversations/identifiers`]);
     expect(JSON.parse(stdout)).toEqual({ iterable: [{ id: data.conversations[0]!.id }] });
-    const { stdout: status } = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-X', 'POST', `${server.url}/conversations/create`, '-H', 'Content-Type: application/json', '-d', '{"type":"CHAT"}']);
+    const { stdout: status } = await run('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-X',
+      'POST',
+      `${server.url}/conversations/create`,
+      '-H',
+      'Content-Type: application/json',
+      '-d',
+      '{"type":"CHAT"}',
+    ]);
     expect(status).toBe('400');
   });
 
@@ -112,7 +125,14 @@ describe('pieces-os-worker serve', () => {
         await pieces.reset();
         await pieces.seed(data);
         const id = data.conversations[0]!.id;
-        for (const path of ['/conversations', '/conversations?transferables=false', '/conversations/identifiers', `/conversation/${id}`, `/conversation/${id}/messages`, '/message/0f0e8a52-5b37-4d3a-9c55-1a9a7b9e1002']) {
+        for (const path of [
+          '/conversations',
+          '/conversations?transferables=false',
+          '/conversations/identifiers',
+          `/conversation/${id}`,
+          `/conversation/${id}/messages`,
+          '/message/0f0e8a52-5b37-4d3a-9c55-1a9a7b9e1002',
+        ]) {
           const worker = await page.evaluate(async (url) => {
             const response = await fetch(url);
             return `${await response.text()}\n${response.status}`;
@@ -131,7 +151,16 @@ describe('pieces-os-worker serve', () => {
   });
 
   it('writes the store back to --data on exit, and loads it on the next start', async () => {
-    await run('curl', ['-s', '-X', 'POST', `${server.url}/conversations/create`, '-H', 'Content-Type: application/json', '-d', '{"type":"COPILOT","name":"Kept on disk"}']);
+    await run('curl', [
+      '-s',
+      '-X',
+      'POST',
+      `${server.url}/conversations/create`,
+      '-H',
+      'Content-Type: application/json',
+      '-d',
+      '{"type":"COPILOT","name":"Kept on disk"}',
+    ]);
     await stop(server.child);
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { conversations: Array<{ name: string }> };
     expect(saved.conversations.map((c) => c.name)).toContain('Kept on disk');
@@ -144,22 +173,43 @@ describe('pieces-os-worker serve', () => {
     const upstream = await startUpstream();
     const mirrored = await serve(['--port', '0', '--mirror', upstream.url, '--no-sample-assets']);
     try {
-      const status = async () => JSON.parse((await run('curl', ['-s', '-H', 'X-Pieces-Control: 1', `${mirrored.url}/__pieces/mirror`])).stdout) as { state: string; outbox: unknown[] };
+      const status = async () =>
+        JSON.parse((await run('curl', ['-s', '-H', 'X-Pieces-Control: 1', `${mirrored.url}/__pieces/mirror`])).stdout) as {
+          state: string;
+          outbox: unknown[];
+        };
       // The first request waits for the first probe: by then the mirror is up.
       const { stdout: headers } = await run('curl', ['-s', '-D', '-', '-o', '/dev/null', `${mirrored.url}/conversations`]);
       expect(headers.toLowerCase()).toContain('x-upstream: independent');
       expect((await status()).state).toBe('up');
       await upstream.stop();
       // Answered here (not by the upstream: no x-upstream header), and queued; the status may be read a moment before the queue is.
-      const { stdout: written } = await run('curl', ['-s', '-i', '-X', 'POST', `${mirrored.url}/conversations/create`, '-H', 'Content-Type: application/json', '-d', '{"type":"COPILOT","name":"Written while away"}']);
+      const { stdout: written } = await run('curl', [
+        '-s',
+        '-i',
+        '-X',
+        'POST',
+        `${mirrored.url}/conversations/create`,
+        '-H',
+        'Content-Type: application/json',
+        '-d',
+        '{"type":"COPILOT","name":"Written while away"}',
+      ]);
       expect(written.split('\r\n\r\n')[0], written.slice(0, 600)).toMatch(/^HTTP\/1\.1 200/);
       expect(written.toLowerCase()).not.toContain('x-upstream:');
-      await expect.poll(status, { timeout: 5_000, interval: 100 }).toMatchObject({ state: 'down', outbox: [{ operation: 'conversationsCreateSpecificConversation' }] });
+      await expect
+        .poll(status, { timeout: 5_000, interval: 100 })
+        .toMatchObject({ state: 'down', outbox: [{ operation: 'conversationsCreateSpecificConversation' }] });
       await upstream.start();
-      await expect.poll(async () => {
-        await run('curl', ['-s', `${mirrored.url}/.well-known/health`]);
-        return status();
-      }, { timeout: 20_000, interval: 500 }).toMatchObject({ state: 'up', outbox: [] });
+      await expect
+        .poll(
+          async () => {
+            await run('curl', ['-s', `${mirrored.url}/.well-known/health`]);
+            return status();
+          },
+          { timeout: 20_000, interval: 500 },
+        )
+        .toMatchObject({ state: 'up', outbox: [] });
       expect(upstream.snapshot().conversations.map((c) => c.name)).toEqual(['Written while away']);
     } finally {
       await stop(mirrored.child);
@@ -169,8 +219,12 @@ describe('pieces-os-worker serve', () => {
 
   it('refuses a --mirror that is not a URL', async () => {
     const cli = resolve(inject('packageRoot'), 'src/cli/pieces-os-worker.js');
-    const failed = await run(process.execPath, [cli, 'serve', '--mirror', 'localhost']).catch((error: { stderr: string; code: number }) => error);
+    const failed = await run(process.execPath, [cli, 'serve', '--mirror', 'localhost']).catch(
+      (error: { stderr: string; code: number }) => error,
+    );
     expect((failed as { code: number }).code).toBe(1);
-    expect((failed as { stderr: string }).stderr).toContain('--mirror must be a Pieces OS URL (http://localhost:39300) or auto, not localhost.');
+    expect((failed as { stderr: string }).stderr).toContain(
+      '--mirror must be a Pieces OS URL (http://localhost:39300) or auto, not localhost.',
+    );
   });
 });

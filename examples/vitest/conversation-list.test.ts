@@ -10,8 +10,18 @@ import { ConversationList } from '../conversation-list.js';
 const server = setupPiecesServer({
   data: {
     conversations: [
-      { id: '0f0e8a52-5b37-4d3a-9c55-1a9a7b9e0001', type: 'COPILOT', name: 'Refactor the parser', created: { value: '2025-01-01T09:00:00Z' } },
-      { id: '0f0e8a52-5b37-4d3a-9c55-1a9a7b9e0002', type: 'COPILOT', name: 'Write the release notes', created: { value: '2025-01-02T09:00:00Z' } },
+      {
+        id: '0f0e8a52-5b37-4d3a-9c55-1a9a7b9e0001',
+        type: 'COPILOT',
+        name: 'Refactor the parser',
+        created: { value: '2025-01-01T09:00:00Z' },
+      },
+      {
+        id: '0f0e8a52-5b37-4d3a-9c55-1a9a7b9e0002',
+        type: 'COPILOT',
+        name: 'Write the release notes',
+        created: { value: '2025-01-02T09:00:00Z' },
+      },
     ],
   },
 });
@@ -75,7 +85,11 @@ it('starts each test from the same data (reset between tests)', async () => {
 it.runIf(typeof globalThis.WebSocket === 'function')('works with the global WebSocket where there is one', async () => {
   const list = new ConversationList(); // the component's default: globalThis.WebSocket
   await list.until((s) => s.status === 'ready');
-  await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT","name":"Live"}' });
+  await fetch('http://localhost:1000/conversations/create', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"type":"COPILOT","name":"Live"}',
+  });
   expect((await list.until((s) => s.names.length === 3)).names.at(-1)).toBe('Live');
   list.close();
 });

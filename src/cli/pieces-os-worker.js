@@ -119,7 +119,11 @@ async function serve(args) {
   const { startLoopbackServer } = await import(build);
   let server;
   try {
-    const list = (values) => (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+    const list = (values) =>
+      (values ?? [])
+        .flatMap((value) => value.split(','))
+        .map((value) => value.trim())
+        .filter(Boolean);
     const hosts = list(values['allowed-hosts']);
     server = await startLoopbackServer({
       port,

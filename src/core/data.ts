@@ -94,7 +94,9 @@ export type SeedMessage = { [K in Exclude<MessageField, 'role' | 'fragment' | 'i
 };
 
 /** A conversation to seed: a Conversation's fields, its messages inline, id and times optional. */
-export type SeedConversation = { [K in Exclude<ConversationField, 'id' | 'name' | 'type' | 'created' | 'updated' | 'messages'>]?: unknown } & {
+export type SeedConversation = {
+  [K in Exclude<ConversationField, 'id' | 'name' | 'type' | 'created' | 'updated' | 'messages'>]?: unknown;
+} & {
   id?: string;
   name?: string;
   /** `COPILOT` (the default) or `UNKNOWN`. */
@@ -129,10 +131,20 @@ export interface PiecesSeed {
 
 const EVENT_KINDS: readonly EventKind[] = ['interaction', 'keyboard', 'installation', 'update'];
 const KEYS = [
-  'version', 'conversations', 'applications', 'sessions', 'events', 'assets', 'annotations', 'tags', 'websites', 'activities',
-  'externalApplications', 'anchors', 'models',
+  'version',
+  'conversations',
+  'applications',
+  'sessions',
+  'events',
+  'assets',
+  'annotations',
+  'tags',
+  'websites',
+  'activities',
+  'externalApplications',
+  'anchors',
+  'models',
 ];
-
 
 /** An ISO-8601 time, kept as written. */
 function iso(value: unknown, path: string): string {
@@ -193,7 +205,12 @@ function conversation(value: unknown, path: string, clock: Clock): StoredData['c
       : dense(array(deletedList, `${path}.deletedMessages`)).map((item, i) => uuid(item, `${path}.deletedMessages[${i}]`));
   const record = { ...rest, id, type, created, updated };
   return {
-    conversation: { id, json: JSON.stringify(record), messageIds: messages.map((m) => m.id), ...(deletedMessageIds ? { deletedMessageIds } : {}) },
+    conversation: {
+      id,
+      json: JSON.stringify(record),
+      messageIds: messages.map((m) => m.id),
+      ...(deletedMessageIds ? { deletedMessageIds } : {}),
+    },
     messages,
   };
 }
@@ -245,7 +262,8 @@ function annotation(value: unknown, path: string, asset?: string): AnnotationRec
   required(input, 'updated', path, grouped);
   const owner = optional(input, 'asset', path, (v, p) => required(object(v, p), 'id', p, uuid));
   if (asset !== undefined && owner !== asset) throw badRequest(`${path}.asset.id must be its asset's id ${asset}.`);
-  if (asset === undefined && owner !== undefined) throw badRequest(`${path} belongs to asset ${owner}: list it in that asset's annotations.`);
+  if (asset === undefined && owner !== undefined)
+    throw badRequest(`${path} belongs to asset ${owner}: list it in that asset's annotations.`);
   return input as AnnotationRecord;
 }
 
@@ -272,7 +290,11 @@ function format(value: unknown, path: string, asset: string): FormatRecord {
 }
 
 /** An asset: in short (`text`), or whole as exported (`formats`). */
-function asset(value: unknown, path: string, clock: Clock): { record: AssetRecord; formats: FormatRecord[]; annotations: AnnotationRecord[] } {
+function asset(
+  value: unknown,
+  path: string,
+  clock: Clock,
+): { record: AssetRecord; formats: FormatRecord[]; annotations: AnnotationRecord[] } {
   const input = object(value, path);
   if (!('formats' in input)) {
     const { record, formats, annotations } = assetFromInput(input, path, clock);
@@ -309,8 +331,8 @@ function asset(value: unknown, path: string, clock: Clock): { record: AssetRecor
   };
   const anchors = optional(rest, 'anchors', path, array)?.map((a, i) => uuid(a, `${path}.anchors[${i}]`));
   if (anchors?.length) record.anchors = anchors;
-  const annotations = (annotationList === undefined || annotationList === null ? [] : array(annotationList, `${path}.annotations`)).map((a, i) =>
-    annotation(a, `${path}.annotations[${i}]`, id),
+  const annotations = (annotationList === undefined || annotationList === null ? [] : array(annotationList, `${path}.annotations`)).map(
+    (a, i) => annotation(a, `${path}.annotations[${i}]`, id),
   );
   return { record, formats, annotations };
 }
@@ -328,7 +350,11 @@ function linked<T extends TagRecord | WebsiteRecord>(kind: 'tag' | 'website') {
     };
     return (
       kind === 'tag'
-        ? { ...base, text: required(input, 'text', path, string), category: required(input, 'category', path, (v, p) => oneOf(v, TagCategoryEnum, p)) }
+        ? {
+            ...base,
+            text: required(input, 'text', path, string),
+            category: required(input, 'category', path, (v, p) => oneOf(v, TagCategoryEnum, p)),
+          }
         : { ...base, url: required(input, 'url', path, string), name: required(input, 'name', path, string) }
     ) as T;
   };
@@ -390,31 +416,71 @@ export function parseData(value: unknown, clock: Clock): StoredData {
   if (data.version !== undefined && data.version !== DATA_VERSION) {
     throw badRequest(`data.version must be ${DATA_VERSION}; got ${JSON.stringify(data.version)}.`);
   }
-  const each = <T>(key: string, parse: (item: unknown, path: string) => T) => list(data, key).map((item, i) => parse(item, `data.${key}[${i}]`));
-  const conversations = unique(each('conversations', (v, p) => conversation(v, p, clock)), (c) => c.conversation.id, 'conversations');
-  unique(conversations.flatMap((c) => c.messages), (m) => m.id, 'messages');
-  const assets = unique(each('assets', (v, p) => asset(v, p, clock)), (a) => a.record.id, 'assets');
+  const each = <T>(key: string, parse: (item: unknown, path: string) => T) =>
+    list(data, key).map((item, i) => parse(item, `data.${key}[${i}]`));
+  const conversations = unique(
+    each('conversations', (v, p) => conversation(v, p, clock)),
+    (c) => c.conversation.id,
+    'conversations',
+  );
+  unique(
+    conversations.flatMap((c) => c.messages),
+    (m) => m.id,
+    'messages',
+  );
+  const assets = unique(
+    each('assets', (v, p) => asset(v, p, clock)),
+    (a) => a.record.id,
+    'assets',
+  );
   const annotations = [...assets.flatMap((a) => a.annotations), ...each('annotations', (v, p) => annotation(v, p))];
   const assetIds = new Set(assets.map((a) => a.record.id));
   const onAssets = <T extends { assets: string[] }>(items: T[], what: string) => {
     items.forEach((item, i) => {
-      for (const id of item.assets) if (!assetIds.has(id)) throw badRequest(`data.${what}[${i}].assets lists ${id}, which is not an asset of the data.`);
+      for (const id of item.assets)
+        if (!assetIds.has(id)) throw badRequest(`data.${what}[${i}].assets lists ${id}, which is not an asset of the data.`);
     });
     return items;
   };
   return {
     conversations,
-    applications: unique(each('applications', (v, p) => parseApplication(v, p)), (a) => a.id, 'applications'),
-    sessions: unique(each('sessions', (v, p) => session(v, p, clock)), (s) => s.id, 'sessions'),
-    events: unique(each('events', (v, p) => event(v, p, clock)), (e) => e.id, 'events'),
+    applications: unique(
+      each('applications', (v, p) => parseApplication(v, p)),
+      (a) => a.id,
+      'applications',
+    ),
+    sessions: unique(
+      each('sessions', (v, p) => session(v, p, clock)),
+      (s) => s.id,
+      'sessions',
+    ),
+    events: unique(
+      each('events', (v, p) => event(v, p, clock)),
+      (e) => e.id,
+      'events',
+    ),
     assets: assets.map((a) => a.record),
-    formats: unique(assets.flatMap((a) => a.formats), (f) => f.id, 'assets[].formats'),
+    formats: unique(
+      assets.flatMap((a) => a.formats),
+      (f) => f.id,
+      'assets[].formats',
+    ),
     annotations: unique(annotations, (a) => a.id, 'annotations'),
-    tags: onAssets(unique(each('tags', linked<TagRecord>('tag')), (t) => t.id, 'tags'), 'tags'),
-    websites: onAssets(unique(each('websites', linked<WebsiteRecord>('website')), (w) => w.id, 'websites'), 'websites'),
+    tags: onAssets(
+      unique(each('tags', linked<TagRecord>('tag')), (t) => t.id, 'tags'),
+      'tags',
+    ),
+    websites: onAssets(
+      unique(each('websites', linked<WebsiteRecord>('website')), (w) => w.id, 'websites'),
+      'websites',
+    ),
     activities: unique(each('activities', activityRecord), (a) => a.id, 'activities'),
     external: unique(each('externalApplications', external), (a) => a.name, 'externalApplications'),
-    anchors: unique(each('anchors', (v, p) => anchor(v, p, clock)), (a) => a.id, 'anchors'),
+    anchors: unique(
+      each('anchors', (v, p) => anchor(v, p, clock)),
+      (a) => a.id,
+      'anchors',
+    ),
     models: unique(each('models', model), (m) => m.id, 'models'),
   };
 }

@@ -91,8 +91,14 @@ export function reply(body?: unknown, init: ReplyInit = {}): Response {
   const { status, headers, type = 'json' } = init;
   if (body === undefined) return new Response(null, { status: status ?? 204, headers: withHeaders(COMMON_HEADERS, headers) });
   if (body instanceof EventFrames) return eventStream(body, { status: status ?? 200, headers: withHeaders(EVENT_STREAM_HEADERS, headers) });
-  const sent = typeof body === 'string' || (typeof Blob !== 'undefined' && body instanceof Blob) || body instanceof ReadableStream ? body : JSON.stringify(body);
-  const response = new Response(sent, { status: status ?? 200, headers: withHeaders(type === 'json' ? JSON_HEADERS : TEXT_HEADERS, headers) });
+  const sent =
+    typeof body === 'string' || (typeof Blob !== 'undefined' && body instanceof Blob) || body instanceof ReadableStream
+      ? body
+      : JSON.stringify(body);
+  const response = new Response(sent, {
+    status: status ?? 200,
+    headers: withHeaders(type === 'json' ? JSON_HEADERS : TEXT_HEADERS, headers),
+  });
   if (!(sent instanceof ReadableStream)) bodies.set(response, sent);
   return response;
 }
@@ -122,8 +128,7 @@ function isJsonContentType(value: string | null): boolean {
  * (after the declared Content-Length check) and its size checked after.
  */
 async function readText(request: Request, limit: number): Promise<string> {
-  const tooLarge = () =>
-    new HttpError(413, `The request body is larger than the limit of ${limit} bytes.`);
+  const tooLarge = () => new HttpError(413, `The request body is larger than the limit of ${limit} bytes.`);
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
   const body = request.body;
@@ -190,9 +195,9 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
   if (!isJsonContentType(request.headers.get('content-type'))) {
     throw new HttpError(
       415,
-      `The request body must be JSON (Content-Type: application/json), not ${
-        clip(request.headers.get('content-type') ?? 'an unlabelled body')
-      }.`,
+      `The request body must be JSON (Content-Type: application/json), not ${clip(
+        request.headers.get('content-type') ?? 'an unlabelled body',
+      )}.`,
     );
   }
   let value: unknown;

@@ -24,9 +24,20 @@ export interface LogEntry {
 export type Logger = (entry: LogEntry) => void;
 
 const STATUS_TEXT: Record<number, string> = {
-  101: 'Switching Protocols', 200: 'OK', 204: 'No Content', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed',
-  413: 'Payload Too Large', 415: 'Unsupported Media Type', 426: 'Upgrade Required', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 507: 'Insufficient Storage',
+  101: 'Switching Protocols',
+  200: 'OK',
+  204: 'No Content',
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  426: 'Upgrade Required',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 };
 
 /**

@@ -115,7 +115,10 @@ export class Overrides {
   /** Adds overrides in front of those already in force (the first given is tried first). */
   use(overrides: readonly unknown[]): void {
     const parsed = overrides.map((override, i) => parseOverride(override, overrides.length > 1 ? `override ${i + 1}` : 'override'));
-    this.#active = [...parsed.map((override) => ({ override, matchPath: override.path ? compilePath(override.path) : null })), ...this.#active];
+    this.#active = [
+      ...parsed.map((override) => ({ override, matchPath: override.path ? compilePath(override.path) : null })),
+      ...this.#active,
+    ];
   }
 
   reset(): void {

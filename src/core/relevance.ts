@@ -48,11 +48,43 @@ const STOP_WORDS = new Set(
 
 /** Spelled-out names for common language extensions, so "python" finds `.py` assets. */
 const LANGUAGE_NAMES: Record<string, string> = {
-  ts: 'typescript', tsx: 'typescript', js: 'javascript', jsx: 'javascript', mjs: 'javascript', cjs: 'javascript',
-  py: 'python', rb: 'ruby', rs: 'rust', go: 'go', java: 'java', kt: 'kotlin', cs: 'csharp', cpp: 'cpp', cc: 'cpp',
-  c: 'c', h: 'c', hpp: 'cpp', swift: 'swift', php: 'php', sh: 'shell', bash: 'shell', zsh: 'shell', sql: 'sql',
-  md: 'markdown', html: 'html', css: 'css', scss: 'css', json: 'json', yaml: 'yaml', yml: 'yaml', toml: 'toml',
-  dart: 'dart', lua: 'lua', r: 'r', scala: 'scala', txt: 'text',
+  ts: 'typescript',
+  tsx: 'typescript',
+  js: 'javascript',
+  jsx: 'javascript',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  py: 'python',
+  rb: 'ruby',
+  rs: 'rust',
+  go: 'go',
+  java: 'java',
+  kt: 'kotlin',
+  cs: 'csharp',
+  cpp: 'cpp',
+  cc: 'cpp',
+  c: 'c',
+  h: 'c',
+  hpp: 'cpp',
+  swift: 'swift',
+  php: 'php',
+  sh: 'shell',
+  bash: 'shell',
+  zsh: 'shell',
+  sql: 'sql',
+  md: 'markdown',
+  html: 'html',
+  css: 'css',
+  scss: 'css',
+  json: 'json',
+  yaml: 'yaml',
+  yml: 'yaml',
+  toml: 'toml',
+  dart: 'dart',
+  lua: 'lua',
+  r: 'r',
+  scala: 'scala',
+  txt: 'text',
 };
 
 /** Folds plural forms onto one term ("retries" → "retry", "timers" → "timer"). */
@@ -181,7 +213,12 @@ export class RelevanceIndex {
     const entry = this.#entries[slot];
     const loaded = this.#loaded;
     if (entry || !loaded || slot >= loaded.ids.length || !this.#loadedLive![slot]) return entry;
-    const made: Entry = { id: loaded.ids[slot]!, kind: loaded.kinds[slot]!, lengths: loaded.lengths.subarray(slot * FIELDS.length, (slot + 1) * FIELDS.length), terms: null };
+    const made: Entry = {
+      id: loaded.ids[slot]!,
+      kind: loaded.kinds[slot]!,
+      lengths: loaded.lengths.subarray(slot * FIELDS.length, (slot + 1) * FIELDS.length),
+      terms: null,
+    };
     this.#entries[slot] = made;
     return made;
   }
@@ -342,7 +379,12 @@ export class RelevanceIndex {
   static load(state: IndexState): RelevanceIndex {
     const documents = state.ids.length;
     const disagree = () => new Error('The kept index does not hold together (its documents, terms and postings disagree).');
-    if (state.kinds.length !== documents || state.lengths.length !== documents * FIELDS.length || state.counts.length !== state.terms.length) throw disagree();
+    if (
+      state.kinds.length !== documents ||
+      state.lengths.length !== documents * FIELDS.length ||
+      state.counts.length !== state.terms.length
+    )
+      throw disagree();
     const index = new RelevanceIndex();
     const offsets = new Uint32Array(state.terms.length);
     let from = 0;

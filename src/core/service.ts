@@ -38,7 +38,6 @@ export interface ServiceOptions extends ServiceSettings {
   keepOverrides?: Keeper;
 }
 
-
 export interface Service {
   readonly bases: readonly string[];
   /** The answer to a request under a base, or undefined when the request is not the service's. */

@@ -77,10 +77,7 @@ export type WorkerMessage = { type: 'worker'; version: string } | { type: 'datab
  * host queued an operation (the replayer drains); `mirror-ask`, a host wants the status (it
  * just started), or the upstream failed it (`failed`: the replayer checks at once).
  */
-export type MirrorMessage =
-  | { type: 'mirror'; status: MirrorStatus }
-  | { type: 'mirror-queued' }
-  | { type: 'mirror-ask'; failed?: string };
+export type MirrorMessage = { type: 'mirror'; status: MirrorStatus } | { type: 'mirror-queued' } | { type: 'mirror-ask'; failed?: string };
 
 /**
  * A socket's handshake: its first frame (`message`, text or JSON) and the
@@ -101,8 +98,7 @@ export interface CatchUp {
   database: string;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 

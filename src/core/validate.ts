@@ -53,9 +53,7 @@ export function uuid(value: unknown, path: string): string {
 
 export function oneOf<T extends string>(value: unknown, allowed: readonly T[], path: string): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw badRequest(
-      `${path} must be one of ${allowed.join(', ')}; got ${shown(value)}.`,
-    );
+    throw badRequest(`${path} must be one of ${allowed.join(', ')}; got ${shown(value)}.`);
   }
   return value as T;
 }

@@ -80,5 +80,4 @@ export function controlsOver(call: (name: ControlName, arg?: unknown) => Promise
 }
 
 /** The controls of a service in this process. */
-export const serviceControls = (service: HostService): PiecesControls =>
-  controlsOver((name, arg) => CONTROLS[name].run(service, arg));
+export const serviceControls = (service: HostService): PiecesControls => controlsOver((name, arg) => CONTROLS[name].run(service, arg));

@@ -73,16 +73,13 @@ export function createHost(setup: HostSetup): Host {
   // With the sample assets, made only when a database is first started (not at every start of a worker).
   let parsed: StoredData | undefined;
   const records = () => (parsed ??= parseData(initialData(settings), clock));
-  const storage = reconnectingStorage(
-    (hooks) => setup.open(hooks, records).then((opened) => cacheReads(opened, channel.invalidation)),
-    {
-      blockedWaitMs: setup.blockedWaitMs,
-      // A database opened after the previous one was lost is another one: say so to every socket.
-      onOpen: (opened, reopened) => {
-        if (reopened) void opened.identity().then((identity) => channel.post({ type: 'database', identity }));
-      },
+  const storage = reconnectingStorage((hooks) => setup.open(hooks, records).then((opened) => cacheReads(opened, channel.invalidation)), {
+    blockedWaitMs: setup.blockedWaitMs,
+    // A database opened after the previous one was lost is another one: say so to every socket.
+    onOpen: (opened, reopened) => {
+      if (reopened) void opened.identity().then((identity) => channel.post({ type: 'database', identity }));
     },
-  );
+  });
   const keepOverrides = setup.keepOverrides
     ? { load: () => storage.getMeta('overrides'), save: (list: Override[]) => storage.setMeta('overrides', list) }
     : undefined;
@@ -91,7 +88,15 @@ export function createHost(setup: HostSetup): Host {
   let mirror: Mirror | null = null;
   if (settings.mirror) {
     if (!setup.upstream) throw new Error('This host cannot reach a mirrored Pieces OS (no upstream fetch given).');
-    mirror = createMirror({ options: settings.mirror, service: core, storage, io: setup.upstream, channel, lock: setup.upstream.lock, warn });
+    mirror = createMirror({
+      options: settings.mirror,
+      service: core,
+      storage,
+      io: setup.upstream,
+      channel,
+      lock: setup.upstream.lock,
+      warn,
+    });
   }
   const service: HostService = {
     ...core,

@@ -21,7 +21,11 @@ export type Answer = (request: Request, text?: string) => Promise<Response> | un
  * stream), and a fetch of an owned one gets `answer`'s Response as a network answer looks
  * (`fetchAnswered`), without the interceptors' Request, controller and second Response around it.
  */
-export function interceptRequests(interceptors: ReadonlyArray<Interceptor<HttpRequestEventMap>>, answer: Answer, owns?: (url: URL) => boolean): () => void {
+export function interceptRequests(
+  interceptors: ReadonlyArray<Interceptor<HttpRequestEventMap>>,
+  answer: Answer,
+  owns?: (url: URL) => boolean,
+): () => void {
   const before = globalThis.fetch;
   const interceptor = new BatchInterceptor({ name: 'pieces-os-worker', interceptors: [...interceptors] });
   interceptor.on('request', async ({ request, controller }) => {
@@ -121,14 +125,24 @@ function answeredFetch(answer: Answer, owns: (url: URL) => boolean, onward: type
       throw networkError(`the redirect's location is not a URL: ${location}`);
     }
     if (to.protocol !== 'http:' && to.protocol !== 'https:') throw networkError(`a redirect to ${to.protocol} is not followed`);
-    const asGet = (response.status === 303 && request.method !== 'GET' && request.method !== 'HEAD') || ((response.status === 301 || response.status === 302) && request.method === 'POST');
+    const asGet =
+      (response.status === 303 && request.method !== 'GET' && request.method !== 'HEAD') ||
+      ((response.status === 301 || response.status === 302) && request.method === 'POST');
     // The body went to the service: a redirect that keeps the method (307, 308) cannot send it again.
-    if (!asGet && request.method !== 'GET' && request.method !== 'HEAD') throw networkError(`a ${response.status} redirect would send the body again`);
+    if (!asGet && request.method !== 'GET' && request.method !== 'HEAD')
+      throw networkError(`a ${response.status} redirect would send the body again`);
     const headers = new Headers(request.headers);
     if (asGet) for (const name of BODY_HEADERS) headers.delete(name);
     if (to.origin !== new URL(request.url).origin) headers.delete('authorization');
     void response.body?.cancel().catch(() => {});
-    const next = new Request(to, { method: asGet ? 'GET' : request.method, headers, signal: request.signal, redirect: request.redirect, credentials: request.credentials, cache: request.cache });
+    const next = new Request(to, {
+      method: asGet ? 'GET' : request.method,
+      headers,
+      signal: request.signal,
+      redirect: request.redirect,
+      credentials: request.credentials,
+      cache: request.cache,
+    });
     const final = owns(to) ? await fetchAnswered(next, signal, undefined, redirects + 1) : await onward(next);
     Object.defineProperty(final, 'redirected', { value: true, configurable: true });
     return final;

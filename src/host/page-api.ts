@@ -40,7 +40,10 @@ export async function answerPageRequest(service: HostService, request: PageReque
     case 'pieces:set-model': {
       const { model, for: forModel } = request as { model?: unknown; for?: unknown };
       const target = forModel === undefined || forModel === null ? undefined : string(forModel, 'for');
-      return { ok: true, model: (await service.setModel(model === undefined || model === null ? undefined : parseModelConfig(model), target)).description };
+      return {
+        ok: true,
+        model: (await service.setModel(model === undefined || model === null ? undefined : parseModelConfig(model), target)).description,
+      };
     }
     case 'pieces:get-model': {
       const { for: forModel } = request as { for?: unknown };
@@ -48,7 +51,10 @@ export async function answerPageRequest(service: HostService, request: PageReque
       return { ok: true, model: (await service.model(target)).description };
     }
     case 'pieces:model-mapping':
-      return { ok: true, mapping: Object.fromEntries([...(await service.modelMapping())].map(([id, adapter]) => [id, adapter.description])) };
+      return {
+        ok: true,
+        mapping: Object.fromEntries([...(await service.modelMapping())].map(([id, adapter]) => [id, adapter.description])),
+      };
     case 'pieces:get-model':
       return { ok: true, model: (await service.model()).description };
     case 'pieces:mirror-permission': {

@@ -50,7 +50,8 @@ export const WebSocket = function WebSocket(url: string | URL, protocols?: strin
   if (!new.target) throw new TypeError("Failed to construct 'WebSocket': Please use the 'new' operator.");
   const stream = openStream(String(url), protocols);
   if (stream) return stream;
-  const Native = (globalThis as { WebSocket?: typeof globalThis.WebSocket }).WebSocket ?? (NodeWebSocket as unknown as typeof globalThis.WebSocket);
+  const Native =
+    (globalThis as { WebSocket?: typeof globalThis.WebSocket }).WebSocket ?? (NodeWebSocket as unknown as typeof globalThis.WebSocket);
   return new Native(url, protocols);
 } as unknown as typeof globalThis.WebSocket;
 for (const [name, value] of Object.entries({ CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 })) {

@@ -34,8 +34,10 @@ export function openStream(url: string, protocols?: string | string[]): WebSocke
 }
 
 function start() {
-  const stopRequests = interceptRequests([new ClientRequestInterceptor(), new XMLHttpRequestInterceptor(), new FetchInterceptor()], answer, (url) =>
-    listening.some((server) => server.service.pathUnderBase(url) !== null),
+  const stopRequests = interceptRequests(
+    [new ClientRequestInterceptor(), new XMLHttpRequestInterceptor(), new FetchInterceptor()],
+    answer,
+    (url) => listening.some((server) => server.service.pathUnderBase(url) !== null),
   );
   const sockets = new WebSocketInterceptor();
   sockets.on('connection', async ({ client, server }) => {

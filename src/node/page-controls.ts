@@ -14,7 +14,9 @@ export function piecesControls(page: EvaluatingPage): PiecesControls {
   return controlsOver(async (name, arg) => {
     const reply = await page.evaluate(async (message: PageRequest): Promise<PageReply> => {
       // Page mode: the page-mode host (see src/page/page-mode.ts) answers.
-      const inPage = (globalThis as Record<symbol, { ask(m: unknown): Promise<PageReply> } | undefined>)[Symbol.for('pieces-os-worker.page-host')];
+      const inPage = (globalThis as Record<symbol, { ask(m: unknown): Promise<PageReply> } | undefined>)[
+        Symbol.for('pieces-os-worker.page-host')
+      ];
       if (inPage) return inPage.ask(message).catch((error: Error) => ({ ok: false as const, error: error.message }));
       const container = navigator.serviceWorker;
       const worker = container?.controller ?? (container ? (await container.ready).active : null);

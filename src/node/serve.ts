@@ -37,7 +37,9 @@ const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
 
 /** Writes a short text answer on a raw socket (an upgrade refused) and closes it. */
 function refuseUpgrade(socket: Duplex, status: string, message: string) {
-  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`,
+  );
 }
 
 /** Starts the service on a real port; resolves once it listens. */
@@ -100,7 +102,10 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
       url = new URL(origin + incoming.url);
       if (!incoming.url?.startsWith('/')) throw new TypeError('not a path');
     } catch {
-      return new Response(`The request target must be a path, not ${JSON.stringify(String(incoming.url).slice(0, 200))}.`, { status: 400, headers: TEXT });
+      return new Response(`The request target must be a path, not ${JSON.stringify(String(incoming.url).slice(0, 200))}.`, {
+        status: 400,
+        headers: TEXT,
+      });
     }
     const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD';
     const request = new Request(url, {
@@ -123,7 +128,11 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
       // The preflight of an allowed page's control request.
       return new Response(null, {
         status: 204,
-        headers: { ...cors, 'Access-Control-Allow-Methods': 'GET, POST', 'Access-Control-Allow-Headers': `${CONTROL_HEADER}, content-type` },
+        headers: {
+          ...cors,
+          'Access-Control-Allow-Methods': 'GET, POST',
+          'Access-Control-Allow-Headers': `${CONTROL_HEADER}, content-type`,
+        },
       });
     }
     const refused = refusedControl(incoming.headers as Parameters<typeof refusedControl>[0], options);

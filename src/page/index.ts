@@ -159,7 +159,8 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
 /** The page's step of a mirror: its first request to the upstream (not awaited: the browser may be asking the user). */
 function startMirror(options: StartOptions) {
   mirrored = options.mirror ? { upstream: options.mirror.upstream } : null;
-  if (mirrored) void connectMirror().catch((error: unknown) => warn(`the mirror's first request failed: ${(error as Error)?.message ?? error}`));
+  if (mirrored)
+    void connectMirror().catch((error: unknown) => warn(`the mirror's first request failed: ${(error as Error)?.message ?? error}`));
 }
 
 /**

@@ -43,7 +43,10 @@ export async function permissionStep(upstream: string, timeoutMs = 5_000): Promi
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
-      const response = await nativeFetch!(`${base}/.well-known/health?${PERMISSION_PROBE}=1`, { cache: 'no-store', signal: controller.signal });
+      const response = await nativeFetch!(`${base}/.well-known/health?${PERMISSION_PROBE}=1`, {
+        cache: 'no-store',
+        signal: controller.signal,
+      });
       return response.ok ? base : null;
     } catch {
       return null;

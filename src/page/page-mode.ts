@@ -60,12 +60,17 @@ export async function startPageMode(options: PageModeOptions): Promise<PageModeH
     kind = 'memory';
     await host.storage.identity();
   }
-  const stopIntercepting = interceptPageRequests((request) => service.respond(request), (url) => service.pathUnderBase(url) !== null);
+  const stopIntercepting = interceptPageRequests(
+    (request) => service.respond(request),
+    (url) => service.pathUnderBase(url) !== null,
+  );
   const stopStreams = stream ? host.feedStreams() : () => {};
   // Synchronous XHR is beyond the interceptor: it stays native, and its
   // discovery probes under the bases are answered as in worker mode.
   const stopProbes =
-    typeof XMLHttpRequest !== 'undefined' && syncProbes ? installSyncProbes({ bases: service.bases, isServiceAvailable: () => true }) : () => {};
+    typeof XMLHttpRequest !== 'undefined' && syncProbes
+      ? installSyncProbes({ bases: service.bases, isServiceAvailable: () => true })
+      : () => {};
 
   const ask = (request: PageRequest) => host.answerPageRequest(request);
   // Where Node-side test drivers (piecesControls(page)) find the service of a page in page mode.

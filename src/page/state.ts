@@ -32,11 +32,7 @@ export interface ServiceWatch extends EventTarget {
   stop(): void;
 }
 
-export function watchService(
-  service: WatchedService,
-  restart: () => Promise<WatchedService>,
-  options: WatchOptions = {},
-): ServiceWatch {
+export function watchService(service: WatchedService, restart: () => Promise<WatchedService>, options: WatchOptions = {}): ServiceWatch {
   const intervalMs = options.intervalMs ?? 2000;
   const target = new EventTarget();
   let state: ServiceState = 'ready';
@@ -107,23 +103,24 @@ export function watchService(
   } catch {
     // Refused (some browsers' private modes): no announcements to follow.
   }
-  if (channel) channel.onmessage = (event: MessageEvent) => {
-    const message = event.data as WorkerMessage;
-    if (message?.type === 'worker' && typeof message.version === 'string' && message.version !== workerVersion) {
-      const from = workerVersion;
-      workerVersion = message.version;
-      target.dispatchEvent(
-        new CustomEvent('versionchange', { detail: { from, to: message.version, page: VERSION, mismatch: message.version !== VERSION } }),
-      );
-    }
-    if (message?.type === 'database') {
-      set('recovered', 'the database was wiped and created again: read what you show again');
-    }
-    if (message?.type === 'mirror' && message.status && typeof message.status === 'object') {
-      mirror = message.status;
-      target.dispatchEvent(new CustomEvent('mirrorchange', { detail: mirror }));
-    }
-  };
+  if (channel)
+    channel.onmessage = (event: MessageEvent) => {
+      const message = event.data as WorkerMessage;
+      if (message?.type === 'worker' && typeof message.version === 'string' && message.version !== workerVersion) {
+        const from = workerVersion;
+        workerVersion = message.version;
+        target.dispatchEvent(
+          new CustomEvent('versionchange', { detail: { from, to: message.version, page: VERSION, mismatch: message.version !== VERSION } }),
+        );
+      }
+      if (message?.type === 'database') {
+        set('recovered', 'the database was wiped and created again: read what you show again');
+      }
+      if (message?.type === 'mirror' && message.status && typeof message.status === 'object') {
+        mirror = message.status;
+        target.dispatchEvent(new CustomEvent('mirrorchange', { detail: mirror }));
+      }
+    };
 
   // Accessors, not copies: Object.assign would read the getters once.
   return Object.defineProperties(target, {

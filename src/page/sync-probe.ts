@@ -28,8 +28,7 @@ export function installSyncProbes(options: SyncProbeOptions = {}): () => void {
   const prototype = target.XMLHttpRequest.prototype;
   const { open, send } = prototype;
   const matcher = baseMatcher(options.bases ?? DEFAULT_BASES);
-  const available =
-    options.isServiceAvailable ?? (() => typeof navigator !== 'undefined' && !!navigator.serviceWorker?.controller);
+  const available = options.isServiceAvailable ?? (() => typeof navigator !== 'undefined' && !!navigator.serviceWorker?.controller);
   const probes = new WeakMap<XMLHttpRequest, { method: string; url: string; body: string }>();
 
   prototype.open = function (this: XMLHttpRequest, method: string, url: string | URL, ...rest: unknown[]) {
@@ -67,7 +66,9 @@ export function installSyncProbes(options: SyncProbeOptions = {}): () => void {
     };
     for (const [key, value] of Object.entries(values)) Object.defineProperty(this, key, { value, configurable: true });
     for (const type of ['readystatechange', 'load', 'loadend']) {
-      this.dispatchEvent(type === 'readystatechange' ? new Event(type) : new ProgressEvent(type, { loaded: text.length, total: text.length }));
+      this.dispatchEvent(
+        type === 'readystatechange' ? new Event(type) : new ProgressEvent(type, { loaded: text.length, total: text.length }),
+      );
     }
   };
 

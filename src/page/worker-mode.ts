@@ -59,7 +59,9 @@ async function activated(registration: ServiceWorkerRegistration, scriptURL: str
     if (wanted(active) && active!.state === 'activated') return active!;
     const pending = registration.installing ?? registration.waiting ?? active;
     if (pending?.state === 'redundant' && wanted(pending)) {
-      throw new PiecesServiceError(`the worker ${pending.scriptURL} failed to install (it threw while starting; see the worker's console).`);
+      throw new PiecesServiceError(
+        `the worker ${pending.scriptURL} failed to install (it threw while starting; see the worker's console).`,
+      );
     }
     await new Promise((resolve) => {
       if (wanted(pending)) pending!.addEventListener('statechange', resolve, { once: true });

@@ -7,7 +7,19 @@
 import { EventFrames, eventStream } from '../core/event-frames.js';
 import { networkError } from '../shared/network-error.js';
 import { randomUUID } from '../shared/uuid.js';
-import { CHECK_MS, EXPIRY_MS, GRACE_MS, IDLE_MS, ID_HEADER, LOST, NULL_BODY, PING_MS, REPLAY_HEADER, type ToPage, type ToWorker } from './protocol.js';
+import {
+  CHECK_MS,
+  EXPIRY_MS,
+  GRACE_MS,
+  IDLE_MS,
+  ID_HEADER,
+  LOST,
+  NULL_BODY,
+  PING_MS,
+  REPLAY_HEADER,
+  type ToPage,
+  type ToWorker,
+} from './protocol.js';
 
 /** What the client needs of a port (a MessagePort). */
 export interface ClientPort {
@@ -121,7 +133,12 @@ export class PortClient {
    * reading a Request's body costs 40–50 µs more than encoding the string).
    */
   async request(request: Request, text?: string): Promise<Response> {
-    const body = request.method === 'GET' || request.method === 'HEAD' ? null : text !== undefined ? encoder.encode(text).buffer : await request.arrayBuffer();
+    const body =
+      request.method === 'GET' || request.method === 'HEAD'
+        ? null
+        : text !== undefined
+          ? encoder.encode(text).buffer
+          : await request.arrayBuffer();
     // What a retry by fetch sends, made only when one is needed, from the bytes read: not by
     // `clone()`, which tees the body stream (in Chromium ten times the cost of reading the body).
     // The port gets its own copy of the bytes (structured clone), so `body` stays whole.
@@ -350,7 +367,8 @@ export class PortClient {
     for (const pending of [...connection.pending.values()]) {
       clearTimeout(pending.timer);
       connection.pending.delete(pending.id);
-      if (!cutOff(pending, networkError('the service worker stopped while answering'))) pending.settle(this.viaFetch(pending.copy(), pending.id, pending.acked));
+      if (!cutOff(pending, networkError('the service worker stopped while answering')))
+        pending.settle(this.viaFetch(pending.copy(), pending.id, pending.acked));
     }
     this.close(connection);
   }

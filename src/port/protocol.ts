@@ -50,7 +50,17 @@ export type ToWorker =
    * `frames`: the page takes an event stream made of frames as the frames (`head` with `frames`, then
    * `frames` messages and `end`); a page without it gets the stream's bytes.
    */
-  | { type: 'request'; id: string; sent: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null; whole?: true; frames?: true }
+  | {
+      type: 'request';
+      id: string;
+      sent: number;
+      method: string;
+      url: string;
+      headers: Headers;
+      body: ArrayBuffer | null;
+      whole?: true;
+      frames?: true;
+    }
   /** The page stopped reading a streamed answer (a socket closed): the worker stops producing it. */
   | { type: 'cancel'; id: string }
   | { type: 'ping'; n: number };

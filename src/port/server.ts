@@ -6,7 +6,19 @@
 import { eventText, framesOf } from '../core/event-frames.js';
 import { isRerunnable, wholeBody } from '../core/http.js';
 import { randomUUID } from '../shared/uuid.js';
-import { EXPIRY_MS, KEPT_LIMIT, ID_HEADER, LOCK_PREFIX, LOST, NULL_BODY, REMEMBER_MS, REPLAY_HEADER, REPLAY_LIMIT, type ToPage, type ToWorker } from './protocol.js';
+import {
+  EXPIRY_MS,
+  KEPT_LIMIT,
+  ID_HEADER,
+  LOCK_PREFIX,
+  LOST,
+  NULL_BODY,
+  REMEMBER_MS,
+  REPLAY_HEADER,
+  REPLAY_LIMIT,
+  type ToPage,
+  type ToWorker,
+} from './protocol.js';
 
 /** What a port server needs of a port (a MessagePort). */
 export interface PortLike {
@@ -61,7 +73,10 @@ export interface PortServer {
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
-export function createPortServer(respond: (request: Request) => Promise<Response> | undefined, options: PortServerOptions = {}): PortServer {
+export function createPortServer(
+  respond: (request: Request) => Promise<Response> | undefined,
+  options: PortServerOptions = {},
+): PortServer {
   const now = options.now ?? Date.now;
   const expiryMs = options.expiryMs ?? EXPIRY_MS;
   const rememberMs = options.rememberMs ?? REMEMBER_MS;
@@ -137,13 +152,30 @@ export function createPortServer(respond: (request: Request) => Promise<Response
     // What is run again when asked for again is not kept (reads, and operations that changed nothing).
     const rerun = isRead(message.method) || isRerunnable(response);
     if (typeof body === 'string' || (body && rerun)) {
-      port.postMessage({ type: 'answer', id, status: response.status, statusText: response.statusText, headers, body: bodyless ? null : body });
-      const keep = typeof body === 'string' && !rerun && (body.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(body).byteLength <= REPLAY_LIMIT);
+      port.postMessage({
+        type: 'answer',
+        id,
+        status: response.status,
+        statusText: response.statusText,
+        headers,
+        body: bodyless ? null : body,
+      });
+      const keep =
+        typeof body === 'string' &&
+        !rerun &&
+        (body.length * 3 <= REPLAY_LIMIT || new TextEncoder().encode(body).byteLength <= REPLAY_LIMIT);
       return { status: response.status, statusText: response.statusText, headers, body: keep ? [body as string] : null, rerun };
     }
     // An event stream made of frames goes as its frames to a page that takes them: nothing encoded here, nothing parsed there.
     const frames = message.frames && !bodyless ? framesOf(response) : undefined;
-    port.postMessage({ type: 'head', id, status: response.status, statusText: response.statusText, headers, ...(frames ? { frames: true as const } : {}) });
+    port.postMessage({
+      type: 'head',
+      id,
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+      ...(frames ? { frames: true as const } : {}),
+    });
     // A write's answer is kept for a replay (up to REPLAY_LIMIT); a read is run again instead.
     let kept: Array<Uint8Array | string> | null = rerun ? null : [];
     let size = 0;
@@ -251,7 +283,14 @@ export function createPortServer(respond: (request: Request) => Promise<Response
       const answer = respond(withoutFastPathHeaders(request));
       if (!answer) return undefined;
       // A write is remembered, so that the same request arriving late on a port is not run again.
-      if (!isRead(request.method)) remember(id, { method: request.method, answer: answer.then(() => undefined, () => undefined) });
+      if (!isRead(request.method))
+        remember(id, {
+          method: request.method,
+          answer: answer.then(
+            () => undefined,
+            () => undefined,
+          ),
+        });
       return answer;
     },
   };

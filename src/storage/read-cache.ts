@@ -32,7 +32,16 @@ const CACHED = [
 type Read = (typeof CACHED)[number];
 
 /** Every read of assets and what hangs on them (a tag or website is shared by assets). */
-const ASSET_READS: readonly Read[] = ['getAsset', 'findAsset', 'listAssets', 'getAnnotation', 'listAnnotations', 'getTag', 'getWebsite', 'listActivities'];
+const ASSET_READS: readonly Read[] = [
+  'getAsset',
+  'findAsset',
+  'listAssets',
+  'getAnnotation',
+  'listAnnotations',
+  'getTag',
+  'getWebsite',
+  'listActivities',
+];
 
 /**
  * What each write can change beyond what its changes say. Changes of
@@ -107,7 +116,11 @@ export function cacheReads(
     sizes.set(k, size);
   }
   const channel =
-    typeof channelOrName !== 'string' ? channelOrName : typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channelOrName) : null;
+    typeof channelOrName !== 'string'
+      ? channelOrName
+      : typeof BroadcastChannel !== 'undefined'
+        ? new BroadcastChannel(channelOrName)
+        : null;
   channel?.addEventListener('message', clearAll);
   /**
    * Tells the other caches that this one wrote. Writes whose results come back in one task

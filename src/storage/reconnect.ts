@@ -60,7 +60,10 @@ export function reconnectingStorage(
       lost(reason) {
         connection.lost ??= reason;
         if (current === connection) current = null;
-        void connection.opening.then((storage) => storage.close(), () => {});
+        void connection.opening.then(
+          (storage) => storage.close(),
+          () => {},
+        );
       },
       blocked: (message) => onBlocked(message),
     }).then(
@@ -121,7 +124,10 @@ export function reconnectingStorage(
   const close = () => {
     const connection = current;
     current = null;
-    void connection?.opening.then((s) => s.close(), () => {});
+    void connection?.opening.then(
+      (s) => s.close(),
+      () => {},
+    );
   };
   const over = (pick: (storage: Storage) => Storage): Storage =>
     new Proxy({} as Storage, {
@@ -141,7 +147,12 @@ function onceOpened(opening: Promise<Storage>): Storage {
     view.catch(() => {});
     return new Proxy({} as Storage, {
       get(_target, key: keyof Storage) {
-        if (key === 'close') return () => void opening.then((s) => s.close(), () => {});
+        if (key === 'close')
+          return () =>
+            void opening.then(
+              (s) => s.close(),
+              () => {},
+            );
         if (key === 'queueing') return (scope: OutboxScope) => over(view.then((storage) => storage.queueing(scope)));
         return async (...args: unknown[]) => {
           const storage = await view;

@@ -349,10 +349,7 @@ export interface Storage {
    * Reads an asset and writes what `edit` makes of it, in one transaction; `edit` may throw to
    * change nothing. Undefined when the target is unknown.
    */
-  editAsset(
-    target: AssetTarget,
-    edit: (current: StoredAsset) => AssetEdit,
-  ): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
+  editAsset(target: AssetTarget, edit: (current: StoredAsset) => AssetEdit): Promise<{ state: StoredAsset; changes: Change[] } | undefined>;
   /**
    * Deletes an asset, its formats and annotations, and its place on tags, websites and anchors, in
    * one transaction; undefined when unknown (nothing queued then).

@@ -132,7 +132,8 @@ export class ProgressSocket extends ServedSocket {
       failingSince ||= now;
       if (now - failingSince >= this.#feed.giveUpMs) {
         if (this.readyState === MockWebSocket.CONNECTING) super.close();
-        else if (this.readyState === MockWebSocket.OPEN) this.close(this.#feed.closeUnavailable, 'the service stopped answering; reconnect');
+        else if (this.readyState === MockWebSocket.OPEN)
+          this.close(this.#feed.closeUnavailable, 'the service stopped answering; reconnect');
         return;
       }
       backoff = Math.min(Math.max(backoff * 2, 250), 8_000);

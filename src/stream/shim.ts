@@ -61,9 +61,10 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
   const Native = target.WebSocket;
   const matcher = baseMatcher(options.bases ?? DEFAULT_BASES, webSocketBase);
   const fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-  const available =
-    options.isServiceAvailable ?? (() => typeof navigator !== 'undefined' && !!navigator.serviceWorker?.controller);
-  const announcements = new Announcements(options.announcements ?? (() => new BroadcastChannel(CHANGES_CHANNEL) as unknown as AnnouncementChannel));
+  const available = options.isServiceAvailable ?? (() => typeof navigator !== 'undefined' && !!navigator.serviceWorker?.controller);
+  const announcements = new Announcements(
+    options.announcements ?? (() => new BroadcastChannel(CHANGES_CHANNEL) as unknown as AnnouncementChannel),
+  );
   const timing = {
     healthIntervalMs: options.healthIntervalMs ?? HEALTH_INTERVAL_MS,
     sequenceCheckMs: options.sequenceCheckMs ?? SEQUENCE_CHECK_MS,
@@ -92,7 +93,14 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     listen(parsed.href);
     const { httpUrl, kind } = socket;
     if (kind === 'copilot') return new CopilotSocket(parsed.href, protocols, { httpUrl, fetch, available });
-    if (kind === 'progress') return new ProgressSocket(parsed.href, protocols, { httpUrl, fetch, available, giveUpMs: timing.giveUpMs, closeUnavailable: CLOSE_UNAVAILABLE });
+    if (kind === 'progress')
+      return new ProgressSocket(parsed.href, protocols, {
+        httpUrl,
+        fetch,
+        available,
+        giveUpMs: timing.giveUpMs,
+        closeUnavailable: CLOSE_UNAVAILABLE,
+      });
     return new FeedSocket(parsed.href, protocols, { httpUrl, kind, fetch, available, announcements, ...timing });
   }
   PiecesWebSocket.prototype = Native.prototype;
@@ -100,7 +108,8 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
     Object.defineProperty(PiecesWebSocket, name, { value, enumerable: true });
   }
   Object.defineProperty(PiecesWebSocket, Symbol.hasInstance, {
-    value: (value: unknown) => value instanceof Native || value instanceof FeedSocket || value instanceof CopilotSocket || value instanceof ProgressSocket,
+    value: (value: unknown) =>
+      value instanceof Native || value instanceof FeedSocket || value instanceof CopilotSocket || value instanceof ProgressSocket,
   });
   target.WebSocket = PiecesWebSocket as unknown as typeof WebSocket;
 

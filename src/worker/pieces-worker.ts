@@ -64,7 +64,10 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
   const { service } = host;
   // The fast path: pages send their requests over a port.
   let fetches = 0;
-  const ports = createPortServer((request) => service.respond(request), { stats: () => ({ fetches }), lock: (name) => holdLock(scope, name) });
+  const ports = createPortServer((request) => service.respond(request), {
+    stats: () => ({ fetches }),
+    lock: (name) => holdLock(scope, name),
+  });
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     if ((event.data as ConnectMessage)?.type === 'pieces:fast-path') {
@@ -74,9 +77,9 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
     }
     const reply = (message: PageReply) => port?.postMessage(message);
     event.waitUntil(
-      host.answerPageRequest(event.data as PageRequest, () => scope.clients.claim()).then(reply, (error: unknown) =>
-        reply({ ok: false, error: error instanceof Error ? error.message : String(error) }),
-      ),
+      host
+        .answerPageRequest(event.data as PageRequest, () => scope.clients.claim())
+        .then(reply, (error: unknown) => reply({ ok: false, error: error instanceof Error ? error.message : String(error) })),
     );
   });
   const worker: PiecesWorker = {

@@ -33,7 +33,17 @@ const plan = smoke
  * Runs in the page: `count` asset creates, `inFlight` at a time; ms per create. `raw`: the same
  * records written straight to IndexedDB in the page, one transaction per asset, in the fewest requests.
  */
-async function createRate({ count, inFlight, raw, texts }: { count: number; inFlight: number; raw: boolean; texts: string[] }): Promise<number> {
+async function createRate({
+  count,
+  inFlight,
+  raw,
+  texts,
+}: {
+  count: number;
+  inFlight: number;
+  raw: boolean;
+  texts: string[];
+}): Promise<number> {
   const request = <T>(r: IDBRequest<T>) =>
     new Promise<T>((resolve, reject) => {
       r.onsuccess = () => resolve(r.result);
@@ -54,14 +64,24 @@ async function createRate({ count, inFlight, raw, texts }: { count: number; inFl
     };
     w.rawAssets = await request(open);
   }
-  const application = { id: '7f0c7c39-7e3a-4c52-9d4e-4a0f4c9b7b10', name: 'OPEN_SOURCE', version: '1', platform: 'WEB', onboarded: true, privacy: 'OPEN' };
+  const application = {
+    id: '7f0c7c39-7e3a-4c52-9d4e-4a0f4c9b7b10',
+    name: 'OPEN_SOURCE',
+    version: '1',
+    platform: 'WEB',
+    onboarded: true,
+    privacy: 'OPEN',
+  };
   const one = async (i: number) => {
     const text = texts[i % texts.length]!;
     if (!raw) {
       const response = await fetch('http://localhost:1000/assets/create?transferables=false', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ type: 'SEEDED_ASSET', asset: { application, format: { fragment: { string: { raw: text }, metadata: { ext: 'ts' } } } } }),
+        body: JSON.stringify({
+          type: 'SEEDED_ASSET',
+          asset: { application, format: { fragment: { string: { raw: text }, metadata: { ext: 'ts' } } } },
+        }),
       });
       if (!response.ok) throw new Error(`create answered ${response.status}`);
       await response.arrayBuffer();
@@ -72,10 +92,47 @@ async function createRate({ count, inFlight, raw, texts }: { count: number; inFl
     const formatId = crypto.randomUUID();
     const activityId = crypto.randomUUID();
     const tx = w.rawAssets!.transaction(['assets', 'formats', 'annotations', 'activities', 'changes'], 'readwrite');
-    tx.objectStore('assets').put({ id, name: `snippet-${i}.ts`, created: now, updated: now, creator: application.id, mechanism: 'MANUAL', formats: [formatId], original: formatId, preview: formatId });
-    tx.objectStore('formats').put({ id: formatId, asset: id, role: 'BOTH', classification: { generic: 'CODE', specific: 'ts' }, application, created: now, updated: now, kind: 'fragment', text, size: text.length });
-    tx.objectStore('annotations').put({ id: crypto.randomUUID(), created: { value: now }, updated: { value: now }, type: 'DESCRIPTION', text: 'A TypeScript snippet of 14 lines.', mechanism: 'AUTOMATIC', asset: { id } });
-    tx.objectStore('activities').put({ id: activityId, created: now, order: now, event: { asset: { asset: { id }, identifier_description_pair: { asset_created: 'an_asset_was_created' } } }, application, mechanism: 'MANUAL', asset: id });
+    tx.objectStore('assets').put({
+      id,
+      name: `snippet-${i}.ts`,
+      created: now,
+      updated: now,
+      creator: application.id,
+      mechanism: 'MANUAL',
+      formats: [formatId],
+      original: formatId,
+      preview: formatId,
+    });
+    tx.objectStore('formats').put({
+      id: formatId,
+      asset: id,
+      role: 'BOTH',
+      classification: { generic: 'CODE', specific: 'ts' },
+      application,
+      created: now,
+      updated: now,
+      kind: 'fragment',
+      text,
+      size: text.length,
+    });
+    tx.objectStore('annotations').put({
+      id: crypto.randomUUID(),
+      created: { value: now },
+      updated: { value: now },
+      type: 'DESCRIPTION',
+      text: 'A TypeScript snippet of 14 lines.',
+      mechanism: 'AUTOMATIC',
+      asset: { id },
+    });
+    tx.objectStore('activities').put({
+      id: activityId,
+      created: now,
+      order: now,
+      event: { asset: { asset: { id }, identifier_description_pair: { asset_created: 'an_asset_was_created' } } },
+      application,
+      mechanism: 'MANUAL',
+      asset: id,
+    });
     tx.objectStore('changes').add({ collection: 'asset', id });
     tx.objectStore('changes').add({ collection: 'activity', id: activityId });
     await new Promise<void>((resolve, reject) => {
@@ -119,7 +176,10 @@ it('benchmarks assets', { timeout: 30 * 60_000 }, async () => {
       for (const raw of [false, true]) await page.evaluate(createRate, { count: 10, inFlight, raw, texts });
       for (let round = 0; round < plan.createRounds; round++) {
         const order = round % 2 ? [true, false] : [false, true];
-        for (const raw of order) creates[inFlight]![raw ? 'raw' : 'ours']!.push(await page.evaluate(createRate, { count: plan.createBatch, inFlight, raw, texts }));
+        for (const raw of order)
+          creates[inFlight]![raw ? 'raw' : 'ours']!.push(
+            await page.evaluate(createRate, { count: plan.createBatch, inFlight, raw, texts }),
+          );
       }
     }
     results.creates = creates;
@@ -135,7 +195,10 @@ it('benchmarks assets', { timeout: 30 * 60_000 }, async () => {
 
     // 2. Full-text search over the stored assets.
     for (let i = 0; i < corpus.length; i += 1000) {
-      await page.evaluate((batch) => (window as unknown as { pieces: { addAssets(a: unknown): Promise<void> } }).pieces.addAssets(batch), corpus.slice(i, i + 1000).map(({ name, text }) => ({ name, text })));
+      await page.evaluate(
+        (batch) => (window as unknown as { pieces: { addAssets(a: unknown): Promise<void> } }).pieces.addAssets(batch),
+        corpus.slice(i, i + 1000).map(({ name, text }) => ({ name, text })),
+      );
     }
     const queries = corpus.slice(0, plan.warmSearches).map((s) => s.query);
     const first = await page.evaluate(search, queries[0]!);
@@ -175,7 +238,14 @@ it('benchmarks assets', { timeout: 30 * 60_000 }, async () => {
     '',
     table(
       ['in flight', 'ours (median / p95)', 'raw IndexedDB (median / p95)', 'ours/s', 'raw/s', 'ours/raw'],
-      [1, 10].map((n) => [n, `${ms(median(c[n]!.ours!))} / ${ms(p95(c[n]!.ours!))}`, `${ms(median(c[n]!.raw!))} / ${ms(p95(c[n]!.raw!))}`, rate(n, 'ours').toFixed(0), rate(n, 'raw').toFixed(0), (rate(n, 'ours') / rate(n, 'raw')).toFixed(2)]),
+      [1, 10].map((n) => [
+        n,
+        `${ms(median(c[n]!.ours!))} / ${ms(p95(c[n]!.ours!))}`,
+        `${ms(median(c[n]!.raw!))} / ${ms(p95(c[n]!.raw!))}`,
+        rate(n, 'ours').toFixed(0),
+        rate(n, 'raw').toFixed(0),
+        (rate(n, 'ours') / rate(n, 'raw')).toFixed(2),
+      ]),
     ),
     '',
     `Full-text search over ${s.assets} assets (GET /search/full_text, two-word queries; median ${median(s.found)} results): first search (builds the index) ${ms(s.first)}; warm median ${ms(median(s.warm))}, p95 ${ms(p95(s.warm))} (n=${s.warm.length}); first search after a worker stop: median ${ms(median(s.cold))}, p95 ${ms(p95(s.cold))} (n=${s.cold.length}).`,
@@ -183,7 +253,10 @@ it('benchmarks assets', { timeout: 30 * 60_000 }, async () => {
     table(
       ['target', 'verdict'],
       [
-        [`asset creates ≥ 0.8× raw IndexedDB with 10 in flight (${ratio10.toFixed(2)}×; one at a time ${ratio1.toFixed(2)}×)`, verdict(ratio10 >= 0.8)],
+        [
+          `asset creates ≥ 0.8× raw IndexedDB with 10 in flight (${ratio10.toFixed(2)}×; one at a time ${ratio1.toFixed(2)}×)`,
+          verdict(ratio10 >= 0.8),
+        ],
         [`full-text search over 10,000 assets ≤ 20 ms warm, median (${ms(median(s.warm))})`, verdict(full ? median(s.warm) <= 20 : null)],
         [`first search after a worker stop ≤ 150 ms (median ${ms(median(s.cold))})`, verdict(full ? median(s.cold) <= 150 : null)],
       ],
@@ -199,18 +272,23 @@ it('benchmarks assets', { timeout: 30 * 60_000 }, async () => {
     plan,
     machine: machine(),
     figures: [
-      ...[1, 10].map((n): Figure => ({
-        measure: `asset creates, ${n} in flight`,
-        unit: 'per second',
-        median: rate(n, 'ours'),
-        n: c[n]!.ours!.length,
-        floor: { measure: raw, median: rate(n, 'raw') },
-        ratio: rate(n, 'ours') / rate(n, 'raw'),
-        ...(n === 10 ? { target: '≥ 0.8×', met: ratio10 >= 0.8 } : {}),
-      })),
+      ...[1, 10].map(
+        (n): Figure => ({
+          measure: `asset creates, ${n} in flight`,
+          unit: 'per second',
+          median: rate(n, 'ours'),
+          n: c[n]!.ours!.length,
+          floor: { measure: raw, median: rate(n, 'raw') },
+          ratio: rate(n, 'ours') / rate(n, 'raw'),
+          ...(n === 10 ? { target: '≥ 0.8×', met: ratio10 >= 0.8 } : {}),
+        }),
+      ),
       { measure: `full-text search over ${s.assets} assets, first (builds the index)`, unit: 'ms', median: s.first },
       sampled(`full-text search over ${s.assets} assets, warm`, s.warm, { target: '≤ 20 ms', met: judge(median(s.warm) <= 20) }),
-      sampled(`full-text search over ${s.assets} assets, first after a worker stop`, s.cold, { target: '≤ 150 ms', met: judge(median(s.cold) <= 150) }),
+      sampled(`full-text search over ${s.assets} assets, first after a worker stop`, s.cold, {
+        target: '≤ 150 ms',
+        met: judge(median(s.cold) <= 150),
+      }),
     ],
   });
 });

@@ -40,11 +40,14 @@ function assets(count: number) {
     'reducer action effect hook context provider index search rank score vector matrix tensor graph node'
   ).split(' ');
   let seed = 42;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const word = () => vocabulary[Math.floor(random() * vocabulary.length)]!;
   const extensions = ['ts', 'py', 'go', 'rs', 'js', 'java'];
   return Array.from({ length: count }, (_, i) => {
-    const lines = Array.from({ length: 12 }, () => `function ${word()}${word()[0]!.toUpperCase()}${word().slice(1)}(${word()}) { return ${word()}(${word()}, ${word()}); }`);
+    const lines = Array.from(
+      { length: 12 },
+      () => `function ${word()}${word()[0]!.toUpperCase()}${word().slice(1)}(${word()}) { return ${word()}(${word()}, ${word()}); }`,
+    );
     return { name: `${word()}_${word()}_${i}.${extensions[i % extensions.length]}`, text: lines.join('\n') };
   });
 }
@@ -84,10 +87,10 @@ export async function benchCopilot(page: Page, plan: CopilotPlan, stop: () => Pr
     const relevance = { first, warm, cold };
 
     // The stream against the endpoint called directly, interleaved.
-    await page.evaluate(
-      ({ baseUrl, chunks }) => window.pieces.setModel({ type: 'openai', baseUrl, model: 'count', maxTokens: chunks }),
-      { baseUrl: fake.baseUrl, chunks: plan.chunks },
-    );
+    await page.evaluate(({ baseUrl, chunks }) => window.pieces.setModel({ type: 'openai', baseUrl, model: 'count', maxTokens: chunks }), {
+      baseUrl: fake.baseUrl,
+      chunks: plan.chunks,
+    });
     const runs = await page.evaluate(
       async ({ baseUrl, chunks, repeats }) => {
         const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
@@ -141,7 +144,10 @@ export async function benchCopilot(page: Page, plan: CopilotPlan, stop: () => Pr
           }
           return { first, last, count };
         };
-        const results: { stream: Array<{ first: number; last: number; count: number }>; direct: typeof results.stream } = { stream: [], direct: [] };
+        const results: { stream: Array<{ first: number; last: number; count: number }>; direct: typeof results.stream } = {
+          stream: [],
+          direct: [],
+        };
         await viaStream('warm-up');
         await direct();
         for (let i = 0; i < repeats; i++) {
@@ -184,7 +190,11 @@ export async function benchCopilot(page: Page, plan: CopilotPlan, stop: () => Pr
       stream,
       direct,
       // Ours against direct: above 1 is faster than direct (direct's time over ours', our rate over direct's).
-      ratio: { firstChunk: direct.firstChunk / stream.firstChunk, lastChunk: direct.lastChunk / stream.lastChunk, throughput: stream.chunksPerSecond / direct.chunksPerSecond },
+      ratio: {
+        firstChunk: direct.firstChunk / stream.firstChunk,
+        lastChunk: direct.lastChunk / stream.lastChunk,
+        throughput: stream.chunksPerSecond / direct.chunksPerSecond,
+      },
       chunks: plan.chunks,
     };
   } finally {

@@ -28,7 +28,11 @@ export async function createTemplate(): Promise<CreateTemplate> {
   const response = await fetch('http://localhost:1000/conversations/create', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ type: 'COPILOT', name: 'rate 0', messages: Array.from({ length: 5 }, (_, m) => ({ role: m % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: text(m) } } })) }),
+    body: JSON.stringify({
+      type: 'COPILOT',
+      name: 'rate 0',
+      messages: Array.from({ length: 5 }, (_, m) => ({ role: m % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: text(m) } } })),
+    }),
   });
   const { id } = (await response.json()) as { id: string };
   // The activity is written after the answer in some versions: give it a moment.
@@ -39,7 +43,10 @@ export async function createTemplate(): Promise<CreateTemplate> {
   const messages = await request(tx.objectStore('messages').index('by-conversation').getAll(id));
   const activity = (await request(tx.objectStore('activities').getAll())).find((a) => JSON.stringify(a.event).includes(id));
   const first = conversation.seq as number;
-  const changes = (await request(tx.objectStore('changes').getAll(IDBKeyRange.lowerBound(first)))).map(({ collection, id }) => ({ collection, id }));
+  const changes = (await request(tx.objectStore('changes').getAll(IDBKeyRange.lowerBound(first)))).map(({ collection, id }) => ({
+    collection,
+    id,
+  }));
   db.close();
   const own = new Set([id, ...messages.map((m: { id: string }) => m.id), activity?.id]);
   const { seq: _seq, ...record } = conversation;
@@ -55,7 +62,17 @@ export async function createTemplate(): Promise<CreateTemplate> {
  * every request issued at once (no await inside: the page is its database's only writer, so it
  * knows the keys the change log will give), on a database with the service's stores and indexes.
  */
-export async function createRate({ count, inFlight, raw, template }: { count: number; inFlight: number; raw: boolean; template?: CreateTemplate }): Promise<number> {
+export async function createRate({
+  count,
+  inFlight,
+  raw,
+  template,
+}: {
+  count: number;
+  inFlight: number;
+  raw: boolean;
+  template?: CreateTemplate;
+}): Promise<number> {
   const text = (m: number, i: number) => `message ${m} of conversation ${i}: ${'lorem ipsum '.repeat(8)}`;
   const request = <T>(r: IDBRequest<T>) =>
     new Promise<T>((resolve, reject) => {
@@ -86,7 +103,10 @@ export async function createRate({ count, inFlight, raw, template }: { count: nu
         body: JSON.stringify({
           type: 'COPILOT',
           name: `rate ${i}`,
-          messages: Array.from({ length: 5 }, (_, m) => ({ role: m % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: text(m, i) } } })),
+          messages: Array.from({ length: 5 }, (_, m) => ({
+            role: m % 2 ? 'ASSISTANT' : 'USER',
+            fragment: { string: { raw: text(m, i) } },
+          })),
         }),
       });
       if (!response.ok) throw new Error(`create answered ${response.status}`);
@@ -98,7 +118,11 @@ export async function createRate({ count, inFlight, raw, template }: { count: nu
     const id = crypto.randomUUID();
     const messageIds = t.messages.map(() => crypto.randomUUID());
     const activityId = crypto.randomUUID();
-    const fresh = new Map<string, string>([[t.conversation.id, id], [t.activity.id, activityId], ...t.messages.map((m, k): [string, string] => [m.id, messageIds[k]!])]);
+    const fresh = new Map<string, string>([
+      [t.conversation.id, id],
+      [t.activity.id, activityId],
+      ...t.messages.map((m, k): [string, string] => [m.id, messageIds[k]!]),
+    ]);
     const seq = w.rawSeq!;
     w.rawSeq = seq + t.changes.length;
     const tx = w.rawDb!.transaction(['changes', 'conversations', 'messages', 'activities'], 'readwrite');
@@ -121,4 +145,3 @@ export async function createRate({ count, inFlight, raw, template }: { count: nu
   );
   return (performance.now() - start) / count;
 }
-

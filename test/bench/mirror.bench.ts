@@ -44,7 +44,10 @@ const figures = (times: number[]): Figures => ({ median: median(times), p95: p95
 
 /** A conversation with 5 messages on the upstream, to read by id. */
 async function seed(upstream: IndependentPiecesOS): Promise<string> {
-  const messages = Array.from({ length: 5 }, (_, i) => ({ role: i % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: `message ${i}` } } }));
+  const messages = Array.from({ length: 5 }, (_, i) => ({
+    role: i % 2 ? 'ASSISTANT' : 'USER',
+    fragment: { string: { raw: `message ${i}` } },
+  }));
   const response = await fetch(`${upstream.url}/conversations/create`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -70,7 +73,8 @@ async function queueWrites(post: (path: string, body: unknown) => Promise<{ id: 
   const started = performance.now();
   for (let c = 0; c < plan.conversations; c++) {
     const { id } = await post('/conversations/create', { type: 'COPILOT', name: `queued ${c}` });
-    for (let m = 0; m < plan.messages; m++) await post('/messages/create', { role: 'USER', fragment: { string: { raw: `queued ${c}.${m}` } }, conversation: { id } });
+    for (let m = 0; m < plan.messages; m++)
+      await post('/messages/create', { role: 'USER', fragment: { string: { raw: `queued ${c}.${m}` } }, conversation: { id } });
   }
   return performance.now() - started;
 }
@@ -118,7 +122,11 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
 
   await upstream.stop();
   const queueNode = await queueWrites(async (path, body) => {
-    const response = await host.fetch(BASE + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await host.fetch(BASE + path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return (await response.json()) as { id: string };
   });
   expect((await status()).outbox).toHaveLength(writes);
@@ -190,11 +198,18 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
     const queueBrowser = await fast.evaluate(
       async ({ conversations, messages }) => {
         const post = async (path: string, body: unknown) =>
-          (await (await fetch(`http://localhost:1000${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).json()) as { id: string };
+          (await (
+            await fetch(`http://localhost:1000${path}`, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json' },
+              body: JSON.stringify(body),
+            })
+          ).json()) as { id: string };
         const started = performance.now();
         for (let c = 0; c < conversations; c++) {
           const { id } = await post('/conversations/create', { type: 'COPILOT', name: `queued ${c}` });
-          for (let m = 0; m < messages; m++) await post('/messages/create', { role: 'USER', fragment: { string: { raw: `queued ${c}.${m}` } }, conversation: { id } });
+          for (let m = 0; m < messages; m++)
+            await post('/messages/create', { role: 'USER', fragment: { string: { raw: `queued ${c}.${m}` } }, conversation: { id } });
         }
         return performance.now() - started;
       },
@@ -220,15 +235,20 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
   // ---- Report ------------------------------------------------------------------------------------
   const ratio = (a: Figures, b: Figures) => a.median / b.median;
   const rows: Array<Array<string | number>> = [];
-  for (const [where, set] of [['Node host', results.node], ['Chromium worker', results.browser]] as const) {
+  for (const [where, set] of [
+    ['Node host', results.node],
+    ['Chromium worker', results.browser],
+  ] as const) {
     for (const [path, f] of Object.entries(set as Record<string, Record<string, Figures>>)) {
       const label = path.replace(/[0-9a-f-]{36}/, '{id}');
-      const row = (calls: string, v: Figures, against = '') => rows.push([where, label, calls, ms(v.median), ms(v.p95), `${ratio(v, f.direct!).toFixed(2)}×`, against]);
+      const row = (calls: string, v: Figures, against = '') =>
+        rows.push([where, label, calls, ms(v.median), ms(v.p95), `${ratio(v, f.direct!).toFixed(2)}×`, against]);
       row(where === 'Node host' ? 'direct' : 'direct (a page no worker controls)', f.direct!);
       if (f.directControlled) row('direct, from a page the worker controls', f.directControlled);
       row(where === 'Node host' ? 'through the service' : 'through the service (fast path)', f.through!);
       if (f.floorFetch) row('floor: a bare worker fetching the upstream (fetch handler)', f.floorFetch);
-      if (f.throughFetch) row('through the service (fetch handler)', f.throughFetch, `${ratio(f.throughFetch, f.floorFetch!).toFixed(2)}× the floor`);
+      if (f.throughFetch)
+        row('through the service (fetch handler)', f.throughFetch, `${ratio(f.throughFetch, f.floorFetch!).toFixed(2)}× the floor`);
     }
   }
   const drain = (d: { writes: number; queueMs: number; drainMs: number }) =>
@@ -249,16 +269,34 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
   writeFileSync(resolve(root, '.bench/mirror.json'), JSON.stringify(results, null, 2));
   writeFileSync(resolve(root, '.bench/mirror.md'), report);
   const figuresOf: Figure[] = [];
-  for (const [where, set] of [['Node host', results.node], ['Chromium worker', results.browser]] as const) {
+  for (const [where, set] of [
+    ['Node host', results.node],
+    ['Chromium worker', results.browser],
+  ] as const) {
     for (const [path, f] of Object.entries(set as Record<string, Record<string, Figures>>)) {
       const label = `${where}: ${path.replace(/[0-9a-f-]{36}/, '{id}')}`;
-      figuresOf.push({ measure: `${label}, through the service`, unit: 'ms', ...f.through!, floor: { measure: 'the upstream called directly', median: f.direct!.median }, ratio: ratio(f.through!, f.direct!) });
+      figuresOf.push({
+        measure: `${label}, through the service`,
+        unit: 'ms',
+        ...f.through!,
+        floor: { measure: 'the upstream called directly', median: f.direct!.median },
+        ratio: ratio(f.through!, f.direct!),
+      });
       if (f.throughFetch && f.floorFetch) {
-        figuresOf.push({ measure: `${label}, through the fetch handler`, unit: 'ms', ...f.throughFetch, floor: { measure: 'a bare worker fetching the upstream', median: f.floorFetch.median }, ratio: ratio(f.throughFetch, f.floorFetch) });
+        figuresOf.push({
+          measure: `${label}, through the fetch handler`,
+          unit: 'ms',
+          ...f.throughFetch,
+          floor: { measure: 'a bare worker fetching the upstream', median: f.floorFetch.median },
+          ratio: ratio(f.throughFetch, f.floorFetch),
+        });
       }
     }
   }
-  for (const [where, d] of [['Node host', results.drainNode], ['Chromium worker', results.drainBrowser]] as const) {
+  for (const [where, d] of [
+    ['Node host', results.drainNode],
+    ['Chromium worker', results.drainBrowser],
+  ] as const) {
     const { writes, drainMs } = d as { writes: number; drainMs: number };
     figuresOf.push({ measure: `${where}: queued writes drained`, unit: 'per second', median: (writes / drainMs) * 1000, n: writes });
   }
@@ -267,7 +305,10 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
 
 /** The benchmark's pages and the worker scripts, served with cross-origin isolation (5 µs timers): ours, the pass-through floor's and a page no worker controls, each on an origin of its own. */
 async function sitePages() {
-  const outDir = await buildSite('mirror', { pages: ['ours', 'passthrough', 'plain'], files: { 'passthrough-sw.js': resolve(import.meta.dirname, 'passthrough-sw.js') } });
+  const outDir = await buildSite('mirror', {
+    pages: ['ours', 'passthrough', 'plain'],
+    files: { 'passthrough-sw.js': resolve(import.meta.dirname, 'passthrough-sw.js') },
+  });
   const servers = await Promise.all([serveSite(outDir), serveSite(outDir), serveSite(outDir)]);
   const [origin, passthrough, plain] = servers.map((s) => s.origin) as [string, string, string];
   return { origin, passthrough, plain, close: () => Promise.all(servers.map(({ server }) => server.close())) };

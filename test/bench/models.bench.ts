@@ -79,7 +79,11 @@ const drainWithReads = (page: Page, args: { pull: string; model: string; small: 
   page.evaluate(async ({ pull, model, small }) => {
     let running = true;
     const drained = (async () => {
-      const response = await fetch(pull, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model, stream: true }) });
+      const response = await fetch(pull, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model, stream: true }),
+      });
       const reader = response.body!.getReader();
       while (!(await reader.read()).done);
       running = false;
@@ -95,7 +99,10 @@ const drainWithReads = (page: Page, args: { pull: string; model: string; small: 
   }, args);
 
 it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
-  const outDir = await buildSite('models', { pages: ['models-floor', 'ours'], files: { 'models-floor-sw.js': resolve(import.meta.dirname, 'models-floor-sw.js') } });
+  const outDir = await buildSite('models', {
+    pages: ['models-floor', 'ours'],
+    files: { 'models-floor-sw.js': resolve(import.meta.dirname, 'models-floor-sw.js') },
+  });
   const [oursSite, floorSite] = (await Promise.all([serveSite(outDir), serveSite(outDir)])).map((s) => s.origin) as [string, string];
   const ollama = await startFakeOllama();
   const { context } = await launchChromium();
@@ -123,7 +130,8 @@ it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
 
     // 2. A download's progress frames against small reads, on the fast path; reads without a download interleaved.
     const model = await ours.evaluate(async () => {
-      const list = ((await (await fetch('http://localhost:1000/models')).json()) as { iterable: Array<{ id: string; name: string }> }).iterable;
+      const list = ((await (await fetch('http://localhost:1000/models')).json()) as { iterable: Array<{ id: string; name: string }> })
+        .iterable;
       return list.find((m) => m.name === 'Llama-3.2 3B Chat Model')!.id;
     });
     await ours.evaluate(
@@ -149,7 +157,8 @@ it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
       // The rate a listener sees: IN-PROGRESS frames from the first to the last (gaps measured where they arrive).
       if (progress.length > 1) rates.push((progress.length - 1) / ((progress.at(-1)!.at - progress[0]!.at) / 1000));
       for (let i = 1; i < progress.length; i++) gaps.push(progress[i]!.at - progress[i - 1]!.at);
-      if (frames.at(-1)?.status !== "COMPLETED") throw new Error(`download ${run} ended ${frames.at(-1)?.status}: ${JSON.stringify(frames.slice(-4))}`);
+      if (frames.at(-1)?.status !== 'COMPLETED')
+        throw new Error(`download ${run} ended ${frames.at(-1)?.status}: ${JSON.stringify(frames.slice(-4))}`);
     }
     without.push(...(await timeReads(ours, SMALL_URL, plan.batch)));
     results.download = {
@@ -165,7 +174,16 @@ it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
 
     const fetchRatio = models.fetch!.median / models.floorBehind!.median;
     const oursRatio = models.ours!.median / models.floor!.median;
-    const download = results.download as { framesPerSecond: number; frameGapMedian: number; readsDuring: { median: number; p95: number }; readsWithout: { median: number; p95: number }; readsDrained: { median: number; p95: number }; ratio: number; ratioDrained: number; frames: number };
+    const download = results.download as {
+      framesPerSecond: number;
+      frameGapMedian: number;
+      readsDuring: { median: number; p95: number };
+      readsWithout: { median: number; p95: number };
+      readsDrained: { median: number; p95: number };
+      ratio: number;
+      ratioDrained: number;
+      frames: number;
+    };
     const report = [
       '## GET /models against the empty-worker floor',
       table(
@@ -189,7 +207,10 @@ it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
           ['frames (all pulls)', download.frames],
           ['GET /applications during a download: median / p95', `${ms(download.readsDuring.median)} / ${ms(download.readsDuring.p95)}`],
           ['GET /applications without: median / p95', `${ms(download.readsWithout.median)} / ${ms(download.readsWithout.p95)}`],
-          ['GET /applications while the page itself drains the same pull (the traffic alone): median / p95', `${ms(download.readsDrained.median)} / ${ms(download.readsDrained.p95)}`],
+          [
+            'GET /applications while the page itself drains the same pull (the traffic alone): median / p95',
+            `${ms(download.readsDrained.median)} / ${ms(download.readsDrained.p95)}`,
+          ],
           ['during / while drained by the page (medians)', `${download.ratioDrained.toFixed(2)}x`],
           ['during / without (medians)', `${download.ratio.toFixed(2)}x`],
         ],
@@ -205,9 +226,29 @@ it('benchmarks the models operations', { timeout: 20 * 60_000 }, async () => {
       plan,
       machine: machine(),
       figures: [
-        { measure: 'GET /models, fast path', unit: 'ms', ...models.ours!, floor: { measure: emptyWorker, median: models.floor!.median }, ratio: oursRatio },
-        { measure: 'GET /models, fetch path (second page)', unit: 'ms', ...models.fetch!, floor: { measure: `${emptyWorker}, from a second page`, median: models.floorBehind!.median }, ratio: fetchRatio, target: '≤ 1.1×', met: fetchRatio <= 1.1 },
-        { measure: "a download's IN-PROGRESS frames a second", unit: 'per second', median: download.framesPerSecond, target: '≤ 60', met: download.framesPerSecond <= 61 },
+        {
+          measure: 'GET /models, fast path',
+          unit: 'ms',
+          ...models.ours!,
+          floor: { measure: emptyWorker, median: models.floor!.median },
+          ratio: oursRatio,
+        },
+        {
+          measure: 'GET /models, fetch path (second page)',
+          unit: 'ms',
+          ...models.fetch!,
+          floor: { measure: `${emptyWorker}, from a second page`, median: models.floorBehind!.median },
+          ratio: fetchRatio,
+          target: '≤ 1.1×',
+          met: fetchRatio <= 1.1,
+        },
+        {
+          measure: "a download's IN-PROGRESS frames a second",
+          unit: 'per second',
+          median: download.framesPerSecond,
+          target: '≤ 60',
+          met: download.framesPerSecond <= 61,
+        },
         {
           measure: 'GET /applications during a download',
           unit: 'ms',

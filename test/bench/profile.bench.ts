@@ -68,7 +68,8 @@ it.skipIf(!what)('profiles', { timeout: 10 * 60_000 }, async () => {
     const template = what === 'creates' ? await page.evaluate(createTemplate) : undefined;
     const interval = Number(process.env.BENCH_PROFILE_INTERVAL ?? 200);
     const run = async (count: number, raw = false): Promise<number> => {
-      if (what === 'creates') return page.evaluate(createRate, { count, inFlight: Number(process.env.BENCH_PROFILE_IN_FLIGHT ?? 1), raw, template });
+      if (what === 'creates')
+        return page.evaluate(createRate, { count, inFlight: Number(process.env.BENCH_PROFILE_IN_FLIGHT ?? 1), raw, template });
       return page.evaluate(async (count) => {
         const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
         await new Promise((resolve) => (socket.onopen = resolve));
@@ -90,7 +91,10 @@ it.skipIf(!what)('profiles', { timeout: 10 * 60_000 }, async () => {
       }, count);
     };
     if (what === 'stream') {
-      await page.evaluate((baseUrl) => (window as any).pieces.setModel({ type: 'openai', baseUrl, model: 'count', maxTokens: 200 }), fake.baseUrl);
+      await page.evaluate(
+        (baseUrl) => (window as any).pieces.setModel({ type: 'openai', baseUrl, model: 'count', maxTokens: 200 }),
+        fake.baseUrl,
+      );
     }
     await run(20);
     if (what === 'creates') await run(20, true);
@@ -108,10 +112,17 @@ it.skipIf(!what)('profiles', { timeout: 10 * 60_000 }, async () => {
       const each = await run(count, raw);
       const pageProfile = (await pageCdp.send('Profiler.stop')).profile as unknown as Profile;
       const workerProfile = (await worker.send('Profiler.stop')).profile as Profile;
-      lines.push(`${label}: ${count} ${what === 'creates' ? 'creates' : 'answers'}, ${each.toFixed(2)} ms each (${what === 'creates' ? 'mean' : 'median'}, under the profiler)`);
-      for (const [name, profile] of [['page', pageProfile], ['worker', workerProfile]] as const) {
+      lines.push(
+        `${label}: ${count} ${what === 'creates' ? 'creates' : 'answers'}, ${each.toFixed(2)} ms each (${what === 'creates' ? 'mean' : 'median'}, under the profiler)`,
+      );
+      for (const [name, profile] of [
+        ['page', pageProfile],
+        ['worker', workerProfile],
+      ] as const) {
         const { total, idle, top } = selfTimes(profile);
-        lines.push(`\n${name}: ${total.toFixed(0)} ms profiled, busy ${(total - idle).toFixed(0)} ms (${((total - idle) / count).toFixed(3)} ms each)`);
+        lines.push(
+          `\n${name}: ${total.toFixed(0)} ms profiled, busy ${(total - idle).toFixed(0)} ms (${((total - idle) / count).toFixed(3)} ms each)`,
+        );
         for (const [key, ms] of top) lines.push(`  ${(ms / count).toFixed(4)} ms  ${key}`);
         writeFileSync(resolve(root, `.bench/profile-${what}-${label}-${name}.cpuprofile`), JSON.stringify(profile));
       }
@@ -126,8 +137,21 @@ it.skipIf(!what)('profiles', { timeout: 10 * 60_000 }, async () => {
         const text = (m: number, i: number) => `message ${m} of conversation ${i}: ${'lorem ipsum '.repeat(8)}`;
         for (let i = 0; i < 50; i++) {
           const start = performance.now();
-          const body = JSON.stringify({ type: 'COPILOT', name: `rate ${i}`, messages: Array.from({ length: 5 }, (_, m) => ({ role: m % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: text(m, i) } } })) });
-          await (await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).arrayBuffer();
+          const body = JSON.stringify({
+            type: 'COPILOT',
+            name: `rate ${i}`,
+            messages: Array.from({ length: 5 }, (_, m) => ({
+              role: m % 2 ? 'ASSISTANT' : 'USER',
+              fragment: { string: { raw: text(m, i) } },
+            })),
+          });
+          await (
+            await fetch('http://localhost:1000/conversations/create', {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json' },
+              body,
+            })
+          ).arrayBuffer();
           times.push(performance.now() - start);
         }
         return times;

@@ -55,13 +55,23 @@ export interface RunFile {
 }
 
 /** A figure from its samples: median, p95 and their number. */
-export function sampled(measure: string, samples: number[], extra: Omit<Figure, 'measure' | 'median' | 'p95' | 'n' | 'unit'> & { unit?: Figure['unit'] } = {}): Figure {
+export function sampled(
+  measure: string,
+  samples: number[],
+  extra: Omit<Figure, 'measure' | 'median' | 'p95' | 'n' | 'unit'> & { unit?: Figure['unit'] } = {},
+): Figure {
   return { measure, unit: 'ms', median: median(samples), p95: p95(samples), n: samples.length, ...extra };
 }
 
 /** What every section records of the machine (its load at the end of the section). */
 export function machine(more: Record<string, unknown> = {}): Record<string, unknown> {
-  return { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavg: loadavg().map((l) => Number(l.toFixed(2))), ...more };
+  return {
+    cores: cpus().length,
+    cpu: cpus()[0]?.model,
+    node: process.version,
+    loadavg: loadavg().map((l) => Number(l.toFixed(2))),
+    ...more,
+  };
 }
 
 /** The vitest run this file runs in: its main process (the parent of a forked worker). */
@@ -71,7 +81,8 @@ function runner(): string {
 }
 
 /** Numbers to 4 significant digits; NaN and infinities (a figure a run did not get) as null, as JSON.stringify does. */
-const json = (value: unknown) => `${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(4)) : v), 2)}\n`;
+const json = (value: unknown) =>
+  `${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(4)) : v), 2)}\n`;
 
 /** Adds a section to its run's file (made when it is the run's first); returns the file's path. */
 export function recordRun(name: string, section: Omit<Section, 'at'>, dir = RESULTS): string {

@@ -38,14 +38,19 @@ async function ask({ kind, query }: { kind: 'relevance' | 'search' | 'health'; q
   const start = performance.now();
   const response =
     kind === 'relevance'
-      ? await fetch('http://localhost:1000/qgpt/relevance', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query, options: { database: true } }) })
+      ? await fetch('http://localhost:1000/qgpt/relevance', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ query, options: { database: true } }),
+        })
       : kind === 'search'
         ? await fetch(`http://localhost:1000/search/full_text?query=${encodeURIComponent(query)}`)
         : await fetch('http://localhost:1000/.well-known/health');
   const body = await response.text();
   const elapsed = performance.now() - start;
   if (!response.ok) throw new Error(`${kind} answered ${response.status}: ${body.slice(0, 200)}`);
-  if (kind === 'relevance' && (JSON.parse(body) as { relevant: { iterable: unknown[] } }).relevant.iterable.length === 0) throw new Error(`nothing relevant for ${query}`);
+  if (kind === 'relevance' && (JSON.parse(body) as { relevant: { iterable: unknown[] } }).relevant.iterable.length === 0)
+    throw new Error(`nothing relevant for ${query}`);
   return elapsed;
 }
 
@@ -76,7 +81,10 @@ async function keptIndex(what: 'read' | 'readAll' | 'delete' | 'kept'): Promise<
       return true;
     }
     const tx = db.transaction(['search', 'changes']);
-    const [record, last] = await Promise.all([request(tx.objectStore('search').get('assets')), request(tx.objectStore('changes').openCursor(null, 'prev'))]);
+    const [record, last] = await Promise.all([
+      request(tx.objectStore('search').get('assets')),
+      request(tx.objectStore('changes').openCursor(null, 'prev')),
+    ]);
     return !!record && (record as { seq: number }).seq >= ((last?.key as number | undefined) ?? 0);
   } finally {
     db.close();
@@ -90,13 +98,25 @@ it('benchmarks the first relevance and search after a worker start', { timeout: 
   const { server, origin } = await serveSite(outDir);
   const { context } = await launchChromium();
   const loads: string[] = [load()];
-  const figures: Record<string, number[]> = { coldRelevance: [], coldSearch: [], floorStart: [], floorRead: [], floorReadAll: [], rebuild: [], warmRelevance: [], warmSearch: [] };
+  const figures: Record<string, number[]> = {
+    coldRelevance: [],
+    coldSearch: [],
+    floorStart: [],
+    floorRead: [],
+    floorReadAll: [],
+    rebuild: [],
+    warmRelevance: [],
+    warmSearch: [],
+  };
   let keptAfter = NaN;
   try {
     const page = await openReady(context, `${origin}/ours.html`);
     const corpus = snippets(plan.assets, 11, { questions: true });
     for (let i = 0; i < corpus.length; i += 1000) {
-      await page.evaluate((batch) => window.pieces.addAssets(batch), corpus.slice(i, i + 1000).map(({ name, text }) => ({ name, text })));
+      await page.evaluate(
+        (batch) => window.pieces.addAssets(batch),
+        corpus.slice(i, i + 1000).map(({ name, text }) => ({ name, text })),
+      );
     }
     // Kept with the writes: how long after the last one (nothing searched meanwhile).
     const written = Date.now();
@@ -162,8 +182,16 @@ it('benchmarks the first relevance and search after a worker start', { timeout: 
     table(
       ['measure', 'median', 'p95', 'n', 'target'],
       [
-        row('first relevance after a worker stop (POST /qgpt/relevance)', f.coldRelevance!, `≤ 100 ms: ${verdict(median(f.coldRelevance!) <= 100)}`),
-        row('first search after a worker stop (GET /search/full_text, two words)', f.coldSearch!, `≤ 100 ms: ${verdict(median(f.coldSearch!) <= 100)}`),
+        row(
+          'first relevance after a worker stop (POST /qgpt/relevance)',
+          f.coldRelevance!,
+          `≤ 100 ms: ${verdict(median(f.coldRelevance!) <= 100)}`,
+        ),
+        row(
+          'first search after a worker stop (GET /search/full_text, two words)',
+          f.coldSearch!,
+          `≤ 100 ms: ${verdict(median(f.coldSearch!) <= 100)}`,
+        ),
         row('floor: first GET /.well-known/health after a worker stop (the start alone)', f.floorStart!),
         row('floor: the kept index record read from IndexedDB in the page (new connection)', f.floorRead!),
         row('the kept index and every chunk of texts read in the page (one transaction)', f.floorReadAll!),
@@ -176,18 +204,42 @@ it('benchmarks the first relevance and search after a worker start', { timeout: 
     `Cold relevance over its floors (start + read): ${(median(f.coldRelevance!) / (median(f.floorStart!) + median(f.floorRead!))).toFixed(2)}×; a rebuild over a load: ${(median(f.rebuild!) / median(f.coldRelevance!)).toFixed(1)}×.`,
   ].join('\n');
   mkdirSync(resolve(root, '.bench'), { recursive: true });
-  writeFileSync(resolve(root, '.bench/relevance.json'), JSON.stringify({ plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavg: loadavg() }, loads, keptAfter, figures }, null, 2));
+  writeFileSync(
+    resolve(root, '.bench/relevance.json'),
+    JSON.stringify(
+      {
+        plan,
+        machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavg: loadavg() },
+        loads,
+        keptAfter,
+        figures,
+      },
+      null,
+      2,
+    ),
+  );
   writeFileSync(resolve(root, '.bench/relevance.md'), `${report}\n`);
   console.info(`\n${report}\n`);
   const judge = (ok: boolean) => (smoke ? null : ok);
-  const floors = { measure: 'the start (first health after a stop) + the kept index record read in the page', median: median(f.floorStart!) + median(f.floorRead!) };
+  const floors = {
+    measure: 'the start (first health after a stop) + the kept index record read in the page',
+    median: median(f.floorStart!) + median(f.floorRead!),
+  };
   const against = (values: number[]) => ({ floor: floors, ratio: median(values) / floors.median });
   recordRun('relevance', {
     plan,
     machine: machine({ loads, keptAfterMs: keptAfter }),
     figures: [
-      sampled('first relevance after a worker stop', f.coldRelevance!, { ...against(f.coldRelevance!), target: '≤ 100 ms', met: judge(median(f.coldRelevance!) <= 100) }),
-      sampled('first full-text search after a worker stop (two words)', f.coldSearch!, { ...against(f.coldSearch!), target: '≤ 100 ms', met: judge(median(f.coldSearch!) <= 100) }),
+      sampled('first relevance after a worker stop', f.coldRelevance!, {
+        ...against(f.coldRelevance!),
+        target: '≤ 100 ms',
+        met: judge(median(f.coldRelevance!) <= 100),
+      }),
+      sampled('first full-text search after a worker stop (two words)', f.coldSearch!, {
+        ...against(f.coldSearch!),
+        target: '≤ 100 ms',
+        met: judge(median(f.coldSearch!) <= 100),
+      }),
       sampled('floor: first health after a worker stop (the start alone)', f.floorStart!),
       sampled('floor: the kept index record read in the page', f.floorRead!),
       sampled('the kept index and every chunk of texts read in the page', f.floorReadAll!),

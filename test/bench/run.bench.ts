@@ -24,10 +24,32 @@ import { recordRun, type Figure } from './record.js';
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
 const plan = smoke
-  ? { rounds: 4, batch: 25, sizes: [100], snapshotRepeats: 3, coldSnapshots: 1, streamWrites: 20, coldRepeats: 3, durabilityWrites: 40,
-      copilot: { assets: 1_000, relevanceRepeats: 12, coldRelevance: 2, streamRepeats: 4, chunks: 100 }, createRounds: 2, createBatch: 20 }
-  : { rounds: 30, batch: 50, sizes: [100, 1_000, 10_000], snapshotRepeats: 7, coldSnapshots: 9, streamWrites: 200, coldRepeats: 10, durabilityWrites: 400,
-      copilot: { assets: 10_000, relevanceRepeats: 60, coldRelevance: 7, streamRepeats: 20, chunks: 200 }, createRounds: 12, createBatch: 50 };
+  ? {
+      rounds: 4,
+      batch: 25,
+      sizes: [100],
+      snapshotRepeats: 3,
+      coldSnapshots: 1,
+      streamWrites: 20,
+      coldRepeats: 3,
+      durabilityWrites: 40,
+      copilot: { assets: 1_000, relevanceRepeats: 12, coldRelevance: 2, streamRepeats: 4, chunks: 100 },
+      createRounds: 2,
+      createBatch: 20,
+    }
+  : {
+      rounds: 30,
+      batch: 50,
+      sizes: [100, 1_000, 10_000],
+      snapshotRepeats: 7,
+      coldSnapshots: 9,
+      streamWrites: 200,
+      coldRepeats: 10,
+      durabilityWrites: 400,
+      copilot: { assets: 10_000, relevanceRepeats: 60, coldRelevance: 7, streamRepeats: 20, chunks: 200 },
+      createRounds: 12,
+      createBatch: 50,
+    };
 
 /**
  * `BENCH_ONLY=creates,snapshots` runs only those sections (for development; a recorded run runs
@@ -45,7 +67,10 @@ const SMALL_PATHS = ['/applications', '/conversations/identifiers'];
 async function buildPages(): Promise<string> {
   const outDir = await buildSite('run', {
     pages: ['floor', 'ours', 'msw'],
-    files: { 'mockServiceWorker.js': resolve(root, 'node_modules/msw/lib/mockServiceWorker.js'), 'floor-sw.js': resolve(import.meta.dirname, 'floor-sw.js') },
+    files: {
+      'mockServiceWorker.js': resolve(root, 'node_modules/msw/lib/mockServiceWorker.js'),
+      'floor-sw.js': resolve(import.meta.dirname, 'floor-sw.js'),
+    },
   });
   // The same page under /off/: controlled by a second registration of the same script on the
   // same origin (scope /off/), which writes each create alone, on the same database.
@@ -159,7 +184,9 @@ async function workerHeap(context: BrowserContext, page: Page): Promise<number> 
   const cdp = await context.newCDPSession(page);
   try {
     const { targetInfos } = await cdp.send('Target.getTargets');
-    const worker = targetInfos.find((t) => t.type === 'service_worker' && t.url.includes('pieces-os-worker') && !t.url.includes('groupCommit=0'));
+    const worker = targetInfos.find(
+      (t) => t.type === 'service_worker' && t.url.includes('pieces-os-worker') && !t.url.includes('groupCommit=0'),
+    );
     if (!worker) throw new Error('no running pieces-os-worker');
     const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: worker.targetId, flatten: false });
     const replies = new Map<number, (result: any) => void>();
@@ -209,7 +236,8 @@ async function durabilityCost(count: number): Promise<{ default: number[]; stric
     const tx = db.transaction(['changes', 'conversations', 'messages'], 'readwrite', { durability });
     const seq = await request(tx.objectStore('changes').add({ conversation: id }));
     tx.objectStore('conversations').add({ id, seq, json: JSON.stringify({ id, type: 'COPILOT' }), messageIds: [] });
-    for (let m = 0; m < 5; m++) tx.objectStore('messages').add({ id: crypto.randomUUID(), conversation: id, json: JSON.stringify({ text }) });
+    for (let m = 0; m < 5; m++)
+      tx.objectStore('messages').add({ id: crypto.randomUUID(), conversation: id, json: JSON.stringify({ text }) });
     await new Promise((resolve, reject) => {
       tx.oncomplete = resolve;
       tx.onabort = () => reject(tx.error);
@@ -229,20 +257,31 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
   const servers = await Promise.all([serveSite(outDir), serveSite(outDir), serveSite(outDir)]);
   const [oursSite, floorSite, mswSite] = servers.map((s) => s.origin) as [string, string, string];
   const { context } = await launchChromium();
-  const chromium = context.browser()?.version() ?? (await (await context.newCDPSession(await context.newPage())).send('Browser.getVersion')).product;
-  const results: Record<string, unknown> = { plan, machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium, load: loadavg()[0]!.toFixed(2) } };
+  const chromium =
+    context.browser()?.version() ?? (await (await context.newCDPSession(await context.newPage())).send('Browser.getVersion')).product;
+  const results: Record<string, unknown> = {
+    plan,
+    machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, chromium, load: loadavg()[0]!.toFixed(2) },
+  };
   try {
     // Ours first, seeded with a little data; its answers become the floor's and MSW's bodies.
     const ours = await openReady(context, `${oursSite}/ours.html`);
     await ours.evaluate(async () => {
       await fetch('http://localhost:1000/applications/register', { method: 'POST', headers: { 'Content-Type': 'application/json' } });
       for (let i = 0; i < 5; i++) {
-        await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
+        await fetch('http://localhost:1000/conversations/create', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"type":"COPILOT"}',
+        });
       }
     });
     // One conversation read by id (as the Python wrapper and the copilot SDK read them), with 5 messages.
     const one = await ours.evaluate(async () => {
-      const messages = Array.from({ length: 5 }, (_, i) => ({ role: i % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: `message ${i}` } } }));
+      const messages = Array.from({ length: 5 }, (_, i) => ({
+        role: i % 2 ? 'ASSISTANT' : 'USER',
+        fragment: { string: { raw: `message ${i}` } },
+      }));
       const response = await fetch('http://localhost:1000/conversations/create', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
@@ -254,7 +293,11 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     const bodies: Record<string, string> = {};
     for (const path of SMALL_READS) bodies[BASE + path] = await ours.evaluate(async (url) => (await fetch(url)).text(), BASE + path);
     // The floor answers a create with a constant body too (the hop alone).
-    const created = await ours.evaluate(async (url) => (await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' })).text(), CREATE_URL);
+    const created = await ours.evaluate(
+      async (url) =>
+        (await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' })).text(),
+      CREATE_URL,
+    );
     const hash = `#${encodeURIComponent(JSON.stringify({ ...bodies, [CREATE_URL]: created }))}`;
     const floor = await openReady(context, `${floorSite}/floor.html${hash}`);
     const msw = await openReady(context, `${mswSite}/msw.html${hash}`);
@@ -284,7 +327,9 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       results.small = Object.fromEntries(
         Object.entries(small).map(([path, byVariant]) => [
           path,
-          Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { median: median(times), p95: p95(times), n: times.length }])),
+          Object.fromEntries(
+            Object.entries(byVariant).map(([name, times]) => [name, { median: median(times), p95: p95(times), n: times.length }]),
+          ),
         ]),
       );
     }
@@ -292,7 +337,10 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
     // 2. Scale.
     if (want('snapshots')) {
       const scale: Array<Record<string, number>> = [];
-      let existing = await ours.evaluate(async () => ((await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: unknown[] }).iterable.length);
+      let existing = await ours.evaluate(
+        async () =>
+          ((await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: unknown[] }).iterable.length,
+      );
       for (const size of plan.sizes) {
         const toCreate = size - existing;
         const createMs = await createMany(ours, toCreate);
@@ -323,7 +371,14 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
             if (i % 2) both.reverse();
             for (const run of both) await run();
           }
-          return { afterWrite: median(afterWrite), cold: median(cold), coldP95: p95(cold), wire: withWire ? median(wire) : NaN, wireP95: withWire ? p95(wire) : NaN, bytes: bytes.length };
+          return {
+            afterWrite: median(afterWrite),
+            cold: median(cold),
+            coldP95: p95(cold),
+            wire: withWire ? median(wire) : NaN,
+            wireP95: withWire ? p95(wire) : NaN,
+            bytes: bytes.length,
+          };
         };
         // The floor under a cold read: a new IndexedDB connection reading the same records, nothing else.
         const indexedDbAlone = async (withMessages: boolean) => {
@@ -345,7 +400,11 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
         await timeReads(ours, `${BASE}/conversations?transferables=false`, 1);
         const heap = await workerHeap(context, ours);
         await ours.evaluate(async () => {
-          const search = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: 'lorem conversation' }) };
+          const search = {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ query: 'lorem conversation' }),
+          };
           for (let i = 0; i < 2; i++) {
             await (await fetch('http://localhost:1000/conversations/search?transferables=false', search)).arrayBuffer();
             await (await fetch('http://localhost:1000/messages')).arrayBuffer();
@@ -401,7 +460,13 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       // page of another origin: a database of its own storage engine, as an app's would be).
       const template = await ours.evaluate(createTemplate);
       results.createTemplate = { changes: template.changes.map((c) => c.collection), messages: template.messages.length };
-      const createVariants = { ours: { page: ours, raw: false }, fetch: { page: viaFetch, raw: false }, alone: { page: alone, raw: false }, floor: { page: floor, raw: false }, raw: { page: floor, raw: true } };
+      const createVariants = {
+        ours: { page: ours, raw: false },
+        fetch: { page: viaFetch, raw: false },
+        alone: { page: alone, raw: false },
+        floor: { page: floor, raw: false },
+        raw: { page: floor, raw: true },
+      };
       const creates: Record<string, Record<string, number[]>> = { '1': {}, '10': {} };
       for (const inFlight of [1, 10]) {
         for (const name of Object.keys(createVariants)) creates[String(inFlight)]![name] = [];
@@ -422,7 +487,12 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       results.creates = Object.fromEntries(
         Object.entries(creates).map(([inFlight, byVariant]) => [
           inFlight,
-          Object.fromEntries(Object.entries(byVariant).map(([name, times]) => [name, { msPerCreate: median(times), p95: p95(times), perSecond: 1000 / median(times), n: times.length }])),
+          Object.fromEntries(
+            Object.entries(byVariant).map(([name, times]) => [
+              name,
+              { msPerCreate: median(times), p95: p95(times), perSecond: 1000 / median(times), n: times.length },
+            ]),
+          ),
         ]),
       );
       await alone.close();
@@ -464,7 +534,9 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
         }
         return done;
       }, plan.streamWrites);
-      await a.waitForFunction((n) => (window as unknown as { arrivals: Map<string, number> }).arrivals.size >= n, writes.length, { timeout: 60_000 });
+      await a.waitForFunction((n) => (window as unknown as { arrivals: Map<string, number> }).arrivals.size >= n, writes.length, {
+        timeout: 60_000,
+      });
       const arrivals = new Map(await a.evaluate(() => [...(window as unknown as { arrivals: Map<string, number> }).arrivals]));
       const beyond = writes.map((w) => arrivals.get(w.id)! - w.end);
       const endToEnd = writes.map((w) => arrivals.get(w.id)! - w.start);
@@ -502,7 +574,16 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
         await new Promise((r) => setTimeout(r, 200));
         health.push(...(await timeReads(ours, 'http://127.0.0.1:39300/.well-known/health', 1)));
       }
-      results.cold = { warm: median(warm), warmP95: p95(warm), cold: median(cold), coldP95: p95(cold), beyondWarm: median(cold) - median(warm), n: cold.length, health: median(health), healthP95: p95(health) };
+      results.cold = {
+        warm: median(warm),
+        warmP95: p95(warm),
+        cold: median(cold),
+        coldP95: p95(cold),
+        beyondWarm: median(cold) - median(warm),
+        n: cold.length,
+        health: median(health),
+        healthP95: p95(health),
+      };
     }
 
     // 5. Durability: what `strict` costs a create-shaped transaction against the default (relaxed in Chromium).
@@ -542,7 +623,8 @@ type Figures = { median: number; p95: number; n: number };
 function report(results: Record<string, any>) {
   const small = results.small as Record<string, Record<'floor' | 'ours' | 'floorBehind' | 'fetch' | 'msw' | 'raw', Figures>> | undefined;
   const scale = (results.scale ?? []) as Array<Record<string, number>>;
-  const verdict = (ok: boolean | null) => (ok === null ? 'not measured (a smoke run, or the section was left out)' : ok ? 'met' : '**missed**');
+  const verdict = (ok: boolean | null) =>
+    ok === null ? 'not measured (a smoke run, or the section was left out)' : ok ? 'met' : '**missed**';
   const lines: string[] = [];
   const m = results.machine;
   lines.push(
@@ -554,7 +636,19 @@ function report(results: Record<string, any>) {
       'Small reads (median / p95 per request). ours: the page library with its fast path (a MessagePort to the worker), from the page the worker was started for; fetch: the same worker through its fetch handler (`fastPath: false`), from a second page of the origin; floor: an empty worker answering a constant body through its fetch handler, from the page it was started for and (floor, 2nd page) from a second page, the floor of the fetch path; raw IndexedDB: the same kind of read in the page on an open connection.',
       '',
       table(
-        ['request', 'floor', 'ours (fast path)', 'floor, 2nd page', 'fetch path', 'MSW', 'raw IndexedDB', 'ours/floor', 'fetch/floor (2nd page)', 'ours/MSW', 'n'],
+        [
+          'request',
+          'floor',
+          'ours (fast path)',
+          'floor, 2nd page',
+          'fetch path',
+          'MSW',
+          'raw IndexedDB',
+          'ours/floor',
+          'fetch/floor (2nd page)',
+          'ours/MSW',
+          'n',
+        ],
         Object.entries(small).map(([path, v]) => [
           `GET ${path}`,
           `${ms(v.floor.median)} / ${ms(v.floor.p95)}`,
@@ -579,7 +673,17 @@ function report(results: Record<string, any>) {
       `Creates (a conversation with 5 messages, the default \`transferables\`: the answer carries the messages), interleaved batches of ${results.plan.createBatch}: creates per second (median / p95 ms per create over ${creates['1'].ours.n} batches). ours: fast path and group commit; fetch path: the same worker through its fetch handler; group commit off: a second registration of the same worker script (scope /off/, fast path) writing one transaction per create, on the same database; the hop alone: the empty worker answering a constant through its fetch handler; raw IndexedDB (the floor): the records the service writes for a create (${results.createTemplate.messages} messages, the conversation, its activity and ${results.createTemplate.changes.length} change rows), written by the page in one transaction per create, every request issued at once.`,
       '',
       table(
-        ['in flight', 'ours (fast path, group commit)', 'fetch path', 'group commit off (same database)', 'the hop alone', 'raw IndexedDB (floor)', 'ours/raw', 'fetch/raw', 'group commit on/off'],
+        [
+          'in flight',
+          'ours (fast path, group commit)',
+          'fetch path',
+          'group commit off (same database)',
+          'the hop alone',
+          'raw IndexedDB (floor)',
+          'ours/raw',
+          'fetch/raw',
+          'group commit on/off',
+        ],
         (['1', '10'] as const).map((k) => {
           const c = creates[k];
           const cell = (v: Rate) => `${v.perSecond.toFixed(0)}/s (${ms(v.msPerCreate)} / ${ms(v.p95)})`;
@@ -601,10 +705,24 @@ function report(results: Record<string, any>) {
   }
   if (scale.length) {
     lines.push(
-      'Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot would read without kept snapshots (false / true). One-Blob floor: a stopped bare worker reading the answer\'s bytes, stored as one Blob, from IndexedDB and answering them, timed as ours, cold reads interleaved (false / true; median / p95). Worker heap: after both snapshots were read / after a conversation search and the message list too, after a garbage collection.',
+      "Scale (conversations with 5 messages each). Snapshot times: median read right after a write / median first read after the worker was stopped (cold: start-up plus IndexedDB); µs per conversation after a write. IndexedDB alone: a new connection reading the records a cold snapshot would read without kept snapshots (false / true). One-Blob floor: a stopped bare worker reading the answer's bytes, stored as one Blob, from IndexedDB and answering them, timed as ours, cold reads interleaved (false / true; median / p95). Worker heap: after both snapshots were read / after a conversation search and the message list too, after a garbage collection.",
       '',
       table(
-        ['conversations', 'creates/s', 'snapshot true', 'snapshot false', 'cold true: ours / floor (median, p95)', 'cold false: ours / floor (median, p95)', 'cold/floor true', 'cold/floor false', 'identifiers', 'IndexedDB alone', 'true/false', 'worker heap', 'MB true / false'],
+        [
+          'conversations',
+          'creates/s',
+          'snapshot true',
+          'snapshot false',
+          'cold true: ours / floor (median, p95)',
+          'cold false: ours / floor (median, p95)',
+          'cold/floor true',
+          'cold/floor false',
+          'identifiers',
+          'IndexedDB alone',
+          'true/false',
+          'worker heap',
+          'MB true / false',
+        ],
         scale.map((s) => [
           s.size!,
           s.createPerSecond!.toFixed(0),
@@ -629,11 +747,17 @@ function report(results: Record<string, any>) {
   const size = results.size;
   const rows: string[][] = [];
   if (stream) {
-    rows.push(['stream: write in tab B → message in tab A, beyond the write (median / p95)', `${ms(stream.beyondWrite.median)} / ${ms(stream.beyondWrite.p95)}`]);
+    rows.push([
+      'stream: write in tab B → message in tab A, beyond the write (median / p95)',
+      `${ms(stream.beyondWrite.median)} / ${ms(stream.beyondWrite.p95)}`,
+    ]);
     rows.push(['stream: end to end (median / p95)', `${ms(stream.endToEnd.median)} / ${ms(stream.endToEnd.p95)}`]);
   }
   if (cold) {
-    rows.push(['cold start: first response after the worker stopped / warm (medians)', `${ms(cold.cold)} / ${ms(cold.warm)} (p95 ${ms(cold.coldP95)} / ${ms(cold.warmP95)})`]);
+    rows.push([
+      'cold start: first response after the worker stopped / warm (medians)',
+      `${ms(cold.cold)} / ${ms(cold.warm)} (p95 ${ms(cold.coldP95)} / ${ms(cold.warmP95)})`,
+    ]);
     rows.push(['health on a cold worker (median / p95)', `${ms(cold.health)} / ${ms(cold.healthP95)}`]);
   }
   if (results.durability) {
@@ -643,7 +767,10 @@ function report(results: Record<string, any>) {
     ]);
   }
   if (size) {
-    rows.push(['worker script, gzipped (minified)', `${(size.workerGzip / 1024).toFixed(1)} KB (${(size.workerBytes / 1024).toFixed(0)} KB)`]);
+    rows.push([
+      'worker script, gzipped (minified)',
+      `${(size.workerGzip / 1024).toFixed(1)} KB (${(size.workerBytes / 1024).toFixed(0)} KB)`,
+    ]);
     rows.push(['page library, gzipped', `${(size.libraryGzip / 1024).toFixed(1)} KB`]);
   }
   if (rows.length) lines.push(table(['measure', 'value'], rows), '');
@@ -655,12 +782,27 @@ function report(results: Record<string, any>) {
       table(
         ['measure', 'value'],
         [
-          [`relevance, ${copilot.relevance.assets} assets, warm (median / p95)`, `${ms(copilot.relevance.warm.median)} / ${ms(copilot.relevance.warm.p95)}`],
-          ['relevance, first request after the worker was stopped (median / p95)', `${ms(copilot.relevance.cold.median)} / ${ms(copilot.relevance.cold.p95)} (n=${copilot.relevance.cold.n})`],
+          [
+            `relevance, ${copilot.relevance.assets} assets, warm (median / p95)`,
+            `${ms(copilot.relevance.warm.median)} / ${ms(copilot.relevance.warm.p95)}`,
+          ],
+          [
+            'relevance, first request after the worker was stopped (median / p95)',
+            `${ms(copilot.relevance.cold.median)} / ${ms(copilot.relevance.cold.p95)} (n=${copilot.relevance.cold.n})`,
+          ],
           ['relevance, first request ever (builds the index)', ms(copilot.relevance.first)],
-          ['time to first chunk: /qgpt/stream / direct (median, p95)', `${ms(copilot.stream.firstChunk)}, ${ms(copilot.stream.firstChunkP95)} / ${ms(copilot.direct.firstChunk)}, ${ms(copilot.direct.firstChunkP95)}`],
-          ['time to last chunk: /qgpt/stream / direct (median, p95)', `${ms(copilot.stream.lastChunk)}, ${ms(copilot.stream.lastChunkP95)} / ${ms(copilot.direct.lastChunk)}, ${ms(copilot.direct.lastChunkP95)} (direct/ours ${copilot.ratio.lastChunk.toFixed(2)})`],
-          ['chunks per second over the answer: /qgpt/stream / direct (median)', `${copilot.stream.chunksPerSecond.toFixed(0)} / ${copilot.direct.chunksPerSecond.toFixed(0)} (ratio ${copilot.ratio.throughput.toFixed(2)})`],
+          [
+            'time to first chunk: /qgpt/stream / direct (median, p95)',
+            `${ms(copilot.stream.firstChunk)}, ${ms(copilot.stream.firstChunkP95)} / ${ms(copilot.direct.firstChunk)}, ${ms(copilot.direct.firstChunkP95)}`,
+          ],
+          [
+            'time to last chunk: /qgpt/stream / direct (median, p95)',
+            `${ms(copilot.stream.lastChunk)}, ${ms(copilot.stream.lastChunkP95)} / ${ms(copilot.direct.lastChunk)}, ${ms(copilot.direct.lastChunkP95)} (direct/ours ${copilot.ratio.lastChunk.toFixed(2)})`,
+          ],
+          [
+            'chunks per second over the answer: /qgpt/stream / direct (median)',
+            `${copilot.stream.chunksPerSecond.toFixed(0)} / ${copilot.direct.chunksPerSecond.toFixed(0)} (ratio ${copilot.ratio.throughput.toFixed(2)})`,
+          ],
         ],
       ),
       '',
@@ -672,15 +814,27 @@ function report(results: Record<string, any>) {
   const or = <T>(value: T | undefined, judge: (value: T) => boolean): boolean | null => (value === undefined ? null : judge(value));
   const createRatio = (k: '1' | '10') => (creates ? creates[k].ours.perSecond / creates[k].raw.perSecond : NaN);
   const targets: Array<[string, boolean | null]> = [
-    ['small reads through the fast path ≤ 0.3× the empty-worker floor', small ? reads.every((v) => v.ours.median / v.floor.median <= 0.3) : null],
-    [`creates, 10 in flight ≥ 0.8× the raw IndexedDB floor (${createRatio('10').toFixed(2)}×)`, or(creates, () => createRatio('10') >= 0.8)],
+    [
+      'small reads through the fast path ≤ 0.3× the empty-worker floor',
+      small ? reads.every((v) => v.ours.median / v.floor.median <= 0.3) : null,
+    ],
+    [
+      `creates, 10 in flight ≥ 0.8× the raw IndexedDB floor (${createRatio('10').toFixed(2)}×)`,
+      or(creates, () => createRatio('10') >= 0.8),
+    ],
     [`creates, one at a time ≥ 0.7× the raw IndexedDB floor (${createRatio('1').toFixed(2)}×)`, or(creates, () => createRatio('1') >= 0.7)],
     [
       `cold 10,000-conversation snapshots ≤ 1.5× the one-Blob floor${largest ? ` (true ${(largest.snapshotTrueCold! / largest.wireTrue!).toFixed(2)}×, false ${(largest.snapshotFalseCold! / largest.wireFalse!).toFixed(2)}×)` : ''}`,
       largest ? largest.snapshotFalseCold! / largest.wireFalse! <= 1.5 && largest.snapshotTrueCold! / largest.wireTrue! <= 1.5 : null,
     ],
-    [`worker heap ≤ 15 MB per 10,000 conversations${heap10k === null ? '' : ` (${heap10k.toFixed(1)} MB)`}`, heap10k === null ? null : heap10k <= 15],
-    ['small reads, fetch path: ours/floor (both from a second page) ≤ 1.3', small ? reads.every((v) => v.fetch.median / v.floorBehind.median <= 1.3) : null],
+    [
+      `worker heap ≤ 15 MB per 10,000 conversations${heap10k === null ? '' : ` (${heap10k.toFixed(1)} MB)`}`,
+      heap10k === null ? null : heap10k <= 15,
+    ],
+    [
+      'small reads, fetch path: ours/floor (both from a second page) ≤ 1.3',
+      small ? reads.every((v) => v.fetch.median / v.floorBehind.median <= 1.3) : null,
+    ],
     ['small reads: ours/MSW ≤ 0.6', small ? reads.every((v) => v.ours.median / v.msw.median <= 0.6) : null],
     ['10,000 conversations: transferables=false snapshot ≤ 150 ms (after a write)', largest ? largest.snapshotFalse! <= 150 : null],
     ['stream latency median ≤ 5 ms beyond the write', or(stream, (s: any) => s.beyondWrite.median <= 5)],
@@ -706,8 +860,14 @@ function report(results: Record<string, any>) {
       or(copilot, (c: any) => c.ratio.throughput >= 0.9 && c.ratio.lastChunk >= 0.9),
     ],
   ];
-  if (smoke) lines.push('A smoke run checks that the harness works; its few samples are too noisy to judge the targets: run `npm run bench`.', '');
-  lines.push(table(['target', 'result'], targets.map(([name, ok]) => [name, verdict(ok)])));
+  if (smoke)
+    lines.push('A smoke run checks that the harness works; its few samples are too noisy to judge the targets: run `npm run bench`.', '');
+  lines.push(
+    table(
+      ['target', 'result'],
+      targets.map(([name, ok]) => [name, verdict(ok)]),
+    ),
+  );
   results.targets = Object.fromEntries(targets);
   const markdown = lines.join('\n');
   console.log(`\n${markdown}\n`);
@@ -720,7 +880,11 @@ function report(results: Record<string, any>) {
     join(out, 'chart.svg'),
     barChart('Median time per request (lower is better)', [
       ...Object.entries(small ?? {}).flatMap(([path, v]) =>
-        (['floor', 'ours', 'floorBehind', 'fetch', 'msw', 'raw'] as const).map((name) => ({ label: `GET ${path} · ${name}`, value: v[name].median, unit: 'ms' })),
+        (['floor', 'ours', 'floorBehind', 'fetch', 'msw', 'raw'] as const).map((name) => ({
+          label: `GET ${path} · ${name}`,
+          value: v[name].median,
+          unit: 'ms',
+        })),
       ),
       ...scale.flatMap((s) => [
         { label: `snapshot ${s.size} · transferables=true`, value: s.snapshotTrue!, unit: 'ms' },
@@ -739,8 +903,22 @@ function figuresOf(results: Record<string, any>): Figure[] {
   const small = (results.small ?? {}) as Record<string, Record<'floor' | 'ours' | 'floorBehind' | 'fetch' | 'msw' | 'raw', Figures>>;
   for (const [path, v] of Object.entries(small)) {
     const against = (measure: string, figure: Figures, floorName: string, floor: Figures, limit: number) =>
-      figures.push({ measure, unit: 'ms', ...figure, floor: { measure: floorName, median: floor.median }, ratio: figure.median / floor.median, target: `≤ ${limit}×`, met: judge(figure.median / floor.median <= limit) });
-    against(`GET ${path}, fast path`, v.ours, 'an empty worker answering a constant (fetch hop)', v.floor, path.startsWith('/conversation/') ? 1.1 : 0.3);
+      figures.push({
+        measure,
+        unit: 'ms',
+        ...figure,
+        floor: { measure: floorName, median: floor.median },
+        ratio: figure.median / floor.median,
+        target: `≤ ${limit}×`,
+        met: judge(figure.median / floor.median <= limit),
+      });
+    against(
+      `GET ${path}, fast path`,
+      v.ours,
+      'an empty worker answering a constant (fetch hop)',
+      v.floor,
+      path.startsWith('/conversation/') ? 1.1 : 0.3,
+    );
     against(`GET ${path}, fetch path (second page)`, v.fetch, 'the empty worker from a second page', v.floorBehind, 1.3);
     against(`GET ${path}, fast path against MSW`, v.ours, 'MSW', v.msw, 0.6);
     figures.push({ measure: `GET ${path}: the same read in raw IndexedDB in the page`, unit: 'ms', ...v.raw });
@@ -784,7 +962,12 @@ function figuresOf(results: Record<string, any>): Figure[] {
       });
     }
     figures.push(
-      { measure: `${at}: GET /conversations?transferables=false after a write`, unit: 'ms', median: s.snapshotFalse!, ...(tenThousand ? { target: '≤ 150 ms', met: judge(s.snapshotFalse! <= 150) } : {}) },
+      {
+        measure: `${at}: GET /conversations?transferables=false after a write`,
+        unit: 'ms',
+        median: s.snapshotFalse!,
+        ...(tenThousand ? { target: '≤ 150 ms', met: judge(s.snapshotFalse! <= 150) } : {}),
+      },
       { measure: `${at}: GET /conversations?transferables=true after a write`, unit: 'ms', median: s.snapshotTrue! },
       { measure: `${at}: cold GET /conversations/identifiers`, unit: 'ms', median: s.identifiersCold! },
       {
@@ -797,26 +980,71 @@ function figuresOf(results: Record<string, any>): Figure[] {
   }
   const { stream, cold, durability, size, copilot } = results;
   if (stream) {
-    figures.push({ measure: 'stream: write in tab B → message in tab A, beyond the write', unit: 'ms', ...stream.beyondWrite, n: stream.n, target: '≤ 5 ms', met: judge(stream.beyondWrite.median <= 5) });
+    figures.push({
+      measure: 'stream: write in tab B → message in tab A, beyond the write',
+      unit: 'ms',
+      ...stream.beyondWrite,
+      n: stream.n,
+      target: '≤ 5 ms',
+      met: judge(stream.beyondWrite.median <= 5),
+    });
   }
   if (cold) {
     figures.push(
-      { measure: 'cold start: first GET /applications after the worker stopped', unit: 'ms', median: cold.cold, p95: cold.coldP95, n: cold.n, floor: { measure: 'the same read, warm', median: cold.warm }, target: '≤ 50 ms beyond warm', met: judge(cold.beyondWarm <= 50) },
-      { measure: 'health on a cold worker', unit: 'ms', median: cold.health, p95: cold.healthP95, n: cold.n, target: '≤ 100 ms', met: judge(cold.health <= 100) },
+      {
+        measure: 'cold start: first GET /applications after the worker stopped',
+        unit: 'ms',
+        median: cold.cold,
+        p95: cold.coldP95,
+        n: cold.n,
+        floor: { measure: 'the same read, warm', median: cold.warm },
+        target: '≤ 50 ms beyond warm',
+        met: judge(cold.beyondWarm <= 50),
+      },
+      {
+        measure: 'health on a cold worker',
+        unit: 'ms',
+        median: cold.health,
+        p95: cold.healthP95,
+        n: cold.n,
+        target: '≤ 100 ms',
+        met: judge(cold.health <= 100),
+      },
     );
   }
   if (durability) {
-    figures.push({ measure: 'a create-shaped transaction, durability strict', unit: 'ms', ...durability.strict, floor: { measure: 'the default (relaxed)', median: durability.default.median }, ratio: durability.strict.median / durability.default.median });
+    figures.push({
+      measure: 'a create-shaped transaction, durability strict',
+      unit: 'ms',
+      ...durability.strict,
+      floor: { measure: 'the default (relaxed)', median: durability.default.median },
+      ratio: durability.strict.median / durability.default.median,
+    });
   }
   if (size) {
-    figures.push({ measure: 'worker script, gzipped', unit: 'KB', median: size.workerGzip / 1024 }, { measure: 'page library, gzipped', unit: 'KB', median: size.libraryGzip / 1024 });
+    figures.push(
+      { measure: 'worker script, gzipped', unit: 'KB', median: size.workerGzip / 1024 },
+      { measure: 'page library, gzipped', unit: 'KB', median: size.libraryGzip / 1024 },
+    );
   }
   if (copilot) {
     const full = copilot.relevance.assets >= 10_000;
     const assets = `${copilot.relevance.assets} assets`;
     figures.push(
-      { measure: `relevance over ${assets}, warm`, unit: 'ms', ...copilot.relevance.warm, ...(full ? { target: '≤ 10 ms', met: judge(copilot.relevance.warm.median <= 10) } : {}) },
-      { measure: `relevance over ${assets}, first after a worker stop`, unit: 'ms', median: copilot.relevance.cold.median, p95: copilot.relevance.cold.p95, n: copilot.relevance.cold.n, ...(full ? { target: '≤ 100 ms', met: judge(copilot.relevance.cold.median <= 100) } : {}) },
+      {
+        measure: `relevance over ${assets}, warm`,
+        unit: 'ms',
+        ...copilot.relevance.warm,
+        ...(full ? { target: '≤ 10 ms', met: judge(copilot.relevance.warm.median <= 10) } : {}),
+      },
+      {
+        measure: `relevance over ${assets}, first after a worker stop`,
+        unit: 'ms',
+        median: copilot.relevance.cold.median,
+        p95: copilot.relevance.cold.p95,
+        n: copilot.relevance.cold.n,
+        ...(full ? { target: '≤ 100 ms', met: judge(copilot.relevance.cold.median <= 100) } : {}),
+      },
       { measure: `relevance over ${assets}, first ever (builds the index)`, unit: 'ms', median: copilot.relevance.first },
       {
         measure: '/qgpt/stream: chunks per second over the answer',
@@ -828,8 +1056,24 @@ function figuresOf(results: Record<string, any>): Figure[] {
         target: '≥ 0.9× (and time to last chunk too)',
         met: judge(copilot.ratio.throughput >= 0.9 && copilot.ratio.lastChunk >= 0.9),
       },
-      { measure: '/qgpt/stream: time to last chunk', unit: 'ms', median: copilot.stream.lastChunk, p95: copilot.stream.lastChunkP95, n: copilot.stream.n, floor: { measure: 'direct', median: copilot.direct.lastChunk }, ratio: copilot.stream.lastChunk / copilot.direct.lastChunk },
-      { measure: '/qgpt/stream: time to first chunk', unit: 'ms', median: copilot.stream.firstChunk, p95: copilot.stream.firstChunkP95, n: copilot.stream.n, floor: { measure: 'direct', median: copilot.direct.firstChunk }, ratio: copilot.stream.firstChunk / copilot.direct.firstChunk },
+      {
+        measure: '/qgpt/stream: time to last chunk',
+        unit: 'ms',
+        median: copilot.stream.lastChunk,
+        p95: copilot.stream.lastChunkP95,
+        n: copilot.stream.n,
+        floor: { measure: 'direct', median: copilot.direct.lastChunk },
+        ratio: copilot.stream.lastChunk / copilot.direct.lastChunk,
+      },
+      {
+        measure: '/qgpt/stream: time to first chunk',
+        unit: 'ms',
+        median: copilot.stream.firstChunk,
+        p95: copilot.stream.firstChunkP95,
+        n: copilot.stream.n,
+        floor: { measure: 'direct', median: copilot.direct.firstChunk },
+        ratio: copilot.stream.firstChunk / copilot.direct.firstChunk,
+      },
     );
   }
   return figures;

@@ -19,7 +19,12 @@ export interface SiteOptions {
 
 /** Builds the worker script and the pages into a new temporary folder; returns it. */
 export async function buildSite(name: string, { pages = ['ours'], files = {}, minify = true }: SiteOptions = {}): Promise<string> {
-  await build({ configFile: resolve(root, 'vite.config.ts'), mode: 'worker', logLevel: 'warn', ...(minify ? {} : { build: { minify: false } }) });
+  await build({
+    configFile: resolve(root, 'vite.config.ts'),
+    mode: 'worker',
+    logLevel: 'warn',
+    ...(minify ? {} : { build: { minify: false } }),
+  });
   const outDir = join(mkdtempSync(join(tmpdir(), `pieces-bench-${name}-`)), 'site');
   const from = resolve(import.meta.dirname, 'pages');
   await build({

@@ -12,9 +12,15 @@ export interface Snippet {
  */
 export function snippets(count: number, seed: number, { questions = false } = {}): Snippet[] {
   let state = seed;
-  const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-  const syllables = 'ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu'.split(' ');
-  const vocabulary = Array.from({ length: 2000 }, (_, i) => syllables[i % 60]! + syllables[Math.floor(i / 60) % 60]! + (i >= 3600 ? syllables[i % 7]! : ''));
+  const random = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  const syllables =
+    'ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu'.split(
+      ' ',
+    );
+  const vocabulary = Array.from(
+    { length: 2000 },
+    (_, i) => syllables[i % 60]! + syllables[Math.floor(i / 60) % 60]! + (i >= 3600 ? syllables[i % 7]! : ''),
+  );
   // Zipf: word k is picked with a weight of 1/(k+1).
   const weights = vocabulary.map((_, k) => 1 / (k + 1));
   const total = weights.reduce((a, b) => a + b, 0);
@@ -33,8 +39,15 @@ export function snippets(count: number, seed: number, { questions = false } = {}
   };
   const extensions = ['ts', 'py', 'go', 'rs', 'js', 'java'];
   return Array.from({ length: count }, (_, i) => {
-    const lines = Array.from({ length: 14 }, () => `function ${word()}${word()[0]!.toUpperCase()}${word().slice(1)}(${word()}) { return ${word()}(${word()}, ${word()}); }`);
-    const snippet = { name: `${word()}_${word()}_${i}.${extensions[i % extensions.length]}`, text: lines.join('\n'), query: `${word()} ${word()}` };
+    const lines = Array.from(
+      { length: 14 },
+      () => `function ${word()}${word()[0]!.toUpperCase()}${word().slice(1)}(${word()}) { return ${word()}(${word()}, ${word()}); }`,
+    );
+    const snippet = {
+      name: `${word()}_${word()}_${i}.${extensions[i % extensions.length]}`,
+      text: lines.join('\n'),
+      query: `${word()} ${word()}`,
+    };
     return questions ? { ...snippet, question: `how do I ${word()} the ${word()} with ${word()}` } : snippet;
   });
 }

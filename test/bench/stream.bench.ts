@@ -33,7 +33,9 @@ import { buildSite, openReady, serveSite, timeReads } from './site.js';
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
 const profile = !!process.env.BENCH_PROFILE;
-const plan = smoke ? { repeats: 8, chunks: 200, coldRepeats: 3, profiled: 10 } : { repeats: 40, chunks: 200, coldRepeats: 15, profiled: 60 };
+const plan = smoke
+  ? { repeats: 8, chunks: 200, coldRepeats: 3, profiled: 10 }
+  : { repeats: 40, chunks: 200, coldRepeats: 15, profiled: 60 };
 const BASE = 'http://localhost:1000';
 
 interface Run {
@@ -133,7 +135,15 @@ function summary(list: Run[], chunks: number) {
   const last = list.map((r) => r.last);
   const first = list.map((r) => r.first);
   const rate = list.map((r) => (r.count / r.last) * 1000);
-  return { first: median(first), firstP95: p95(first), last: median(last), lastP95: p95(last), rate: median(rate), rateP95: p95(rate), n: list.length };
+  return {
+    first: median(first),
+    firstP95: p95(first),
+    last: median(last),
+    lastP95: p95(last),
+    rate: median(rate),
+    rateP95: p95(rate),
+    n: list.length,
+  };
 }
 
 type Summary = ReturnType<typeof summary>;
@@ -213,11 +223,24 @@ it('copilot stream against its endpoint called directly; cold start and size', a
     headless: true,
     args: [...CHROMIUM_ARGS, ...(profile ? [`--remote-debugging-port=${port}`] : [])],
   });
-  const results: Record<string, unknown> = { load: loadavg().map((l) => l.toFixed(2)).join(' ') };
+  const results: Record<string, unknown> = {
+    load: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
+  };
   try {
-    const pages = { fast: await openReady(context, `${origin}/ours.html`), fetch: await openReady(context, `${origin}/ours.html?fastPath=0`) };
+    const pages = {
+      fast: await openReady(context, `${origin}/ours.html`),
+      fetch: await openReady(context, `${origin}/ours.html?fastPath=0`),
+    };
     await pages.fast.evaluate(
-      ({ baseUrl, chunks }) => (window as unknown as { pieces: { setModel(m: object): Promise<string> } }).pieces.setModel({ type: 'openai', baseUrl, model: 'count', maxTokens: chunks }),
+      ({ baseUrl, chunks }) =>
+        (window as unknown as { pieces: { setModel(m: object): Promise<string> } }).pieces.setModel({
+          type: 'openai',
+          baseUrl,
+          model: 'count',
+          maxTokens: chunks,
+        }),
       { baseUrl: fake.baseUrl, chunks: plan.chunks },
     );
     const stream: Record<string, Figures> = {};
@@ -241,25 +264,39 @@ it('copilot stream against its endpoint called directly; cold start and size', a
     if (profile) {
       const out = resolve(root, '.bench');
       mkdirSync(out, { recursive: true });
-      const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ type: string; url: string; webSocketDebuggerUrl: string }>;
+      const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{
+        type: string;
+        url: string;
+        webSocketDebuggerUrl: string;
+      }>;
       const target = targets.find((t) => t.type === 'service_worker' && t.url.endsWith('/pieces-os-worker.js'));
       if (!target) throw new Error(`no service worker target among ${targets.map((t) => `${t.type} ${t.url}`)}`);
       const worker = await devtools(target.webSocketDebuggerUrl);
       const page = await context.newCDPSession(pages.fast);
-      const sends = [(method: string, params?: object) => worker.send(method, params), (method: string, params?: object) => page.send(method as 'Profiler.enable', params)];
+      const sends = [
+        (method: string, params?: object) => worker.send(method, params),
+        (method: string, params?: object) => page.send(method as 'Profiler.enable', params),
+      ];
       for (const send of sends) {
         await send('Profiler.enable');
         await send('Profiler.setSamplingInterval', { interval: 50 });
         await send('Profiler.start');
       }
-      await pages.fast.evaluate(streamRuns, { baseUrl: fake.baseUrl, chunks: plan.chunks, repeats: plan.profiled, only: 'stream' as const });
+      await pages.fast.evaluate(streamRuns, {
+        baseUrl: fake.baseUrl,
+        chunks: plan.chunks,
+        repeats: plan.profiled,
+        only: 'stream' as const,
+      });
       const profiles: Record<string, CpuProfile> = {};
       profiles.worker = (await worker.send<{ profile: CpuProfile }>('Profiler.stop')).profile;
       profiles.page = ((await page.send('Profiler.stop')) as { profile: CpuProfile }).profile;
       worker.close();
       for (const [name, cpu] of Object.entries(profiles)) {
         writeFileSync(join(out, `stream-${name}.cpuprofile`), JSON.stringify(cpu));
-        console.log(`\nSelf time in the ${name} over ${plan.profiled} answers of ${plan.chunks} chunks (.bench/stream-${name}.cpuprofile):\n`);
+        console.log(
+          `\nSelf time in the ${name} over ${plan.profiled} answers of ${plan.chunks} chunks (.bench/stream-${name}.cpuprofile):\n`,
+        );
         console.log(table(['function', 'self', 'share'], topSelf(cpu)));
       }
     }
@@ -273,7 +310,14 @@ it('copilot stream against its endpoint called directly; cold start and size', a
       await new Promise((r) => setTimeout(r, 200));
       cold.push(...(await timeReads(pages.fast, `${BASE}/applications`, 1)));
     }
-    results.cold = { warm: median(warm), warmP95: p95(warm), cold: median(cold), coldP95: p95(cold), beyondWarm: median(cold) - median(warm), n: cold.length };
+    results.cold = {
+      warm: median(warm),
+      warmP95: p95(warm),
+      cold: median(cold),
+      coldP95: p95(cold),
+      beyondWarm: median(cold) - median(warm),
+      n: cold.length,
+    };
     const script = readFileSync(join(outDir, 'pieces-os-worker.js'));
     results.size = { worker: script.byteLength, workerGzip: gzipSync(script, { level: 9 }).byteLength };
   } finally {
@@ -286,11 +330,31 @@ it('copilot stream against its endpoint called directly; cold start and size', a
   const c = results.cold as { warm: number; warmP95: number; cold: number; coldP95: number; beyondWarm: number; n: number };
   const size = results.size as { worker: number; workerGzip: number };
   const rows = Object.entries(s).flatMap(([path, { stream, direct }]) => [
-    [`${path} path: time to first chunk (median / p95)`, `${ms(stream.first)} / ${ms(stream.firstP95)}`, `${ms(direct.first)} / ${ms(direct.firstP95)}`, (direct.first / stream.first).toFixed(2)],
-    [`${path} path: time to last chunk (median / p95)`, `${ms(stream.last)} / ${ms(stream.lastP95)}`, `${ms(direct.last)} / ${ms(direct.lastP95)}`, (direct.last / stream.last).toFixed(2)],
+    [
+      `${path} path: time to first chunk (median / p95)`,
+      `${ms(stream.first)} / ${ms(stream.firstP95)}`,
+      `${ms(direct.first)} / ${ms(direct.firstP95)}`,
+      (direct.first / stream.first).toFixed(2),
+    ],
+    [
+      `${path} path: time to last chunk (median / p95)`,
+      `${ms(stream.last)} / ${ms(stream.lastP95)}`,
+      `${ms(direct.last)} / ${ms(direct.lastP95)}`,
+      (direct.last / stream.last).toFixed(2),
+    ],
     [`${path} path: chunks per second (median)`, stream.rate.toFixed(0), direct.rate.toFixed(0), (stream.rate / direct.rate).toFixed(2)],
-    [`${path} path: direct / stream time to last chunk, answer by answer (median / 5th percentile)`, '', '', `${s[path]!.paired.toFixed(2)} / ${s[path]!.pairedP5.toFixed(2)}`],
-    [`${path} path: stream − direct, answer by answer (median): to the first chunk / first to last`, ms(s[path]!.firstGap), ms(s[path]!.restGap), ''],
+    [
+      `${path} path: direct / stream time to last chunk, answer by answer (median / 5th percentile)`,
+      '',
+      '',
+      `${s[path]!.paired.toFixed(2)} / ${s[path]!.pairedP5.toFixed(2)}`,
+    ],
+    [
+      `${path} path: stream − direct, answer by answer (median): to the first chunk / first to last`,
+      ms(s[path]!.firstGap),
+      ms(s[path]!.restGap),
+      '',
+    ],
   ]);
   const fast = s.fast!;
   console.log(
@@ -303,7 +367,10 @@ it('copilot stream against its endpoint called directly; cold start and size', a
       table(
         ['start-up and size', 'figure'],
         [
-          ['first answer after the worker stopped / warm (median)', `${ms(c.cold)} / ${ms(c.warm)} (p95 ${ms(c.coldP95)} / ${ms(c.warmP95)}, n = ${c.n})`],
+          [
+            'first answer after the worker stopped / warm (median)',
+            `${ms(c.cold)} / ${ms(c.warm)} (p95 ${ms(c.coldP95)} / ${ms(c.warmP95)}, n = ${c.n})`,
+          ],
           ['cold beyond warm (target ≤ 50 ms)', ms(c.beyondWarm)],
           ['worker script (raw / gzipped)', `${(size.worker / 1024).toFixed(1)} KB / ${(size.workerGzip / 1024).toFixed(1)} KB`],
         ],
@@ -342,10 +409,27 @@ it('copilot stream against its endpoint called directly; cold start and size', a
       ratio: stream.last / straight.last,
       ...(path === 'fast' ? { target: 'direct/ours ≥ 0.9', met: straight.last / stream.last >= 0.9 } : {}),
     },
-    { measure: `/qgpt/stream, ${path} path: time to first chunk`, unit: 'ms', median: stream.first, p95: stream.firstP95, n: stream.n, floor: { measure: 'direct', median: straight.first }, ratio: stream.first / straight.first },
+    {
+      measure: `/qgpt/stream, ${path} path: time to first chunk`,
+      unit: 'ms',
+      median: stream.first,
+      p95: stream.firstP95,
+      n: stream.n,
+      floor: { measure: 'direct', median: straight.first },
+      ratio: stream.first / straight.first,
+    },
   ]);
   figures.push(
-    { measure: 'first answer after the worker stopped', unit: 'ms', median: c.cold, p95: c.coldP95, n: c.n, floor: { measure: 'warm', median: c.warm }, target: '≤ 50 ms beyond warm', met: c.beyondWarm <= 50 },
+    {
+      measure: 'first answer after the worker stopped',
+      unit: 'ms',
+      median: c.cold,
+      p95: c.coldP95,
+      n: c.n,
+      floor: { measure: 'warm', median: c.warm },
+      target: '≤ 50 ms beyond warm',
+      met: c.beyondWarm <= 50,
+    },
     { measure: 'worker script, gzipped', unit: 'KB', median: size.workerGzip / 1024 },
   );
   recordRun('stream', { plan, machine: machine({ load: results.load }), figures });

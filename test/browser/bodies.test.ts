@@ -12,7 +12,14 @@ import { MAX_BODY_BYTES } from '../../src/core/http.js';
 import { engine, launch, type BrowserContext } from './engine.js';
 import { openDemo } from './pages.js';
 
-const APP = { id: '0b5a4c6e-8f3d-4e2a-9c71-5d2e8f1a3b40', name: 'VS_CODE', version: '1.2.3', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+const APP = {
+  id: '0b5a4c6e-8f3d-4e2a-9c71-5d2e8f1a3b40',
+  name: 'VS_CODE',
+  version: '1.2.3',
+  platform: 'LINUX',
+  onboarded: true,
+  privacy: 'OPEN',
+};
 
 /**
  * A valid body of every operation that reads one, in the order they are posted;
@@ -32,7 +39,13 @@ const VALID: Record<string, unknown> = {
   },
   connect: { application: { name: 'VS_CODE', version: '1.96.0', platform: 'LINUX' } },
   applicationUpdate: { ...APP, version: '1.3.0' },
-  conversationUpdate: { id: '{conversation}', type: 'COPILOT', name: 'Grüße ✓ 𝄞', favorited: true, created: { value: '2026-01-01T00:00:00.000Z' } },
+  conversationUpdate: {
+    id: '{conversation}',
+    type: 'COPILOT',
+    name: 'Grüße ✓ 𝄞',
+    favorited: true,
+    created: { value: '2026-01-01T00:00:00.000Z' },
+  },
   searchConversations: { engines: { iterable: [{ query: 'debounce' }] } },
   messagesCreateSpecificMessage: { role: 'ASSISTANT', fragment: { string: { raw: 'Wrap it ✓' } }, conversation: { id: '{conversation}' } },
   messageSpecificMessageUpdate: { id: '{message}', role: 'USER', fragment: { string: { raw: 'Edited ✓' } }, sentiment: 'LIKE' },
@@ -41,8 +54,14 @@ const VALID: Record<string, unknown> = {
   relevance: { query: 'zebra stripes ✓' },
   question: { query: 'How do I debounce a function? ✓', relevant: { iterable: [] } },
   // After the copilot's: these rename and edit the first sample asset, which the question quotes.
-  assetsCreateNewAsset: { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'const grüße = "✓ 𝄞";' } } }, metadata: { name: 'grüße.ts' } } },
-  assetsDraft: { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'def grüße():\n    return "✓"' } } } } },
+  assetsCreateNewAsset: {
+    type: 'SEEDED_ASSET',
+    asset: { application: APP, format: { fragment: { string: { raw: 'const grüße = "✓ 𝄞";' } } }, metadata: { name: 'grüße.ts' } },
+  },
+  assetsDraft: {
+    type: 'SEEDED_ASSET',
+    asset: { application: APP, format: { fragment: { string: { raw: 'def grüße():\n    return "✓"' } } } },
+  },
   assetUpdate: { id: '{asset}', name: 'Grüße ✓ 𝄞' },
   formatUpdateValue: { id: '{format}', fragment: { string: { raw: 'edited ✓ 𝄞' } } },
   annotationsCreateNewAnnotation: { type: 'COMMENT', text: 'Grüße ✓ 𝄞', asset: '{asset}' },
@@ -51,7 +70,13 @@ const VALID: Record<string, unknown> = {
   modelsDeleteSpecificModelCache: { schema: { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' } },
   osAppletLaunch: { type: 'COPILOT' },
   allocationsConnectNewCloud: { id: APP.id, name: 'Grüße ✓', aesthetics: { theme: { dark: false }, font: { size: 1 } } },
-  allocationsDisconnectCloud: { id: APP.id, user: APP.id, urls: { base: { status: 'DISCONNECTED', url: '' }, id: { status: 'DISCONNECTED', url: '' } }, status: { cloud: 'DISCONNECTED' }, project: '' },
+  allocationsDisconnectCloud: {
+    id: APP.id,
+    user: APP.id,
+    urls: { base: { status: 'DISCONNECTED', url: '' }, id: { status: 'DISCONNECTED', url: '' } },
+    status: { cloud: 'DISCONNECTED' },
+    project: '',
+  },
 };
 /** Operations that take no body. */
 const BODILESS = [
@@ -138,7 +163,10 @@ const post = (context: BrowserContext, list: Case[]) =>
       ).json()) as { id: string; messages: { iterable: Array<{ id: string }> } };
       // A sample asset (ids fixed), its format and its DESCRIPTION annotation, for the asset operations.
       const asset = ((await (await fetch(`${base}/assets/identifiers`)).json()) as { iterable: Array<{ id: string }> }).iterable[0]!.id;
-      const whole = (await (await fetch(`${base}/asset/${asset}`)).json()) as { original: { id: string }; annotations: { iterable: Array<{ id: string }> } };
+      const whole = (await (await fetch(`${base}/asset/${asset}`)).json()) as {
+        original: { id: string };
+        annotations: { iterable: Array<{ id: string }> };
+      };
       const fill = (text: string) =>
         text
           .replaceAll('{session}', session)
@@ -210,7 +238,9 @@ function normalise(answers: Answer[]) {
 }
 
 /** The application an empty register makes: the browser itself. */
-const BROWSER_APPLICATION = { chromium: 'GOOGLE_CHROME_EXTENSION_MV3', firefox: 'FIREFOX_ADDON_MV3', webkit: 'SAFARI_EXTENSION_MV3' }[engine.name];
+const BROWSER_APPLICATION = { chromium: 'GOOGLE_CHROME_EXTENSION_MV3', firefox: 'FIREFOX_ADDON_MV3', webkit: 'SAFARI_EXTENSION_MV3' }[
+  engine.name
+];
 
 describe(`request bodies in ${engine.name}`, () => {
   it('names every POST operation as taking a body or not', () => {
@@ -232,7 +262,10 @@ describe(`request bodies in ${engine.name}`, () => {
       await page.goto(inject('demoUrl'));
       await page.waitForSelector('#status[data-state="ready"]');
       const itself = await page.evaluate(async () => {
-        const response = await fetch('http://localhost:1000/applications/register', { method: 'POST', headers: { 'Content-Type': 'application/json' } });
+        const response = await fetch('http://localhost:1000/applications/register', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+        });
         return { status: response.status, body: (await response.json()) as { name: string; platform: string } };
       });
       expect(itself).toMatchObject({ status: 200, body: { name: BROWSER_APPLICATION, platform: 'WEB' } });

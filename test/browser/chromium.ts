@@ -137,7 +137,9 @@ export async function workerHeap(context: PwContext, page: PwPage): Promise<numb
   const cdp = await context.newCDPSession(page);
   try {
     const { targetInfos } = await cdp.send('Target.getTargets');
-    const worker = targetInfos.find((t) => t.type === 'service_worker' && t.url.includes('pieces-os-worker') && !t.url.includes('groupCommit=0'));
+    const worker = targetInfos.find(
+      (t) => t.type === 'service_worker' && t.url.includes('pieces-os-worker') && !t.url.includes('groupCommit=0'),
+    );
     if (!worker) throw new Error('no running pieces-os-worker');
     const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: worker.targetId, flatten: false });
     const replies = new Map<number, (result: unknown) => void>();
@@ -183,7 +185,9 @@ export async function launchChromium(
     args: [
       ...CHROMIUM_ARGS,
       ...(hosts ? [`--host-resolver-rules=${hosts}`] : []),
-      ...(options.publicPorts?.length ? [`--ip-address-space-overrides=${options.publicPorts.map((port) => `127.0.0.1:${port}=public`).join(',')}`] : []),
+      ...(options.publicPorts?.length
+        ? [`--ip-address-space-overrides=${options.publicPorts.map((port) => `127.0.0.1:${port}=public`).join(',')}`]
+        : []),
     ],
     ...(options.blockServiceWorkers ? { serviceWorkers: 'block' as const } : {}),
   });

@@ -24,12 +24,20 @@ async function demo(): Promise<{ context: BrowserContext; page: Page }> {
 
 const create = (page: Page) =>
   page.evaluate(async () => {
-    const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
+    const response = await fetch('http://localhost:1000/conversations/create', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"type":"COPILOT"}',
+    });
     return { status: response.status, id: response.ok ? ((await response.json()) as { id: string }).id : undefined };
   });
 
 const ids = (page: Page) =>
-  page.evaluate(async () => ((await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] }).iterable.map((i) => i.id));
+  page.evaluate(async () =>
+    ((await (await fetch('http://localhost:1000/conversations/identifiers')).json()) as { iterable: { id: string }[] }).iterable.map(
+      (i) => i.id,
+    ),
+  );
 
 describe.skipIf(engine.name !== 'chromium')('clearing the site in Chromium', () => {
   it('DevTools "Clear site data" (Storage.clearDataForOrigin): no ghosts, writes at once', async () => {
@@ -51,7 +59,9 @@ describe.skipIf(engine.name !== 'chromium')('clearing the site in Chromium', () 
     await page.evaluate(async () => {
       window.pillStates = [];
       const pill = document.querySelector('#status')!;
-      new MutationObserver(() => window.pillStates.push(`${pill.getAttribute('data-state')}: ${pill.textContent} | ${pill.getAttribute('title') ?? ''}`)).observe(pill, { childList: true, subtree: true, characterData: true, attributes: true });
+      new MutationObserver(() =>
+        window.pillStates.push(`${pill.getAttribute('data-state')}: ${pill.textContent} | ${pill.getAttribute('title') ?? ''}`),
+      ).observe(pill, { childList: true, subtree: true, characterData: true, attributes: true });
       // The demo server answers it with the header (test/browser/global-setup.ts).
       await fetch('/clear-site-data');
     });

@@ -218,9 +218,15 @@ describe(`an editor-plugin connector in ${engine.name}`, () => {
       return {
         port,
         heard,
-        application: applications.frames.slice(1).flat().map((i) => i.application?.id),
+        application: applications.frames
+          .slice(1)
+          .flat()
+          .map((i) => i.application?.id),
         connected: context.application.id,
-        asset: assets.frames.slice(1).flat().map((i) => i.asset?.id),
+        asset: assets.frames
+          .slice(1)
+          .flat()
+          .map((i) => i.asset?.id),
         assetId,
         initialAssets,
         reopened: reopened.frames[0]!.map((i) => i.asset!.id),

@@ -6,7 +6,15 @@ import { CHROMIUM_ARGS, chromiumPath } from './chromium.js';
 import { engine, launch, need, type BrowserContext, type Page } from './engine.js';
 import { openDemo, storeIds } from './pages.js';
 
-const status = (page: Page, path: string) => page.evaluate((url) => fetch(url).then((r) => r.status, () => 'network error'), `http://localhost:1000${path}`);
+const status = (page: Page, path: string) =>
+  page.evaluate(
+    (url) =>
+      fetch(url).then(
+        (r) => r.status,
+        () => 'network error',
+      ),
+    `http://localhost:1000${path}`,
+  );
 
 describe('controls', () => {
   let context: BrowserContext;
@@ -28,7 +36,9 @@ describe('controls', () => {
     expect((await pieces.exportData()).conversations.map((c) => c.name)).toEqual(['seeded from a test']);
     await pieces.reset();
     expect(await storeIds(b)).toEqual([]);
-    await expect(pieces.seed({ conversations: [{ type: 'CHAT' }] })).rejects.toThrow('data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".');
+    await expect(pieces.seed({ conversations: [{ type: 'CHAT' }] })).rejects.toThrow(
+      'data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".',
+    );
   });
 
   it('overrides set from one tab hold in every tab until reset', async () => {

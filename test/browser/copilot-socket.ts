@@ -35,6 +35,10 @@ export const send = (page: Page, input: unknown) => page.evaluate((i) => window.
 export const framesOf = (page: Page, request: string) => page.evaluate((r) => window.copilotFrames.filter((f) => f.request === r), request);
 /** Waits for the frame that ends `request` (COMPLETED, STOPPED, FAILED…). */
 export const ended = (page: Page, request: string) =>
-  page.waitForFunction((r) => window.copilotFrames.some((f) => f.request === r && !['INITIALIZED', 'IN-PROGRESS'].includes(f.status)), request);
+  page.waitForFunction(
+    (r) => window.copilotFrames.some((f) => f.request === r && !['INITIALIZED', 'IN-PROGRESS'].includes(f.status)),
+    request,
+  );
 /** The text of each IN-PROGRESS frame, in order. */
-export const chunks = (frames: Frame[]) => frames.filter((f) => f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text);
+export const chunks = (frames: Frame[]) =>
+  frames.filter((f) => f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text);

@@ -22,7 +22,11 @@ const setModel = (page: Page, model: unknown) =>
   }, model);
 const createConversation = (page: Page, name: string) =>
   page.evaluate(async (n) => {
-    const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 'COPILOT', name: n }) });
+    const response = await fetch('http://localhost:1000/conversations/create', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'COPILOT', name: n }),
+    });
     return ((await response.json()) as { id: string }).id;
   }, name);
 const storedMessages = (page: Page, id: string) =>
@@ -51,7 +55,8 @@ describe(`/qgpt/stream frames in ${engine.name}`, () => {
   it('delivers every chunk once, in order, one message each, for answers running at once; stores each whole', async () => {
     await setModel(page, { type: 'openai', baseUrl: fake.baseUrl, model: 'numbered', maxTokens: 400 });
     const ids = { a: await createConversation(page, 'a'), b: await createConversation(page, 'b') };
-    for (const [request, conversation] of Object.entries(ids)) await send(page, { request, conversation, question: { query: `count ${request}`, relevant: { iterable: [] } } });
+    for (const [request, conversation] of Object.entries(ids))
+      await send(page, { request, conversation, question: { query: `count ${request}`, relevant: { iterable: [] } } });
     for (const request of Object.keys(ids)) await ended(page, request);
     for (const [request, conversation] of Object.entries(ids)) {
       const frames = await framesOf(page, request);

@@ -36,7 +36,14 @@ function pageFetch(page: Page): typeof fetch {
         const response = await fetch(u, i);
         return { status: response.status, headers: [...response.headers], body: await response.text() };
       },
-      [url, { method: init?.method ?? 'GET', headers: (init?.headers ?? {}) as Record<string, string>, body: (init?.body as string | undefined) ?? null }] as const,
+      [
+        url,
+        {
+          method: init?.method ?? 'GET',
+          headers: (init?.headers ?? {}) as Record<string, string>,
+          body: (init?.body as string | undefined) ?? null,
+        },
+      ] as const,
     );
     return new Response(result.status === 204 ? null : result.body, { status: result.status, headers: result.headers });
   };
@@ -45,7 +52,14 @@ function pageFetch(page: Page): typeof fetch {
 /** The copilot SDK's client, its calls as in pieces-copilot-sdk, over the page. */
 function copilotClient(page: Page) {
   const config = new Configuration({ basePath: BASE, fetchApi: pageFetch(page) });
-  const trackedApplication = { id: 'DEFAULT', name: ApplicationNameEnum.OpenSource, version: '0.0.1', platform: PlatformEnum.Macos, onboarded: false, privacy: PrivacyEnum.Anonymous };
+  const trackedApplication = {
+    id: 'DEFAULT',
+    name: ApplicationNameEnum.OpenSource,
+    version: '0.0.1',
+    platform: PlatformEnum.Macos,
+    onboarded: false,
+    privacy: PrivacyEnum.Anonymous,
+  };
   const qgptApi = new QGPTApi(config);
   const conversationsApi = new ConversationsApi(config);
   const conversationApi = new ConversationApi(config);
@@ -71,13 +85,24 @@ function copilotClient(page: Page) {
         if (stored.fragment?.string?.raw) rawMessages.push(stored.fragment.string.raw);
       }
       const userMessage = await conversationMessagesApi.messagesCreateSpecificMessage({
-        seededConversationMessage: { role: QGPTConversationMessageRoleEnum.User, fragment: { string: { raw: message } }, conversation: { id: conversationId } },
+        seededConversationMessage: {
+          role: QGPTConversationMessageRoleEnum.User,
+          fragment: { string: { raw: message } },
+          conversation: { id: conversationId },
+        },
       });
       const relevant: RelevantQGPTSeed[] = rawMessages.map((raw) => ({
-        seed: { type: SeedTypeEnum.SeededAsset, asset: { application: { ...trackedApplication }, format: { fragment: { string: { raw } } } } },
+        seed: {
+          type: SeedTypeEnum.SeededAsset,
+          asset: { application: { ...trackedApplication }, format: { fragment: { string: { raw } } } },
+        },
       }));
       const answer = await qgptApi.question({
-        qGPTQuestionInput: { query: message, pipeline: { conversation: { contextualizedCodeDialog: {} } }, relevant: { iterable: relevant } },
+        qGPTQuestionInput: {
+          query: message,
+          pipeline: { conversation: { contextualizedCodeDialog: {} } },
+          relevant: { iterable: relevant },
+        },
       });
       const botMessage = await conversationMessagesApi.messagesCreateSpecificMessage({
         seededConversationMessage: {
@@ -106,7 +131,9 @@ async function askInPane(page: Page, question: string): Promise<string | null> {
   await page.fill('#chat-question', question);
   await page.click('#chat-ask');
   await page.waitForFunction(
-    (n) => document.querySelectorAll('#chat-log .bubble.assistant').length > n && document.querySelector<HTMLElement>('#chat-state')!.dataset.state !== 'streaming',
+    (n) =>
+      document.querySelectorAll('#chat-log .bubble.assistant').length > n &&
+      document.querySelector<HTMLElement>('#chat-state')!.dataset.state !== 'streaming',
     answers,
   );
   return page.getAttribute('#chat-state', 'data-state');
@@ -137,7 +164,11 @@ const newestInView = (page: Page) =>
     const log = document.querySelector('#chat-log')!;
     const box = log.getBoundingClientRect();
     const newest = log.lastElementChild!.getBoundingClientRect();
-    return { top: newest.top >= box.top - 1 || newest.height > box.height, bottom: newest.bottom <= box.bottom + 1, atEnd: log.scrollHeight - log.scrollTop - log.clientHeight <= 1 };
+    return {
+      top: newest.top >= box.top - 1 || newest.height > box.height,
+      bottom: newest.bottom <= box.bottom + 1,
+      atEnd: log.scrollHeight - log.scrollTop - log.clientHeight <= 1,
+    };
   });
 
 describe(`the copilot in ${engine.name}`, () => {
@@ -173,16 +204,26 @@ describe(`the copilot in ${engine.name}`, () => {
   });
 
   it('answers through an OpenAI-compatible endpoint, and 502 with its message when it fails', async () => {
-    expect(await setModel(page, { type: 'openai', baseUrl: fake.baseUrl, model: 'llama3.2' })).toEqual({ ok: true, model: `llama3.2 at ${fake.baseUrl}` });
+    expect(await setModel(page, { type: 'openai', baseUrl: fake.baseUrl, model: 'llama3.2' })).toEqual({
+      ok: true,
+      model: `llama3.2 at ${fake.baseUrl}`,
+    });
     const client = copilotClient(page);
     expect(await client.askQuestion('what is a debounce?')).toBe('Answer to: what is a debounce?');
     await setModel(page, { type: 'openai', baseUrl: fake.baseUrl, model: 'missing' });
     await expect(client.askQuestion('what is a debounce?')).rejects.toMatchObject({ response: { status: 502 } });
     const raw = await page.evaluate(async () => {
-      const response = await fetch('http://localhost:1000/qgpt/question', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"query":"q","relevant":{"iterable":[]}}' });
+      const response = await fetch('http://localhost:1000/qgpt/question', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"query":"q","relevant":{"iterable":[]}}',
+      });
       return { status: response.status, text: await response.text() };
     });
-    expect(raw).toEqual({ status: 502, text: `The model endpoint ${fake.baseUrl}/chat/completions answered 404: model "missing" not found, try pulling it first` });
+    expect(raw).toEqual({
+      status: 502,
+      text: `The model endpoint ${fake.baseUrl}/chat/completions answered 404: model "missing" not found, try pulling it first`,
+    });
   });
 
   it('streams answers on /qgpt/stream: chunks, a mid-stream failure, a stop; the conversation keeps what was answered', async () => {
@@ -208,10 +249,18 @@ describe(`the copilot in ${engine.name}`, () => {
     await send(page, { request: 'broken', conversation: conversation.id, question: { query: 'fail please', relevant: { iterable: [] } } });
     await ended(page, 'broken');
     const broken = await framesOf(page, 'broken');
-    expect(broken.at(-1)).toMatchObject({ status: 'FAILED', statusCode: 502, errorMessage: `The model endpoint ${fake.baseUrl}/chat/completions failed mid-answer: model overloaded` });
+    expect(broken.at(-1)).toMatchObject({
+      status: 'FAILED',
+      statusCode: 502,
+      errorMessage: `The model endpoint ${fake.baseUrl}/chat/completions failed mid-answer: model overloaded`,
+    });
 
     await setModel(page, { type: 'openai', baseUrl: fake.baseUrl, model: 'slow' });
-    await send(page, { request: 'long', conversation: conversation.id, question: { query: 'one two three four five six seven eight', relevant: { iterable: [] } } });
+    await send(page, {
+      request: 'long',
+      conversation: conversation.id,
+      question: { query: 'one two three four five six seven eight', relevant: { iterable: [] } },
+    });
     await page.waitForFunction(() => window.copilotFrames.filter((f) => f.request === 'long' && f.status === 'IN-PROGRESS').length >= 2);
     await send(page, { request: 'long', stop: true });
     await ended(page, 'long');
@@ -253,7 +302,9 @@ describe(`the copilot in ${engine.name}`, () => {
 
     await page.fill('#chat-question', 'one two three four five six seven eight nine ten');
     await page.click('#chat-ask');
-    await page.waitForFunction(() => (document.querySelectorAll('#chat-log .bubble.assistant .text')[1]?.textContent ?? '').includes(' to:'));
+    await page.waitForFunction(() =>
+      (document.querySelectorAll('#chat-log .bubble.assistant .text')[1]?.textContent ?? '').includes(' to:'),
+    );
     await page.click('#chat-stop');
     await page.waitForSelector('#chat-state[data-state="stopped"]');
     const partial = await page.evaluate(() => document.querySelectorAll('#chat-log .bubble.assistant .text')[1]!.textContent);
@@ -280,7 +331,11 @@ describe(`the copilot in ${engine.name}`, () => {
     // The pane is on that stored conversation: the next question goes to it.
     expect(await askInPane(page, 'debounce a function')).toBe('done');
     expect(await storeIds(page)).toEqual(after);
-    const stored = await page.evaluate(async (c) => (await (await fetch(`http://localhost:1000/conversation/${c}/messages`)).json()).iterable.map((m: { role: string }) => m.role), created[0]);
+    const stored = await page.evaluate(
+      async (c) =>
+        (await (await fetch(`http://localhost:1000/conversation/${c}/messages`)).json()).iterable.map((m: { role: string }) => m.role),
+      created[0],
+    );
     expect(stored).toEqual(['USER', 'ASSISTANT', 'USER', 'ASSISTANT']);
   });
 
@@ -294,7 +349,9 @@ describe(`the copilot in ${engine.name}`, () => {
     expect(await askInPane(page, 'debounce a function')).toBe('done');
     const second = await storeIds(page);
     expect(second.filter((id) => !first.includes(id))).toHaveLength(1);
-    expect(await page.evaluate(() => [...document.querySelectorAll('#chat-log .bubble')].map((b) => (b as HTMLElement).dataset.role))).toEqual(['USER', 'ASSISTANT']);
+    expect(
+      await page.evaluate(() => [...document.querySelectorAll('#chat-log .bubble')].map((b) => (b as HTMLElement).dataset.role)),
+    ).toEqual(['USER', 'ASSISTANT']);
   });
 
   it("follows its conversation in the store: another tab's rename shows, another tab's delete leaves it for a new chat", async () => {
@@ -308,7 +365,11 @@ describe(`the copilot in ${engine.name}`, () => {
     try {
       await other.evaluate(async (c) => {
         const { messages: _messages, ...conversation } = await (await fetch(`http://localhost:1000/conversation/${c}`)).json();
-        await fetch('http://localhost:1000/conversation/update', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...conversation, name: 'Renamed in another tab' }) });
+        await fetch('http://localhost:1000/conversation/update', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ ...conversation, name: 'Renamed in another tab' }),
+        });
       }, id);
       await expect.poll(() => page.textContent('#chat-title')).toBe('Renamed in another tab');
       await other.evaluate((c) => fetch(`http://localhost:1000/conversations/${c}/delete`, { method: 'POST' }), id);
@@ -331,7 +392,8 @@ describe(`the copilot in ${engine.name}`, () => {
     expect(await page.textContent(newest)).not.toMatch(/```|\*\*retry\.py\*\*/);
 
     // The fake model answers "Answer to: <question>": an answer with HTML and a javascript: link in it.
-    const hostile = 'hi <script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2"> [link](javascript:window.pwned=3) **bold**';
+    const hostile =
+      'hi <script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2"> [link](javascript:window.pwned=3) **bold**';
     await useModelInPane(page, { baseUrl: fake.baseUrl, model: 'llama3.2' });
     expect(await askInPane(page, hostile)).toBe('done');
     const shown = async () =>
@@ -340,7 +402,8 @@ describe(`the copilot in ${engine.name}`, () => {
         return {
           text: answer.querySelector('.text')!.textContent,
           bold: answer.querySelector('strong')?.textContent,
-          inserted: document.querySelectorAll('#chat-log script, #chat-log img, #chat-log [onerror], #chat-log a[href^="javascript"]').length,
+          inserted: document.querySelectorAll('#chat-log script, #chat-log img, #chat-log [onerror], #chat-log a[href^="javascript"]')
+            .length,
           pwned: (window as { pwned?: number }).pwned,
         };
       });
@@ -356,7 +419,9 @@ describe(`the copilot in ${engine.name}`, () => {
     await page.waitForSelector('body[data-loaded="true"]');
     const id = await page.evaluate(async () => {
       const { iterable } = await (await fetch('http://localhost:1000/conversations')).json();
-      return (iterable as Array<{ id: string; updated: { value: string } }>).sort((a, b) => b.updated.value.localeCompare(a.updated.value))[0]!.id;
+      return (iterable as Array<{ id: string; updated: { value: string } }>).sort((a, b) =>
+        b.updated.value.localeCompare(a.updated.value),
+      )[0]!.id;
     });
     await page.click(`#conversation-list li[data-id="${id}"] .link`);
     await page.waitForFunction(() => document.querySelectorAll('#chat-log .bubble.assistant').length === 2);
@@ -366,7 +431,11 @@ describe(`the copilot in ${engine.name}`, () => {
 
   it('keeps the newest message in view: the log scrolls to each answer, and to an error', async () => {
     await freshPane(page);
-    for (const question of ['How do I retry with exponential backoff?', 'debounce a function', 'How do I retry with exponential backoff?']) {
+    for (const question of [
+      'How do I retry with exponential backoff?',
+      'debounce a function',
+      'How do I retry with exponential backoff?',
+    ]) {
       expect(await askInPane(page, question)).toBe('done');
       expect(await newestInView(page)).toEqual({ top: true, bottom: true, atEnd: true });
     }

@@ -22,7 +22,9 @@ async function openWatchedDemo(context: BrowserContext) {
   await page.goto(inject('demoUrl'));
   await page.evaluate(() => {
     window.problems = [];
-    document.addEventListener('securitypolicyviolation', (event) => window.problems.push(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+    document.addEventListener('securitypolicyviolation', (event) =>
+      window.problems.push(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`),
+    );
     window.addEventListener('error', (event) => window.problems.push(`error: ${event.message}`));
     window.addEventListener('unhandledrejection', (event) => window.problems.push(`unhandled rejection: ${event.reason}`));
   });
@@ -87,7 +89,12 @@ describe('the demo page', () => {
     await page.click('#create-conversation');
     await page.waitForFunction((n) => [...document.querySelectorAll('#conversation-list .name')].some((e) => e.textContent === n), name);
     await listMatchesStore(page);
-    const id = await page.evaluate((n) => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === n)!.dataset.id!, name);
+    const id = await page.evaluate(
+      (n) =>
+        [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === n)!
+          .dataset.id!,
+      name,
+    );
     expect(await page.evaluate(() => document.querySelector('#conversation-list img'))).toBeNull();
     expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
     await page.click(`#conversation-list li[data-id="${id}"] .link`);
@@ -106,12 +113,19 @@ describe('the demo page', () => {
     await page.fill('#create-message', 'first question\nsecond line');
     await page.click('#create-conversation');
     await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'to edit'));
-    const id = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'to edit')!.dataset.id!);
+    const id = await page.evaluate(
+      () =>
+        [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find(
+          (li) => li.querySelector('.name')?.textContent === 'to edit',
+        )!.dataset.id!,
+    );
     const reads = await logged(page, 'conversationGetSpecificConversation');
     await page.click(`#conversation-list li[data-id="${id}"] .link`);
     await page.waitForFunction(() => document.querySelector('#message-list li[data-role="USER"]')?.textContent?.includes('first question'));
     expect(await logged(page, 'conversationGetSpecificConversation')).toBe(reads + 1);
-    expect(await page.textContent('#request-log li[data-operation="conversationGetSpecificConversation"] .path')).toBe(`/conversation/${id}`);
+    expect(await page.textContent('#request-log li[data-operation="conversationGetSpecificConversation"] .path')).toBe(
+      `/conversation/${id}`,
+    );
     expect(await page.inputValue('#rename-name')).toBe('to edit');
     expect(await page.getAttribute(`#conversation-list li[data-id="${id}"]`, 'aria-current')).toBe('');
     const stored = () =>
@@ -119,7 +133,10 @@ describe('the demo page', () => {
         const conversation = await (await fetch(`http://localhost:1000/conversation/${c}`)).json();
         return {
           name: conversation.name as string | undefined,
-          texts: conversation.messages.iterable.map((m: { reference: { role: string; fragment: { string: { raw: string } } } }) => `${m.reference.role}: ${m.reference.fragment.string.raw}`),
+          texts: conversation.messages.iterable.map(
+            (m: { reference: { role: string; fragment: { string: { raw: string } } } }) =>
+              `${m.reference.role}: ${m.reference.fragment.string.raw}`,
+          ),
           deleted: Object.values(conversation.messages.indices as Record<string, number>).filter((i) => i === -1).length,
         };
       }, id);
@@ -128,15 +145,23 @@ describe('the demo page', () => {
     await page.fill('#message-text', 'an answer <b>not bold</b>');
     await page.selectOption('#message-role', 'ASSISTANT');
     await page.click('#add-message');
-    await page.waitForFunction(() => document.querySelector('#message-list li[data-role="ASSISTANT"] .text')?.textContent === 'an answer <b>not bold</b>');
+    await page.waitForFunction(
+      () => document.querySelector('#message-list li[data-role="ASSISTANT"] .text')?.textContent === 'an answer <b>not bold</b>',
+    );
     expect(await page.evaluate(() => document.querySelector('#message-list b'))).toBeNull();
-    expect(await stored()).toEqual({ name: 'to edit', texts: ['USER: first question\nsecond line', 'ASSISTANT: an answer <b>not bold</b>'], deleted: 0 });
+    expect(await stored()).toEqual({
+      name: 'to edit',
+      texts: ['USER: first question\nsecond line', 'ASSISTANT: an answer <b>not bold</b>'],
+      deleted: 0,
+    });
 
     // Edit the answer in place.
     await page.click('#message-list li[data-role="ASSISTANT"] .link');
     await page.fill('#message-list .edit', 'a better answer');
     await page.click('#message-list .edit-form button[type="submit"]');
-    await page.waitForFunction(() => document.querySelector('#message-list li[data-role="ASSISTANT"] .text')?.textContent === 'a better answer');
+    await page.waitForFunction(
+      () => document.querySelector('#message-list li[data-role="ASSISTANT"] .text')?.textContent === 'a better answer',
+    );
     expect((await stored()).texts).toEqual(['USER: first question\nsecond line', 'ASSISTANT: a better answer']);
 
     // Delete it: gone from the pane and the store, its index -1.
@@ -147,10 +172,16 @@ describe('the demo page', () => {
     // Rename with a typed name, then from the messages.
     await page.fill('#rename-name', 'Renamed <i>here</i>');
     await page.click('#rename');
-    await page.waitForFunction((c) => document.querySelector(`#conversation-list li[data-id="${c}"] .name`)?.textContent === 'Renamed <i>here</i>', id);
+    await page.waitForFunction(
+      (c) => document.querySelector(`#conversation-list li[data-id="${c}"] .name`)?.textContent === 'Renamed <i>here</i>',
+      id,
+    );
     expect((await stored()).name).toBe('Renamed <i>here</i>');
     await page.click('#auto-name');
-    await page.waitForFunction((c) => document.querySelector(`#conversation-list li[data-id="${c}"] .name`)?.textContent === 'first question', id);
+    await page.waitForFunction(
+      (c) => document.querySelector(`#conversation-list li[data-id="${c}"] .name`)?.textContent === 'first question',
+      id,
+    );
     expect(await page.inputValue('#rename-name')).toBe('first question');
     expect(await logged(page, 'conversationUpdate')).toBe(1);
     expect(await logged(page, 'conversationSpecificConversationRename')).toBe(1);
@@ -162,7 +193,9 @@ describe('the demo page', () => {
     await expect.poll(() => page.textContent('#conversation-detail')).toContain('[SYSTEM] Asset: retry.py');
     expect(await page.textContent('#conversation-detail')).toContain('Top-level declarations: class RetryError, def retry');
     await listMatchesStore(page);
-    expect(await page.evaluate(() => [...document.querySelectorAll('#conversation-list li .name')].map((n) => n.textContent))).toContain('retry.py');
+    expect(await page.evaluate(() => [...document.querySelectorAll('#conversation-list li .name')].map((n) => n.textContent))).toContain(
+      'retry.py',
+    );
   });
 
   it('shows the bytes transferables=false saves, never a negative figure after deletes', async () => {
@@ -172,7 +205,12 @@ describe('the demo page', () => {
     await expect.poll(() => page.textContent('#transfer-size')).toMatch(/^response .+ · transferables=false saves \d/);
     // Deleting the conversation with the most text: the sizes measured before no longer describe the same records.
     const ids = await storeIds(page);
-    const fromAsset = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'retry.py')!.dataset.id!);
+    const fromAsset = await page.evaluate(
+      () =>
+        [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find(
+          (li) => li.querySelector('.name')?.textContent === 'retry.py',
+        )!.dataset.id!,
+    );
     await page.click(`#conversation-list li[data-id="${fromAsset}"] .danger`);
     await expect.poll(() => storeIds(page)).toEqual(ids.filter((id) => id !== fromAsset));
     await listMatchesStore(page);
@@ -188,8 +226,15 @@ describe('the demo page', () => {
     await page.fill('#create-name', 'shown then deleted');
     await page.fill('#create-message', 'bye');
     await page.click('#create-conversation');
-    await page.waitForFunction(() => [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'shown then deleted'));
-    const id = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find((li) => li.querySelector('.name')?.textContent === 'shown then deleted')!.dataset.id!);
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('#conversation-list .name')].some((n) => n.textContent === 'shown then deleted'),
+    );
+    const id = await page.evaluate(
+      () =>
+        [...document.querySelectorAll<HTMLElement>('#conversation-list li')].find(
+          (li) => li.querySelector('.name')?.textContent === 'shown then deleted',
+        )!.dataset.id!,
+    );
     await page.click(`#conversation-list li[data-id="${id}"] .link`);
     await expect.poll(() => page.textContent('#conversation-detail')).toContain('[USER] bye');
     await page.click(`#conversation-list li[data-id="${id}"] .danger`);
@@ -219,7 +264,10 @@ describe('the demo page', () => {
       .toMatch(/^1 interaction · 1 keyboard event · 1 install · 1 update · last /);
     expect(await page.textContent('#event-result')).toMatch(/^Update recorded: OBSIDIAN 1\.5\.0 → 1\.5\.1\.$/);
     expect(await page.textContent('#application-list')).toContain('OBSIDIAN 1.5.1');
-    const stored = await page.evaluate(async (app) => (await (await fetch(`http://localhost:1000/applications/${app}`)).json()).engagement, id);
+    const stored = await page.evaluate(
+      async (app) => (await (await fetch(`http://localhost:1000/applications/${app}`)).json()).engagement,
+      id,
+    );
     expect(stored).toMatchObject({ interactions: 1, keyboard: 1, installations: 1, updates: 1 });
     await page.click('#register-browser');
     await expect.poll(() => page.textContent('#application-list')).toMatch(/WEB/);
@@ -289,8 +337,17 @@ describe('the demo page', () => {
   });
 
   it('logs every call with its operation', async () => {
-    const operations = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#request-log li')].map((li) => li.dataset.operation));
-    for (const name of ['conversationsCreateSpecificConversation', 'conversationsCreateFromAsset', 'conversationsDeleteSpecificConversation', 'applicationsRegister', 'applicationsSessionOpen', 'assetsIdentifiersSnapshot']) {
+    const operations = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('#request-log li')].map((li) => li.dataset.operation),
+    );
+    for (const name of [
+      'conversationsCreateSpecificConversation',
+      'conversationsCreateFromAsset',
+      'conversationsDeleteSpecificConversation',
+      'applicationsRegister',
+      'applicationsSessionOpen',
+      'assetsIdentifiersSnapshot',
+    ]) {
       expect(operations).toContain(name);
     }
     expect(await page.textContent('#request-log li .ms')).toMatch(/^\d+\.\d ms$/);
@@ -353,7 +410,9 @@ describe('the demo offline', () => {
         const app = { id: crypto.randomUUID(), name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
         const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = json) =>
           (await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })).status;
-        const created = (await (await fetch(`${base}/conversations/create`, { method: 'POST', headers: json, body: '{"type":"COPILOT"}' })).json()) as { id: string };
+        const created = (await (
+          await fetch(`${base}/conversations/create`, { method: 'POST', headers: json, body: '{"type":"COPILOT"}' })
+        ).json()) as { id: string };
         const session = (await (await fetch(`${base}/applications/session/open`, { method: 'POST' })).json()) as { id: string };
         const asset = ((await (await fetch(`${base}/assets/identifiers`)).json()) as { iterable: { id: string }[] }).iterable[0]!.id;
         return {
@@ -365,7 +424,10 @@ describe('the demo offline', () => {
           applicationsSessionSnapshot: await call('GET', `/applications/sessions/${session.id}`),
           applicationsSessionClose: await call('POST', '/applications/session/close', session.id),
           applicationsUsageEngagementInteraction: await call('POST', '/applications/usage/engagement/interaction', { description: 'x' }),
-          applicationsUsageEngagementKeyboard: await call('POST', '/applications/usage/engagement/keyboard', { description: 'x', shortcut: [1] }),
+          applicationsUsageEngagementKeyboard: await call('POST', '/applications/usage/engagement/keyboard', {
+            description: 'x',
+            shortcut: [1],
+          }),
           applicationsUsageInstallation: await call('POST', '/applications/usage/installation', { application: app }),
           postApplicationsUsageUpdated: await call('POST', '/applications/usage/updated', { current: app }),
           conversationsSnapshot: await call('GET', '/conversations?transferables=false'),
@@ -402,7 +464,9 @@ describe('the demo on a base that is not localhost', () => {
       await page.goto(`${inject('demoUrl')}?bases=https://api.example.test/pieces`);
       await page.evaluate(() => {
         window.problems = [];
-        document.addEventListener('securitypolicyviolation', (event) => window.problems.push(`${event.violatedDirective} ${event.blockedURI}`));
+        document.addEventListener('securitypolicyviolation', (event) =>
+          window.problems.push(`${event.violatedDirective} ${event.blockedURI}`),
+        );
       });
       await page.waitForSelector('#status[data-state="ready"]');
       await page.waitForSelector('#stream-state[data-state="open"]');
@@ -426,7 +490,9 @@ describe('the demo on a base that is not localhost', () => {
         }
       });
       expect(outside).toBe('refused');
-      await expect.poll(() => page.evaluate(() => window.problems)).toEqual([expect.stringMatching(/^connect-src http:\/\/localhost:1000\//)]);
+      await expect
+        .poll(() => page.evaluate(() => window.problems))
+        .toEqual([expect.stringMatching(/^connect-src http:\/\/localhost:1000\//)]);
     } finally {
       await context.close();
     }
@@ -453,11 +519,14 @@ async function openFramed(context: BrowserContext, width: number, height: number
 }
 
 const resizeFrame = (page: Page, width: number, height: number) =>
-  page.evaluate(([w, h]) => {
-    const frame = document.querySelector('iframe')!;
-    frame.width = String(w);
-    frame.height = String(h);
-  }, [width, height] as const);
+  page.evaluate(
+    ([w, h]) => {
+      const frame = document.querySelector('iframe')!;
+      frame.width = String(w);
+      frame.height = String(h);
+    },
+    [width, height] as const,
+  );
 
 /** The demo's panes by row: the ids in each row, and the width of the grid the row leaves blank. */
 const paneRows = (page: Page) =>
@@ -539,17 +608,30 @@ describe('the demo laid out in a 1280×800 and an 800×900 window', () => {
     const served = await page.evaluate(async (url) => {
       const html = await (await fetch(url)).text();
       const d = new DOMParser().parseFromString(html, 'text/html');
-      return Object.fromEntries([...d.querySelectorAll('select')].map((select) => [select.id, { options: [...select.options].map((o) => o.value), value: select.value }]));
+      return Object.fromEntries(
+        [...d.querySelectorAll('select')].map((select) => [
+          select.id,
+          { options: [...select.options].map((o) => o.value), value: select.value },
+        ]),
+      );
     }, inject('demoUrl'));
     for (const [id, { options }] of Object.entries(served)) expect([id, options.length > 0]).toEqual([id, true]);
     expect(served['register-name']).toEqual({ options: Object.values(ApplicationNameEnum), value: 'VS_CODE' });
     expect(served['register-platform']).toEqual({ options: Object.values(PlatformEnum), value: 'LINUX' });
     // The assets are the store's: read once the service answers, the list says so until then.
-    expect(await page.evaluate(() => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLSelectElement>('#asset-select')!.selectedOptions[0]!.label)).toBe('debounce.ts');
+    expect(
+      await page.evaluate(
+        () =>
+          document.querySelector('iframe')!.contentDocument!.querySelector<HTMLSelectElement>('#asset-select')!.selectedOptions[0]!.label,
+      ),
+    ).toBe('debounce.ts');
   });
 
   it('never breaks a base of the header across lines (a port range included)', async () => {
-    for (const [width, height] of [[1280, 800], [800, 900]] as const) {
+    for (const [width, height] of [
+      [1280, 800],
+      [800, 900],
+    ] as const) {
       await resizeFrame(page, width, height);
       const lines = await baseLines(page);
       expect(Object.keys(lines)).toContain('http://localhost:39300-39333');
@@ -558,7 +640,10 @@ describe('the demo laid out in a 1280×800 and an 800×900 window', () => {
   });
 
   it('lays the panes out with no column left blank beside them, the request log a fixed-height panel that does not grow the page', async () => {
-    for (const [width, height] of [[1280, 800], [800, 900]] as const) {
+    for (const [width, height] of [
+      [1280, 800],
+      [800, 900],
+    ] as const) {
       await resizeFrame(page, width, height);
       for (const row of await paneRows(page)) expect([width, row.panes, row.blank <= 2]).toEqual([width, row.panes, true]);
     }
@@ -584,11 +669,20 @@ describe('the demo laid out in a 1280×800 and an 800×900 window', () => {
       d.querySelector<HTMLTextAreaElement>('#chat-question')!.value = 'How do I retry with exponential backoff?';
       d.querySelector<HTMLButtonElement>('#chat-ask')!.click();
     });
-    await page.waitForFunction(() => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLElement>('#chat-state')!.dataset.state === 'done');
+    await page.waitForFunction(
+      () => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLElement>('#chat-state')!.dataset.state === 'done',
+    );
     await page.waitForFunction(() => !!document.querySelector('iframe')!.contentDocument!.querySelector('#conversation-list li .link'));
-    await page.evaluate(() => document.querySelector('iframe')!.contentDocument!.querySelector<HTMLButtonElement>('#conversation-list li .link')!.click());
-    await page.waitForFunction(() => !!document.querySelector('iframe')!.contentDocument!.querySelector('#message-list li[data-role="ASSISTANT"]'));
-    for (const [width, height] of [[1280, 800], [800, 900]] as const) {
+    await page.evaluate(() =>
+      document.querySelector('iframe')!.contentDocument!.querySelector<HTMLButtonElement>('#conversation-list li .link')!.click(),
+    );
+    await page.waitForFunction(
+      () => !!document.querySelector('iframe')!.contentDocument!.querySelector('#message-list li[data-role="ASSISTANT"]'),
+    );
+    for (const [width, height] of [
+      [1280, 800],
+      [800, 900],
+    ] as const) {
       await resizeFrame(page, width, height);
       const widths = await page.evaluate(() => {
         const d = document.querySelector('iframe')!.contentDocument!;
@@ -612,7 +706,8 @@ describe('the snippets pane', () => {
     await context?.close();
   });
 
-  const snippetNames = (page: Page) => page.evaluate(() => [...document.querySelectorAll('#snippet-list li .snippet-open')].map((b) => b.textContent));
+  const snippetNames = (page: Page) =>
+    page.evaluate(() => [...document.querySelectorAll('#snippet-list li .snippet-open')].map((b) => b.textContent));
 
   it('saves pasted text, edits it, searches it and deletes it, live in a second tab', async () => {
     const { page, problems } = await openWatchedDemo(context);
@@ -620,23 +715,32 @@ describe('the snippets pane', () => {
     for (const p of [page, other]) await p.waitForSelector('#snippet-stream-state[data-state="open"]');
     await page.waitForFunction(() => document.querySelectorAll('#snippet-list li').length >= 4);
 
-    await page.fill('#snippet-new-text', 'def parse_header(line):\n    name, _, value = line.partition(":")\n    return name.strip(), value.strip()\n');
+    await page.fill(
+      '#snippet-new-text',
+      'def parse_header(line):\n    name, _, value = line.partition(":")\n    return name.strip(), value.strip()\n',
+    );
     await page.click('#snippet-create');
     // Named from its first declaration, classified from its text; its formats shown.
-    await page.waitForFunction(() => [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'parse_header.py'));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'parse_header.py'),
+    );
     expect(await visible(page, '#snippet-detail')).toBe(true);
     expect(await page.evaluate(() => [...document.querySelectorAll('#snippet-formats li')].map((li) => li.textContent))).toEqual([
       expect.stringMatching(/^BOTH · CODE py · \d+ B · original · preview$/),
     ]);
     expect(await page.inputValue('#snippet-description')).toBe('A Python snippet of 3 lines, declaring parse_header.');
     // The other tab hears it on the assets stream.
-    await other.waitForFunction(() => [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'parse_header.py'));
+    await other.waitForFunction(() =>
+      [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'parse_header.py'),
+    );
 
     await page.fill('#snippet-rename', 'Header parser');
     await page.fill('#snippet-description', 'Splits an HTTP header line.');
     await page.fill('#snippet-text', 'def parse_header(line):\n    return line.split(":", 1)\n');
     await page.click('#snippet-save');
-    await page.waitForFunction(() => [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'Header parser'));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'Header parser'),
+    );
     const id = await page.evaluate(() => document.querySelector<HTMLElement>('#snippet-list li.selected')!.dataset.id!);
     const stored = await page.evaluate(async (asset) => (await fetch(`http://localhost:1000/asset/${asset}`)).json(), id);
     expect([stored.name, stored.annotations.iterable[0].text, stored.original.reference.fragment.string.raw]).toEqual([
@@ -644,7 +748,9 @@ describe('the snippets pane', () => {
       'Splits an HTTP header line.',
       'def parse_header(line):\n    return line.split(":", 1)\n',
     ]);
-    await other.waitForFunction(() => [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'Header parser'));
+    await other.waitForFunction(() =>
+      [...document.querySelectorAll('#snippet-list .snippet-open')].some((b) => b.textContent === 'Header parser'),
+    );
 
     await page.fill('#snippet-query', 'split header');
     await page.click('#snippet-search-go');
@@ -681,7 +787,12 @@ describe('the demo page’s models pane', () => {
     page.evaluate((n) => {
       const li = [...document.querySelectorAll<HTMLElement>('#model-list li')].find((l) => l.querySelector('strong')?.textContent === n);
       return li
-        ? { id: li.dataset.id!, downloaded: li.dataset.downloaded, answered: li.querySelector('.answered')?.textContent, progress: li.querySelector('.progress')?.textContent ?? null }
+        ? {
+            id: li.dataset.id!,
+            downloaded: li.dataset.downloaded,
+            answered: li.querySelector('.answered')?.textContent,
+            progress: li.querySelector('.progress')?.textContent ?? null,
+          }
         : null;
     }, name);
 
@@ -689,7 +800,10 @@ describe('the demo page’s models pane', () => {
     const { page, problems } = await openWatchedDemo(context);
     await page.waitForSelector('body[data-loaded="true"]');
     expect(Number(await page.textContent('#model-count'))).toBeGreaterThan(20);
-    expect(await modelRow(page, 'GPT-3.5-turbo Chat Model')).toMatchObject({ answered: 'answered by the default: no model (extractive answers)', progress: null });
+    expect(await modelRow(page, 'GPT-3.5-turbo Chat Model')).toMatchObject({
+      answered: 'answered by the default: no model (extractive answers)',
+      progress: null,
+    });
     // A local model with nothing to fetch: its socket reports COMPLETED, the row shows it downloaded.
     const phi = (await modelRow(page, 'Phi-2 CPU Chat Model'))!;
     await page.click(`#model-list li[data-id="${phi.id}"] button.download`);
@@ -704,7 +818,9 @@ describe('the demo page’s models pane', () => {
     await page.fill('#map-base-url', ollama.baseUrl);
     await page.fill('#map-name', 'slow:llama2');
     await page.click('#map-save');
-    await expect.poll(async () => (await modelRow(page, 'Llama-2 7B GPU Chat Model'))?.answered, { timeout: 10_000 }).toBe(`answered by slow:llama2 at ${ollama.baseUrl} (Ollama)`);
+    await expect
+      .poll(async () => (await modelRow(page, 'Llama-2 7B GPU Chat Model'))?.answered, { timeout: 10_000 })
+      .toBe(`answered by slow:llama2 at ${ollama.baseUrl} (Ollama)`);
     await page.click(`#model-list li[data-id="${llama.id}"] button.download`);
     const seen = new Set<string>();
     await expect

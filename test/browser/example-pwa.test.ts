@@ -27,11 +27,21 @@ describe.skipIf(engine.name !== 'chromium')('the vite-plugin-pwa example', () =>
     const link = join(example, 'node_modules/pieces-os-worker');
     mkdirSync(join(example, 'node_modules'), { recursive: true });
     if (!existsSync(link)) symlinkSync(root, link, 'dir');
-    dev = await createServer({ configFile, root: example, logLevel: 'warn', server: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
+    dev = await createServer({
+      configFile,
+      root: example,
+      logLevel: 'warn',
+      server: { port: await freePort(), strictPort: true, host: '127.0.0.1' },
+    });
     await dev.listen();
     rmSync(join(example, 'dist'), { recursive: true, force: true });
     await build({ configFile, root: example, logLevel: 'warn' });
-    built = await preview({ configFile, root: example, logLevel: 'warn', preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
+    built = await preview({
+      configFile,
+      root: example,
+      logLevel: 'warn',
+      preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' },
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -57,7 +67,9 @@ describe.skipIf(engine.name !== 'chromium')('the vite-plugin-pwa example', () =>
         await page.goto(`${origin}/`);
         await page.waitForSelector('#out[data-created]');
         expect(await page.getAttribute('#out', 'data-mode')).toBe('worker');
-        expect(await page.getAttribute('#out', 'data-script')).toBe(which === 'development' ? `${origin}/dev-sw.js?dev-sw` : `${origin}/sw.js`);
+        expect(await page.getAttribute('#out', 'data-script')).toBe(
+          which === 'development' ? `${origin}/dev-sw.js?dev-sw` : `${origin}/sw.js`,
+        );
         const first = await page.getAttribute('#out', 'data-created');
         await page.reload();
         await page.waitForSelector('#out[data-created]');
@@ -75,8 +87,13 @@ describe.skipIf(engine.name !== 'chromium')('the vite-plugin-pwa example', () =>
           const loaded = new Promise((resolve) => (frame.onload = resolve));
           document.body.append(frame);
           await loaded;
-          const response = await (frame.contentWindow as unknown as typeof globalThis).fetch('http://localhost:1000/conversations/identifiers');
-          return { status: response.status, ids: ((await response.json()) as { iterable: Array<{ id: string }> }).iterable.map((i) => i.id) };
+          const response = await (frame.contentWindow as unknown as typeof globalThis).fetch(
+            'http://localhost:1000/conversations/identifiers',
+          );
+          return {
+            status: response.status,
+            ids: ((await response.json()) as { iterable: Array<{ id: string }> }).iterable.map((i) => i.id),
+          };
         });
         expect(viaRouter).toMatchObject({ status: 200 });
         expect(viaRouter.ids).toEqual(expect.arrayContaining([first, second]));

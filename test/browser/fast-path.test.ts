@@ -87,7 +87,8 @@ describe('fast path', () => {
       const xhr = await new Promise<{ status: number; type: string | null; name: string }>((resolve) => {
         const request = new XMLHttpRequest();
         request.open('GET', `${base}/conversation/${conversation.id}`);
-        request.onload = () => resolve({ status: request.status, type: request.getResponseHeader('content-type'), name: JSON.parse(request.responseText).name });
+        request.onload = () =>
+          resolve({ status: request.status, type: request.getResponseHeader('content-type'), name: JSON.parse(request.responseText).name });
         request.send();
       });
       const missing = await fetch(`${base}/conversation/00000000-0000-4000-8000-000000000000`);
@@ -132,13 +133,10 @@ describe('fast path', () => {
     expect(running.held).toHaveLength(1);
     // Stopped while idle: the page's port leads nowhere now, and the page learns it as the lock is released.
     await context.stopWorkers();
-    await page.waitForFunction(
-      async (name) => {
-        const { held = [], pending = [] } = await navigator.locks.query();
-        return ![...held, ...pending].some((lock) => lock.name === name);
-      },
-      running.held[0]!,
-    );
+    await page.waitForFunction(async (name) => {
+      const { held = [], pending = [] } = await navigator.locks.query();
+      return ![...held, ...pending].some((lock) => lock.name === name);
+    }, running.held[0]!);
     const quiet = Array.from({ length: 5 }, (_, i) => `after stop ${i}`);
     expect(await createAll(page, quiet)).toEqual(quiet.map(() => 200));
     // Stopped while creates are under way: each is stored once, or fails like a crashed server.
@@ -163,6 +161,7 @@ describe('fast path', () => {
     const now = await instanceLocks(page);
     expect(now.held).toHaveLength(1);
     expect(now.held).not.toEqual(running.held);
-    if (!off) await page.waitForFunction(async (name) => (await navigator.locks.query()).pending?.some((lock) => lock.name === name), now.held[0]!);
+    if (!off)
+      await page.waitForFunction(async (name) => (await navigator.locks.query()).pending?.some((lock) => lock.name === name), now.held[0]!);
   });
 });

@@ -21,7 +21,9 @@ export function firefoxPath(): string {
 class FirefoxPage extends ScriptedPage {
   constructor(readonly raw: PpPage) {
     super();
-    raw.on('console', (message) => this.console.push({ type: message.type() === 'warn' ? 'warning' : message.type(), text: message.text() }));
+    raw.on('console', (message) =>
+      this.console.push({ type: message.type() === 'warn' ? 'warning' : message.type(), text: message.text() }),
+    );
     raw.on('pageerror', (error) => this.console.push({ type: 'pageerror', text: (error as Error).message }));
   }
 
@@ -127,7 +129,8 @@ class FirefoxContext implements BrowserContext {
   }
 }
 
-const WORKER_HEAP = "neither WebDriver BiDi nor Firefox's chrome scripts read one service worker's JavaScript heap (memory is reported per process)";
+const WORKER_HEAP =
+  "neither WebDriver BiDi nor Firefox's chrome scripts read one service worker's JavaScript heap (memory is reported per process)";
 
 export const engine: Engine = {
   name: 'firefox',
@@ -156,8 +159,8 @@ export const engine: Engine = {
     capability === 'workerHeap'
       ? WORKER_HEAP
       : capability === 'killWorkers'
-      ? "Firefox's terminateWorker waits for the fetch events in flight (a stop after 22 of 200 creates still saw all 200 acknowledged), and the worker shares its content process with the page"
-      : capability === 'localNetworkAccess'
-        ? 'Firefox ESR has no Local Network Access permission to refuse (a public page reaches localhost)'
-        : undefined,
+        ? "Firefox's terminateWorker waits for the fetch events in flight (a stop after 22 of 200 creates still saw all 200 acknowledged), and the worker shares its content process with the page"
+        : capability === 'localNetworkAccess'
+          ? 'Firefox ESR has no Local Network Access permission to refuse (a public page reaches localhost)'
+          : undefined,
 };

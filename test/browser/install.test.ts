@@ -20,8 +20,13 @@ const run = (file: string, args: string[], cwd: string) =>
   execFileSync(file, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, INIT_CWD: cwd } });
 /** stdout and stderr of an npm command together (npm warns on stderr). */
 const npm = (args: string[], cwd: string) =>
-  execFileSync('sh', ['-c', `npm ${args.map((a) => `'${a}'`).join(' ')} 2>&1`], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const version = (name: string) => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  execFileSync('sh', ['-c', `npm ${args.map((a) => `'${a}'`).join(' ')} 2>&1`], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+const version = (name: string) =>
+  (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
 const TYPES = `import { startPiecesService, addAssets, reportExternalApplications, PiecesServiceError, type PiecesService, type StartOptions } from 'pieces-os-worker';
 import { addPiecesRoutes, createPiecesWorker, startWorker, type WorkerOptions } from 'pieces-os-worker/worker';
@@ -72,7 +77,10 @@ describe.skipIf(engine.name !== 'chromium')('installed from git', () => {
     mkdirSync(join(app, 'src'), { recursive: true });
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'an-app', private: true, type: 'module' }, null, 2) + '\n');
     installLog = npm(['install', '--no-audit', '--no-fund', '--prefer-offline', `git+file://${clone}`], app);
-    npm(['install', '--no-audit', '--no-fund', '--prefer-offline', `vite@${version('vite')}`, `@types/node@${version('@types/node')}`], app);
+    npm(
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', `vite@${version('vite')}`, `@types/node@${version('@types/node')}`],
+      app,
+    );
     ({ context } = await launch());
   }, 300_000);
 
@@ -82,7 +90,14 @@ describe.skipIf(engine.name !== 'chromium')('installed from git', () => {
 
   it('builds dist/ through prepare, with no engine warnings', () => {
     const installed = join(app, 'node_modules/pieces-os-worker');
-    for (const file of ['dist/index.js', 'dist/worker.js', 'dist/core.js', 'dist/vite.js', 'dist/pieces-os-worker.js', 'dist/types/page/index.d.ts']) {
+    for (const file of [
+      'dist/index.js',
+      'dist/worker.js',
+      'dist/core.js',
+      'dist/vite.js',
+      'dist/pieces-os-worker.js',
+      'dist/types/page/index.d.ts',
+    ]) {
       expect(existsSync(join(installed, file)), file).toBe(true);
     }
     expect(installLog).not.toContain('EBADENGINE');
@@ -91,12 +106,18 @@ describe.skipIf(engine.name !== 'chromium')('installed from git', () => {
   it('type-checks the public API with skipLibCheck: false, internals not exported', () => {
     writeFileSync(join(app, 'src/api.ts'), TYPES);
     const strict = { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, skipLibCheck: false, noEmit: true };
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...strict, lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [] }, include: ['src'] }));
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { ...strict, lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [] }, include: ['src'] }),
+    );
     writeFileSync(
       join(app, 'vite.config.ts'),
       "import { defineConfig } from 'vite';\nimport { piecesOsWorker } from 'pieces-os-worker/vite';\n\nexport default defineConfig({ plugins: [piecesOsWorker()] });\n",
     );
-    writeFileSync(join(app, 'tsconfig.node.json'), JSON.stringify({ compilerOptions: { ...strict, lib: ['ESNext'], types: ['node'] }, include: ['vite.config.ts'] }));
+    writeFileSync(
+      join(app, 'tsconfig.node.json'),
+      JSON.stringify({ compilerOptions: { ...strict, lib: ['ESNext'], types: ['node'] }, include: ['vite.config.ts'] }),
+    );
     expect(() => run(tsc, ['-p', 'tsconfig.json'], app)).not.toThrow();
     expect(() => run(tsc, ['-p', 'tsconfig.node.json'], app)).not.toThrow();
   });
@@ -107,7 +128,9 @@ describe.skipIf(engine.name !== 'chromium')('installed from git', () => {
     expect(run(bin, ['init', 'static', '--save'], app)).toContain('[pieces-os-worker] saved "static" in package.json');
     expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))['pieces-os-worker']).toEqual({ workerDirectory: ['static'] });
     writeFileSync(copy, '// an old copy');
-    expect(npm(['rebuild', 'pieces-os-worker', '--foreground-scripts'], app)).toContain('[pieces-os-worker] refreshed static/pieces-os-worker.js');
+    expect(npm(['rebuild', 'pieces-os-worker', '--foreground-scripts'], app)).toContain(
+      '[pieces-os-worker] refreshed static/pieces-os-worker.js',
+    );
     expect(readFileSync(copy, 'utf8')).toBe(readFileSync(join(app, 'node_modules/pieces-os-worker/dist/pieces-os-worker.js'), 'utf8'));
   });
 
@@ -117,13 +140,27 @@ describe.skipIf(engine.name !== 'chromium')('installed from git', () => {
 
     beforeAll(async () => {
       rmSync(join(app, 'static'), { recursive: true, force: true });
-      writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><p id="out"></p><script type="module" src="/main.js"></script></body></html>');
+      writeFileSync(
+        join(app, 'index.html'),
+        '<!doctype html><html><body><p id="out"></p><script type="module" src="/main.js"></script></body></html>',
+      );
       writeFileSync(join(app, 'main.js'), MAIN);
       const configFile = join(app, 'vite.config.ts');
-      dev = await createServer({ root: app, configFile, logLevel: 'warn', server: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
+      dev = await createServer({
+        root: app,
+        configFile,
+        logLevel: 'warn',
+        server: { port: await freePort(), strictPort: true, host: '127.0.0.1' },
+      });
       await dev.listen();
       await build({ root: app, configFile, logLevel: 'warn', build: { outDir: join(app, 'dist'), target: 'es2022' } });
-      built = await preview({ root: app, configFile, logLevel: 'warn', build: { outDir: join(app, 'dist') }, preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
+      built = await preview({
+        root: app,
+        configFile,
+        logLevel: 'warn',
+        build: { outDir: join(app, 'dist') },
+        preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' },
+      });
     }, 120_000);
 
     afterAll(async () => {

@@ -31,7 +31,11 @@ export async function startLab(): Promise<Lab> {
     configFile: false,
     root: resolve(import.meta.dirname, 'lab'),
     logLevel: 'warn',
-    define: { __PIECES_VERSION__: JSON.stringify(version), __PIECES_FAST_PATH__: JSON.stringify(process.env.PIECES_FAST_PATH !== 'off'), 'process.env.NODE_ENV': JSON.stringify('production') },
+    define: {
+      __PIECES_VERSION__: JSON.stringify(version),
+      __PIECES_FAST_PATH__: JSON.stringify(process.env.PIECES_FAST_PATH !== 'off'),
+      'process.env.NODE_ENV': JSON.stringify('production'),
+    },
     build: { outDir, target: 'es2022', emptyOutDir: true },
   });
   // Built by the browser suite's global setup.
@@ -54,7 +58,11 @@ export async function startLab(): Promise<Lab> {
       case '/missing.js':
         return send(404, 'text/plain', 'Not found');
       case '/other-sw.js':
-        return send(200, 'text/javascript', "self.addEventListener('install', () => self.skipWaiting());\nself.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));\n");
+        return send(
+          200,
+          'text/javascript',
+          "self.addEventListener('install', () => self.skipWaiting());\nself.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));\n",
+        );
       case '/app-sw.js':
         // A module worker, valid only with its own query (HTML otherwise, as a dev server's fallback).
         if (!url.searchParams.has('dev-sw')) return send(200, 'text/html', html);

@@ -42,7 +42,12 @@ async function drained(page: Page, timeout = 45_000) {
     const status = await controls.mirrorStatus();
     if (status?.state === 'up' && status.outbox.length === 0) return status;
     if (Date.now() > deadline) throw new Error(`not drained: ${JSON.stringify(status)}`);
-    await page.evaluate(() => fetch('http://localhost:1000/.well-known/health').then(() => {}, () => {}));
+    await page.evaluate(() =>
+      fetch('http://localhost:1000/.well-known/health').then(
+        () => {},
+        () => {},
+      ),
+    );
     await sleep(300);
   }
 }
@@ -52,14 +57,26 @@ const write = (page: Page, name: string, count: number) =>
   page.evaluate(
     async ({ name, count }) => {
       const post = async (path: string, body: unknown) => {
-        const response = await fetch(`http://localhost:1000${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        const response = await fetch(`http://localhost:1000${path}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
         return (await response.json()) as { id: string };
       };
       const conversation = await post('/conversations/create', { type: 'COPILOT', name });
       const messages: string[] = [];
       for (let i = 0; i < count; i++) {
-        messages.push((await post('/messages/create', { role: 'USER', fragment: { string: { raw: `${name} #${i}` } }, conversation: { id: conversation.id } })).id);
+        messages.push(
+          (
+            await post('/messages/create', {
+              role: 'USER',
+              fragment: { string: { raw: `${name} #${i}` } },
+              conversation: { id: conversation.id },
+            })
+          ).id,
+        );
       }
       return { conversation: conversation.id, messages };
     },
@@ -68,7 +85,14 @@ const write = (page: Page, name: string, count: number) =>
 
 /** The upstream's conversations: name → message texts in order. */
 const held = (upstream: IndependentPiecesOS) =>
-  Object.fromEntries(upstream.snapshot().conversations.map((c) => [c.name as string, (c.messages as Array<{ fragment: { string: { raw: string } } }>).map((m) => m.fragment.string.raw)]));
+  Object.fromEntries(
+    upstream
+      .snapshot()
+      .conversations.map((c) => [
+        c.name as string,
+        (c.messages as Array<{ fragment: { string: { raw: string } } }>).map((m) => m.fragment.string.raw),
+      ]),
+  );
 
 describe('worker mode', () => {
   it('passes requests through while the upstream answers (its answers, its ids), and answers from the kept copy once it goes away', async () => {
@@ -82,9 +106,17 @@ describe('worker mode', () => {
         body: JSON.stringify({ type: 'COPILOT', name: 'through the worker' }),
       });
       const body = (await created.json()) as { id: string };
-      const [ours, theirs] = await Promise.all([fetch('http://localhost:1000/conversations').then((r) => r.text()), fetch(`${direct}/conversations`).then((r) => r.text())]);
+      const [ours, theirs] = await Promise.all([
+        fetch('http://localhost:1000/conversations').then((r) => r.text()),
+        fetch(`${direct}/conversations`).then((r) => r.text()),
+      ]);
       const unserved = await fetch('http://localhost:1000/os/device/information');
-      return { id: body.id, header: created.headers.get('x-upstream'), same: ours === theirs, unserved: [unserved.status, unserved.headers.get('x-upstream')] };
+      return {
+        id: body.id,
+        header: created.headers.get('x-upstream'),
+        same: ours === theirs,
+        unserved: [unserved.status, unserved.headers.get('x-upstream')],
+      };
     }, upstream.url);
     expect(through.header).toBe('independent');
     expect(through.id).toMatch(/-0000-5000-9000-/);
@@ -93,7 +125,11 @@ describe('worker mode', () => {
     await upstream.stop();
     const local = await page.evaluate(async (id) => {
       const response = await fetch(`http://localhost:1000/conversation/${id}`);
-      return { status: response.status, header: response.headers.get('x-upstream'), name: ((await response.json()) as { name: string }).name };
+      return {
+        status: response.status,
+        header: response.headers.get('x-upstream'),
+        name: ((await response.json()) as { name: string }).name,
+      };
     }, through.id);
     expect(local).toEqual({ status: 200, header: null, name: 'through the worker' });
     await page.waitForSelector('#mirror[data-mirror="down"]');
@@ -120,12 +156,20 @@ describe('worker mode', () => {
     // No id a tab was given while it was away reached the upstream; reads by them keep working.
     const sent = JSON.stringify(upstream.log);
     for (const { conversation, messages } of written) for (const id of [conversation, ...messages]) expect(sent).not.toContain(id);
-    const byLocalId = await tabs[2]!.evaluate((id) => fetch(`http://localhost:1000/conversation/${id}`).then((r) => r.json() as Promise<{ name: string }>), written[2]!.conversation);
+    const byLocalId = await tabs[2]!.evaluate(
+      (id) => fetch(`http://localhost:1000/conversation/${id}`).then((r) => r.json() as Promise<{ name: string }>),
+      written[2]!.conversation,
+    );
     expect(byLocalId.name).toBe('tab 2');
     // The local copy holds what the upstream holds, under its ids.
     await expect
       .poll(async () => (await piecesControls(tabs[0]!).exportData()).conversations.map((c) => c.id).sort(), { timeout: 10_000 })
-      .toEqual(upstream.snapshot().conversations.map((c) => c.id as string).sort());
+      .toEqual(
+        upstream
+          .snapshot()
+          .conversations.map((c) => c.id as string)
+          .sort(),
+      );
     await tabs[0]!.waitForSelector('#mirror[data-mirror="up"][data-outbox="0"]');
   });
 
@@ -136,18 +180,36 @@ describe('worker mode', () => {
     await upstream.stop();
     const local = await page.evaluate(async () => {
       const post = async (path: string, body: unknown) => {
-        const response = await fetch(`http://localhost:1000${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        const response = await fetch(`http://localhost:1000${path}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
         return { body: (await response.json()) as any, header: response.headers.get('x-upstream') };
       };
       const { application } = (await post('/connect', { application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX' } })).body;
       const made = await post('/assets/create', {
-        asset: { application, format: { fragment: { string: { raw: 'export const offline = true;\n' } } }, metadata: { name: 'offline.ts', tags: [{ text: 'away' }] } },
+        asset: {
+          application,
+          format: { fragment: { string: { raw: 'export const offline = true;\n' } } },
+          metadata: { name: 'offline.ts', tags: [{ text: 'away' }] },
+        },
       });
       const format = made.body.formats.iterable[0].id as string;
-      await post('/format/update/value', { id: format, asset: { id: made.body.id }, fragment: { string: { raw: 'export const offline = false;\n' } } });
+      await post('/format/update/value', {
+        id: format,
+        asset: { id: made.body.id },
+        fragment: { string: { raw: 'export const offline = false;\n' } },
+      });
       const comment = await post('/annotations/create', { type: 'COMMENT', text: 'written while away', asset: made.body.id });
-      return { id: made.body.id as string, format, comment: comment.body.id as string, application: application.id as string, header: made.header };
+      return {
+        id: made.body.id as string,
+        format,
+        comment: comment.body.id as string,
+        application: application.id as string,
+        header: made.header,
+      };
     });
     // Answered here.
     expect(local.header).toBeNull();
@@ -160,7 +222,9 @@ describe('worker mode', () => {
     // The upstream's own id (its scheme), the value edited, the comment and the tag on it.
     expect(asset.id).toMatch(/-0000-5000-9000-/);
     expect(asset.original.reference.fragment.string.raw).toBe('export const offline = false;\n');
-    expect(asset.annotations.iterable.map((a: { type: string; text: string }) => `${a.type}:${a.text}`)).toContain('COMMENT:written while away');
+    expect(asset.annotations.iterable.map((a: { type: string; text: string }) => `${a.type}:${a.text}`)).toContain(
+      'COMMENT:written while away',
+    );
     expect(asset.tags.iterable.map((t: { text: string }) => t.text)).toEqual(['away']);
     // Sent once, and no id made in the browser reached it.
     expect(upstream.log.filter((e) => e.path === '/assets/create')).toHaveLength(1);
@@ -169,14 +233,22 @@ describe('worker mode', () => {
     // Reads by the ids the page was given keep working (the worker rewrites them), and answer the upstream's record.
     const read = await page.evaluate(
       async ({ id, format }) => {
-        const [byAsset, byFormat] = await Promise.all([fetch(`http://localhost:1000/asset/${id}`), fetch(`http://localhost:1000/format/${format}`)]);
-        return { asset: ((await byAsset.json()) as { id: string }).id, format: ((await byFormat.json()) as { asset: { id: string } }).asset.id };
+        const [byAsset, byFormat] = await Promise.all([
+          fetch(`http://localhost:1000/asset/${id}`),
+          fetch(`http://localhost:1000/format/${format}`),
+        ]);
+        return {
+          asset: ((await byAsset.json()) as { id: string }).id,
+          format: ((await byFormat.json()) as { asset: { id: string } }).asset.id,
+        };
       },
       { id: local.id, format: local.format },
     );
     expect(read).toEqual({ asset: asset.id, format: asset.id });
     // The local copy holds it under the upstream's id.
-    await expect.poll(async () => (await piecesControls(page).exportData()).assets.map((a) => a.id), { timeout: 10_000 }).toContain(asset.id);
+    await expect
+      .poll(async () => (await piecesControls(page).exportData()).assets.map((a) => a.id), { timeout: 10_000 })
+      .toContain(asset.id);
   });
 
   it('keeps identifier sockets open through down, up and the drain; they end holding the upstream’s ids', async () => {
@@ -190,7 +262,10 @@ describe('worker mode', () => {
     await expect.poll(() => socketIds(page), { timeout: 10_000 }).toContain(offline.conversation);
     await upstream.start();
     await drained(page);
-    const theirs = upstream.snapshot().conversations.map((c) => c.id as string).sort();
+    const theirs = upstream
+      .snapshot()
+      .conversations.map((c) => c.id as string)
+      .sort();
     await expect.poll(async () => (await socketIds(page)).sort(), { timeout: 10_000 }).toEqual(theirs);
     expect(await page.evaluate(() => window.streamSocket!.readyState)).toBe(1);
     // The socket heard the local id go and the upstream's come.
@@ -209,7 +284,11 @@ describe('worker mode', () => {
         await fetch('http://localhost:1000/conversations/create', {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ type: 'COPILOT', name: `queued ${i}`, messages: [{ role: 'USER', fragment: { string: { raw: `queued ${i}` } } }] }),
+          body: JSON.stringify({
+            type: 'COPILOT',
+            name: `queued ${i}`,
+            messages: [{ role: 'USER', fragment: { string: { raw: `queued ${i}` } } }],
+          }),
         });
       }
     });
@@ -220,10 +299,18 @@ describe('worker mode', () => {
     for (let stops = 0; stops < 3; stops++) {
       await context.stopWorkers();
       await sleep(150);
-      await page.evaluate(() => fetch('http://localhost:1000/.well-known/health').then(() => {}, () => {}));
+      await page.evaluate(() =>
+        fetch('http://localhost:1000/.well-known/health').then(
+          () => {},
+          () => {},
+        ),
+      );
     }
     await drained(page);
-    const names = upstream.snapshot().conversations.map((c) => c.name as string).sort();
+    const names = upstream
+      .snapshot()
+      .conversations.map((c) => c.name as string)
+      .sort();
     expect(names).toEqual(Array.from({ length: 30 }, (_, i) => `queued ${i}`).sort());
   });
 });
@@ -244,7 +331,10 @@ describe('page mode (no service worker)', () => {
       await Promise.all([write(a, 'page a', 4), write(b, 'page b', 4)]);
       await upstream.start();
       await drained(b);
-      expect(held(upstream)).toEqual({ 'page a': [0, 1, 2, 3].map((i) => `page a #${i}`), 'page b': [0, 1, 2, 3].map((i) => `page b #${i}`) });
+      expect(held(upstream)).toEqual({
+        'page a': [0, 1, 2, 3].map((i) => `page a #${i}`),
+        'page b': [0, 1, 2, 3].map((i) => `page b #${i}`),
+      });
       expect(upstream.log.filter((e) => e.path === '/conversations/create')).toHaveLength(2);
       expect(upstream.log.filter((e) => e.path === '/messages/create')).toHaveLength(8);
     } finally {
@@ -267,7 +357,11 @@ describe('Local Network Access', () => {
       expect(status!.lastError).toMatch(/refused this page access to the local network/);
       // Answered here, and queued.
       const created = await page.evaluate(async () => {
-        const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 'COPILOT', name: 'while blocked' }) });
+        const response = await fetch('http://localhost:1000/conversations/create', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ type: 'COPILOT', name: 'while blocked' }),
+        });
         return { status: response.status, header: response.headers.get('x-upstream') };
       });
       expect(created).toEqual({ status: 200, header: null });

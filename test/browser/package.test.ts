@@ -54,7 +54,13 @@ out.textContent = 'done';
     npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], app);
     execFileSync(join(app, 'node_modules/.bin/pieces-os-worker'), ['init', 'public'], { cwd: app });
     await build({ root: app, configFile: false, logLevel: 'warn', build: { outDir: join(app, 'dist'), target: 'es2022' } });
-    server = await preview({ root: app, configFile: false, logLevel: 'warn', build: { outDir: join(app, 'dist') }, preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' } });
+    server = await preview({
+      root: app,
+      configFile: false,
+      logLevel: 'warn',
+      build: { outDir: join(app, 'dist') },
+      preview: { port: await freePort(), strictPort: true, host: '127.0.0.1' },
+    });
     ({ context } = await launch());
     page = await context.newPage();
   }, 240_000);
@@ -66,7 +72,16 @@ out.textContent = 'done';
 
   it('installs with types, the worker script and the init command', () => {
     const installed = join(app, 'node_modules/pieces-os-worker');
-    for (const file of ['dist/index.js', 'dist/worker.js', 'dist/core.js', 'dist/core.node.js', 'dist/node.js', 'dist/pieces-os-worker.js', 'dist/types/page/index.d.ts', 'dist/types/node/index.d.ts']) {
+    for (const file of [
+      'dist/index.js',
+      'dist/worker.js',
+      'dist/core.js',
+      'dist/core.node.js',
+      'dist/node.js',
+      'dist/pieces-os-worker.js',
+      'dist/types/page/index.d.ts',
+      'dist/types/node/index.d.ts',
+    ]) {
       expect(existsSync(join(installed, file)), file).toBe(true);
     }
     expect(existsSync(join(app, 'public/pieces-os-worker.js'))).toBe(true);
@@ -99,13 +114,20 @@ out.textContent = 'done';
       const health = await core.handle(new Request('http://localhost:1000/.well-known/health'));
       process.stdout.write(JSON.stringify({ added, assets: ids.iterable.length, viaHttp, health: await health.text() }));
     `;
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: '' } });
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_ENV: '' },
+    });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({ added: [], assets: 4, viaHttp: 'ok', health: 'ok' });
   });
 
   it('serves on loopback from the installed command', async () => {
-    const child = spawn(join(app, 'node_modules/.bin/pieces-os-worker'), ['serve', '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(join(app, 'node_modules/.bin/pieces-os-worker'), ['serve', '--port', '0'], {
+      cwd: app,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const url = await new Promise<string>((resolveUrl, reject) => {
         let out = '';

@@ -43,7 +43,8 @@ function suite(name: string, capability: Capability, setup: () => Promise<{ cont
     it('answers every operation, through fetch and XMLHttpRequest', async () => {
       const result = await callEveryOperation(a);
       expect(Object.keys(result.statuses).sort()).toEqual(OPERATIONS.map((o) => o.name).sort());
-      for (const [operation, status] of Object.entries(result.statuses)) expect(SUCCESS.has(status), `${operation} ${status} ${result.failures[operation] ?? ''}`).toBe(true);
+      for (const [operation, status] of Object.entries(result.statuses))
+        expect(SUCCESS.has(status), `${operation} ${status} ${result.failures[operation] ?? ''}`).toBe(true);
       expect(result.listed).toContain(result.created);
       expect(result.remaining).not.toContain(result.deleted);
     });

@@ -120,7 +120,9 @@ export const callEveryOperation = (page: Page) =>
     const registered = await post('applicationsRegister', '/applications/register');
     // The Application itself: the snapshot's engagement figures are not one of its fields.
     const { engagement: _engagement, ...application } = registered;
-    await post('connect', '/connect', { application: { name: application.name, version: application.version, platform: application.platform } });
+    await post('connect', '/connect', {
+      application: { name: application.name, version: application.version, platform: application.platform },
+    });
     await get('userSnapshot', '/user');
     await get('streamUser', '/user/stream', stream);
     await post('applicationUpdate', '/application/update', application);
@@ -133,10 +135,16 @@ export const callEveryOperation = (page: Page) =>
     await get('applicationsSessionSnapshot', `/applications/sessions/${session.id}`);
     await post('applicationsSessionClose', '/applications/session/close', session.id);
     await post('applicationsUsageEngagementInteraction', '/applications/usage/engagement/interaction', { description: 'clicked' });
-    await post('applicationsUsageEngagementKeyboard', '/applications/usage/engagement/keyboard', { description: 'typed', shortcut: [17, 67] });
+    await post('applicationsUsageEngagementKeyboard', '/applications/usage/engagement/keyboard', {
+      description: 'typed',
+      shortcut: [17, 67],
+    });
     await post('applicationsUsageInstallation', '/applications/usage/installation', { application });
     await post('postApplicationsUsageUpdated', '/applications/usage/updated', { current: application });
-    const conversation = await post('conversationsCreateSpecificConversation', '/conversations/create', { type: 'COPILOT', name: 'every operation' });
+    const conversation = await post('conversationsCreateSpecificConversation', '/conversations/create', {
+      type: 'COPILOT',
+      name: 'every operation',
+    });
     await post('conversationUpdate', '/conversation/update', { ...conversation, name: 'every operation, renamed' });
     await get('conversationGetSpecificConversation', `/conversation/${conversation.id}`);
     await post('conversationSpecificConversationRename', `/conversation/${conversation.id}/rename`);
@@ -158,7 +166,8 @@ export const callEveryOperation = (page: Page) =>
     // The copilot stream is a socket: answered (200) once its first frame arrives.
     statuses.qgptStream = await new Promise<number>((resolve) => {
       const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
-      socket.onopen = () => socket.send(JSON.stringify({ request: 'every', question: { query: 'How do I debounce?', relevant: { iterable: [] } } }));
+      socket.onopen = () =>
+        socket.send(JSON.stringify({ request: 'every', question: { query: 'How do I debounce?', relevant: { iterable: [] } } }));
       socket.onmessage = () => {
         socket.close();
         resolve(200);
@@ -178,7 +187,8 @@ export const callEveryOperation = (page: Page) =>
     // The copilot stream is a socket: a question sent, answered until COMPLETED.
     statuses.qgptStream = await new Promise<number>((resolve) => {
       const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
-      socket.onopen = () => socket.send(JSON.stringify({ question: { query: 'How do I debounce a function?', relevant: { iterable: [] } } }));
+      socket.onopen = () =>
+        socket.send(JSON.stringify({ question: { query: 'How do I debounce a function?', relevant: { iterable: [] } } }));
       socket.onmessage = (event) => {
         if ((JSON.parse(event.data) as { status?: string }).status === 'COMPLETED') {
           socket.close();
@@ -196,7 +206,10 @@ export const callEveryOperation = (page: Page) =>
         metadata: { tags: [{ text: 'every' }], websites: [{ url: 'https://example.test/every', name: 'every' }] },
       },
     });
-    await post('assetsDraft', '/assets/draft', { type: 'SEEDED_ASSET', asset: { application, format: { fragment: { string: { raw: 'x = 1' } } } } });
+    await post('assetsDraft', '/assets/draft', {
+      type: 'SEEDED_ASSET',
+      asset: { application, format: { fragment: { string: { raw: 'x = 1' } } } },
+    });
     await post('assetUpdate', '/asset/update', { ...made, name: 'every.ts' });
     await get('assetFormats', `/asset/${made.id}/formats`);
     await get('assetsSpecificAssetFormatsSnapshot', `/assets/${made.id}/formats`);
@@ -260,7 +273,13 @@ export const callEveryOperation = (page: Page) =>
     const profile = await post('signIntoOS', '/os/sign_in');
     await post('osAppletLaunch', '/os/applet/launch', { type: 'COPILOT' });
     const allocation = await post('allocationsConnectNewCloud', '/allocations/connect', profile);
-    statuses.allocationsDisconnectCloud = (await fetch(`${base}/allocations/disconnect`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(allocation) })).status;
+    statuses.allocationsDisconnectCloud = (
+      await fetch(`${base}/allocations/disconnect`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(allocation),
+      })
+    ).status;
     await get('workstreamPatternEngineProcessorsVisionStatus', '/workstream_pattern_engine/processors/vision/status');
     await get('workstreamPatternEngineProcessorsVisionStatusStream', '/workstream_pattern_engine/processors/vision/status/stream', stream);
     const fromAsset = await post('conversationsCreateFromAsset', `/conversations/create/from_asset/${asset}`);

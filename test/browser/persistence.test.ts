@@ -29,7 +29,11 @@ const conversations = (page: Page) =>
   page.evaluate(async () => {
     const response = await fetch('http://localhost:1000/conversations');
     const body = (await response.json()) as {
-      iterable: Array<{ id: string; name: string; messages: { iterable: Array<{ reference: { fragment: { string: { raw: string } } } }> } }>;
+      iterable: Array<{
+        id: string;
+        name: string;
+        messages: { iterable: Array<{ reference: { fragment: { string: { raw: string } } } }> };
+      }>;
     };
     return body.iterable.map((c) => ({ id: c.id, name: c.name, text: c.messages.iterable[0]?.reference.fragment.string.raw }));
   });
@@ -72,7 +76,9 @@ describe(`persistence and control in ${engine.name}`, () => {
     const { context, page } = await start();
     const id = await createConversation(page, 'before hard reload');
     await context.hardReload(page);
-    const navigation = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).workerStart);
+    const navigation = await page.evaluate(
+      () => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).workerStart,
+    );
     expect(navigation).toBe(0);
     await page.waitForSelector('#status[data-state="ready"]');
     expect(await page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);

@@ -72,16 +72,26 @@ describe('the worker killed in the middle of writes', () => {
     const results = await writing;
     const acknowledged = results.filter((r): r is { i: number; id: string } => r.id !== undefined);
     const failed = results.length - acknowledged.length;
-    console.info(`worker stopped ${stops} times mid-write: ${results.length} creates sent, ${acknowledged.length} acknowledged, ${failed} failed`);
+    console.info(
+      `worker stopped ${stops} times mid-write: ${results.length} creates sent, ${acknowledged.length} acknowledged, ${failed} failed`,
+    );
     expect(acknowledged.length).toBeGreaterThan(0);
     expect(failed).toBeGreaterThan(0);
 
     // The next request starts the worker again.
     const stored = await page.evaluate(async () => {
       const body = (await (await fetch('http://localhost:1000/conversations')).json()) as {
-        iterable: Array<{ id: string; name: string; messages: { iterable: Array<{ reference?: { fragment: { string: { raw: string } } } }> } }>;
+        iterable: Array<{
+          id: string;
+          name: string;
+          messages: { iterable: Array<{ reference?: { fragment: { string: { raw: string } } } }> };
+        }>;
       };
-      return body.iterable.map((c) => ({ id: c.id, name: c.name, texts: c.messages.iterable.map((m) => m.reference?.fragment.string.raw) }));
+      return body.iterable.map((c) => ({
+        id: c.id,
+        name: c.name,
+        texts: c.messages.iterable.map((m) => m.reference?.fragment.string.raw),
+      }));
     });
     const byId = new Map(stored.map((c) => [c.id, c]));
     for (const { i, id } of acknowledged) {
@@ -120,7 +130,9 @@ describe('four tabs writing at once', () => {
           const ops = [
             ...Array.from({ length: 200 }, (_, i) => create(`tab ${t} ${i}`).then((id) => ({ created: id }))),
             ...early.map((id) =>
-              fetch(`http://localhost:1000/conversations/${id}/delete`, { method: 'POST' }).then((r) => ({ deleted: r.status === 204 ? id : null })),
+              fetch(`http://localhost:1000/conversations/${id}/delete`, { method: 'POST' }).then((r) => ({
+                deleted: r.status === 204 ? id : null,
+              })),
             ),
           ];
           const done = await Promise.all(ops);
@@ -196,7 +208,17 @@ describe('forged change announcements', () => {
     await listen(page);
     await page.evaluate(() => {
       const forger = new BroadcastChannel('pieces-os-worker:changes');
-      for (const junk of [null, 'x', 1, [], {}, { type: 'change' }, { type: 'change', change: { seq: 'x' } }, { type: 'change', change: { seq: 1e9, conversation: 'forged' } }, { type: 'change', change: { seq: 2, conversation: 'forged', deleted: false } }]) {
+      for (const junk of [
+        null,
+        'x',
+        1,
+        [],
+        {},
+        { type: 'change' },
+        { type: 'change', change: { seq: 'x' } },
+        { type: 'change', change: { seq: 1e9, conversation: 'forged' } },
+        { type: 'change', change: { seq: 2, conversation: 'forged', deleted: false } },
+      ]) {
         forger.postMessage(junk);
       }
       forger.close();
@@ -204,7 +226,11 @@ describe('forged change announcements', () => {
     await sleep(300);
     expect(await page.evaluate(() => window.streamMessages.length)).toBe(1);
     const id = await page.evaluate(async () => {
-      const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
+      const response = await fetch('http://localhost:1000/conversations/create', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"type":"COPILOT"}',
+      });
       return ((await response.json()) as { id: string }).id;
     });
     await page.waitForFunction(() => window.streamMessages.length === 2);
@@ -224,7 +250,9 @@ describe("the worker's memory under reads of unknown ids", () => {
         for (let batch = 0; batch < 100; batch++) {
           const reads = Array.from({ length: 100 }, (_, i) =>
             // Each body read, as a client does (Chromium refuses a page's requests past 20,000 unread responses).
-            fetch(`http://localhost:1000/applications/${i % 2 ? 'sessions/' : ''}${crypto.randomUUID()}`).then(async (r) => (await r.text(), statuses.add(r.status))),
+            fetch(`http://localhost:1000/applications/${i % 2 ? 'sessions/' : ''}${crypto.randomUUID()}`).then(
+              async (r) => (await r.text(), statuses.add(r.status)),
+            ),
           );
           await Promise.all(reads);
         }
@@ -234,9 +262,10 @@ describe("the worker's memory under reads of unknown ids", () => {
     const before = await context.workerHeap(page);
     expect(await round()).toEqual([404]);
     const after = await context.workerHeap(page);
-    test.annotate(`worker heap ${(before / 1e6).toFixed(2)} MB after the first round, ${((after - before) / 1e3).toFixed(0)} kB more after the second`);
+    test.annotate(
+      `worker heap ${(before / 1e6).toFixed(2)} MB after the first round, ${((after - before) / 1e3).toFixed(0)} kB more after the second`,
+    );
     // It grew by 2.1 MB a round (about 220 bytes a read) when something kept each unknown id.
     expect(after - before).toBeLessThan(256 * 1024);
   });
 });
-

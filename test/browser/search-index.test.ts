@@ -27,7 +27,17 @@ const create = (page: Page, raw: string) =>
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({
         type: 'SEEDED_ASSET',
-        asset: { application: { id: 'a1b2c3d4-0000-4000-8000-000000000001', name: 'OS_SERVER', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' }, format: { fragment: { string: { raw: text } } } },
+        asset: {
+          application: {
+            id: 'a1b2c3d4-0000-4000-8000-000000000001',
+            name: 'OS_SERVER',
+            version: '1',
+            platform: 'LINUX',
+            onboarded: true,
+            privacy: 'OPEN',
+          },
+          format: { fragment: { string: { raw: text } } },
+        },
       }),
     });
     if (!response.ok) throw new Error(`create answered ${response.status}: ${await response.text()}`);
@@ -48,7 +58,11 @@ const search = (page: Page, query: string) =>
 
 const relevant = (page: Page, query: string) =>
   page.evaluate(async (q) => {
-    const response = await fetch('http://localhost:1000/qgpt/relevance', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: q, options: { database: true } }) });
+    const response = await fetch('http://localhost:1000/qgpt/relevance', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ query: q, options: { database: true } }),
+    });
     const body = (await response.json()) as { relevant: { iterable: Array<{ asset?: { id: string } }> } };
     return body.relevant.iterable.map((s) => s.asset?.id ?? '').sort();
   }, query);
@@ -56,7 +70,7 @@ const relevant = (page: Page, query: string) =>
 /** The kept records as the page reads them from the worker's database (or, with `damaged`, that text put in place of the index). */
 const keptRecords = (page: Page, damaged = '') =>
   page.evaluate(async (value) => {
-    const request = <T,>(r: IDBRequest<T>) =>
+    const request = <T>(r: IDBRequest<T>) =>
       new Promise<T>((resolve, reject) => {
         r.onsuccess = () => resolve(r.result);
         r.onerror = () => reject(r.error);
@@ -69,7 +83,9 @@ const keptRecords = (page: Page, damaged = '') =>
         await request(store.put({ seq: kept.seq, value }, 'assets'));
         return null;
       }
-      const [index, texts] = (await Promise.all([request(store.get('assets')), request(store.get('assets:texts:0'))])) as Array<{ seq: number; value: { stamp: string; index?: { postings: unknown }; textEnds?: unknown } } | undefined>;
+      const [index, texts] = (await Promise.all([request(store.get('assets')), request(store.get('assets:texts:0'))])) as Array<
+        { seq: number; value: { stamp: string; index?: { postings: unknown }; textEnds?: unknown } } | undefined
+      >;
       return {
         seq: index?.seq,
         sameStamp: !!index && !!texts && index.value.stamp === texts.value.stamp,

@@ -55,9 +55,18 @@ describe('a running loopback server, from web pages of other sites', () => {
         noCors: await attempt({ method: 'POST', mode: 'no-cors' }),
         json: await attempt({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }),
         header: await attempt({ method: 'POST', headers: { 'X-Pieces-Control': '1' } }),
-        seed: await attempt({ method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body: '{"conversations":[]}' }, '/__pieces/seed'),
-        read: await fetch(`${url}/__pieces/export`, { headers: { 'X-Pieces-Control': '1' } }).then((r) => r.text(), () => 'network error'),
-        readSimple: await fetch(`${url}/__pieces/export`).then((r) => r.text(), () => 'network error'),
+        seed: await attempt(
+          { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body: '{"conversations":[]}' },
+          '/__pieces/seed',
+        ),
+        read: await fetch(`${url}/__pieces/export`, { headers: { 'X-Pieces-Control': '1' } }).then(
+          (r) => r.text(),
+          () => 'network error',
+        ),
+        readSimple: await fetch(`${url}/__pieces/export`).then(
+          (r) => r.text(),
+          () => 'network error',
+        ),
       };
       // A form post to the controls, in a frame (a navigation carries no CORS at all).
       const frame = document.createElement('iframe');
@@ -85,7 +94,11 @@ describe('a running loopback server, from web pages of other sites', () => {
     await rebound.goto(`${url}/.well-known/health`);
     expect(await rebound.evaluate(() => document.body.textContent)).toMatch(/not allowed/);
     const outcomes = await rebound.evaluate(async (url) => {
-      const status = (path: string, init?: RequestInit) => fetch(`${url}${path}`, init).then((r) => r.status, () => 0);
+      const status = (path: string, init?: RequestInit) =>
+        fetch(`${url}${path}`, init).then(
+          (r) => r.status,
+          () => 0,
+        );
       const socket = await new Promise<string>((resolve) => {
         const ws = new WebSocket(`${url.replace('http', 'ws')}/conversations/stream/identifiers`);
         ws.onopen = () => resolve('open');

@@ -18,7 +18,8 @@ function blobFiles(profile: string): string[] {
   const walk = (dir: string, inBlobFolder: boolean) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path, inBlobFolder || entry.name.endsWith('.indexeddb.blob') || (entry.name.endsWith('.files') && dir.endsWith('idb')));
+      if (entry.isDirectory())
+        walk(path, inBlobFolder || entry.name.endsWith('.indexeddb.blob') || (entry.name.endsWith('.files') && dir.endsWith('idb')));
       else if (inBlobFolder || (entry.name.endsWith('.blob') && dir.includes('indexeddb'))) found.push(path);
     }
   };
@@ -28,7 +29,11 @@ function blobFiles(profile: string): string[] {
 
 const newContext = contextPerTest();
 
-type Conversation = { id: string; name: string; messages: { iterable: Array<{ id: string; reference?: { fragment: { string: { raw: string } } } }> } };
+type Conversation = {
+  id: string;
+  name: string;
+  messages: { iterable: Array<{ id: string; reference?: { fragment: { string: { raw: string } } } }> };
+};
 
 /** Both snapshots, the id list and each conversation read alone, as the page sees them. */
 const readAll = (page: Page) =>
@@ -59,7 +64,12 @@ const storedSegments = (page: Page) =>
       request.onerror = () => reject(request.error);
     });
     db.close();
-    return rows.map((row) => ({ variant: row.variant, start: row.start, ids: row.ids, kind: row.body instanceof Blob ? 'Blob' : typeof row.body }));
+    return rows.map((row) => ({
+      variant: row.variant,
+      start: row.start,
+      ids: row.ids,
+      kind: row.body instanceof Blob ? 'Blob' : typeof row.body,
+    }));
   });
 
 /**
@@ -111,7 +121,10 @@ describe(`snapshots kept ready to send in ${engine.name}`, () => {
     const ids: string[] = [];
     const create = async (i: number) => {
       // Large enough that the snapshot with messages spans several segments.
-      const messages = Array.from({ length: 3 }, (_, m) => ({ role: m % 2 ? 'ASSISTANT' : 'USER', fragment: { string: { raw: `${i}.${m} ${'é lorem ipsum '.repeat(300)}` } } }));
+      const messages = Array.from({ length: 3 }, (_, m) => ({
+        role: m % 2 ? 'ASSISTANT' : 'USER',
+        fragment: { string: { raw: `${i}.${m} ${'é lorem ipsum '.repeat(300)}` } },
+      }));
       ids.push(((await write(page, '/conversations/create', { type: 'COPILOT', name: `c${i}`, messages })) as { id: string }).id);
     };
     for (let i = 0; i < count; i++) await create(i);
@@ -161,36 +174,41 @@ describe(`snapshots kept ready to send in ${engine.name}`, () => {
     it.for([
       ['as the engine leaves them (WebKit loses them)', false],
       ['deleted from the profile', true],
-    ] as const)('after a browser restart, with the kept Blob files %s: answers the right data, rebuilding what cannot be read', async ([, deleteFiles], test) => {
-      need(test, 'restart');
-      const first = await start();
-      const ids: string[] = [];
-      for (let i = 0; i < 8; i++) {
-        const messages = [{ role: 'USER', fragment: { string: { raw: `${i} ${'kept across a restart '.repeat(400)}` } } }];
-        ids.push(((await write(first.page, '/conversations/create', { type: 'COPILOT', name: `r${i}`, messages })) as { id: string }).id);
-      }
-      await expectTrue(first.page, ids);
-      let stored = await storedSegments(first.page);
-      for (let tries = 0; tries < 50 && new Set(stored.map((s) => s.variant)).size < 2; tries++) stored = await storedSegments(first.page);
-      // Each variant kept whole as well (where bodies are Blobs): one more file to lose.
-      const whole = await keptWhole(first.page, ids);
-      if (whole) test.annotate('kept whole too');
-      await contexts.pop()!.close();
-      // What a browser may do to the files behind stored Blobs (WebKit loses them on restart; eviction, a crash):
-      // here they are deleted, in every engine, between two runs of the browser.
-      const lost = deleteFiles ? blobFiles(first.profile) : [];
-      if (deleteFiles && stored.some((s) => s.kind === 'Blob')) expect(lost.length).toBeGreaterThan(0);
-      for (const file of lost) rmSync(file);
-      if (deleteFiles) test.annotate(`${lost.length} Blob files deleted`);
-      const second = await start(first.profile);
-      const full = await expectTrue(second.page, ids);
-      expect(full.map((c) => c.name)).toEqual(ids.map((_, i) => `r${i}`));
-      // Rebuilt and kept again, as text: nothing the engine can lose again.
-      let after = await storedSegments(second.page);
-      for (let tries = 0; tries < 50 && after.filter((s) => s.variant === 1).flatMap((s) => s.ids).length < ids.length; tries++) after = await storedSegments(second.page);
-      expect(after.filter((s) => s.variant === 1).flatMap((s) => s.ids)).toEqual(ids);
-      if (lost.length) expect(after.every((s) => s.kind === 'string')).toBe(true);
-    });
+    ] as const)(
+      'after a browser restart, with the kept Blob files %s: answers the right data, rebuilding what cannot be read',
+      async ([, deleteFiles], test) => {
+        need(test, 'restart');
+        const first = await start();
+        const ids: string[] = [];
+        for (let i = 0; i < 8; i++) {
+          const messages = [{ role: 'USER', fragment: { string: { raw: `${i} ${'kept across a restart '.repeat(400)}` } } }];
+          ids.push(((await write(first.page, '/conversations/create', { type: 'COPILOT', name: `r${i}`, messages })) as { id: string }).id);
+        }
+        await expectTrue(first.page, ids);
+        let stored = await storedSegments(first.page);
+        for (let tries = 0; tries < 50 && new Set(stored.map((s) => s.variant)).size < 2; tries++)
+          stored = await storedSegments(first.page);
+        // Each variant kept whole as well (where bodies are Blobs): one more file to lose.
+        const whole = await keptWhole(first.page, ids);
+        if (whole) test.annotate('kept whole too');
+        await contexts.pop()!.close();
+        // What a browser may do to the files behind stored Blobs (WebKit loses them on restart; eviction, a crash):
+        // here they are deleted, in every engine, between two runs of the browser.
+        const lost = deleteFiles ? blobFiles(first.profile) : [];
+        if (deleteFiles && stored.some((s) => s.kind === 'Blob')) expect(lost.length).toBeGreaterThan(0);
+        for (const file of lost) rmSync(file);
+        if (deleteFiles) test.annotate(`${lost.length} Blob files deleted`);
+        const second = await start(first.profile);
+        const full = await expectTrue(second.page, ids);
+        expect(full.map((c) => c.name)).toEqual(ids.map((_, i) => `r${i}`));
+        // Rebuilt and kept again, as text: nothing the engine can lose again.
+        let after = await storedSegments(second.page);
+        for (let tries = 0; tries < 50 && after.filter((s) => s.variant === 1).flatMap((s) => s.ids).length < ids.length; tries++)
+          after = await storedSegments(second.page);
+        expect(after.filter((s) => s.variant === 1).flatMap((s) => s.ids)).toEqual(ids);
+        if (lost.length) expect(after.every((s) => s.kind === 'string')).toBe(true);
+      },
+    );
   });
 
   it('serves the kept segments true after the worker stopped, with writes in between', async (test) => {

@@ -65,7 +65,9 @@ describe(`a React app built like Pieces's example web app, in ${engine.name}`, (
     await page.click('#search');
     await page.waitForSelector('#results[data-ready="yes"]');
     await page.waitForFunction(() => document.querySelectorAll('#results li').length > 0);
-    expect(await page.evaluate(() => [...document.querySelectorAll('#results li')].map((l) => l.textContent))).toEqual(['FizzBuzz in Python']);
+    expect(await page.evaluate(() => [...document.querySelectorAll('#results li')].map((l) => l.textContent))).toEqual([
+      'FizzBuzz in Python',
+    ]);
 
     await page.click('#delete');
     await page.waitForFunction((id) => !document.querySelector(`#snippets li[data-id="${id}"]`), created.id);
@@ -98,7 +100,12 @@ describe(`the Raycast extension's read path, in ${engine.name}`, () => {
       // AssetsStream.ts: the first message is every id (read in reverse), then one message per change.
       const ws = new WebSocket(`${host.replace('http://', 'ws://')}/assets/stream/identifiers`);
       const first = await new Promise<string[]>((resolve, reject) => {
-        ws.onmessage = (event) => resolve(Pieces.StreamedIdentifiersFromJSON(JSON.parse(String(event.data))).iterable.map((i) => i.asset!.id).reverse());
+        ws.onmessage = (event) =>
+          resolve(
+            Pieces.StreamedIdentifiersFromJSON(JSON.parse(String(event.data)))
+              .iterable.map((i) => i.asset!.id)
+              .reverse(),
+          );
         ws.onerror = () => reject(new Error('socket error'));
       });
       ws.close();
@@ -117,7 +124,11 @@ describe(`the Raycast extension's read path, in ${engine.name}`, () => {
         if (asset.preview.base.reference) asset.preview.base.reference.fragment = formats[1].fragment;
         const join = async (key: 'annotations' | 'tags' | 'websites', call: (id: string) => Promise<unknown>) => {
           if (!asset[key]) return [];
-          return Promise.all(Object.keys(asset[key]!.indices ?? {}).filter((k) => asset[key]!.indices![k] !== -1).map(call));
+          return Promise.all(
+            Object.keys(asset[key]!.indices ?? {})
+              .filter((k) => asset[key]!.indices![k] !== -1)
+              .map(call),
+          );
         };
         const [annotations, tags, websites] = await Promise.all([
           join('annotations', (annotation) => annotationApi.annotationSpecificAnnotationSnapshot({ annotation })),
@@ -167,7 +178,14 @@ describe(`a 16 MiB asset, in ${engine.name}`, () => {
         JSON.stringify({
           type: 'SEEDED_ASSET',
           asset: {
-            application: { id: '7f0c7c39-7e3a-4c52-9d4e-4a0f4c9b7b10', name: 'OPEN_SOURCE', version: '1', platform: 'WEB', onboarded: true, privacy: 'OPEN' },
+            application: {
+              id: '7f0c7c39-7e3a-4c52-9d4e-4a0f4c9b7b10',
+              name: 'OPEN_SOURCE',
+              version: '1',
+              platform: 'WEB',
+              onboarded: true,
+              privacy: 'OPEN',
+            },
             format: { fragment: { string: { raw } } },
             metadata: { name: 'big.log' },
           },
@@ -192,7 +210,11 @@ describe(`a 16 MiB asset, in ${engine.name}`, () => {
       };
       const probing = probe();
       const t0 = performance.now();
-      const created = await fetch(`${host}/assets/create?transferables=false`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+      const created = await fetch(`${host}/assets/create?transferables=false`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
       const createMs = performance.now() - t0;
       const asset = await created.json();
       const t1 = performance.now();
@@ -200,7 +222,11 @@ describe(`a 16 MiB asset, in ${engine.name}`, () => {
       const readMs = performance.now() - t1;
       creating = false;
       await probing;
-      const tooBig = await fetch(`${host}/assets/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: envelope(text + 'x') });
+      const tooBig = await fetch(`${host}/assets/create`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: envelope(text + 'x'),
+      });
       await fetch(`${host}/assets/${asset.id}/delete`, { method: 'POST' });
       return {
         bodyBytes: new TextEncoder().encode(body).byteLength,
@@ -215,7 +241,9 @@ describe(`a 16 MiB asset, in ${engine.name}`, () => {
         tooBig: tooBig.status,
       };
     });
-    console.info(`16 MiB asset in ${engine.name}: create ${result.createMs.toFixed(0)} ms, read ${result.readMs.toFixed(0)} ms, longest wait of another request ${result.worstProbe.toFixed(0)} ms over ${result.probes} probes`);
+    console.info(
+      `16 MiB asset in ${engine.name}: create ${result.createMs.toFixed(0)} ms, read ${result.readMs.toFixed(0)} ms, longest wait of another request ${result.worstProbe.toFixed(0)} ms over ${result.probes} probes`,
+    );
     expect(result.bodyBytes).toBe(16 * 1024 * 1024);
     expect(result.status).toBe(200);
     expect(result.same).toBe(true);

@@ -55,7 +55,9 @@ describe('a socket while the worker is stopped mid-burst', () => {
     const stored = await storeIds(reader);
     // No announcement is needed: the socket's sequence check finds what it missed.
     await expect.poll(() => socketIds(reader), { timeout: 15_000, interval: 20 }).toEqual(stored);
-    console.info(`worker stopped ${stops} times during 200 creates from another tab; ${stored.length} stored; the socket had them all ${Date.now() - written} ms after the last write`);
+    console.info(
+      `worker stopped ${stops} times during 200 creates from another tab; ${stored.length} stored; the socket had them all ${Date.now() - written} ms after the last write`,
+    );
     expect(await socketIds(reader)).toEqual(stored);
     expect(await reader.evaluate(() => [window.streamSocket!.readyState, window.closeCodes])).toEqual([1, []]);
   });
@@ -66,7 +68,11 @@ describe('a socket on a database that is wiped', () => {
     const context = await newContext();
     const page = await openDemo(context);
     await page.evaluate(async () => {
-      await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT","name":"ghost"}' });
+      await fetch('http://localhost:1000/conversations/create', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"type":"COPILOT","name":"ghost"}',
+      });
     });
     await page.waitForFunction(() => document.querySelector('#conversation-count')?.textContent === '1');
     await listen(page);
@@ -125,7 +131,11 @@ describe('the page when its worker is unregistered and the site data cleared (as
     );
     expect(await page.getAttribute('#status', 'data-state')).toBe('ready');
     const status = await page.evaluate(async () => {
-      const response = await fetch('http://localhost:1000/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
+      const response = await fetch('http://localhost:1000/conversations/create', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"type":"COPILOT"}',
+      });
       return response.status;
     });
     expect(status).toBe(200);

@@ -47,7 +47,11 @@ describe(`Pieces's React example web app in ${engine.name}`, () => {
       });
       const full = JSON.parse(JSON.stringify(context));
       const assets = await new sdk.AssetsApi(config).assetsSnapshot({});
-      const snippets = assets.iterable.map((a) => ({ id: a.id, name: a.name, classification: a.original.reference!.classification.specific }));
+      const snippets = assets.iterable.map((a) => ({
+        id: a.id,
+        name: a.name,
+        classification: a.original.reference!.classification.specific,
+      }));
       // Copilot.tsx: piecesClient.getConversations(), then the first one's messages (none yet here).
       const conversations = await new sdk.ConversationsApi(config).conversationsSnapshot({});
       // Login and logout: `new OSApi()`, the SDK's default base (port 1000).
@@ -82,7 +86,9 @@ describe(`the vanilla TypeScript copilot example in ${engine.name}`, () => {
       const { sdk } = window;
       // getApplication: `new ConnectorApi()` on the SDK's default base.
       const application = (
-        await new sdk.ConnectorApi().connect({ seededConnectorConnection: { application: { name: 'OPEN_SOURCE', version: '0.0.0', platform: 'LINUX' } } as never })
+        await new sdk.ConnectorApi().connect({
+          seededConnectorConnection: { application: { name: 'OPEN_SOURCE', version: '0.0.0', platform: 'LINUX' } } as never,
+        })
       ).application;
       // ModelProgressController: the models, and a progress socket for each local LLAMA_2_7B, MISTRAL_7B and PHI_2 model.
       const models = await new sdk.ModelsApi().modelsSnapshot();
@@ -167,13 +173,24 @@ describe(`the copilot TypeScript SDK in ${engine.name}`, () => {
     const result = await page.evaluate(async () => {
       const { sdk } = window;
       const config = new sdk.Configuration({ basePath: 'http://localhost:1000' });
-      const trackedApplication = { id: 'DEFAULT', name: 'OPEN_SOURCE', version: '0.0.1', platform: 'MACOS', onboarded: false, privacy: 'ANONYMOUS' };
+      const trackedApplication = {
+        id: 'DEFAULT',
+        name: 'OPEN_SOURCE',
+        version: '0.0.1',
+        platform: 'MACOS',
+        onboarded: false,
+        privacy: 'ANONYMOUS',
+      };
       const conversations = new sdk.ConversationsApi(config);
       const conversationApi = new sdk.ConversationApi(config);
       const messages = new sdk.ConversationMessagesApi(config);
       const messageApi = new sdk.ConversationMessageApi(config);
       const created = await conversations.conversationsCreateSpecificConversation({
-        seededConversation: { name: 'New Conversation', pipeline: { conversation: { contextualizedCodeDialog: {} } }, type: 'COPILOT' } as never,
+        seededConversation: {
+          name: 'New Conversation',
+          pipeline: { conversation: { contextualizedCodeDialog: {} } },
+          type: 'COPILOT',
+        } as never,
       });
       // promptConversation: the user message, the conversation's raw messages, the question, the bot message.
       const message = 'How do I memoize a function?';
@@ -190,16 +207,31 @@ describe(`the copilot TypeScript SDK in ${engine.name}`, () => {
         qGPTQuestionInput: {
           query: message,
           pipeline: { conversation: { contextualizedCodeDialog: {} } },
-          relevant: { iterable: raw.map((text) => ({ seed: { type: 'ASSET', asset: { application: trackedApplication, format: { fragment: { string: { raw: text } } } } } })) },
+          relevant: {
+            iterable: raw.map((text) => ({
+              seed: { type: 'ASSET', asset: { application: trackedApplication, format: { fragment: { string: { raw: text } } } } },
+            })),
+          },
         } as never,
       });
       await messages.messagesCreateSpecificMessage({
-        seededConversationMessage: { role: 'ASSISTANT', fragment: { string: { raw: answer.answers.iterable[0]!.text } }, conversation: { id: created.id } } as never,
+        seededConversationMessage: {
+          role: 'ASSISTANT',
+          fragment: { string: { raw: answer.answers.iterable[0]!.text } },
+          conversation: { id: created.id },
+        } as never,
       });
       const renamed = await conversationApi.conversationSpecificConversationRename({ conversation: created.id });
       const picture = (await new sdk.UserApi(config).userSnapshot()).user?.picture;
       const final = await conversationApi.conversationGetSpecificConversation({ conversation: created.id });
-      return { pipeline: created.pipeline, raw, answer: answer.answers.iterable[0]!.text, renamed: renamed.name, picture: picture ?? null, count: final.messages.iterable.length };
+      return {
+        pipeline: created.pipeline,
+        raw,
+        answer: answer.answers.iterable[0]!.text,
+        renamed: renamed.name,
+        picture: picture ?? null,
+        count: final.messages.iterable.length,
+      };
     });
     expect(result.pipeline).toEqual({ conversation: { contextualizedCodeDialog: {} } });
     expect(result.raw).toEqual(['How do I memoize a function?']);
@@ -236,12 +268,20 @@ describe(`an IDE integration (the JupyterLab extension's connector) in ${engine.
       }
       const host = `http://localhost:${port}`;
       const context = await new sdk.ConnectorApi(new sdk.Configuration({ basePath: host })).connect({
-        seededConnectorConnection: { application: { name: 'JUPYTER_HUB', version: '2.0.0', platform: 'LINUX', capabilities: 'BLENDED' } } as never,
+        seededConnectorConnection: {
+          application: { name: 'JUPYTER_HUB', version: '2.0.0', platform: 'LINUX', capabilities: 'BLENDED' },
+        } as never,
       });
       const headers = { application: context.application.id };
       const health = await fetch(`${host}/.well-known/health`, { headers });
       const user = await new sdk.UserApi(new sdk.Configuration({ basePath: host, headers })).userSnapshot();
-      return { port, name: context.application.name, capabilities: context.application.capabilities, health: health.status, user: user.user?.name };
+      return {
+        port,
+        name: context.application.name,
+        capabilities: context.application.capabilities,
+        health: health.status,
+        user: user.user?.name,
+      };
     });
     expect(result).toEqual({ port: '39300', name: 'JUPYTER_HUB', capabilities: 'BLENDED', health: 200, user: 'Local user' });
   });

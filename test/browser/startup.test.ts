@@ -97,7 +97,9 @@ describe('a stale worker script', () => {
     const result = await start(page, { url: '/switch.js' });
     prefixed(result);
     expect(result.version).toMatchObject({ worker: '0.0.0-stale', mismatch: true });
-    expect(result.logs.join('\n')).toMatch(/version mismatch: the page library is \d+\.\d+\.\d+ but the worker script is 0\.0\.0-stale\. Run `npx pieces-os-worker init public`/);
+    expect(result.logs.join('\n')).toMatch(
+      /version mismatch: the page library is \d+\.\d+\.\d+ but the worker script is 0\.0\.0-stale\. Run `npx pieces-os-worker init public`/,
+    );
   });
 
   it('is replaced on the very reload after the script was updated, with no warning', async () => {
@@ -149,7 +151,7 @@ describe("the app's own service worker", () => {
       await context.close();
     }
   });
-  it("register: false with an app worker that lacks the service says to add addPiecesRoutes()", async () => {
+  it('register: false with an app worker that lacks the service says to add addPiecesRoutes()', async () => {
     const { context, page } = await openLab();
     try {
       await page.evaluate(() => navigator.serviceWorker.register('/other-sw.js'));
@@ -164,47 +166,52 @@ describe("the app's own service worker", () => {
 });
 
 describe('where the browser refuses service workers', () => {
-  it.skipIf(engine.lacks('siteData'))('blocked site data: says so (not "the user denied permission") and keeps the data in memory', async () => {
-    const { context, page } = await openLab({ siteData: 'blocked' });
-    try {
-      const result = await start(page);
-      prefixed(result);
-      expect(result).toMatchObject({ mode: 'page', storage: 'memory' });
-      expect(result.reason).toContain('the browser blocks site data (cookies and storage) for this site');
-      const logs = result.logs.join('\n');
-      expect(logs).not.toContain('denied permission');
-      expect(logs).toContain('IndexedDB is unavailable here');
-      expect(logs).toContain('running in the page, without a service worker');
-      expect(await page.evaluate(() => fetch('http://localhost:1000/applications').then((r) => r.status))).toBe(200);
-      // The stream works too (without BroadcastChannel where the browser refuses it).
-      const streamed = await page.evaluate(
-        () =>
-          new Promise<string[][]>((resolve, reject) => {
-            const messages: string[][] = [];
-            const socket = new WebSocket('ws://localhost:1000/conversations/stream/identifiers');
-            socket.onmessage = async (event) => {
-              messages.push((JSON.parse(event.data) as { iterable: { conversation: { id: string } }[] }).iterable.map((i) => i.conversation.id));
-              if (messages.length === 1) {
-                const response = await fetch('http://localhost:1000/conversations/create', {
-                  method: 'POST',
-                  headers: { 'Content-Type': 'application/json' },
-                  body: JSON.stringify({ type: 'COPILOT', name: 'in memory' }),
-                });
-                messages.push([((await response.json()) as { id: string }).id]);
-              } else {
-                socket.close();
-                resolve(messages);
-              }
-            };
-            socket.onerror = () => reject(new Error('the stream failed'));
-          }),
-      );
-      expect(streamed[0]).toEqual([]);
-      expect(streamed[2]).toEqual(streamed[1]);
-    } finally {
-      await context.close();
-    }
-  });
+  it.skipIf(engine.lacks('siteData'))(
+    'blocked site data: says so (not "the user denied permission") and keeps the data in memory',
+    async () => {
+      const { context, page } = await openLab({ siteData: 'blocked' });
+      try {
+        const result = await start(page);
+        prefixed(result);
+        expect(result).toMatchObject({ mode: 'page', storage: 'memory' });
+        expect(result.reason).toContain('the browser blocks site data (cookies and storage) for this site');
+        const logs = result.logs.join('\n');
+        expect(logs).not.toContain('denied permission');
+        expect(logs).toContain('IndexedDB is unavailable here');
+        expect(logs).toContain('running in the page, without a service worker');
+        expect(await page.evaluate(() => fetch('http://localhost:1000/applications').then((r) => r.status))).toBe(200);
+        // The stream works too (without BroadcastChannel where the browser refuses it).
+        const streamed = await page.evaluate(
+          () =>
+            new Promise<string[][]>((resolve, reject) => {
+              const messages: string[][] = [];
+              const socket = new WebSocket('ws://localhost:1000/conversations/stream/identifiers');
+              socket.onmessage = async (event) => {
+                messages.push(
+                  (JSON.parse(event.data) as { iterable: { conversation: { id: string } }[] }).iterable.map((i) => i.conversation.id),
+                );
+                if (messages.length === 1) {
+                  const response = await fetch('http://localhost:1000/conversations/create', {
+                    method: 'POST',
+                    headers: { 'Content-Type': 'application/json' },
+                    body: JSON.stringify({ type: 'COPILOT', name: 'in memory' }),
+                  });
+                  messages.push([((await response.json()) as { id: string }).id]);
+                } else {
+                  socket.close();
+                  resolve(messages);
+                }
+              };
+              socket.onerror = () => reject(new Error('the stream failed'));
+            }),
+        );
+        expect(streamed[0]).toEqual([]);
+        expect(streamed[2]).toEqual(streamed[1]);
+      } finally {
+        await context.close();
+      }
+    },
+  );
 
   it.skipIf(engine.lacks('siteData'))('a third-party iframe (third-party cookies blocked): says so, and runs in the page', async () => {
     const { context, page } = await openLab({ siteData: 'third-party-blocked' });
@@ -224,8 +231,15 @@ describe('where the browser refuses service workers', () => {
     try {
       const result = await start(page, { fallback: false });
       prefixed(result);
-      expect(result.error).toMatch(/^\[pieces-os-worker\] no service worker can run: (service worker registration is blocked|this browser offers no service workers here)/);
-      const outside = await page.evaluate(() => fetch('http://localhost:1000/applications').then(() => 'answered', () => 'network error'));
+      expect(result.error).toMatch(
+        /^\[pieces-os-worker\] no service worker can run: (service worker registration is blocked|this browser offers no service workers here)/,
+      );
+      const outside = await page.evaluate(() =>
+        fetch('http://localhost:1000/applications').then(
+          () => 'answered',
+          () => 'network error',
+        ),
+      );
       expect(outside).toBe('network error');
     } finally {
       await context.close();

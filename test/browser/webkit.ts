@@ -28,13 +28,15 @@ const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/w
 const PYTHON = '/usr/bin/python3';
 
 function check(path: string, what: string) {
-  if (!existsSync(path)) throw new Error(`No ${what} at ${path}: apt-get install -y webkit2gtk-driver xvfb xauth python3-gi gir1.2-webkit2-4.1`);
+  if (!existsSync(path))
+    throw new Error(`No ${what} at ${path}: apt-get install -y webkit2gtk-driver xvfb xauth python3-gi gir1.2-webkit2-4.1`);
 }
 
 const LACKS: Partial<Record<Capability, string>> = {
   stopWorkers: 'WebDriver has no command to stop a service worker, and WebKitGTK none of its own',
   killWorkers: 'WebDriver has no command to stop a service worker, and WebKitGTK none of its own',
-  hardReload: "WebKit's hard reload (reload from origin) still goes through the service worker, so there is no uncontrolled load to recover from",
+  hardReload:
+    "WebKit's hard reload (reload from origin) still goes through the service worker, so there is no uncontrolled load to recover from",
   offline: 'WebDriver has no command to take WebKitGTK offline',
   workerHeap: "WebDriver has no command to read a service worker's heap",
   loopbackHosts: 'not implemented in the WebKit driver: MiniBrowser is started without a host-resolver setting',
@@ -48,7 +50,9 @@ const LACKS: Partial<Record<Capability, string>> = {
 /** Starts Xvfb on a free display; resolves with the display and the process. */
 async function startXvfb(): Promise<{ display: string; process: ChildProcess }> {
   check('/usr/bin/Xvfb', 'Xvfb');
-  const xvfb = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '1280x1024x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const xvfb = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '1280x1024x24', '-nolisten', 'tcp'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const display = await new Promise<string>((resolve, reject) => {
     let out = '';
     xvfb.stdout!.on('data', (chunk: Buffer) => {
@@ -230,7 +234,6 @@ class WebKitContext extends WebKitContextBase {
     await this.driver.quit().catch(() => {});
     for (const child of this.processes) child.kill();
   }
-
 }
 
 /** webkit-profile-browser.py: one JSON command per line, one answer per command. */
@@ -308,7 +311,6 @@ class ProfileContext extends WebKitContextBase {
     this.browser.child.kill();
     this.xvfb.kill();
   }
-
 }
 
 async function launchProfileBrowser(profile: string): Promise<ProfileContext> {

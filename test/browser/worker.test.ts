@@ -42,7 +42,8 @@ describe(`the worker in ${engine.name}`, () => {
       // Every port of the bases is still answered (each wildcard of the route's patterns, and the single ports).
       const others = ['http://localhost:5323', 'http://127.0.0.1:39319', 'http://127.0.0.1:39333', 'http://localhost:39300'];
       const otherStatuses = await Promise.all(others.map(async (base) => (await fetch(`${base}/.well-known/version`)).status));
-      const timing = (name: string) => performance.getEntriesByName(name)[0] as PerformanceResourceTiming & { workerMatchedSourceType?: string };
+      const timing = (name: string) =>
+        performance.getEntriesByName(name)[0] as PerformanceResourceTiming & { workerMatchedSourceType?: string };
       return {
         statuses: [own.status, under.status, ...otherStatuses],
         ownText,

@@ -155,8 +155,18 @@ export class IndependentPiecesOS {
 
   static #empty(): Stored {
     return {
-      conversations: new Map(), messages: new Map(), applications: new Map(), sessions: new Map(), events: [], assets: new Map(),
-      formats: new Map(), annotations: new Map(), tags: new Map(), websites: new Map(), anchors: new Map(), activities: new Map(),
+      conversations: new Map(),
+      messages: new Map(),
+      applications: new Map(),
+      sessions: new Map(),
+      events: [],
+      assets: new Map(),
+      formats: new Map(),
+      annotations: new Map(),
+      tags: new Map(),
+      websites: new Map(),
+      anchors: new Map(),
+      activities: new Map(),
     };
   }
 
@@ -214,7 +224,9 @@ export class IndependentPiecesOS {
   snapshot() {
     const messagesOf = (conversation: Json) => this.#messageList(conversation).map((m) => this.#data.messages.get(m)!);
     return {
-      conversations: this.#newestFirst(this.#data.conversations).map(({ order, gone: _gone, ...c }): Json => ({ ...c, messages: messagesOf({ order }) })),
+      conversations: this.#newestFirst(this.#data.conversations).map(
+        ({ order, gone: _gone, ...c }): Json => ({ ...c, messages: messagesOf({ order }) }),
+      ),
       applications: this.#newestFirst(this.#data.applications),
       sessions: [...this.#data.sessions.values()],
       events: [...this.#data.events],
@@ -254,10 +266,27 @@ export class IndependentPiecesOS {
   #seedAssets() {
     const application = { id: this.#id(), name: 'OS_SERVER', version: VERSION, platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
     for (const [name, language, text] of [
-      ['retry.py', 'py', 'def retry(fn, attempts=3):\n    for i in range(attempts):\n        try:\n            return fn()\n        except Exception:\n            pass\n'],
-      ['debounce.ts', 'ts', 'export function debounce(fn: () => void, ms: number) {\n  let t: any;\n  return () => { clearTimeout(t); t = setTimeout(fn, ms); };\n}\n'],
+      [
+        'retry.py',
+        'py',
+        'def retry(fn, attempts=3):\n    for i in range(attempts):\n        try:\n            return fn()\n        except Exception:\n            pass\n',
+      ],
+      [
+        'debounce.ts',
+        'ts',
+        'export function debounce(fn: () => void, ms: number) {\n  let t: any;\n  return () => { clearTimeout(t); t = setTimeout(fn, ms); };\n}\n',
+      ],
     ] as const) {
-      this.#createAsset({ asset: { application, format: { fragment: { string: { raw: text } }, classification: { specific: language } }, metadata: { name } } }, false);
+      this.#createAsset(
+        {
+          asset: {
+            application,
+            format: { fragment: { string: { raw: text } }, classification: { specific: language } },
+            metadata: { name },
+          },
+        },
+        false,
+      );
     }
   }
 
@@ -312,7 +341,11 @@ export class IndependentPiecesOS {
     }
     if (fault && 'status' in fault) {
       entry.outcome = fault.status;
-      response.writeHead(fault.status, { ...cors, 'Content-Type': 'text/plain; charset=utf-8', ...(fault.retryAfter ? { 'Retry-After': String(fault.retryAfter) } : {}) });
+      response.writeHead(fault.status, {
+        ...cors,
+        'Content-Type': 'text/plain; charset=utf-8',
+        ...(fault.retryAfter ? { 'Retry-After': String(fault.retryAfter) } : {}),
+      });
       response.end(fault.body ?? `Fault: ${fault.status}.`);
       return;
     }
@@ -435,7 +468,9 @@ export class IndependentPiecesOS {
     }
     const chunks = ['The upstream ', 'answers: ', String(input.question?.query ?? '')];
     for (const chunk of chunks) {
-      client.send(JSON.stringify({ request, conversation, status: 'IN-PROGRESS', question: { answers: { iterable: [{ text: chunk, score: 1 }] } } }));
+      client.send(
+        JSON.stringify({ request, conversation, status: 'IN-PROGRESS', question: { answers: { iterable: [{ text: chunk, score: 1 }] } } }),
+      );
     }
     client.send(JSON.stringify({ request, conversation, status: 'COMPLETED' }));
   }
@@ -457,7 +492,13 @@ export class IndependentPiecesOS {
       }
       return params;
     };
-    if (header !== undefined && header !== '' && !this.#data.applications.has(header) && method === 'POST' && !path.startsWith('/connect')) {
+    if (
+      header !== undefined &&
+      header !== '' &&
+      !this.#data.applications.has(header) &&
+      method === 'POST' &&
+      !path.startsWith('/connect')
+    ) {
       throw new Refusal(404, `Unknown application ${header}.`);
     }
     let m: string[] | null;
@@ -467,8 +508,18 @@ export class IndependentPiecesOS {
     if (is('GET', '/os/device/information')) return { name: 'independent upstream', os: { id: this.identity } };
     if (is('GET', '/applications')) return { iterable: this.#newestFirst(this.#data.applications) };
     if (is('GET', '/applications/external')) return { iterable: [{ name: 'Visual Studio Code', version: '1.99.0' }] };
-    if (is('GET', '/applications/external/related')) return { iterable: [{ name: 'Visual Studio Code', version: '1.99.0' }, { name: 'Obsidian' }] };
-    if (is('GET', '/user')) return { user: { id: this.identity, email: 'someone@example.com', username: 'independent', name: 'Independent User', aesthetics: { theme: { dark: true }, font: { size: 12 } } } };
+    if (is('GET', '/applications/external/related'))
+      return { iterable: [{ name: 'Visual Studio Code', version: '1.99.0' }, { name: 'Obsidian' }] };
+    if (is('GET', '/user'))
+      return {
+        user: {
+          id: this.identity,
+          email: 'someone@example.com',
+          username: 'independent',
+          name: 'Independent User',
+          aesthetics: { theme: { dark: true }, font: { size: 12 } },
+        },
+      };
     if (is('POST', '/applications/register')) return this.#register(body);
     if (is('POST', '/application/update')) return this.#updateApplication(body);
     if (is('POST', '/applications/session/open')) return this.#openSession();
@@ -479,14 +530,16 @@ export class IndependentPiecesOS {
     if (is('POST', '/applications/usage/installation')) return void this.#event('installation', body, []);
     if (is('POST', '/applications/usage/updated')) return void this.#event('updated', body, []);
     if ((m = is('GET', '/applications/*'))) return this.#found(this.#data.applications, m[0]!, 'application');
-    if (is('GET', '/conversations')) return { iterable: this.#newestFirst(this.#data.conversations).map((c) => this.#conversationWire(c, transferables)) };
+    if (is('GET', '/conversations'))
+      return { iterable: this.#newestFirst(this.#data.conversations).map((c) => this.#conversationWire(c, transferables)) };
     if (is('GET', '/conversations/identifiers')) return { iterable: this.#ids('conversation').map((id) => ({ id })) };
     if (is('POST', '/conversations/create')) return this.#conversationWire(this.#createConversation(body), transferables);
     if ((m = is('POST', '/conversations/create/from_asset/*'))) return this.#fromAsset(m[0]!);
     if ((m = is('POST', '/conversations/*/delete'))) return void this.#deleteConversation(m[0]!);
     if (is('POST', '/conversation/update')) return this.#conversationWire(this.#updateConversation(body), transferables);
     if ((m = is('GET', '/conversation/*'))) return this.#conversationWire(this.#conversation(m[0]!), transferables);
-    if ((m = is('GET', '/conversation/*/messages'))) return { iterable: this.#messageList(this.#conversation(m[0]!)).map((id) => this.#data.messages.get(id)) };
+    if ((m = is('GET', '/conversation/*/messages')))
+      return { iterable: this.#messageList(this.#conversation(m[0]!)).map((id) => this.#data.messages.get(id)) };
     if ((m = is('POST', '/conversation/*/rename'))) return this.#conversationWire(this.#rename(m[0]!), true);
     if ((m = is('POST', '/conversation/*/assets/associate/*'))) return void this.#associate(m[0]!, m[1]!, true);
     if ((m = is('POST', '/conversation/*/assets/disassociate/*'))) return void this.#associate(m[0]!, m[1]!, false);
@@ -499,10 +552,12 @@ export class IndependentPiecesOS {
     if (is('GET', '/assets/identifiers')) return { iterable: this.#ids('asset').map((id) => ({ id })) };
     if (is('POST', '/assets/create')) return this.#assetWire(this.#createAsset(body), transferables);
     if (is('POST', '/asset/update')) return this.#assetWire(this.#updateAsset(body), transferables);
-    if (is('POST', '/format/update/value')) return this.#formatWire(this.#updateFormat(body), url.searchParams.get('transferable') !== 'false');
+    if (is('POST', '/format/update/value'))
+      return this.#formatWire(this.#updateFormat(body), url.searchParams.get('transferable') !== 'false');
     if ((m = is('POST', '/assets/*/delete'))) return this.#deleteAsset(m[0]!);
     if ((m = is('GET', '/assets/*')) || (m = is('GET', '/asset/*'))) return this.#assetWire(this.#asset(m[0]!), transferables);
-    if ((m = is('GET', '/format/*'))) return this.#formatWire(this.#found(this.#data.formats, m[0]!, 'format'), url.searchParams.get('transferable') !== 'false');
+    if ((m = is('GET', '/format/*')))
+      return this.#formatWire(this.#found(this.#data.formats, m[0]!, 'format'), url.searchParams.get('transferable') !== 'false');
     if ((m = is('POST', '/asset/*/tags/associate/*'))) return void this.#label('tags', m[0]!, m[1]!, true);
     if ((m = is('POST', '/asset/*/tags/disassociate/*'))) return void this.#label('tags', m[0]!, m[1]!, false);
     if ((m = is('POST', '/asset/*/websites/associate/*'))) return void this.#label('websites', m[0]!, m[1]!, true);
@@ -533,7 +588,8 @@ export class IndependentPiecesOS {
     }
     if (is('GET', '/activities')) return { iterable: [...this.#data.activities.values()].map((a) => this.#activityWire(a)) };
     if ((m = is('GET', '/activity/*'))) return this.#activityWire(this.#found(this.#data.activities, m[0]!, 'activity'));
-    if (is('POST', '/os/sign_in')) return { id: this.identity, email: 'someone@example.com', username: 'independent', name: 'Independent User' };
+    if (is('POST', '/os/sign_in'))
+      return { id: this.identity, email: 'someone@example.com', username: 'independent', name: 'Independent User' };
     if (is('POST', '/os/sign_out')) return { iterable: [] };
     throw new Refusal(404, `${method} ${path}: no such operation here.`);
   }
@@ -550,13 +606,16 @@ export class IndependentPiecesOS {
   }
 
   #application(seed: Json): Json {
-    for (const key of ['name', 'version', 'platform']) if (typeof seed[key] !== 'string') throw new Refusal(400, `application.${key} is required.`);
+    for (const key of ['name', 'version', 'platform'])
+      if (typeof seed[key] !== 'string') throw new Refusal(400, `application.${key} is required.`);
     return { schema: SCHEMA, onboarded: true, privacy: 'OPEN', ...seed };
   }
 
   #connect(body: unknown): Json {
     const seed = this.#object(this.#object(body, 'The connection').application, 'application');
-    const same = [...this.#data.applications.values()].find((a) => a.name === seed.name && a.platform === seed.platform && a.version === seed.version);
+    const same = [...this.#data.applications.values()].find(
+      (a) => a.name === seed.name && a.platform === seed.platform && a.version === seed.version,
+    );
     const application = same ?? this.#application({ ...seed, id: this.#id() });
     if (!same) {
       this.#data.applications.set(application.id, application);
@@ -566,7 +625,10 @@ export class IndependentPiecesOS {
   }
 
   #register(body: unknown): Json {
-    const application = body === undefined ? this.#application({ id: this.#id(), name: 'UNKNOWN', version: '1', platform: 'WEB' }) : this.#application(this.#object(body, 'The application'));
+    const application =
+      body === undefined
+        ? this.#application({ id: this.#id(), name: 'UNKNOWN', version: '1', platform: 'WEB' })
+        : this.#application(this.#object(body, 'The application'));
     if (typeof application.id !== 'string') application.id = this.#id();
     this.#data.applications.set(application.id, application);
     this.#announce('application', application.id);
@@ -639,7 +701,15 @@ export class IndependentPiecesOS {
     if (!['USER', 'ASSISTANT', 'SYSTEM', 'UNKNOWN'].includes(role)) throw new Refusal(400, 'A message needs a role.');
     if (typeof seed.fragment?.string?.raw !== 'string') throw new Refusal(400, 'A message needs fragment.string.raw.');
     const stamp = this.#now();
-    return { schema: SCHEMA, id: this.#id(), created: stamp, updated: stamp, role, fragment: { string: { raw: seed.fragment.string.raw } }, conversation: { id: conversation } };
+    return {
+      schema: SCHEMA,
+      id: this.#id(),
+      created: stamp,
+      updated: stamp,
+      role,
+      fragment: { string: { raw: seed.fragment.string.raw } },
+      conversation: { id: conversation },
+    };
   }
 
   #createConversation(body: unknown): Json {
@@ -769,7 +839,8 @@ export class IndependentPiecesOS {
   }
 
   #flatAsset(asset: AssetRow): Json {
-    const listed = (map: Map<string, Json & { on: string[] }>) => [...map.values()].filter((item) => item.on.includes(asset.id)).map((item) => ({ id: item.id }));
+    const listed = (map: Map<string, Json & { on: string[] }>) =>
+      [...map.values()].filter((item) => item.on.includes(asset.id)).map((item) => ({ id: item.id }));
     const annotations = [...this.#data.annotations.values()].filter((a) => a.asset?.id === asset.id).map((a) => ({ id: a.id }));
     const tags = listed(this.#data.tags);
     const websites = listed(this.#data.websites);
@@ -820,11 +891,14 @@ export class IndependentPiecesOS {
 
   #assetWire(asset: AssetRow, transferables: boolean): Json {
     const format = this.#data.formats.get(asset.format)!;
-    const listed = (map: Map<string, Json & { on: string[] }>) => [...map.values()].filter((item) => item.on.includes(asset.id)).map((item) => this.#labelWire(item));
+    const listed = (map: Map<string, Json & { on: string[] }>) =>
+      [...map.values()].filter((item) => item.on.includes(asset.id)).map((item) => this.#labelWire(item));
     const annotations = [...this.#data.annotations.values()].filter((a) => a.asset?.id === asset.id);
     const tags = listed(this.#data.tags);
     const websites = listed(this.#data.websites);
-    const anchors = [...this.#data.anchors.values()].filter((anchor) => anchor.assets.includes(asset.id)).map((anchor) => this.#anchorWire(anchor));
+    const anchors = [...this.#data.anchors.values()]
+      .filter((anchor) => anchor.assets.includes(asset.id))
+      .map((anchor) => this.#anchorWire(anchor));
     const reference = { id: format.id, reference: this.#flatFormat(format, transferables) };
     return {
       ...this.#flatAsset(asset),
@@ -882,14 +956,40 @@ export class IndependentPiecesOS {
     const formatId = this.#id();
     const specific = format.classification?.specific ?? metadata.ext ?? 'txt';
     const name = typeof metadata.name === 'string' && metadata.name.trim() ? metadata.name : text.trim().split('\n')[0]!.slice(0, 40);
-    const asset: AssetRow = { id, name, creator: application.id, created: stamp, updated: stamp, mechanism: metadata.mechanism ?? 'MANUAL', format: formatId };
+    const asset: AssetRow = {
+      id,
+      name,
+      creator: application.id,
+      created: stamp,
+      updated: stamp,
+      mechanism: metadata.mechanism ?? 'MANUAL',
+      format: formatId,
+    };
     this.#data.assets.set(id, asset);
-    this.#data.formats.set(formatId, { id: formatId, asset: id, classification: { generic: 'CODE', specific }, application, created: stamp, updated: stamp, text });
+    this.#data.formats.set(formatId, {
+      id: formatId,
+      asset: id,
+      classification: { generic: 'CODE', specific },
+      application,
+      created: stamp,
+      updated: stamp,
+      text,
+    });
     const annotations = ((metadata.annotations ?? []) as Json[]).map((a) => ({ type: a.type, text: a.text }));
-    if (!annotations.some((a) => a.type === 'DESCRIPTION')) annotations.push({ type: 'DESCRIPTION', text: `Saved by ${application.name ?? 'an application'}` });
+    if (!annotations.some((a) => a.type === 'DESCRIPTION'))
+      annotations.push({ type: 'DESCRIPTION', text: `Saved by ${application.name ?? 'an application'}` });
     for (const annotation of annotations) {
       const annotationId = this.#id();
-      this.#data.annotations.set(annotationId, { schema: SCHEMA, id: annotationId, created: stamp, updated: stamp, type: annotation.type, text: annotation.text, mechanism: 'MANUAL', asset: { id } });
+      this.#data.annotations.set(annotationId, {
+        schema: SCHEMA,
+        id: annotationId,
+        created: stamp,
+        updated: stamp,
+        type: annotation.type,
+        text: annotation.text,
+        mechanism: 'MANUAL',
+        asset: { id },
+      });
     }
     for (const tag of (metadata.tags ?? []) as Json[]) this.#labelled('tags', { text: tag.text, category: tag.category ?? 'UNKNOWN' }, id);
     for (const site of (metadata.websites ?? []) as Json[]) this.#labelled('websites', { url: site.url, name: site.name }, id);
@@ -918,7 +1018,8 @@ export class IndependentPiecesOS {
     const asset = this.#asset(String(sent.id));
     for (const item of (sent.annotations?.iterable ?? []) as Json[]) {
       const annotation = this.#data.annotations.get(String(item.id));
-      if (!annotation || annotation.asset?.id !== asset.id) throw new Refusal(400, `Annotation ${item.id} is not one of asset ${asset.id}.`);
+      if (!annotation || annotation.asset?.id !== asset.id)
+        throw new Refusal(400, `Annotation ${item.id} is not one of asset ${asset.id}.`);
     }
     if (typeof sent.name === 'string') asset.name = sent.name;
     if (typeof sent.favorited === 'boolean') asset.favorited = sent.favorited;
@@ -976,7 +1077,16 @@ export class IndependentPiecesOS {
     const asset = seed.asset === undefined ? undefined : this.#asset(String(seed.asset));
     const stamp = this.#now();
     const id = this.#id();
-    const annotation = { schema: SCHEMA, id, created: stamp, updated: stamp, type: seed.type, text: seed.text, mechanism: seed.mechanism ?? 'MANUAL', ...(asset ? { asset: { id: asset.id } } : {}) };
+    const annotation = {
+      schema: SCHEMA,
+      id,
+      created: stamp,
+      updated: stamp,
+      type: seed.type,
+      text: seed.text,
+      mechanism: seed.mechanism ?? 'MANUAL',
+      ...(asset ? { asset: { id: asset.id } } : {}),
+    };
     this.#data.annotations.set(id, annotation);
     if (asset) this.#touchAsset(asset);
     return annotation;
@@ -1012,7 +1122,8 @@ export class IndependentPiecesOS {
 
   #createAnchor(body: unknown): Json & { conversations: string[]; assets: string[] } {
     const seed = this.#object(body, 'The anchor');
-    if (!['FILE', 'DIRECTORY'].includes(seed.type) || typeof seed.fullpath !== 'string') throw new Refusal(400, 'An anchor needs a type (FILE, DIRECTORY) and a fullpath.');
+    if (!['FILE', 'DIRECTORY'].includes(seed.type) || typeof seed.fullpath !== 'string')
+      throw new Refusal(400, 'An anchor needs a type (FILE, DIRECTORY) and a fullpath.');
     const conversation = seed.conversation === undefined ? undefined : this.#conversation(String(seed.conversation));
     const asset = seed.asset === undefined ? undefined : this.#asset(String(seed.asset));
     const stamp = this.#now();
@@ -1025,7 +1136,14 @@ export class IndependentPiecesOS {
       ...(typeof seed.name === 'string' ? { name: seed.name } : {}),
       created: stamp,
       updated: stamp,
-      point: { schema: SCHEMA, id: this.#id(), fullpath: seed.fullpath, created: stamp, updated: stamp, ...(seed.platform ? { platform: seed.platform } : {}) },
+      point: {
+        schema: SCHEMA,
+        id: this.#id(),
+        fullpath: seed.fullpath,
+        created: stamp,
+        updated: stamp,
+        ...(seed.platform ? { platform: seed.platform } : {}),
+      },
       conversations: conversation ? [conversation.id] : [],
       assets: asset ? [asset.id] : [],
     };

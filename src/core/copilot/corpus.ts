@@ -399,10 +399,7 @@ export class Corpus {
     await this.#sameDatabase();
     await Promise.all([assets ? this.#refreshAssets() : undefined, messages ? this.#refreshMessages() : undefined]);
     const search = { ids: options.ids, limit: options.limit, unordered: true };
-    return [
-      ...(assets ? this.#indexes.asset.search(query, search) : []),
-      ...(messages ? this.#indexes.message.search(query, search) : []),
-    ];
+    return [...(assets ? this.#indexes.asset.search(query, search) : []), ...(messages ? this.#indexes.message.search(query, search) : [])];
   }
 
   /** The material of hits (from `hits`), with their scores, in their order; a hit removed since is left out. */

@@ -81,7 +81,11 @@ export async function writeKeptIndex(
   for (let chunk = 0; chunk < textChunks; chunk++) {
     const part = materials.slice(chunk * TEXT_CHUNK, (chunk + 1) * TEXT_CHUNK);
     let end = 0;
-    const texts: KeptTexts = { stamp, texts: part.map((m) => m.text).join(''), textEnds: Uint32Array.from(part, (m) => (end += m.text.length)) };
+    const texts: KeptTexts = {
+      stamp,
+      texts: part.map((m) => m.text).join(''),
+      textEnds: Uint32Array.from(part, (m) => (end += m.text.length)),
+    };
     await storage.putSearchIndex(`assets:texts:${chunk}`, { seq, value: texts });
   }
   for (let chunk = textChunks; chunk < keptChunks; chunk++) await storage.putSearchIndex(`assets:texts:${chunk}`, { seq, value: null });
@@ -92,7 +96,15 @@ export async function writeKeptIndex(
 /** A kept value of the right shape whose documents and materials agree (else the index is built afresh). */
 function isKept(value: unknown): value is KeptAssets {
   const kept = value as KeptAssets | undefined;
-  if (!kept || typeof kept !== 'object' || typeof kept.identity !== 'string' || typeof kept.stamp !== 'string' || !kept.index || typeof kept.index !== 'object') return false;
+  if (
+    !kept ||
+    typeof kept !== 'object' ||
+    typeof kept.identity !== 'string' ||
+    typeof kept.stamp !== 'string' ||
+    !kept.index ||
+    typeof kept.index !== 'object'
+  )
+    return false;
   const { index, names, languages, descriptions } = kept;
   const documents = Array.isArray(index.ids) ? index.ids.length : -1;
   return (

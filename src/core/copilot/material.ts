@@ -42,4 +42,3 @@ export function materialFields(material: Material): Partial<Record<Field, string
     ...(material.description ? { description: material.description } : {}),
   };
 }
-

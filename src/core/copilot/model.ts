@@ -143,12 +143,19 @@ export function extractiveAnswer(request: Omit<AnswerRequest, 'signal'>): string
     index.set({
       id: key,
       kind: message ? 'message' : 'material',
-      fields: { text: material.text, ...(material.name ? { name: material.name } : {}), ...(material.language ? { language: material.language } : {}) },
+      fields: {
+        text: material.text,
+        ...(material.name ? { name: material.name } : {}),
+        ...(material.language ? { language: material.language } : {}),
+      },
     });
   }
   const byKey = new Map(candidates.map((c) => [c.key, c]));
   const best = index.search(request.query, { limit: QUOTED }).map((hit) => byKey.get(hit.id)!);
-  const lines = ['No model is configured, so this answer quotes the stored material that best matches your question instead of generating one.', ''];
+  const lines = [
+    'No model is configured, so this answer quotes the stored material that best matches your question instead of generating one.',
+    '',
+  ];
   if (best.length === 0) {
     lines.push(`Nothing stored matches “${request.query.trim()}”.`);
   }

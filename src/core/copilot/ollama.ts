@@ -24,7 +24,11 @@ function errorMessage(body: string): string {
 const GIVE_WAY_MS = 2;
 
 /** Reads a body of JSON lines, giving each parsed object to `each`. */
-async function readLines(body: ReadableStream<Uint8Array>, each: (line: Record<string, unknown>) => void, fail: (message: string) => Error) {
+async function readLines(
+  body: ReadableStream<Uint8Array>,
+  each: (line: Record<string, unknown>) => void,
+  fail: (message: string) => Error,
+) {
   // The bytes decoded as they come, without a stream stage of their own (a pull's thousands of
   // short reads would each pass through it).
   const reader = body.getReader();
@@ -130,7 +134,11 @@ export function ollamaModel(config: OllamaModelConfig): ModelAdapter {
       const url = `${base}/api/delete`;
       let response: Response;
       try {
-        response = await fetch(url, { method: 'DELETE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: config.model }) });
+        response = await fetch(url, {
+          method: 'DELETE',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ model: config.model }),
+        });
       } catch (error) {
         throw new ModelError(`Ollama at ${url} could not be reached: ${(error as Error).message}.`);
       }

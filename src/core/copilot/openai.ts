@@ -47,7 +47,7 @@ export function chatRequest(config: OpenAiModelConfig, request: Omit<AnswerReque
 function errorMessage(body: string): string {
   try {
     const json = JSON.parse(body) as { error?: string | { message?: string }; message?: string };
-    const message = typeof json.error === 'string' ? json.error : json.error?.message ?? json.message;
+    const message = typeof json.error === 'string' ? json.error : (json.error?.message ?? json.message);
     if (message) return message;
   } catch {
     // Not JSON: the text itself.

@@ -54,7 +54,9 @@ export async function annotationsDeleteSpecificAnnotation(context: OperationCont
   const result = await storage.editAsset({ annotation: id }, (current) => ({
     record: { ...current.record, updated: time.now().toISOString() },
     deleteAnnotations: [id],
-    activities: [activity(time, { asset: current.record.id, pair: 'assetAnnotationDeleted', value: 'an_annotation_was_deleted_by_the_user' })],
+    activities: [
+      activity(time, { asset: current.record.id, pair: 'assetAnnotationDeleted', value: 'an_annotation_was_deleted_by_the_user' }),
+    ],
   }));
   if (result) publish(context, result.changes);
   else if (!(await storage.deleteAnnotation(id))) throw notFound(`No annotation with id ${id}.`);
@@ -77,7 +79,9 @@ export async function annotationUpdate(context: OperationContext) {
   const result = await storage.editAsset({ annotation: id }, (current) => ({
     record: { ...current.record, updated: time.now().toISOString() },
     putAnnotations: [updateAnnotation(body, current.annotations.find((a) => a.id === id)!, time)],
-    activities: [activity(time, { asset: current.record.id, pair: 'assetAnnotationUpdated', value: 'an_annotation_was_updated_by_the_user' })],
+    activities: [
+      activity(time, { asset: current.record.id, pair: 'assetAnnotationUpdated', value: 'an_annotation_was_updated_by_the_user' }),
+    ],
   }));
   if (!result) throw notFound(`No annotation with id ${id}.`);
   publish(context, result.changes);

@@ -28,8 +28,22 @@ async function scope({ request, service }: OperationContext, registering: Applic
 /** The OS's own application entry (`OS_SERVER`), listed first; it has no usage events. */
 async function osApplication(service: ServiceContext) {
   const id = await osId(service);
-  const platform = /Windows/i.test(service.userAgent) ? 'WINDOWS' : /Mac OS X|Macintosh/i.test(service.userAgent) ? 'MACOS' : /Linux|X11/i.test(service.userAgent) ? 'LINUX' : 'WEB';
-  const application: ApplicationRecord = { id, name: 'OS_SERVER', version: PIECES_OS_VERSION, platform, onboarded: true, privacy: 'OPEN', capabilities: 'LOCAL' };
+  const platform = /Windows/i.test(service.userAgent)
+    ? 'WINDOWS'
+    : /Mac OS X|Macintosh/i.test(service.userAgent)
+      ? 'MACOS'
+      : /Linux|X11/i.test(service.userAgent)
+        ? 'LINUX'
+        : 'WEB';
+  const application: ApplicationRecord = {
+    id,
+    name: 'OS_SERVER',
+    version: PIECES_OS_VERSION,
+    platform,
+    onboarded: true,
+    privacy: 'OPEN',
+    capabilities: 'LOCAL',
+  };
   return { application, engagement: { interactions: 0, keyboard: 0, installations: 0, updates: 0 } };
 }
 
@@ -108,11 +122,7 @@ async function sessionResponse({ service }: OperationContext, id: string) {
 }
 
 /** Reads an event body and stores it; returns the body for the echo. */
-async function recordEvent(
-  context: OperationContext,
-  kind: EventKind,
-  parse: (body: JsonObject, path: string) => ApplicationRecord[],
-) {
+async function recordEvent(context: OperationContext, kind: EventKind, parse: (body: JsonObject, path: string) => ApplicationRecord[]) {
   const { request, service } = context;
   const path = 'event';
   const body = object(await readJson(request, service.maxBodyBytes), path);

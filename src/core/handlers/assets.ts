@@ -31,7 +31,8 @@ function transferable(url: URL): boolean {
 }
 
 /** The application an asset's activities are recorded for: the one that made its original format. */
-const madeBy = (whole: StoredAsset) => whole.formats.find((f) => f.id === whole.record.original)?.application ?? whole.formats[0]!.application;
+const madeBy = (whole: StoredAsset) =>
+  whole.formats.find((f) => f.id === whole.record.original)?.application ?? whole.formats[0]!.application;
 
 export async function assetsSnapshot(context: OperationContext) {
   const withText = transferables(context.url);
@@ -67,7 +68,11 @@ export async function assetsCreateNewAsset(context: OperationContext) {
   const body = await readJson(context.request, context.service.maxBodyBytes);
   const time = clock(context);
   const { asset } = parseSeed(body, time, time.newId());
-  const created = activity(time, { asset: asset.record.id, pair: 'assetCreated', value: 'an_asset_was_created' }, asset.formats[0]!.application);
+  const created = activity(
+    time,
+    { asset: asset.record.id, pair: 'assetCreated', value: 'an_asset_was_created' },
+    asset.formats[0]!.application,
+  );
   publish(context, await context.service.storage.createAsset(asset, [created]));
   // Tags and websites of the same text (URL) as stored ones are those: answer what was stored.
   const stored = asset.tags.length || asset.websites.length ? await context.service.storage.getAsset(asset.record.id) : asset;
@@ -135,12 +140,19 @@ export async function formatUpdateValue(context: OperationContext) {
       throw badRequest(`format ${value.id} belongs to asset ${current.record.id}, not to asset ${value.asset}.`);
     }
     const format = current.formats.find((f) => f.id === value.id)!;
-    if (value.text === undefined && format.text !== undefined) throw badRequest(`format ${value.id} holds text: send its new value as text (fragment.string.raw).`);
+    if (value.text === undefined && format.text !== undefined)
+      throw badRequest(`format ${value.id} holds text: send its new value as text (fragment.string.raw).`);
     const updated = withValue(format, value, time);
     return {
       record: { ...current.record, updated: updated.updated },
       putFormats: [updated],
-      activities: [activity(time, { asset: current.record.id, pair: 'assetFormatValueEdited', value: 'a_specific_format_value_was_edited_on_an_asset' }, madeBy(current))],
+      activities: [
+        activity(
+          time,
+          { asset: current.record.id, pair: 'assetFormatValueEdited', value: 'a_specific_format_value_was_edited_on_an_asset' },
+          madeBy(current),
+        ),
+      ],
     };
   });
   if (!result) throw notFound(`No format with id ${value.id}.`);
@@ -162,13 +174,21 @@ async function associate(context: OperationContext, kind: 'tag' | 'website', add
     if (on === add) return { record: current.record };
     const pair =
       kind === 'tag'
-        ? add ? ['assetTagAdded', 'a_tag_was_added_by_the_user'] : ['assetTagDeleted', 'a_tag_was_deleted_by_the_user']
-        : add ? ['assetLinkAdded', 'a_link_was_added_by_the_user'] : ['assetLinkDeleted', 'a_link_was_deleted_by_the_user'];
+        ? add
+          ? ['assetTagAdded', 'a_tag_was_added_by_the_user']
+          : ['assetTagDeleted', 'a_tag_was_deleted_by_the_user']
+        : add
+          ? ['assetLinkAdded', 'a_link_was_added_by_the_user']
+          : ['assetLinkDeleted', 'a_link_was_deleted_by_the_user'];
     return {
       record: { ...current.record, updated: time.now().toISOString() },
       ...(kind === 'tag'
-        ? add ? { addTags: [other as never] } : { removeTags: [otherId] }
-        : add ? { addWebsites: [other as never] } : { removeWebsites: [otherId] }),
+        ? add
+          ? { addTags: [other as never] }
+          : { removeTags: [otherId] }
+        : add
+          ? { addWebsites: [other as never] }
+          : { removeWebsites: [otherId] }),
       activities: [activity(time, { asset: id, pair: pair[0]!, value: pair[1]! }, madeBy(current))],
     };
   });

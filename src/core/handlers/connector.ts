@@ -37,11 +37,7 @@ export async function connect(context: OperationContext) {
     ...(automaticUnload === undefined ? {} : { automaticUnload }),
   };
   publish(context, await service.storage.putApplication(application));
-  const [stored, os, user] = await Promise.all([
-    service.storage.getApplication(id),
-    osId(service),
-    localUser(context),
-  ]);
+  const [stored, os, user] = await Promise.all([service.storage.getApplication(id), osId(service), localUser(context)]);
   return reply({
     os,
     application: applicationWire(stored!.application, stored!.engagement),

@@ -48,7 +48,10 @@ export async function conversationUpdate(context: OperationContext) {
     return result;
   });
   if (renamed) {
-    await recordActivity(context, activity(time, { conversation: id, pair: 'conversationNameUpdatedByTheUser', value: 'a_conversation_was_renamed_by_the_user' }));
+    await recordActivity(
+      context,
+      activity(time, { conversation: id, pair: 'conversationNameUpdatedByTheUser', value: 'a_conversation_was_renamed_by_the_user' }),
+    );
   }
   return wire(state, withReferences);
 }
@@ -67,7 +70,10 @@ export async function conversationSpecificConversationRename(context: OperationC
     const name = derivedName(current.messages);
     return { record: { ...current.record, json: touched(current.record, time, (c) => name !== undefined && (c.name = name)) } };
   });
-  await recordActivity(context, activity(time, { conversation: id, pair: 'conversationNameUpdatedByTheSystem', value: 'a_conversation_was_renamed_by_the_system' }));
+  await recordActivity(
+    context,
+    activity(time, { conversation: id, pair: 'conversationNameUpdatedByTheSystem', value: 'a_conversation_was_renamed_by_the_system' }),
+  );
   return wire(state, true);
 }
 

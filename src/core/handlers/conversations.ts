@@ -14,7 +14,11 @@ import { clock, publish, recordActivity, transferables } from './common.js';
  * the write committed.
  */
 async function store(context: OperationContext, seeded: Seeded, answer: (seeded: Seeded) => string): Promise<Response> {
-  const created = activity(clock(context), { conversation: seeded.record.id, pair: 'conversationCreated', value: 'a_conversation_was_created' });
+  const created = activity(clock(context), {
+    conversation: seeded.record.id,
+    pair: 'conversationCreated',
+    value: 'a_conversation_was_created',
+  });
   const written = context.service.storage.createConversation(seeded.record, seeded.messages, seeded.anchors, created);
   const response = reply(answer(seeded));
   publish(context, await written);
@@ -26,7 +30,9 @@ const messageMap = (seeded: Seeded) => new Map(seeded.messages.map((m) => [m.id,
 export async function conversationsCreateSpecificConversation(context: OperationContext) {
   const withReferences = transferables(context.url);
   const body = await readJson(context.request, context.service.maxBodyBytes);
-  return store(context, seedConversation(body, clock(context)), (seeded) => conversationJson(seeded.record, withReferences ? messageMap(seeded) : undefined));
+  return store(context, seedConversation(body, clock(context)), (seeded) =>
+    conversationJson(seeded.record, withReferences ? messageMap(seeded) : undefined),
+  );
 }
 
 export async function conversationsCreateFromAsset(context: OperationContext) {
@@ -54,7 +60,10 @@ export async function conversationsDeleteSpecificConversation(context: Operation
   const changes = await context.service.storage.deleteConversation(id);
   if (!changes) throw notFound(`No conversation with id ${id}.`);
   publish(context, changes);
-  await recordActivity(context, activity(clock(context), { conversation: id, pair: 'conversationDeleted', value: 'a_conversation_was_deleted' }));
+  await recordActivity(
+    context,
+    activity(clock(context), { conversation: id, pair: 'conversationDeleted', value: 'a_conversation_was_deleted' }),
+  );
   return reply();
 }
 

@@ -21,7 +21,12 @@ async function write(
     written = next.message;
     const deletedMessageIds = next.deleted ? [...(current.record.deletedMessageIds ?? []), next.deleted] : current.record.deletedMessageIds;
     return {
-      record: { ...current.record, json: touched(current.record, time), messageIds: next.messageIds, ...(deletedMessageIds ? { deletedMessageIds } : {}) },
+      record: {
+        ...current.record,
+        json: touched(current.record, time),
+        messageIds: next.messageIds,
+        ...(deletedMessageIds ? { deletedMessageIds } : {}),
+      },
       putMessages: written ? [written] : [],
       deleteMessages: next.deleted ? [next.deleted] : [],
     };

@@ -51,7 +51,9 @@ export async function modelsSnapshot({ service }: OperationContext) {
   const running = MODELS.filter((model) => downloads.running(model.id)).map((model) => model.id);
   const state = `${[...downloaded].sort().join(',')}|${running.join(',')}`;
   if (snapshot?.state !== state) {
-    const iterable = MODELS.map((model) => modelWire(model, { downloaded: downloaded.has(model.id), downloading: running.includes(model.id) }));
+    const iterable = MODELS.map((model) =>
+      modelWire(model, { downloaded: downloaded.has(model.id), downloading: running.includes(model.id) }),
+    );
     snapshot = { state, body: JSON.stringify({ iterable }) };
   }
   return reply(snapshot.body);

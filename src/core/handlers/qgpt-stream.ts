@@ -25,7 +25,9 @@ type Status = 'IN-PROGRESS' | 'COMPLETED' | 'FAILED' | 'STOPPED' | 'RESET';
 
 export async function qgptStream({ request, service }: OperationContext): Promise<Response> {
   if (request.method !== 'POST' || request.headers.get(STREAM_HEADER) !== QGPT_STREAM_MARKER) {
-    throw new HttpError(426, 'The copilot stream is a WebSocket: connect with new WebSocket("ws://…/qgpt/stream").', { Upgrade: 'websocket' });
+    throw new HttpError(426, 'The copilot stream is a WebSocket: connect with new WebSocket("ws://…/qgpt/stream").', {
+      Upgrade: 'websocket',
+    });
   }
   const body = await readJson(request, service.maxBodyBytes);
   const disconnected = new AbortController();
@@ -109,11 +111,18 @@ async function storeExchange(service: ServiceContext, conversation: string, crea
   if (create) {
     const built = seedConversation({ type: 'COPILOT', messages: seeded }, clock, conversation);
     const name = derivedName(built.messages) ?? 'New conversation';
-    changes = await service.storage.createConversation({ ...built.record, json: touched(built.record, clock, (c) => (c.name = name)) }, built.messages);
+    changes = await service.storage.createConversation(
+      { ...built.record, json: touched(built.record, clock, (c) => (c.name = name)) },
+      built.messages,
+    );
   } else {
     const records = seeded.map((message) => messageRecord(seedMessage(message, 'message', clock, conversation)));
     const result = await service.storage.editConversation({ conversation }, (current) => ({
-      record: { ...current.record, json: touched(current.record, clock), messageIds: [...current.record.messageIds, ...records.map((r) => r.id)] },
+      record: {
+        ...current.record,
+        json: touched(current.record, clock),
+        messageIds: [...current.record.messageIds, ...records.map((r) => r.id)],
+      },
       putMessages: records,
     }));
     if (!result) throw new HttpError(404, `No conversation with id ${conversation}: it was deleted while the answer was written.`);
@@ -122,7 +131,13 @@ async function storeExchange(service: ServiceContext, conversation: string, crea
   for (const change of changes) service.notify(change);
 }
 
-async function answer(service: ServiceContext, body: unknown, send: (frame: string) => void, waiting: () => void, disconnected: AbortSignal) {
+async function answer(
+  service: ServiceContext,
+  body: unknown,
+  send: (frame: string) => void,
+  waiting: () => void,
+  disconnected: AbortSignal,
+) {
   const sent = isObject(body) ? body : {};
   let input: StreamInput;
   try {
@@ -147,7 +162,8 @@ async function answer(service: ServiceContext, body: unknown, send: (frame: stri
 
   const create = !input.conversation;
   const conversation = input.conversation ?? service.clock.newId();
-  const fail = (status: number, message: string) => send(frame(request, conversation, 'FAILED', { statusCode: status, errorMessage: message }));
+  const fail = (status: number, message: string) =>
+    send(frame(request, conversation, 'FAILED', { statusCode: status, errorMessage: message }));
   if (copilot.running.has(request)) {
     fail(409, `The request ${request} is already being answered; send another request id.`);
     return;

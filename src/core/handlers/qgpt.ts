@@ -41,8 +41,16 @@ export async function findRelevant(service: ServiceContext, input: RelevanceQuer
   }
   const seeds = new RelevanceIndex();
   const seedIds = input.seeds.map((_, i) => `~seed-${String(i).padStart(6, '0')}`);
-  input.seeds.forEach((seed, i) => seeds.set({ id: seedIds[i]!, kind: 'seed', fields: { text: seed.text, ...(seed.name ? { name: seed.name } : {}) } }));
-  const seedOf = (i: number, score: number): Found => ({ id: seedIds[i]!, kind: 'seed', seed: input.seeds[i]!.seed, text: input.seeds[i]!.text, score });
+  input.seeds.forEach((seed, i) =>
+    seeds.set({ id: seedIds[i]!, kind: 'seed', fields: { text: seed.text, ...(seed.name ? { name: seed.name } : {}) } }),
+  );
+  const seedOf = (i: number, score: number): Found => ({
+    id: seedIds[i]!,
+    kind: 'seed',
+    seed: input.seeds[i]!.seed,
+    text: input.seeds[i]!.text,
+    score,
+  });
   add(seeds.search(input.query).map((hit) => seedOf(seedIds.indexOf(hit.id), hit.score)));
 
   const ranked = [...found.values()].sort(byScore);
@@ -85,7 +93,13 @@ export async function questionMaterial(service: ServiceContext, relevant: Questi
     if (item.text !== undefined) return { ...item, text: item.text };
     const asset = corpus.get(item.asset!);
     if (asset?.kind !== 'asset') throw notFound(`No asset with id ${item.asset}.`);
-    return { id: asset.id, name: asset.name, language: asset.language, text: asset.text, ...(item.score === undefined ? {} : { score: item.score }) };
+    return {
+      id: asset.id,
+      name: asset.name,
+      language: asset.language,
+      text: asset.text,
+      ...(item.score === undefined ? {} : { score: item.score }),
+    };
   });
 }
 
@@ -102,7 +116,13 @@ export async function questionHistory(service: ServiceContext, messages: Questio
 }
 
 /** Runs the model that answers `model` (a catalogue id; none: the default) to the end and returns the whole answer. */
-export async function completeAnswer(service: ServiceContext, query: string, relevant: RelevantMaterial[], messages: ChatMessage[], model?: string) {
+export async function completeAnswer(
+  service: ServiceContext,
+  query: string,
+  relevant: RelevantMaterial[],
+  messages: ChatMessage[],
+  model?: string,
+) {
   let answer = '';
   const signal = new AbortController().signal;
   for await (const chunk of (await service.copilot.model(model)).answer({ query, relevant, messages, signal })) answer += chunk;

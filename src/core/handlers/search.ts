@@ -32,7 +32,8 @@ function queryOf(url: URL, required: boolean): string | undefined {
 
 function pseudo(url: URL): void {
   const value = url.searchParams.get('pseudo');
-  if (value !== null && value !== 'true' && value !== 'false') throw badRequest(`The pseudo query parameter must be true or false; got ${JSON.stringify(value.slice(0, 200))}.`);
+  if (value !== null && value !== 'true' && value !== 'false')
+    throw badRequest(`The pseudo query parameter must be true or false; got ${JSON.stringify(value.slice(0, 200))}.`);
 }
 
 /** The words of a query, each as its own search (a word may stand for several terms: `retryCount`). */
@@ -136,7 +137,10 @@ export async function searchAssets(context: OperationContext) {
         .map((asset) => [asset.record.id, asset.tags.filter((tag) => wanted.has(tag.text.toLowerCase())).length] as const)
         .filter(([, count]) => count > 0),
     );
-    const base = query !== undefined ? await ranked(context, query, false) : (await copilot.corpus.load({ assets: true }), [...tagged.keys()].map((id) => ({ ...copilot.corpus.get(id)!, score: 0 })));
+    const base =
+      query !== undefined
+        ? await ranked(context, query, false)
+        : (await copilot.corpus.load({ assets: true }), [...tagged.keys()].map((id) => ({ ...copilot.corpus.get(id)!, score: 0 })));
     hits = base
       .filter((hit) => tagged.has(hit.id))
       .map((hit) => ({ ...hit, score: query !== undefined ? hit.score : tagged.get(hit.id)! }))

@@ -22,18 +22,25 @@ function handshake({ request, url }: OperationContext) {
  * An identifier stream: first message every id of the collection, then one message per change.
  * `ids`: the collection's ids when they are not (all) stored records, from the stored ones.
  */
-export const identifierStream = (collection: Collection, ids?: (stored: string[], context: OperationContext) => string[] | Promise<string[]>) => async (context: OperationContext) => {
-  handshake(context);
-  const { service, url } = context;
-  const after = url.searchParams.get('after');
-  if (after !== null && !/^\d+$/.test(after)) throw badRequest(`after must be a change sequence number, not ${clip(JSON.stringify(after))}.`);
-  // The identity is read before the data: if the database is replaced in between, the socket keeps
-  // the older identity, and its next check (which gets the new one) makes it start afresh.
-  const database = await service.storage.identity();
-  if (after !== null) return reply({ ...(await service.storage.changesSince(Number(after), collection)), database } satisfies CatchUp);
-  const listed = await service.storage.listIds(collection);
-  return reply({ seq: listed.seq, database, message: identifiersFrame(collection, ids ? await ids(listed.ids, context) : listed.ids) } satisfies Handshake);
-};
+export const identifierStream =
+  (collection: Collection, ids?: (stored: string[], context: OperationContext) => string[] | Promise<string[]>) =>
+  async (context: OperationContext) => {
+    handshake(context);
+    const { service, url } = context;
+    const after = url.searchParams.get('after');
+    if (after !== null && !/^\d+$/.test(after))
+      throw badRequest(`after must be a change sequence number, not ${clip(JSON.stringify(after))}.`);
+    // The identity is read before the data: if the database is replaced in between, the socket keeps
+    // the older identity, and its next check (which gets the new one) makes it start afresh.
+    const database = await service.storage.identity();
+    if (after !== null) return reply({ ...(await service.storage.changesSince(Number(after), collection)), database } satisfies CatchUp);
+    const listed = await service.storage.listIds(collection);
+    return reply({
+      seq: listed.seq,
+      database,
+      message: identifiersFrame(collection, ids ? await ids(listed.ids, context) : listed.ids),
+    } satisfies Handshake);
+  };
 
 export const conversationsStreamIdentifiers = identifierStream('conversation');
 export const conversationMessagesStreamIdentifiers = identifierStream('conversationMessage');

@@ -1,19 +1,34 @@
 /** Application: validation of what clients send, and the browser's own application. */
-import {
-  ApplicationNameEnum,
-  CapabilitiesEnum,
-  MechanismEnum,
-  PlatformEnum,
-  PrivacyEnum,
-  type ApplicationName,
-} from '../enums.js';
+import { ApplicationNameEnum, CapabilitiesEnum, MechanismEnum, PlatformEnum, PrivacyEnum, type ApplicationName } from '../enums.js';
 import type { ApplicationRecord } from '../../storage/schema.js';
 import type { Engagement } from '../../storage/storage.js';
-import { boolean, defined, embeddedSchema, knownKeys, number, object, oneOf, optional, required, string, uuid, type Json } from '../validate.js';
+import {
+  boolean,
+  defined,
+  embeddedSchema,
+  knownKeys,
+  number,
+  object,
+  oneOf,
+  optional,
+  required,
+  string,
+  uuid,
+  type Json,
+} from '../validate.js';
 
 const APPLICATION_FIELDS = [
-  'schema', 'id', 'name', 'version', 'platform', 'onboarded', 'privacy',
-  'capabilities', 'mechanism', 'automaticUnload', 'enrichment',
+  'schema',
+  'id',
+  'name',
+  'version',
+  'platform',
+  'onboarded',
+  'privacy',
+  'capabilities',
+  'mechanism',
+  'automaticUnload',
+  'enrichment',
 ] as const;
 const ENRICHMENT_FIELDS = ['schema', 'tags', 'websites', 'persons', 'hints'] as const;
 

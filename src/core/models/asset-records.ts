@@ -5,7 +5,13 @@
  */
 import type { Clock } from '../clock.js';
 import { badRequest } from '../http.js';
-import { descriptionAnnotationId, LEGACY_APPLICATION, type AnnotationRecord, type AssetRecord, type FormatRecord } from '../../storage/schema.js';
+import {
+  descriptionAnnotationId,
+  LEGACY_APPLICATION,
+  type AnnotationRecord,
+  type AssetRecord,
+  type FormatRecord,
+} from '../../storage/schema.js';
 import type { NewAsset } from '../../storage/storage.js';
 import { array, object, optional, required, string, uuid, type JsonObject } from '../validate.js';
 import { languageName, topLevelDeclarations } from './asset-summary.js';
@@ -83,7 +89,10 @@ export function derivedName(text: string | undefined, specific: string): string 
   if (text) {
     const declaration = topLevelDeclarations(text.slice(0, 64 * 1024), specific)[0]?.split(' ')[1];
     if (declaration) return genericOf(specific) === 'CODE' ? `${declaration}.${specific}` : declaration;
-    const line = text.split('\n').map((l) => l.trim()).find((l) => l.length > 0);
+    const line = text
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0);
     if (line) return line.length > 60 ? `${line.slice(0, 59)}…` : line;
   }
   return `Untitled ${languageName(specific)} snippet`;
@@ -94,7 +103,9 @@ export function derivedDescription(text: string | undefined, specific: string, s
   if (text === undefined) return `A ${languageName(specific)} file of ${readableSize(size)}.`;
   const lines = text.replace(/\n$/, '').split('\n').length;
   const declarations = topLevelDeclarations(text.slice(0, 64 * 1024), specific).map((d) => d.split(' ')[1]);
-  const declared = declarations.length ? `, declaring ${declarations.slice(0, 5).join(', ')}${declarations.length > 5 ? ` and ${declarations.length - 5} more` : ''}` : '';
+  const declared = declarations.length
+    ? `, declaring ${declarations.slice(0, 5).join(', ')}${declarations.length > 5 ? ` and ${declarations.length - 5} more` : ''}`
+    : '';
   return `A ${languageName(specific)} snippet of ${lines} line${lines === 1 ? '' : 's'}${declared}.`;
 }
 
@@ -105,8 +116,10 @@ export function assetRecords(parts: AssetParts, clock: Clock): NewAsset {
   const { content } = parts;
   const text = content.text ?? (content.bytes ? asText(content.bytes) : undefined);
   const given = parts.classification?.specific && parts.classification.specific !== 'UNKNOWN' ? parts.classification.specific : undefined;
-  const specific = given ?? content.hints.map(specificOf).find((s) => s !== undefined) ?? (text === undefined ? 'bin' : detectSpecific(text));
-  const generic = parts.classification?.generic && parts.classification.generic !== 'UNKNOWN' ? parts.classification.generic : genericOf(specific);
+  const specific =
+    given ?? content.hints.map(specificOf).find((s) => s !== undefined) ?? (text === undefined ? 'bin' : detectSpecific(text));
+  const generic =
+    parts.classification?.generic && parts.classification.generic !== 'UNKNOWN' ? parts.classification.generic : genericOf(specific);
   const classification = { generic, specific, ...(parts.classification?.rendering ? { rendering: parts.classification.rendering } : {}) };
   const ids = parts.formatIds ?? [];
   const format = (role: string, value: Pick<FormatRecord, 'kind' | 'text' | 'bytes'>): FormatRecord => ({
@@ -124,7 +137,12 @@ export function assetRecords(parts: AssetParts, clock: Clock): NewAsset {
   const formats =
     content.bytes && text !== undefined && generic !== 'IMAGE'
       ? [format('ORIGINAL', { kind: content.kind, bytes: content.bytes }), format('PREVIEW', { kind: 'fragment', text })]
-      : [format('BOTH', content.text !== undefined ? { kind: content.kind, text: content.text } : { kind: content.kind, bytes: content.bytes! })];
+      : [
+          format(
+            'BOTH',
+            content.text !== undefined ? { kind: content.kind, text: content.text } : { kind: content.kind, bytes: content.bytes! },
+          ),
+        ];
   const original = formats[0]!;
   const preview = formats[formats.length - 1]!;
   const annotations = parts.annotations.map(({ type, text, extra, id }) => ({
@@ -212,7 +230,10 @@ export function assetFromInput(value: unknown, path: string, clock: Clock): NewA
       application: { ...SERVICE_APPLICATION },
       mechanism: 'MANUAL',
       // The description's id is derived from the asset's: the same asset added again keeps it.
-      annotations: description === undefined ? [] : [{ type: 'DESCRIPTION', text: description, extra: { mechanism: 'MANUAL' }, id: descriptionAnnotationId(id) }],
+      annotations:
+        description === undefined
+          ? []
+          : [{ type: 'DESCRIPTION', text: description, extra: { mechanism: 'MANUAL' }, id: descriptionAnnotationId(id) }],
       tags: [],
       websites: [],
       flags: {},

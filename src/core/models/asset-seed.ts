@@ -15,7 +15,21 @@ import {
 } from '../enums.js';
 import { badRequest } from '../http.js';
 import type { NewAsset } from '../../storage/storage.js';
-import { array, boolean, embeddedSchema, isObject, knownKeys, number, object, oneOf, optional, required, string, uuid, type JsonObject } from '../validate.js';
+import {
+  array,
+  boolean,
+  embeddedSchema,
+  isObject,
+  knownKeys,
+  number,
+  object,
+  oneOf,
+  optional,
+  required,
+  string,
+  uuid,
+  type JsonObject,
+} from '../validate.js';
 import { parseApplication } from './application.js';
 import { assetRecords, type AssetParts, type Content } from './asset-records.js';
 
@@ -24,15 +38,35 @@ const SEEDED_ASSET_FIELDS = ['schema', 'metadata', 'application', 'format', 'dis
 const METADATA_FIELDS = ['schema', 'name', 'mechanism', 'tags', 'websites', 'sensitives', 'persons', 'annotations', 'hints', 'anchors'];
 const SEEDED_ANNOTATION_LINKS = ['person', 'model', 'anchor', 'conversation'];
 const SEEDED_ANNOTATION_FIELDS = [
-  'schema', 'mechanism', 'asset', 'person', 'type', 'text', 'model', 'pseudo', 'favorited', 'anchor', 'conversation',
-  'workstreamSummary', 'messages', 'assets', 'persons', 'anchors', 'conversations', 'websites', 'tags', 'summaries', 'workstreamEvents',
+  'schema',
+  'mechanism',
+  'asset',
+  'person',
+  'type',
+  'text',
+  'model',
+  'pseudo',
+  'favorited',
+  'anchor',
+  'conversation',
+  'workstreamSummary',
+  'messages',
+  'assets',
+  'persons',
+  'anchors',
+  'conversations',
+  'websites',
+  'tags',
+  'summaries',
+  'workstreamEvents',
 ];
 
 function bytesOf(value: unknown, path: string): Uint8Array {
   const items = array(value, path);
   const bytes = new Uint8Array(items.length);
   items.forEach((item, i) => {
-    if (typeof item !== 'number' || !Number.isInteger(item) || item < 0 || item > 255) throw badRequest(`${path}[${i}] must be a byte (0 to 255).`);
+    if (typeof item !== 'number' || !Number.isInteger(item) || item < 0 || item > 255)
+      throw badRequest(`${path}[${i}] must be a byte (0 to 255).`);
     bytes[i] = item;
   });
   return bytes;
@@ -57,7 +91,12 @@ export function seededValue(value: unknown, path: string, kind: 'fragment' | 'fi
   const hints: Array<string | undefined> = [];
   if (metadata) {
     const mp = `${path}.metadata`;
-    knownKeys(metadata, kind === 'file' ? ['schema', 'name', 'ext', 'size'] : ['schema', 'ext'], mp, kind === 'file' ? 'FileMetadata' : 'FragmentMetadata');
+    knownKeys(
+      metadata,
+      kind === 'file' ? ['schema', 'name', 'ext', 'size'] : ['schema', 'ext'],
+      mp,
+      kind === 'file' ? 'FileMetadata' : 'FragmentMetadata',
+    );
     hints.push(optional(metadata, 'ext', mp, (v, p) => oneOf(v, ClassificationSpecificEnum, p)));
     if (kind === 'file') {
       hints.push(optional(metadata, 'name', mp, string));
@@ -98,7 +137,12 @@ export function seededValue(value: unknown, path: string, kind: 'fragment' | 'fi
 
 function atobSafe(encoded: string, path: string): string {
   try {
-    return atob(encoded.replace(/^data:[^,]*,/, '').replace(/-/g, '+').replace(/_/g, '/'));
+    return atob(
+      encoded
+        .replace(/^data:[^,]*,/, '')
+        .replace(/-/g, '+')
+        .replace(/_/g, '/'),
+    );
   } catch {
     throw badRequest(`${path} must hold base64 bytes.`);
   }
@@ -148,7 +192,8 @@ export function parseSeed(body: unknown, clock: Clock, id: string): ParsedSeed {
     knownKeys(seed, SEED_FIELDS, 'seed', 'Seed');
     optional(seed, 'schema', 'seed', embeddedSchema);
     const type = optional(seed, 'type', 'seed', (v, p) => oneOf(v, SeedTypeEnum, p));
-    if (type !== undefined && type !== 'SEEDED_ASSET') throw badRequest(`seed.type must be SEEDED_ASSET to make an asset; got ${JSON.stringify(type)}.`);
+    if (type !== undefined && type !== 'SEEDED_ASSET')
+      throw badRequest(`seed.type must be SEEDED_ASSET to make an asset; got ${JSON.stringify(type)}.`);
     seeded = required(seed, 'asset', 'seed', object);
   }
   knownKeys(seeded, SEEDED_ASSET_FIELDS, path, 'SeededAsset');
@@ -243,7 +288,10 @@ export function draftWire(parsed: ParsedSeed, transferables: boolean): JsonObjec
   const annotations = Array.isArray(metadata.annotations) ? metadata.annotations : [];
   if (!annotations.some((a) => isObject(a) && a.type === 'DESCRIPTION')) {
     const description = asset.annotations.find((a) => a.type === 'DESCRIPTION')!;
-    metadata.annotations = [...annotations, { type: 'DESCRIPTION', text: description.text, mechanism: description.mechanism ?? 'AUTOMATIC' }];
+    metadata.annotations = [
+      ...annotations,
+      { type: 'DESCRIPTION', text: description.text, mechanism: description.mechanism ?? 'AUTOMATIC' },
+    ];
   }
   const { schema, ...rest } = parsed.seed;
   return {

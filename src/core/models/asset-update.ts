@@ -12,9 +12,37 @@ import { utf8Size, type Content } from './asset-records.js';
 import { seededAnnotation, seededValue } from './asset-seed.js';
 
 const ASSET_FIELDS = [
-  'schema', 'id', 'name', 'creator', 'created', 'updated', 'synced', 'deleted', 'formats', 'preview', 'original', 'shares',
-  'mechanism', 'websites', 'interacted', 'tags', 'sensitives', 'persons', 'curated', 'discovered', 'activities', 'score',
-  'favorited', 'pseudo', 'annotations', 'hints', 'anchors', 'conversations', 'summaries', 'messages', 'demo',
+  'schema',
+  'id',
+  'name',
+  'creator',
+  'created',
+  'updated',
+  'synced',
+  'deleted',
+  'formats',
+  'preview',
+  'original',
+  'shares',
+  'mechanism',
+  'websites',
+  'interacted',
+  'tags',
+  'sensitives',
+  'persons',
+  'curated',
+  'discovered',
+  'activities',
+  'score',
+  'favorited',
+  'pseudo',
+  'annotations',
+  'hints',
+  'anchors',
+  'conversations',
+  'summaries',
+  'messages',
+  'demo',
 ];
 
 /** The id of an Asset sent to `assetUpdate`. */
@@ -85,7 +113,9 @@ export function withValue(format: FormatRecord, value: { text?: string; bytes?: 
   const { text: _text, bytes: _bytes, ...rest } = format;
   return {
     ...rest,
-    ...(value.text !== undefined ? { text: value.text, size: utf8Size(value.text) } : { bytes: value.bytes!, size: value.bytes!.byteLength }),
+    ...(value.text !== undefined
+      ? { text: value.text, size: utf8Size(value.text) }
+      : { bytes: value.bytes!, size: value.bytes!.byteLength }),
     updated: clock.now().toISOString(),
   };
 }
@@ -97,7 +127,15 @@ export function parseNewAnnotation(body: unknown, clock: Clock): AnnotationRecor
   const { type, text, extra } = seededAnnotation(seeded, 'seededAnnotation');
   const asset = optional(seeded, 'asset', 'seededAnnotation', uuid);
   const stamp = { value: clock.now().toISOString() };
-  return { ...extra, id: clock.newId(), created: stamp, updated: stamp, type, text, ...(asset ? { asset: { id: asset } } : {}) } as AnnotationRecord;
+  return {
+    ...extra,
+    id: clock.newId(),
+    created: stamp,
+    updated: stamp,
+    type,
+    text,
+    ...(asset ? { asset: { id: asset } } : {}),
+  } as AnnotationRecord;
 }
 
 /** What `annotationUpdate` changes of an annotation: its text, type, `favorited`. */
@@ -107,6 +145,9 @@ export function updateAnnotation(body: unknown, stored: AnnotationRecord, clock:
   const type = required(annotation, 'type', 'annotation', (v, p) => oneOf(v, AnnotationTypeEnum, p));
   const favorited = optional(annotation, 'favorited', 'annotation', boolean);
   const asset = optional(annotation, 'asset', 'annotation', (v, p) => required(object(v, p), 'id', p, uuid));
-  if ((asset ?? stored.asset?.id) !== stored.asset?.id) throw badRequest(`annotation.asset cannot be changed (the annotation belongs to ${stored.asset ? `asset ${stored.asset.id}` : 'no asset'}).`);
+  if ((asset ?? stored.asset?.id) !== stored.asset?.id)
+    throw badRequest(
+      `annotation.asset cannot be changed (the annotation belongs to ${stored.asset ? `asset ${stored.asset.id}` : 'no asset'}).`,
+    );
   return { ...stored, text, type, ...(favorited === undefined ? {} : { favorited }), updated: { value: clock.now().toISOString() } };
 }

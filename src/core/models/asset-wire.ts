@@ -42,7 +42,8 @@ const flags = (record: AssetRecord) => ({
 
 /** A format's value on the wire: a fragment's or a file's string or bytes. */
 function value(format: FormatRecord): JsonObject {
-  const transferable: JsonObject = format.text !== undefined ? { string: { raw: format.text } } : { bytes: { raw: Array.from(format.bytes ?? []) } };
+  const transferable: JsonObject =
+    format.text !== undefined ? { string: { raw: format.text } } : { bytes: { raw: Array.from(format.bytes ?? []) } };
   return { [format.kind]: transferable };
 }
 
@@ -71,12 +72,22 @@ export const annotationWire = (annotation: AnnotationRecord): JsonObject => anno
 
 export function tagWire(tag: TagRecord): JsonObject {
   const { assets, mechanism: _mechanism, created, updated, ...rest } = tag;
-  return { ...rest, created: time(created), updated: time(updated), ...(assets.length ? { assets: { iterable: assets.map((id) => ({ id })), indices: indices(assets.map((id) => ({ id }))) } } : {}) };
+  return {
+    ...rest,
+    created: time(created),
+    updated: time(updated),
+    ...(assets.length ? { assets: { iterable: assets.map((id) => ({ id })), indices: indices(assets.map((id) => ({ id }))) } } : {}),
+  };
 }
 
 export function websiteWire(website: WebsiteRecord): JsonObject {
   const { assets, mechanism: _mechanism, created, updated, ...rest } = website;
-  return { ...rest, created: time(created), updated: time(updated), ...(assets.length ? { assets: { iterable: assets.map((id) => ({ id })), indices: indices(assets.map((id) => ({ id }))) } } : {}) };
+  return {
+    ...rest,
+    created: time(created),
+    updated: time(updated),
+    ...(assets.length ? { assets: { iterable: assets.map((id) => ({ id })), indices: indices(assets.map((id) => ({ id }))) } } : {}),
+  };
 }
 
 /**
@@ -92,7 +103,10 @@ export function assetWire(whole: StoredAsset, transferables: boolean): JsonObjec
     const format = byId.get(id);
     return format ? { id, reference: flattenedFormat(format, transferables) } : { id };
   };
-  const listed = <T extends { id: string }>(items: T[], wire: (item: T) => JsonObject) => ({ iterable: items.map(wire), indices: indices(items) });
+  const listed = <T extends { id: string }>(items: T[], wire: (item: T) => JsonObject) => ({
+    iterable: items.map(wire),
+    indices: indices(items),
+  });
   return {
     id: record.id,
     name: record.name,
@@ -110,4 +124,3 @@ export function assetWire(whole: StoredAsset, transferables: boolean): JsonObjec
     ...(whole.anchors?.length ? { anchors: listed(whole.anchors, (anchor) => JSON.parse(anchor.json) as JsonObject) } : {}),
   };
 }
-

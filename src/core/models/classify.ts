@@ -10,8 +10,21 @@ const SPECIFIC = new Set<string>(ClassificationSpecificEnum);
 
 /** Spellings clients use that are not values of ClassificationSpecificEnum. */
 const ALIASES: Record<string, string> = {
-  typescript: 'ts', javascript: 'js', python: 'py', rust: 'rs', golang: 'go', ruby: 'rb', kotlin: 'kt',
-  csharp: 'cs', 'c#': 'cs', 'c++': 'cpp', shell: 'sh', yml: 'yml', markdown: 'md', plaintext: 'txt', cjs: 'js',
+  typescript: 'ts',
+  javascript: 'js',
+  python: 'py',
+  rust: 'rs',
+  golang: 'go',
+  ruby: 'rb',
+  kotlin: 'kt',
+  csharp: 'cs',
+  'c#': 'cs',
+  'c++': 'cpp',
+  shell: 'sh',
+  yml: 'yml',
+  markdown: 'md',
+  plaintext: 'txt',
+  cjs: 'js',
 };
 
 /** A specific classification for a name or extension (`debounce.ts`, `.TS`, `TypeScript`), if it names one. */
@@ -49,7 +62,10 @@ const SIGNS: Array<[string, RegExp]> = [
   ['sh', /^#!.*\b(?:ba|z)?sh\b/],
   ['js', /^#!.*\bnode\b/],
   ['go', /^\s*package\s+\w+\s*$[\s\S]*\bfunc\s/m],
-  ['rs', /\bfn\s+\w+\s*(?:<[^>]*>)?\s*\([^)]*\)\s*(?:->\s*[^{]+)?\{|\blet\s+mut\s|\bimpl(?:<[^>]*>)?\s+\w+|\bpub\s+(?:fn|struct|enum|mod)\s/],
+  [
+    'rs',
+    /\bfn\s+\w+\s*(?:<[^>]*>)?\s*\([^)]*\)\s*(?:->\s*[^{]+)?\{|\blet\s+mut\s|\bimpl(?:<[^>]*>)?\s+\w+|\bpub\s+(?:fn|struct|enum|mod)\s/,
+  ],
   ['swift', /^\s*import\s+(?:Foundation|SwiftUI|UIKit)\s*$/m],
   ['dart', /^\s*import\s+'package:|\bvoid\s+main\(\)\s*\{/m],
   ['kt', /\bfun\s+\w+\s*\([^)]*\)\s*(?::\s*\w+\s*)?[{=]|^\s*val\s+\w+\s*[:=]/m],
@@ -57,10 +73,19 @@ const SIGNS: Array<[string, RegExp]> = [
   ['cs', /^\s*using\s+System[\w.]*;|\bnamespace\s+[\w.]+\s*[{;]|\bConsole\.WriteLine\(/m],
   ['cpp', /^\s*#include\s*<(?:iostream|vector|string|map|memory)>|\bstd::\w+/m],
   ['c', /^\s*#include\s*[<"][\w./]+\.h[>"]/m],
-  ['py', /^\s*(?:async\s+)?def\s+\w+\s*\([^)]*\)\s*(?:->\s*[^:]+)?:\s*$|^\s*class\s+\w+(?:\([^)]*\))?:\s*$|^\s*from\s+[\w.]+\s+import\s+\w|^\s*import\s+\w+(?:\s+as\s+\w+)?\s*$|^\s*if\s+__name__\s*==/m],
+  [
+    'py',
+    /^\s*(?:async\s+)?def\s+\w+\s*\([^)]*\)\s*(?:->\s*[^:]+)?:\s*$|^\s*class\s+\w+(?:\([^)]*\))?:\s*$|^\s*from\s+[\w.]+\s+import\s+\w|^\s*import\s+\w+(?:\s+as\s+\w+)?\s*$|^\s*if\s+__name__\s*==/m,
+  ],
   ['rb', /^\s*def\s+\w+[?!]?\s*$[\s\S]*^\s*end\s*$|^\s*require\s+'[\w/]+'\s*$|\bputs\s+["']/m],
-  ['ts', /^\s*(?:export\s+)?(?:interface|type|enum)\s+\w+(?:<[^>]*>)?\s*[={]|:\s*(?:string|number|boolean|void|unknown|Promise<[^>]*>)\s*[,;)={]|\bas\s+const\b/m],
-  ['js', /^\s*(?:import\s+[\w{*][^;]*\s+from\s+['"]|export\s+(?:default\s+)?(?:function|const|class)\b|const\s+\w+\s*=\s*(?:require\(|\(?[^)]*\)?\s*=>))|\bconsole\.log\(|\bfunction\s*\w*\s*\([^)]*\)\s*\{|\bdocument\.\w+/m],
+  [
+    'ts',
+    /^\s*(?:export\s+)?(?:interface|type|enum)\s+\w+(?:<[^>]*>)?\s*[={]|:\s*(?:string|number|boolean|void|unknown|Promise<[^>]*>)\s*[,;)={]|\bas\s+const\b/m,
+  ],
+  [
+    'js',
+    /^\s*(?:import\s+[\w{*][^;]*\s+from\s+['"]|export\s+(?:default\s+)?(?:function|const|class)\b|const\s+\w+\s*=\s*(?:require\(|\(?[^)]*\)?\s*=>))|\bconsole\.log\(|\bfunction\s*\w*\s*\([^)]*\)\s*\{|\bdocument\.\w+/m,
+  ],
   ['sql', /^\s*(?:select\s[\s\S]+\sfrom\s|insert\s+into\s|create\s+(?:table|index|view)\s|update\s+\w+\s+set\s|delete\s+from\s)/im],
   ['css', /^\s*[.#]?[\w-]+(?:\s*[,>+~]?\s*[.#:]?[\w-]+)*\s*\{\s*[\w-]+\s*:[^;{}]+;/m],
   ['sh', /^\s*(?:echo\s|export\s+\w+=|if\s+\[\[?\s|fi\s*$|sudo\s|apt(?:-get)?\s+install\s|npm\s+(?:install|run)\s|cd\s+[\w./~-]+\s*$)/m],

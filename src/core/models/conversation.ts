@@ -66,26 +66,110 @@ export const MAX_MESSAGES_PER_CREATE = 5_000;
  * rather than stored and served back where the SDK's models have no such field.
  */
 export const CONVERSATION_FIELDS = [
-  'schema', 'id', 'name', 'created', 'updated', 'deleted', 'favorited', 'application', 'annotations', 'messages', 'model',
-  'assets', 'websites', 'anchors', 'type', 'grounding', 'score', 'pipeline', 'demo', 'summaries',
+  'schema',
+  'id',
+  'name',
+  'created',
+  'updated',
+  'deleted',
+  'favorited',
+  'application',
+  'annotations',
+  'messages',
+  'model',
+  'assets',
+  'websites',
+  'anchors',
+  'type',
+  'grounding',
+  'score',
+  'pipeline',
+  'demo',
+  'summaries',
 ] as const;
 
 export const MESSAGE_FIELDS = [
-  'schema', 'id', 'created', 'updated', 'deleted', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'score',
-  'annotations', 'websites', 'persons', 'anchors', 'assets', 'ranges', 'summaries', 'tags', 'messages', 'workstreamEvents', 'sources',
+  'schema',
+  'id',
+  'created',
+  'updated',
+  'deleted',
+  'model',
+  'fragment',
+  'conversation',
+  'sentiment',
+  'role',
+  'score',
+  'annotations',
+  'websites',
+  'persons',
+  'anchors',
+  'assets',
+  'ranges',
+  'summaries',
+  'tags',
+  'messages',
+  'workstreamEvents',
+  'sources',
 ] as const;
 
 const FIELDS = {
-  SeededConversation: ['schema', 'name', 'favorited', 'application', 'annotations', 'messages', 'model', 'assets', 'websites', 'anchors', 'type', 'pipeline', 'demo'],
+  SeededConversation: [
+    'schema',
+    'name',
+    'favorited',
+    'application',
+    'annotations',
+    'messages',
+    'model',
+    'assets',
+    'websites',
+    'anchors',
+    'type',
+    'pipeline',
+    'demo',
+  ],
   Conversation: CONVERSATION_FIELDS,
   SeededConversationMessage: [
-    'schema', 'created', 'model', 'fragment', 'conversation', 'sentiment', 'role', 'assets', 'ranges', 'summaries', 'tags',
-    'messages', 'workstreamEvents', 'sources', 'anchors',
+    'schema',
+    'created',
+    'model',
+    'fragment',
+    'conversation',
+    'sentiment',
+    'role',
+    'assets',
+    'ranges',
+    'summaries',
+    'tags',
+    'messages',
+    'workstreamEvents',
+    'sources',
+    'anchors',
   ],
   ConversationMessage: MESSAGE_FIELDS,
   SeededAnnotation: [
-    'schema', 'mechanism', 'asset', 'person', 'type', 'text', 'model', 'pseudo', 'favorited', 'anchor', 'conversation',
-    'workstreamSummary', 'messages', 'assets', 'persons', 'anchors', 'conversations', 'websites', 'tags', 'summaries', 'workstreamEvents',
+    'schema',
+    'mechanism',
+    'asset',
+    'person',
+    'type',
+    'text',
+    'model',
+    'pseudo',
+    'favorited',
+    'anchor',
+    'conversation',
+    'workstreamSummary',
+    'messages',
+    'assets',
+    'persons',
+    'anchors',
+    'conversations',
+    'websites',
+    'tags',
+    'summaries',
+    'workstreamEvents',
   ],
   SeededAnchor: ['schema', 'type', 'watch', 'fullpath', 'asset', 'platform', 'name', 'annotations', 'conversation', 'persons'],
   ReferencedModel: ['schema', 'id'],
@@ -94,7 +178,9 @@ const FIELDS = {
 /** `{iterable: [{id, …}]}`, e.g. FlattenedAssets, FlattenedWebsites, FlattenedAnnotations. */
 function flattened(value: unknown, path: string): JsonObject {
   const record = object(value, path);
-  required(record, 'iterable', path, array).forEach((item, i) => required(object(item, `${path}.iterable[${i}]`), 'id', `${path}.iterable[${i}]`, string));
+  required(record, 'iterable', path, array).forEach((item, i) =>
+    required(object(item, `${path}.iterable[${i}]`), 'id', `${path}.iterable[${i}]`, string),
+  );
   return record;
 }
 
@@ -120,7 +206,8 @@ function parseFragment(value: unknown, path: string): JsonObject {
     knownKeys(metadata, ['schema', 'ext'], `${path}.metadata`, 'FragmentMetadata');
     optional(metadata, 'schema', `${path}.metadata`, embeddedSchema);
     optional(metadata, 'ext', `${path}.metadata`, (v, p) => {
-      if (typeof v !== 'string' || !/^[a-z0-9_+#.-]{1,16}$/.test(v)) throw badRequest(`${p} must be a file extension such as "ts" or "py".`);
+      if (typeof v !== 'string' || !/^[a-z0-9_+#.-]{1,16}$/.test(v))
+        throw badRequest(`${p} must be a file extension such as "ts" or "py".`);
       return v;
     });
   }
@@ -129,7 +216,8 @@ function parseFragment(value: unknown, path: string): JsonObject {
 
 function byteArray(value: unknown, path: string): number[] {
   return array(value, path).map((item, i) => {
-    if (typeof item !== 'number' || !Number.isInteger(item) || item < 0 || item > 255) throw badRequest(`${path}[${i}] must be a byte (0 to 255).`);
+    if (typeof item !== 'number' || !Number.isInteger(item) || item < 0 || item > 255)
+      throw badRequest(`${path}[${i}] must be a byte (0 to 255).`);
     return item;
   });
 }
@@ -181,7 +269,15 @@ function seedAnnotation(item: Json, path: string, clock: Clock, owner: JsonObjec
     delete annotation[from];
     if (id !== undefined) annotation[to] = { id };
   }
-  return { ...annotation, id: clock.newId(), type, text, created: { value: clock.now().toISOString() }, updated: { value: clock.now().toISOString() }, ...owner };
+  return {
+    ...annotation,
+    id: clock.newId(),
+    type,
+    text,
+    created: { value: clock.now().toISOString() },
+    updated: { value: clock.now().toISOString() },
+    ...owner,
+  };
 }
 
 /** A SeededAnchor becomes a whole Anchor with its one point (listing the conversation it is created with, if any). */
@@ -196,7 +292,14 @@ export function seedAnchor(item: Json, path: string, clock: Clock, conversationI
   const asset = optional(seeded, 'asset', path, string);
   const annotations = optional(seeded, 'annotations', path, array);
   // `fullpath` and `platform` belong to the anchor's point; `asset` and `annotations` become references.
-  const { asset: _asset, annotations: _annotations, conversation: _conversation, fullpath: _fullpath, platform: _platform, ...rest } = seeded;
+  const {
+    asset: _asset,
+    annotations: _annotations,
+    conversation: _conversation,
+    fullpath: _fullpath,
+    platform: _platform,
+    ...rest
+  } = seeded;
   const id = clock.newId();
   const stamp = { created: { value: clock.now().toISOString() }, updated: { value: clock.now().toISOString() } };
   const point = { id: clock.newId(), fullpath, ...stamp, anchor: { id }, ...(platform ? { platform } : {}) };
@@ -292,7 +395,11 @@ export function seedConversation(body: unknown, clock: Clock, id?: string): Seed
     updated: { value: clock.now().toISOString() },
     ...(application ? { application } : {}),
     ...(annotations
-      ? { annotations: references(annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { conversation: { id } }))) }
+      ? {
+          annotations: references(
+            annotations.map((a, i) => seedAnnotation(a, `${path}.annotations[${i}]`, clock, { conversation: { id } })),
+          ),
+        }
       : {}),
     ...(wholeAnchors ? { anchors: references(wholeAnchors.map(listedAnchor)) } : {}),
   };

@@ -35,8 +35,5 @@ export function detectedApplications(userAgent: string, reported: ExternalApplic
 /** Detected applications plus the catalogue's integrable applications that are not installed (no version). */
 export function relatedApplications(detected: ExternalApplicationRecord[]) {
   const names = new Set(detected.map((d) => d.name.toLowerCase()));
-  return [
-    ...detected,
-    ...INTEGRATIONS_CATALOGUE.filter((name) => !names.has(name.toLowerCase())).map((name) => ({ name })),
-  ];
+  return [...detected, ...INTEGRATIONS_CATALOGUE.filter((name) => !names.has(name.toLowerCase())).map((name) => ({ name }))];
 }

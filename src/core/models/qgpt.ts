@@ -8,24 +8,14 @@ import type { Ranked } from '../copilot/corpus.js';
 import { badRequest } from '../http.js';
 import { bestPassage } from '../relevance.js';
 import { MessageRoleEnum } from '../enums.js';
-import {
-  array,
-  boolean,
-  isObject,
-  object,
-  oneOf,
-  optional,
-  required,
-  string,
-  uuid,
-  type JsonObject,
-} from '../validate.js';
+import { array, boolean, isObject, object, oneOf, optional, required, string, uuid, type JsonObject } from '../validate.js';
 
 /** A seed's text: `asset.format.fragment.string.raw` (or the format's file), as the SDK documents. */
 function seedText(seed: JsonObject | undefined): { text?: string; name?: string } {
   const asset = isObject(seed?.asset) ? seed.asset : undefined;
   const format = isObject(asset?.format) ? asset.format : undefined;
-  const raw = (part: unknown) => (isObject(part) && isObject(part.string) && typeof part.string.raw === 'string' ? part.string.raw : undefined);
+  const raw = (part: unknown) =>
+    isObject(part) && isObject(part.string) && typeof part.string.raw === 'string' ? part.string.raw : undefined;
   const text = raw(format?.fragment) ?? raw(format?.file);
   const name = isObject(asset?.metadata) && typeof asset.metadata.name === 'string' ? asset.metadata.name : undefined;
   return { ...(text === undefined ? {} : { text }), ...(name === undefined ? {} : { name }) };
@@ -110,13 +100,19 @@ export function parseQuestionInput(value: unknown, path = 'question'): QuestionQ
       throw badRequest(`${p} must carry text (seed.asset.format.fragment.string.raw) or name a stored asset (asset.id).`);
     }
     const score = typeof entry.score === 'number' ? entry.score : undefined;
-    return { ...(text === undefined ? {} : { text }), ...(name ? { name } : {}), ...(asset ? { asset } : {}), ...(score === undefined ? {} : { score }) };
+    return {
+      ...(text === undefined ? {} : { text }),
+      ...(name ? { name } : {}),
+      ...(asset ? { asset } : {}),
+      ...(score === undefined ? {} : { score }),
+    };
   });
   const messages =
     input.messages == null
       ? []
       : referencedIds(input.messages, `${path}.messages`).map(({ id, reference }) => {
-          const text = reference && isObject(reference.fragment) && isObject(reference.fragment.string) ? reference.fragment.string.raw : undefined;
+          const text =
+            reference && isObject(reference.fragment) && isObject(reference.fragment.string) ? reference.fragment.string.raw : undefined;
           if (typeof text !== 'string') return { id };
           const role = optional(reference!, 'role', `${path}.messages`, (v, p) => oneOf(v, MessageRoleEnum, p)) ?? 'UNKNOWN';
           return { id, message: { role: role as Role, text } };
@@ -157,7 +153,11 @@ export function parseStreamInput(value: unknown): StreamInput {
 }
 
 /** A RelevantQGPTSeed for ranked material (best first: RelevantQGPTSeed has no score), with its best-matching passage. */
-export function relevantSeed(material: Ranked | (RelevantMaterial & { kind: 'seed'; seed: JsonObject }), query: string, application: JsonObject): JsonObject {
+export function relevantSeed(
+  material: Ranked | (RelevantMaterial & { kind: 'seed'; seed: JsonObject }),
+  query: string,
+  application: JsonObject,
+): JsonObject {
   const passage = bestPassage(material.text, query);
   const location = { text: passage.text, start: passage.start, end: passage.end };
   // Every seed comes back as a whole SeededAsset of its text (a seed sent by the client included:

@@ -30,7 +30,11 @@ export class Connection {
       : (await this.upstream.healthy(base!))
         ? base
         : null;
-    if (!found) throw new UpstreamError('network', this.auto ? 'no Pieces OS answers on localhost (39300–39333, 1000, 5323)' : `${base} does not answer its health check`);
+    if (!found)
+      throw new UpstreamError(
+        'network',
+        this.auto ? 'no Pieces OS answers on localhost (39300–39333, 1000, 5323)' : `${base} does not answer its health check`,
+      );
     return found;
   }
 
@@ -56,7 +60,10 @@ export class Connection {
       meta: { [META_IDENTITY]: identity },
     });
     machine.idMapCleared();
-    if (replaced) this.warn(`the mirrored Pieces OS is another one now (identity ${identity}): the records mirrored from the previous one were dropped, and the queued operations are replayed to this one.`);
+    if (replaced)
+      this.warn(
+        `the mirrored Pieces OS is another one now (identity ${identity}): the records mirrored from the previous one were dropped, and the queued operations are replayed to this one.`,
+      );
     machine.outboxChanged();
     await machine.reload();
     return true;

@@ -57,7 +57,8 @@ export class CopilotBridge {
         frames.push([data]);
         try {
           const frame = JSON.parse(data) as { status?: string; request?: string };
-          if (frame.status && LAST.has(frame.status) && (request === undefined || frame.request === undefined || frame.request === request)) finish();
+          if (frame.status && LAST.has(frame.status) && (request === undefined || frame.request === undefined || frame.request === request))
+            finish();
         } catch {
           // Not JSON: passed on as it is.
         }

@@ -32,14 +32,26 @@ const READS: Record<Synced, { list: string; one: (id: string) => string; put: (a
     one: (id) => `/conversation/${encodeURIComponent(id)}?transferables=true`,
     put: (answer) => ({ conversations: records(answer, conversationRecord) }),
   },
-  application: { list: '/applications', one: (id) => `/applications/${encodeURIComponent(id)}`, put: (answer) => ({ applications: records(answer, applicationRecord) }) },
+  application: {
+    list: '/applications',
+    one: (id) => `/applications/${encodeURIComponent(id)}`,
+    put: (answer) => ({ applications: records(answer, applicationRecord) }),
+  },
   asset: {
     list: '/assets?transferables=true',
     one: (id) => `/asset/${encodeURIComponent(id)}?transferables=true`,
     put: (answer) => ({ assets: records(answer, assetRecord) }),
   },
-  anchor: { list: '/anchors', one: (id) => `/anchor/${encodeURIComponent(id)}`, put: (answer) => ({ anchors: records(answer, anchorRecord) }) },
-  activity: { list: '/activities', one: (id) => `/activity/${encodeURIComponent(id)}`, put: (answer) => ({ activities: records(answer, activityRecord) }) },
+  anchor: {
+    list: '/anchors',
+    one: (id) => `/anchor/${encodeURIComponent(id)}`,
+    put: (answer) => ({ anchors: records(answer, anchorRecord) }),
+  },
+  activity: {
+    list: '/activities',
+    one: (id) => `/activity/${encodeURIComponent(id)}`,
+    put: (answer) => ({ activities: records(answer, activityRecord) }),
+  },
 };
 
 export class Follower {
@@ -187,7 +199,9 @@ export class Follower {
     const remove = (k: Followed) => this.write({ remove: [{ kind: k, id }] });
     if (kind === 'conversationMessage') {
       // A message is read with its conversation (its place in it comes from there).
-      const owner = deleted ? (await this.storage.getMessage(id))?.conversation : ((await read(`/message/${encodeURIComponent(id)}`)) as { conversation?: { id?: string } } | null)?.conversation?.id;
+      const owner = deleted
+        ? (await this.storage.getMessage(id))?.conversation
+        : ((await read(`/message/${encodeURIComponent(id)}`)) as { conversation?: { id?: string } } | null)?.conversation?.id;
       if (owner) this.#queueRefresh('conversation', owner, false);
       else if (deleted) await remove('conversationMessage');
       return;

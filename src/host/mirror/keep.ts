@@ -7,7 +7,16 @@ import { storedJson } from '../../core/validate.js';
 import type { Storage } from '../../storage/storage.js';
 import type { Follower, Synced } from './follower.js';
 import { aboutOf } from './outbox-plan.js';
-import { anchorConversationIds, anchorRecord, annotationRecord, applicationRecord, assetRecord, assetValuesListed, conversationMessagesListed, conversationRecord } from './records.js';
+import {
+  anchorConversationIds,
+  anchorRecord,
+  annotationRecord,
+  applicationRecord,
+  assetRecord,
+  assetValuesListed,
+  conversationMessagesListed,
+  conversationRecord,
+} from './records.js';
 import type { Rewritten } from './rewrite-request.js';
 import { mirrorOf } from './writes.js';
 import type { Write } from './write.js';
@@ -40,112 +49,125 @@ export class Keeper {
     const copy = response.clone();
     const { service, storage, write, follower } = this;
     const kept = follower.kept.bind(follower);
-    this.#keeping = this.#keeping.then(async () => {
-      let answer: unknown;
-      try {
-        const body = await copy.text();
-        answer = body ? JSON.parse(body) : undefined;
-      } catch {
-        answer = undefined;
-      }
-      const about = aboutOf(context.entry);
-      /** A record the write changed, read again from the upstream now (what is answered here next waits for it). */
-      const reread = async (kind: Synced, id: string) => {
-        await follower.refresh(kind, id, false);
-        kept([id]);
-      };
-      const keepConversation = async (wire: unknown) => {
-        const made = conversationRecord(wire);
-        // Without its messages' references (transferables=false), it is read whole.
-        if (made && conversationMessagesListed(wire)) {
-          await write({ put: { conversations: [made] } });
-          kept([made.conversation.id]);
-        } else if (made) await reread('conversation', made.conversation.id);
-      };
-      switch (spec.answers) {
-        case 'Conversation':
-          return keepConversation(answer);
-        case 'ConversationsCreateFromAssetOutput':
-          return keepConversation(record(record(answer).conversation).reference);
-        case 'ConversationMessage': {
-          const message = record(answer);
-          const owner = record(message.conversation).id;
-          if (typeof message.id === 'string' && typeof owner === 'string') {
-            await write({ put: { messages: [{ id: message.id, conversation: owner, json: storedJson(message) }] } });
-            kept([owner]);
+    this.#keeping = this.#keeping
+      .then(async () => {
+        let answer: unknown;
+        try {
+          const body = await copy.text();
+          answer = body ? JSON.parse(body) : undefined;
+        } catch {
+          answer = undefined;
+        }
+        const about = aboutOf(context.entry);
+        /** A record the write changed, read again from the upstream now (what is answered here next waits for it). */
+        const reread = async (kind: Synced, id: string) => {
+          await follower.refresh(kind, id, false);
+          kept([id]);
+        };
+        const keepConversation = async (wire: unknown) => {
+          const made = conversationRecord(wire);
+          // Without its messages' references (transferables=false), it is read whole.
+          if (made && conversationMessagesListed(wire)) {
+            await write({ put: { conversations: [made] } });
+            kept([made.conversation.id]);
+          } else if (made) await reread('conversation', made.conversation.id);
+        };
+        switch (spec.answers) {
+          case 'Conversation':
+            return keepConversation(answer);
+          case 'ConversationsCreateFromAssetOutput':
+            return keepConversation(record(record(answer).conversation).reference);
+          case 'ConversationMessage': {
+            const message = record(answer);
+            const owner = record(message.conversation).id;
+            if (typeof message.id === 'string' && typeof owner === 'string') {
+              await write({ put: { messages: [{ id: message.id, conversation: owner, json: storedJson(message) }] } });
+              kept([owner]);
+            }
+            return;
           }
-          return;
-        }
-        case 'Application':
-        case 'Context': {
-          const application = applicationRecord(spec.answers === 'Context' ? record(answer).application : answer);
-          if (application) {
-            await write({ put: { applications: [application] } });
-            kept([application.id]);
+          case 'Application':
+          case 'Context': {
+            const application = applicationRecord(spec.answers === 'Context' ? record(answer).application : answer);
+            if (application) {
+              await write({ put: { applications: [application] } });
+              kept([application.id]);
+            }
+            return;
           }
-          return;
+          case 'Session': {
+            const session = record(answer);
+            if (typeof session.id !== 'string' || !session.opened) return;
+            const application = context.entry.application;
+            await write({
+              put: {
+                sessions: [
+                  {
+                    id: session.id,
+                    opened: session.opened,
+                    ...(session.closed ? { closed: session.closed } : {}),
+                    ...(application ? { application } : {}),
+                  },
+                ],
+              },
+            });
+            return;
+          }
+          case 'Asset': {
+            const asset = assetRecord(answer);
+            // Without its formats' values (transferables=false), it is read whole.
+            if (asset && assetValuesListed(answer)) {
+              await write({ put: { assets: [asset] } });
+              kept([asset.record.id]);
+            } else if (asset) await reread('asset', asset.record.id);
+            return;
+          }
+          case 'Format': {
+            // The format's asset changed with it: read whole.
+            const asset = typeof record(answer).asset === 'string' ? record(answer).asset : record(record(answer).asset).id;
+            if (typeof asset === 'string') await reread('asset', asset);
+            return;
+          }
+          case 'Annotation': {
+            const annotation = annotationRecord(answer);
+            if (annotation?.asset) await reread('asset', annotation.asset.id);
+            else if (annotation) await write({ put: { annotations: [annotation] } });
+            return;
+          }
+          case 'Anchor': {
+            const anchor = anchorRecord(answer);
+            if (!anchor) return;
+            await write({ put: { anchors: [anchor] } });
+            kept([anchor.id]);
+            // The conversation (the asset) it was made for lists it now.
+            const { conversation, asset } = record(context.entry.body);
+            if (typeof conversation === 'string') await reread('conversation', conversation);
+            if (typeof asset === 'string') await reread('asset', asset);
+            return;
+          }
         }
-        case 'Session': {
-          const session = record(answer);
-          if (typeof session.id !== 'string' || !session.opened) return;
-          const application = context.entry.application;
-          await write({ put: { sessions: [{ id: session.id, opened: session.opened, ...(session.closed ? { closed: session.closed } : {}), ...(application ? { application } : {}) }] } });
-          return;
+        if (spec.deletes && about) {
+          // What changed with it is read again: an annotation's asset, the conversations that listed an anchor.
+          const owners: Array<[Synced, string]> =
+            about.kind === 'annotation'
+              ? [(await storage.getAnnotation(about.id))?.asset?.id].filter((id): id is string => !!id).map((id) => ['asset', id])
+              : about.kind === 'anchor'
+                ? anchorConversationIds(await storage.getAnchor(about.id)).map((id) => ['conversation', id])
+                : [];
+          await write({ remove: [{ kind: about.kind, id: about.id }] });
+          for (const [kind, id] of owners) await reread(kind, id);
+        } else if (about?.kind === 'asset') {
+          // An asset changed without an answer that shows it (a tag or website put on or taken off): read it again.
+          await reread('asset', about.id);
+        } else {
+          // No record in the answer (an association, a usage event): the write is made here as well.
+          const { request, text } = context;
+          const local = new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
+          await service.respond(local);
         }
-        case 'Asset': {
-          const asset = assetRecord(answer);
-          // Without its formats' values (transferables=false), it is read whole.
-          if (asset && assetValuesListed(answer)) {
-            await write({ put: { assets: [asset] } });
-            kept([asset.record.id]);
-          } else if (asset) await reread('asset', asset.record.id);
-          return;
-        }
-        case 'Format': {
-          // The format's asset changed with it: read whole.
-          const asset = typeof record(answer).asset === 'string' ? record(answer).asset : record(record(answer).asset).id;
-          if (typeof asset === 'string') await reread('asset', asset);
-          return;
-        }
-        case 'Annotation': {
-          const annotation = annotationRecord(answer);
-          if (annotation?.asset) await reread('asset', annotation.asset.id);
-          else if (annotation) await write({ put: { annotations: [annotation] } });
-          return;
-        }
-        case 'Anchor': {
-          const anchor = anchorRecord(answer);
-          if (!anchor) return;
-          await write({ put: { anchors: [anchor] } });
-          kept([anchor.id]);
-          // The conversation (the asset) it was made for lists it now.
-          const { conversation, asset } = record(context.entry.body);
-          if (typeof conversation === 'string') await reread('conversation', conversation);
-          if (typeof asset === 'string') await reread('asset', asset);
-          return;
-        }
-      }
-      if (spec.deletes && about) {
-        // What changed with it is read again: an annotation's asset, the conversations that listed an anchor.
-        const owners: Array<[Synced, string]> =
-          about.kind === 'annotation'
-            ? [(await storage.getAnnotation(about.id))?.asset?.id].filter((id): id is string => !!id).map((id) => ['asset', id])
-            : about.kind === 'anchor'
-              ? anchorConversationIds(await storage.getAnchor(about.id)).map((id) => ['conversation', id])
-              : [];
-        await write({ remove: [{ kind: about.kind, id: about.id }] });
-        for (const [kind, id] of owners) await reread(kind, id);
-      } else if (about?.kind === 'asset') {
-        // An asset changed without an answer that shows it (a tag or website put on or taken off): read it again.
-        await reread('asset', about.id);
-      } else {
-        // No record in the answer (an association, a usage event): the write is made here as well.
-        const { request, text } = context;
-        const local = new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
-        await service.respond(local);
-      }
-    }).catch(() => {
-      // The local copy catches up from the upstream's streams.
-    });
+      })
+      .catch(() => {
+        // The local copy catches up from the upstream's streams.
+      });
   }
 }

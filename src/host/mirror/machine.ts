@@ -139,7 +139,9 @@ export class MirrorMachine {
       state: this.#shown,
       upstream: this.#base,
       outbox: this.#entries.filter((e) => e.state !== 'set-aside').map(summary),
-      setAside: this.#entries.filter((e) => e.state === 'set-aside').map((e): SetAsideOperation => ({ operation: e.operation, ...e.refused! })),
+      setAside: this.#entries
+        .filter((e) => e.state === 'set-aside')
+        .map((e): SetAsideOperation => ({ operation: e.operation, ...e.refused! })),
       lastError: this.#lastError,
     };
   }

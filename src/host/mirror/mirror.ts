@@ -80,7 +80,9 @@ export function createMirror(setup: MirrorSetup): Mirror {
   const { io, options } = setup;
   const auto = options.upstream === 'auto';
   if (!auto && !/^https?:\/\/[^/]/.test(String(options.upstream))) {
-    throw new Error(`mirror.upstream must be a Pieces OS base URL (http://localhost:39300) or 'auto', not ${JSON.stringify(options.upstream)}.`);
+    throw new Error(
+      `mirror.upstream must be a Pieces OS base URL (http://localhost:39300) or 'auto', not ${JSON.stringify(options.upstream)}.`,
+    );
   }
   if (!auto && io.own?.some((mine) => sameOrigin(mine, options.upstream))) {
     throw new Error(`mirror.upstream ${options.upstream} is this service's own address: it cannot mirror itself.`);

@@ -21,7 +21,9 @@ export function routeOf(operation: string) {
 export const specOf = (entry: Pick<OutboxEntry, 'operation'>): MirrorSpec => mirrorOf(entry.operation) ?? {};
 
 /** The record an entry is about (its id and kind), when it names one. */
-export function aboutOf(entry: Pick<OutboxEntry, 'operation' | 'params' | 'body' | 'application' | 'created'>): { kind: RecordKind; id: string } | undefined {
+export function aboutOf(
+  entry: Pick<OutboxEntry, 'operation' | 'params' | 'body' | 'application' | 'created'>,
+): { kind: RecordKind; id: string } | undefined {
   const about = specOf(entry).about;
   if (!about) return undefined;
   let id: string | undefined;
@@ -48,7 +50,10 @@ export function touches(entry: OutboxEntry): Set<string> {
 }
 
 /** The entry's arguments with every id it names that the map knows rewritten (path, body, application header). */
-export function rewrite(entry: OutboxEntry, upstreamOf: ReadonlyMap<string, string>): QueuedCall & { application?: string; query?: string } {
+export function rewrite(
+  entry: OutboxEntry,
+  upstreamOf: ReadonlyMap<string, string>,
+): QueuedCall & { application?: string; query?: string } {
   const swap = (id: string) => upstreamOf.get(id) ?? id;
   const params = Object.fromEntries(Object.entries(entry.params).map(([name, id]) => [name, swap(id)]));
   const body = rewriteIds(entry.body, upstreamOf);

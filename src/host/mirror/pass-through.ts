@@ -79,7 +79,8 @@ export class PassThrough {
     const text = hasBody ? await request.text() : null;
     if (this.replayer.remapping) await this.replayer.remapping;
     // A read when no id was ever re-keyed goes as it is (the common case: no route to look up).
-    const context = !hasBody && !machine.upstreamOf.size ? asIs(request, path) : rewriteRequest(request, url, path, text, machine.upstreamOf);
+    const context =
+      !hasBody && !machine.upstreamOf.size ? asIs(request, path) : rewriteRequest(request, url, path, text, machine.upstreamOf);
     if (up) {
       const answer = await this.#passThrough(context, url, base);
       if (answer) {
@@ -107,7 +108,10 @@ export class PassThrough {
   async #answerHere(context: Rewritten, url: URL, sent: boolean): Promise<Response> {
     const { service } = this;
     const { request, text } = context;
-    const local = text === null ? request : new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
+    const local =
+      text === null
+        ? request
+        : new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
     const operation = context.found?.operation;
     // Not a write, a body that cannot be queued, or the upstream's business (answered here, not queued).
     if (!operation || !queuedWhileAway(operation.name) || !context.parseable) return service.respond(local)!;

@@ -9,7 +9,16 @@
  */
 import { conversationMessageIds } from './writes.js';
 import { storedJson } from '../../core/validate.js';
-import type { ActivityRecord, AnchorRecord, AnnotationRecord, ApplicationRecord, FormatRecord, MessageRecord, TagRecord, WebsiteRecord } from '../../storage/schema.js';
+import type {
+  ActivityRecord,
+  AnchorRecord,
+  AnnotationRecord,
+  ApplicationRecord,
+  FormatRecord,
+  MessageRecord,
+  TagRecord,
+  WebsiteRecord,
+} from '../../storage/schema.js';
 import type { StoredAsset, StoredData } from '../../storage/storage.js';
 
 type Json = Record<string, unknown>;
@@ -30,7 +39,8 @@ export function conversationRecord(wire: unknown): StoredConversation | undefine
   const messages: MessageRecord[] = [];
   for (const messageId of messageIds) {
     const reference = references.get(messageId);
-    if (isRecord(reference)) messages.push({ id: messageId, conversation: id, json: storedJson({ ...reference, id: messageId, conversation: { id } }) });
+    if (isRecord(reference))
+      messages.push({ id: messageId, conversation: id, json: storedJson({ ...reference, id: messageId, conversation: { id } }) });
   }
   const deletedMessageIds = Object.keys(indices).filter((key) => indices[key] === -1);
   return {
@@ -46,7 +56,8 @@ export function conversationRecord(wire: unknown): StoredConversation | undefine
 
 /** Whether a wire Conversation lists its messages with their references (read with `transferables=true`). */
 export function conversationMessagesListed(wire: unknown): boolean {
-  const listed = isRecord(wire) && isRecord(wire.messages) && Array.isArray(wire.messages.iterable) ? (wire.messages.iterable as unknown[]) : [];
+  const listed =
+    isRecord(wire) && isRecord(wire.messages) && Array.isArray(wire.messages.iterable) ? (wire.messages.iterable as unknown[]) : [];
   return listed.every((item) => isRecord(item) && isRecord(item.reference));
 }
 
@@ -61,7 +72,10 @@ export function applicationRecord(wire: unknown): ApplicationRecord | undefined 
 const time = (value: unknown, fallback = new Date(0).toISOString()) =>
   isRecord(value) && typeof value.value === 'string' ? value.value : fallback;
 const listed = (value: unknown): unknown[] => (isRecord(value) && Array.isArray(value.iterable) ? value.iterable : []);
-const ids = (value: unknown) => listed(value).map(idOf).filter((id): id is string => id !== undefined);
+const ids = (value: unknown) =>
+  listed(value)
+    .map(idOf)
+    .filter((id): id is string => id !== undefined);
 /** JSON as the service stores it: nulls dropped. */
 const stored = <T>(value: unknown): T => JSON.parse(storedJson(value)) as T;
 
@@ -82,8 +96,15 @@ function formatRecord(wire: unknown, asset: string): FormatRecord | undefined {
   if (!id || !isRecord(wire)) return undefined;
   const value = formatValue(wire) ?? { kind: 'fragment' as const, text: '' };
   const classification = isRecord(wire.classification) ? wire.classification : {};
-  const application = isRecord(wire.application) ? stored<FormatRecord['application']>(wire.application) : { id: typeof wire.creator === 'string' ? wire.creator : '' };
-  const size = isRecord(wire.bytes) && typeof wire.bytes.value === 'number' ? wire.bytes.value : value.text !== undefined ? new TextEncoder().encode(value.text).byteLength : value.bytes!.byteLength;
+  const application = isRecord(wire.application)
+    ? stored<FormatRecord['application']>(wire.application)
+    : { id: typeof wire.creator === 'string' ? wire.creator : '' };
+  const size =
+    isRecord(wire.bytes) && typeof wire.bytes.value === 'number'
+      ? wire.bytes.value
+      : value.text !== undefined
+        ? new TextEncoder().encode(value.text).byteLength
+        : value.bytes!.byteLength;
   return {
     id,
     asset,
@@ -159,7 +180,8 @@ export function assetRecord(wire: unknown): StoredAsset | undefined {
   // The anchors it lists, by id (each is a record of its own, read from the anchors).
   const anchors = some(listed(wire.anchors).map(idOf));
   const flags: Partial<Record<'favorited' | 'discovered' | 'pseudo' | 'demo', boolean>> = {};
-  for (const key of ['favorited', 'discovered', 'pseudo', 'demo'] as const) if (typeof wire[key] === 'boolean') flags[key] = wire[key] as boolean;
+  for (const key of ['favorited', 'discovered', 'pseudo', 'demo'] as const)
+    if (typeof wire[key] === 'boolean') flags[key] = wire[key] as boolean;
   return {
     record: {
       id,
@@ -211,7 +233,10 @@ export function activityRecord(wire: unknown): ActivityRecord | undefined {
     created,
     order: `${created}|${id}`,
     event: stored<ActivityRecord['event']>(wire.event),
-    application: isRecord(wire.application) && idOf(wire.application) ? stored<ActivityRecord['application']>(wire.application) : { ...UNKNOWN_APPLICATION },
+    application:
+      isRecord(wire.application) && idOf(wire.application)
+        ? stored<ActivityRecord['application']>(wire.application)
+        : { ...UNKNOWN_APPLICATION },
     mechanism: typeof wire.mechanism === 'string' ? wire.mechanism : 'MANUAL',
     ...(asset ? { asset } : {}),
   };

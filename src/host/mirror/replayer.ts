@@ -58,7 +58,13 @@ export class Replayer {
     }
     const entry = machine.entries.find((e) => e.state !== 'set-aside')!;
     const cause = this.#firstBlocked(entry);
-    if (cause) await this.#setAside(entry, cause.refused!.status, `follows the refused ${cause.operation} on ${cause.refused!.id}: ${cause.refused!.message}`, false);
+    if (cause)
+      await this.#setAside(
+        entry,
+        cause.refused!.status,
+        `follows the refused ${cause.operation} on ${cause.refused!.id}: ${cause.refused!.message}`,
+        false,
+      );
     else await this.#send(entry);
   }
 
@@ -78,7 +84,9 @@ export class Replayer {
     this.machine.entryReplaced(next);
     if (refusal && !this.#warnedRecords.has(id)) {
       this.#warnedRecords.add(id);
-      this.warn(`the mirrored Pieces OS refused ${entry.operation} on ${id} (${status}: ${message}); it and the later operations on that record are set aside (see mirrorStatus().setAside).`);
+      this.warn(
+        `the mirrored Pieces OS refused ${entry.operation} on ${id} (${status}: ${message}); it and the later operations on that record are set aside (see mirrorStatus().setAside).`,
+      );
     }
   }
 
@@ -148,7 +156,10 @@ export class Replayer {
       if (created !== undefined && created < since) continue;
       if (spec.find!.matches(call, candidate)) {
         // The list may give a conversation without its messages' references: read it whole.
-        const whole = kind === 'conversation' ? await this.upstream.json(`${machine.base}/conversation/${encodeURIComponent(id)}?transferables=true`) : candidate;
+        const whole =
+          kind === 'conversation'
+            ? await this.upstream.json(`${machine.base}/conversation/${encodeURIComponent(id)}?transferables=true`)
+            : candidate;
         return spec.creates!(whole);
       }
     }
@@ -162,7 +173,13 @@ export class Replayer {
   async #complete(entry: OutboxEntry, given: CreatedId[]) {
     const { machine } = this;
     const after = machine.dirty ? undefined : machine.entries.find((e) => e.seq > entry.seq && e.state !== 'set-aside');
-    const next = after && after.state === 'queued' && !this.#firstBlocked(after) && !collapse(machine.entries.filter((e) => e.seq !== entry.seq)).length ? after : undefined;
+    const next =
+      after &&
+      after.state === 'queued' &&
+      !this.#firstBlocked(after) &&
+      !collapse(machine.entries.filter((e) => e.seq !== entry.seq)).length
+        ? after
+        : undefined;
     const marked: OutboxEntry | undefined = next && { ...next, state: 'sent', sentAt: new Date(this.now()).toISOString() };
     // The records it created, paired with the upstream's kind by kind, in order (an asset's formats with its formats).
     const pairs: IdPair[] = [];

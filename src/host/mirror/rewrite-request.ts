@@ -21,7 +21,13 @@ export interface Rewritten {
 }
 
 /** The request with the ids the map `upstreamOf` knows rewritten. */
-export function rewriteRequest(request: Request, url: URL, path: string, text: string | null, upstreamOf: ReadonlyMap<string, string>): Rewritten {
+export function rewriteRequest(
+  request: Request,
+  url: URL,
+  path: string,
+  text: string | null,
+  upstreamOf: ReadonlyMap<string, string>,
+): Rewritten {
   const found = findRoute(request.method, path);
   const header = request.headers.get('application') ?? request.headers.get('x-application-id') ?? undefined;
   let body: unknown;
@@ -43,17 +49,33 @@ export function rewriteRequest(request: Request, url: URL, path: string, text: s
   } satisfies OutboxEntry;
   if (!upstreamOf.size || !found) return { found, entry, request, text, parseable, path, changed: false };
   const call = rewrite(entry, upstreamOf);
-  const rewritten: OutboxEntry = { ...entry, params: call.params, ...(call.body === undefined ? {} : { body: call.body }), ...(call.application ? { application: call.application } : {}) };
-  const changedPath = mirrorOf(found.operation.name) ? pathOf(entry, { params: call.params }) : found.operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''));
+  const rewritten: OutboxEntry = {
+    ...entry,
+    params: call.params,
+    ...(call.body === undefined ? {} : { body: call.body }),
+    ...(call.application ? { application: call.application } : {}),
+  };
+  const changedPath = mirrorOf(found.operation.name)
+    ? pathOf(entry, { params: call.params })
+    : found.operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''));
   // rewriteIds gives the body back as it was when it names no id the map knows.
   const newText = call.body !== undefined && call.body !== body ? JSON.stringify(call.body) : text;
-  if (changedPath === path && newText === text && call.application === header) return { found, entry, request, text, parseable, path, changed: false };
+  if (changedPath === path && newText === text && call.application === header)
+    return { found, entry, request, text, parseable, path, changed: false };
   const headers = new Headers(request.headers);
   if (call.application && headers.has('application')) headers.set('application', call.application);
   if (call.application && headers.has('x-application-id')) headers.set('x-application-id', call.application);
   const prefix = url.origin + url.pathname.slice(0, url.pathname.length - path.length);
   const init: RequestInit = { method: request.method, headers, ...(newText ? { body: newText } : {}) };
-  return { found, entry: rewritten, request: new Request(prefix + changedPath + url.search, init), text: newText, parseable, path: changedPath, changed: true };
+  return {
+    found,
+    entry: rewritten,
+    request: new Request(prefix + changedPath + url.search, init),
+    text: newText,
+    parseable,
+    path: changedPath,
+    changed: true,
+  };
 }
 
 /** A request that needs no rewriting, as rewriteRequest describes one. */

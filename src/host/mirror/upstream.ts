@@ -14,7 +14,9 @@ export const PERMISSION_PROBE = 'pieces-os-worker-permission';
 export interface UpstreamIo {
   fetch(input: string, init?: RequestInit): Promise<Response>;
   /** A WebSocket constructor (the upstream's identifier and copilot streams); none: streams are not followed. */
-  WebSocket?: new (url: string) => WebSocketLike;
+  WebSocket?: new (
+    url: string,
+  ) => WebSocketLike;
   /** The addresses the service itself listens on (the loopback server's): never taken for the upstream. */
   own?: readonly string[];
 }
@@ -110,7 +112,12 @@ export class Upstream {
     if (isTemporary(response.status)) {
       const retry = Number(response.headers.get('retry-after'));
       await response.body?.cancel().catch(() => {});
-      throw new UpstreamError('status', `${url} answered ${response.status}`, response.status, Number.isFinite(retry) && retry > 0 ? retry * 1000 : undefined);
+      throw new UpstreamError(
+        'status',
+        `${url} answered ${response.status}`,
+        response.status,
+        Number.isFinite(retry) && retry > 0 ? retry * 1000 : undefined,
+      );
     }
     return response;
   }

@@ -151,7 +151,10 @@ const idOf = (value: unknown): string | undefined => (isRecord(value) && typeof 
 export const createdConversation = (conversation: unknown): CreatedId[] => {
   const id = idOf(conversation);
   return id
-    ? [{ kind: 'conversation', id }, ...conversationMessageIds(conversation).map((m): CreatedId => ({ kind: 'conversationMessage', id: m }))]
+    ? [
+        { kind: 'conversation', id },
+        ...conversationMessageIds(conversation).map((m): CreatedId => ({ kind: 'conversationMessage', id: m })),
+      ]
     : [];
 };
 
@@ -207,7 +210,10 @@ export const ASSET_NAMES: Partial<Record<`body:${string}`, RecordKind>> = {
 export const createdAsset = (asset: unknown): CreatedId[] => {
   const id = idOf(asset);
   if (!id || !isRecord(asset)) return [];
-  const listed = (key: string) => (isRecord(asset[key]) && Array.isArray((asset[key] as { iterable?: unknown }).iterable) ? ((asset[key] as { iterable: unknown[] }).iterable) : []);
+  const listed = (key: string) =>
+    isRecord(asset[key]) && Array.isArray((asset[key] as { iterable?: unknown }).iterable)
+      ? (asset[key] as { iterable: unknown[] }).iterable
+      : [];
   return [
     { kind: 'asset', id },
     ...listed('formats').flatMap((f): CreatedId[] => (idOf(f) ? [{ kind: 'format', id: idOf(f)! }] : [])),
@@ -237,7 +243,10 @@ export function sameAsset(call: QueuedCall, candidate: unknown): boolean {
   if (typeof metadata.name === 'string' && metadata.name.trim() && candidate.name !== metadata.name) return false;
   const text = seededText(seeded);
   if (text === undefined) return true;
-  const references = [isRecord(candidate.original) ? candidate.original.reference : undefined, isRecord(candidate.preview) && isRecord(candidate.preview.base) ? candidate.preview.base.reference : undefined];
+  const references = [
+    isRecord(candidate.original) ? candidate.original.reference : undefined,
+    isRecord(candidate.preview) && isRecord(candidate.preview.base) ? candidate.preview.base.reference : undefined,
+  ];
   const formats = isRecord(candidate.formats) && Array.isArray(candidate.formats.iterable) ? candidate.formats.iterable : [];
   return [...references, ...formats].some((format) => seededText(format) === text);
 }
@@ -255,7 +264,9 @@ export function sameAnchor(call: QueuedCall, candidate: unknown): boolean {
   const body = isRecord(call.body) ? call.body : {};
   if (!isRecord(candidate) || candidate.type !== body.type) return false;
   const points = isRecord(candidate.points) && Array.isArray(candidate.points.iterable) ? candidate.points.iterable : [];
-  const paths = points.map((point: unknown) => (isRecord(point) ? (isRecord(point.reference) ? point.reference.fullpath : point.fullpath) : undefined));
+  const paths = points.map((point: unknown) =>
+    isRecord(point) ? (isRecord(point.reference) ? point.reference.fullpath : point.fullpath) : undefined,
+  );
   return paths.includes(body.fullpath);
 }
 
@@ -285,27 +296,58 @@ const ANCHOR_LINK: MirrorSpec = { about: { kind: 'anchor', at: 'param:anchor' } 
 
 /** Every write of the route table, and how it is queued and replayed (see the top of this file). */
 export const WRITES = {
-  connect: { about: { kind: 'application', at: 'created' }, creates: createdAt('application', 'application'), idempotent: true, answers: 'Context' },
+  connect: {
+    about: { kind: 'application', at: 'created' },
+    creates: createdAt('application', 'application'),
+    idempotent: true,
+    answers: 'Context',
+  },
   applicationUpdate: { about: { kind: 'application', at: 'body:id' }, answers: 'Application' },
-  applicationsRegister: { about: { kind: 'application', at: 'created' }, creates: createdAt('application'), idempotent: true, answers: 'Application' },
+  applicationsRegister: {
+    about: { kind: 'application', at: 'created' },
+    creates: createdAt('application'),
+    idempotent: true,
+    answers: 'Application',
+  },
   applicationsSessionOpen: { about: { kind: 'session', at: 'created' }, creates: createdAt('session'), answers: 'Session' },
   applicationsSessionClose: { about: { kind: 'session', at: 'body:' }, answers: 'Session' },
   applicationsUsageEngagementInteraction: { about: { kind: 'application', at: 'header:application' } },
   applicationsUsageEngagementKeyboard: { about: { kind: 'application', at: 'header:application' } },
   applicationsUsageInstallation: { about: { kind: 'application', at: 'body:application.id' } },
   postApplicationsUsageUpdated: { about: { kind: 'application', at: 'body:current.id' }, names: { 'body:previous.id': 'application' } },
-  conversationsCreateSpecificConversation: { about: { kind: 'conversation', at: 'created' }, creates: createdConversation, find: FIND_CONVERSATION, answers: 'Conversation' },
-  conversationUpdate: { about: { kind: 'conversation', at: 'body:id' }, names: { 'body:messages.iterable[].id': 'conversationMessage', 'body:assets.iterable[].id': 'asset' }, answers: 'Conversation' },
+  conversationsCreateSpecificConversation: {
+    about: { kind: 'conversation', at: 'created' },
+    creates: createdConversation,
+    find: FIND_CONVERSATION,
+    answers: 'Conversation',
+  },
+  conversationUpdate: {
+    about: { kind: 'conversation', at: 'body:id' },
+    names: { 'body:messages.iterable[].id': 'conversationMessage', 'body:assets.iterable[].id': 'asset' },
+    answers: 'Conversation',
+  },
   messagesCreateSpecificMessage: {
     about: { kind: 'conversationMessage', at: 'created' },
     within: 'body:conversation.id',
     names: { 'body:conversation.id': 'conversation' },
     creates: createdAt('conversationMessage'),
     answers: 'ConversationMessage',
-    find: { list: ({ body }) => `/conversation/${(body as { conversation: { id: string } }).conversation.id}/messages`, items: iterable, matches: sameMessage },
+    find: {
+      list: ({ body }) => `/conversation/${(body as { conversation: { id: string } }).conversation.id}/messages`,
+      items: iterable,
+      matches: sameMessage,
+    },
   },
-  messageSpecificMessageUpdate: { about: { kind: 'conversationMessage', at: 'body:id' }, names: { 'body:conversation.id': 'conversation' }, answers: 'ConversationMessage' },
-  messageUpdateValue: { about: { kind: 'conversationMessage', at: 'body:id' }, names: { 'body:conversation.id': 'conversation' }, answers: 'ConversationMessage' },
+  messageSpecificMessageUpdate: {
+    about: { kind: 'conversationMessage', at: 'body:id' },
+    names: { 'body:conversation.id': 'conversation' },
+    answers: 'ConversationMessage',
+  },
+  messageUpdateValue: {
+    about: { kind: 'conversationMessage', at: 'body:id' },
+    names: { 'body:conversation.id': 'conversation' },
+    answers: 'ConversationMessage',
+  },
   assetsCreateNewAsset: {
     about: { kind: 'asset', at: 'created' },
     names: SEED_NAMES,
@@ -346,7 +388,10 @@ export const WRITES = {
     about: { kind: 'conversation', at: 'created' },
     creates: (answer) => createdConversation((answer as { conversation?: { reference?: unknown } })?.conversation?.reference),
     answers: 'ConversationsCreateFromAssetOutput',
-    find: { ...FIND_CONVERSATION, matches: ({ params }, candidate) => JSON.stringify((candidate as { assets?: unknown })?.assets ?? '').includes(`"${params.asset}"`) },
+    find: {
+      ...FIND_CONVERSATION,
+      matches: ({ params }, candidate) => JSON.stringify((candidate as { assets?: unknown })?.assets ?? '').includes(`"${params.asset}"`),
+    },
   },
   conversationsDeleteSpecificConversation: { about: { kind: 'conversation', at: 'param:conversation' }, deletes: true },
   conversationSpecificConversationRename: { about: { kind: 'conversation', at: 'param:conversation' }, answers: 'Conversation' },

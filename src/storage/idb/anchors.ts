@@ -22,7 +22,9 @@ function anchorWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
           Promise.all((links.conversations ?? []).map((conversation) => tx.objectStore('conversations').get(conversation))),
           Promise.all((links.assets ?? []).map((asset) => tx.objectStore('assets').get(asset))),
         ]);
-        const conversations = new Map<string, ConversationRecord>(foundConversations.filter((c): c is ConversationRecord => !!c).map((c) => [c.id, c]));
+        const conversations = new Map<string, ConversationRecord>(
+          foundConversations.filter((c): c is ConversationRecord => !!c).map((c) => [c.id, c]),
+        );
         const assets = new Map<string, AssetRecord>(foundAssets.filter((a): a is AssetRecord => !!a).map((a) => [a.id, a]));
         const result: ReturnType<typeof edit> = await abortOnThrow(tx, () => edit(current, { conversations, assets }));
         if (!result) {
@@ -41,13 +43,16 @@ function anchorWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
           yield log(
             tx.objectStore('changes'),
             [
-              ...(result.anchor || current ? [{ collection: 'anchor' as const, id, ...(result.anchor ? {} : { deleted: true as const }) }] : []),
+              ...(result.anchor || current
+                ? [{ collection: 'anchor' as const, id, ...(result.anchor ? {} : { deleted: true as const }) }]
+                : []),
               ...written.map((record) => ({ collection: 'conversation' as const, id: record.id })),
               ...writtenAssets.map((record) => ({ collection: 'asset' as const, id: record.id })),
             ],
             changes,
           );
-          if (outbox) yield outbox.append(tx.objectStore('outbox'), !current && result.anchor ? [{ kind: 'anchor', id: result.anchor.id }] : []);
+          if (outbox)
+            yield outbox.append(tx.objectStore('outbox'), !current && result.anchor ? [{ kind: 'anchor', id: result.anchor.id }] : []);
         });
         return changes;
       }),

@@ -34,7 +34,10 @@ async function engagement(tx: AnyTx, range: { application: string } | { from: st
         return (await byKindAt.openCursor(window, 'prev'))?.value.at;
       }),
     );
-    const latest = lasts.filter((at): at is string => !!at).sort().pop();
+    const latest = lasts
+      .filter((at): at is string => !!at)
+      .sort()
+      .pop();
     if (latest) result.lastActivity = { value: latest };
   }
   return result;

@@ -4,7 +4,16 @@
  * replace, edit, delete) in one, with its changes.
  */
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
-import type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, CreatedId, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
+import type {
+  ActivityRecord,
+  AnchorRecord,
+  AnnotationRecord,
+  AssetRecord,
+  CreatedId,
+  PiecesDB,
+  TagRecord,
+  WebsiteRecord,
+} from '../schema.js';
 import { relinked } from '../anchor-links.js';
 import type { AssetEdit, Change, NewAsset, OutboxScope, Storage, StoredAsset } from '../storage.js';
 import { commit, log, queueing, type Queueable, type Queued, abortOnThrow } from './transactions.js';
@@ -95,8 +104,14 @@ async function resolve<T extends TagRecord | WebsiteRecord>(
   const found = await Promise.all(
     items.map((item) =>
       store === 'tags'
-        ? tx.objectStore('tags').index('by-text').get((item as TagRecord).text)
-        : tx.objectStore('websites').index('by-url').get((item as WebsiteRecord).url),
+        ? tx
+            .objectStore('tags')
+            .index('by-text')
+            .get((item as TagRecord).text)
+        : tx
+            .objectStore('websites')
+            .index('by-url')
+            .get((item as WebsiteRecord).url),
     ),
   );
   const byId = new Map<string, T>();
@@ -150,7 +165,10 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: readonly Create
   const linked = await Promise.all(
     group.map(async ({ asset }) =>
       asset.tags.length || asset.websites.length
-        ? { tags: await resolve(tx, 'tags', asset.tags, asset.record.id), websites: await resolve(tx, 'websites', asset.websites, asset.record.id) }
+        ? {
+            tags: await resolve(tx, 'tags', asset.tags, asset.record.id),
+            websites: await resolve(tx, 'websites', asset.websites, asset.record.id),
+          }
         : { tags: [], websites: [] },
     ),
   );
@@ -259,7 +277,11 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
             for (const site of keep.websites) yield store('websites').put(site);
           }
           for (const activity of activities) yield store('activities').put(activity);
-          yield log(store('changes'), [...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })), ...activityChanges(activities)], changes);
+          yield log(
+            store('changes'),
+            [...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })), ...activityChanges(activities)],
+            changes,
+          );
           if (outbox) yield outbox.append(store('outbox'), assets.flatMap(createdBy));
         });
         return changes;
@@ -285,7 +307,11 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           Promise.all((result.removeWebsites ?? []).map((site) => store('websites').get(site))),
         ]);
         const taken = <T extends TagRecord | WebsiteRecord>(items: Array<T | undefined>) =>
-          without(items.filter((item): item is T => !!item && item.assets.includes(record.id)), record.id, new Set());
+          without(
+            items.filter((item): item is T => !!item && item.assets.includes(record.id)),
+            record.id,
+            new Set(),
+          );
         const activities = result.activities ?? [];
         const changes: Change[] = [];
         await commit(tx, function* () {
@@ -299,7 +325,10 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           yield log(store('changes'), [{ collection: 'asset', id: record.id }, ...activityChanges(activities)], changes);
           if (outbox) {
             const known = new Set(current.annotations.map((a) => a.id));
-            yield outbox.append(store('outbox'), (result.putAnnotations ?? []).filter((a) => !known.has(a.id)).map(({ id }) => ({ kind: 'annotation' as const, id })));
+            yield outbox.append(
+              store('outbox'),
+              (result.putAnnotations ?? []).filter((a) => !known.has(a.id)).map(({ id }) => ({ kind: 'annotation' as const, id })),
+            );
           }
         });
         const state = await (async () => {
@@ -328,7 +357,10 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           store('activities').index('by-asset').getAllKeys(id),
         ]);
         // The anchors that list it no longer do.
-        const unlisted = [...(await anchorsOf(tx, [record])).values()].map((anchor) => ({ ...anchor, json: relinked(anchor.json, 'assets', id, false) }));
+        const unlisted = [...(await anchorsOf(tx, [record])).values()].map((anchor) => ({
+          ...anchor,
+          json: relinked(anchor.json, 'assets', id, false),
+        }));
         const changes: Change[] = [];
         await commit(tx, function* () {
           yield store('assets').delete(id);
@@ -420,7 +452,14 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
       const tagsOf = group(tags, (t) => t.assets);
       const websitesOf = group(websites, (w) => w.assets);
       return records.map((record) =>
-        join(record, formatsById, annotationsOf.get(record.id) ?? [], tagsOf.get(record.id) ?? [], websitesOf.get(record.id) ?? [], anchors),
+        join(
+          record,
+          formatsById,
+          annotationsOf.get(record.id) ?? [],
+          tagsOf.get(record.id) ?? [],
+          websitesOf.get(record.id) ?? [],
+          anchors,
+        ),
       );
     },
 

@@ -41,7 +41,11 @@ export async function connect(factory: IDBFactory, name: string, options: Connec
         );
       },
       blocking(blockedVersion) {
-        lose(blockedVersion === null ? 'the database is being deleted' : `another connection is upgrading the database to version ${blockedVersion}`);
+        lose(
+          blockedVersion === null
+            ? 'the database is being deleted'
+            : `another connection is upgrading the database to version ${blockedVersion}`,
+        );
       },
       terminated() {
         lose('the browser closed the database connection (site data cleared)');

@@ -30,7 +30,10 @@ interface CreateJob extends Create {
 const GROUP_LIMIT = 64;
 
 /** The store of each collection's records; none for ranges, which nothing here creates. */
-const STORE_OF: Record<Exclude<Collection, 'conversation'>, 'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models' | null> = {
+const STORE_OF: Record<
+  Exclude<Collection, 'conversation'>,
+  'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models' | null
+> = {
   conversationMessage: 'messages',
   asset: 'assets',
   application: 'applications',
@@ -106,13 +109,18 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: Create[], next:
     // Queued in the order the creates are written (the order of their changes).
     if (withOutbox) {
       for (const { outbox, conversation, messages: made } of group) {
-        if (outbox) yield outbox.append(tx.objectStore('outbox'), [{ kind: 'conversation', id: conversation.id }, ...made.map(({ id }) => ({ kind: 'conversationMessage' as const, id }))]);
+        if (outbox)
+          yield outbox.append(tx.objectStore('outbox'), [
+            { kind: 'conversation', id: conversation.id },
+            ...made.map(({ id }) => ({ kind: 'conversationMessage' as const, id })),
+          ]);
       }
     }
   });
   next.seq = logged.at(-1)!.seq + 1;
   let at = 0;
-  for (const { messages, anchors = [], activity } of group) changes.push(logged.slice(at, (at += 1 + messages.length + anchors.length + (activity ? 1 : 0))));
+  for (const { messages, anchors = [], activity } of group)
+    changes.push(logged.slice(at, (at += 1 + messages.length + anchors.length + (activity ? 1 : 0))));
   return changes;
 }
 
@@ -136,7 +144,11 @@ function groupCommit(db: IDBPDatabase<PiecesDB>, next: NextKey): (create: Create
             // The guessed key was taken by another writer: once more, with the log's keys.
             // (The failed add's ConstraintError, or the AbortError of the requests after it.)
             const name = (error as { name?: string })?.name;
-            if (guessed !== undefined && (name === 'ConstraintError' || name === 'AbortError') && (await lastChange(db).catch(() => 0)) >= guessed) {
+            if (
+              guessed !== undefined &&
+              (name === 'ConstraintError' || name === 'AbortError') &&
+              (await lastChange(db).catch(() => 0)) >= guessed
+            ) {
               return createTogether(db, group, next);
             }
             throw error;
@@ -189,7 +201,10 @@ export interface ConversationStoreOptions {
 
 type ConversationWrites = 'createConversation' | 'deleteConversation' | 'editConversation';
 
-export function conversationStore(db: IDBPDatabase<PiecesDB>, options: ConversationStoreOptions = {}): Queueable<ConversationMethods, ConversationWrites> {
+export function conversationStore(
+  db: IDBPDatabase<PiecesDB>,
+  options: ConversationStoreOptions = {},
+): Queueable<ConversationMethods, ConversationWrites> {
   const next: NextKey = { seq: undefined };
   const create =
     options.groupCommit === false ? (job: Create) => createTogether(db, [job]).then(([changes]) => changes!) : groupCommit(db, next);
@@ -197,7 +212,13 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
   const writes = (scope?: OutboxScope): Pick<Storage, ConversationWrites> => ({
     createConversation: (conversation, messages, anchors, activity) =>
       queueing(scope, (outbox) =>
-        create({ conversation, messages, ...(anchors?.length ? { anchors } : {}), ...(activity ? { activity } : {}), ...(outbox ? { outbox } : {}) }),
+        create({
+          conversation,
+          messages,
+          ...(anchors?.length ? { anchors } : {}),
+          ...(activity ? { activity } : {}),
+          ...(outbox ? { outbox } : {}),
+        }),
       ),
 
     deleteConversation: (id) =>
@@ -269,7 +290,10 @@ export function conversationStore(db: IDBPDatabase<PiecesDB>, options: Conversat
           );
           if (outbox) {
             const known = new Set(current.messages.map((m) => m.id));
-            yield outbox.append(tx.objectStore('outbox'), put.filter((m) => !known.has(m.id)).map(({ id }) => ({ kind: 'conversationMessage' as const, id })));
+            yield outbox.append(
+              tx.objectStore('outbox'),
+              put.filter((m) => !known.has(m.id)).map(({ id }) => ({ kind: 'conversationMessage' as const, id })),
+            );
           }
         });
         const byId = new Map([...current.messages, ...put].map((m) => [m.id, m]));

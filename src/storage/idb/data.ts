@@ -11,7 +11,22 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
 
     async dumpData() {
       const tx = db.transaction([...RECORD_STORES]);
-      const [applications, sessions, events, conversations, messages, assets, external, formats, annotations, tags, websites, activities, anchors, models] = await Promise.all([
+      const [
+        applications,
+        sessions,
+        events,
+        conversations,
+        messages,
+        assets,
+        external,
+        formats,
+        annotations,
+        tags,
+        websites,
+        activities,
+        anchors,
+        models,
+      ] = await Promise.all([
         tx.objectStore('applications').getAll(),
         tx.objectStore('sessions').getAll(),
         tx.objectStore('events').getAll(),
@@ -53,8 +68,20 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
 
 /** The stores of records (what dumpData reads, and what a replacing loadData clears). */
 const RECORD_STORES = [
-  'applications', 'sessions', 'events', 'conversations', 'messages', 'assets', 'external',
-  'formats', 'annotations', 'tags', 'websites', 'activities', 'anchors', 'models',
+  'applications',
+  'sessions',
+  'events',
+  'conversations',
+  'messages',
+  'assets',
+  'external',
+  'formats',
+  'annotations',
+  'tags',
+  'websites',
+  'activities',
+  'anchors',
+  'models',
 ] as const;
 
 /**

@@ -106,7 +106,8 @@ const listing = <S extends 'tags' | 'websites'>(k: 'tag' | 'website', store: S) 
     store,
     rekey: {
       stored: 'replace',
-      moved: (item, { upstream, swap }, stored) => ({ ...item, ...stored, id: upstream, assets: [...new Set([...(stored?.assets ?? []), ...item.assets.map(swap)])] }) as ValueOf<S>,
+      moved: (item, { upstream, swap }, stored) =>
+        ({ ...item, ...stored, id: upstream, assets: [...new Set([...(stored?.assets ?? []), ...item.assets.map(swap)])] }) as ValueOf<S>,
       refs: [ref({ store: 'assets', find: { listed: (_item: ValueOf<S>, _ids, moved) => moved.assets }, log: 'asset' })],
     },
   });
@@ -124,8 +125,16 @@ export const KINDS: readonly Kind[] = [
       moved: (application, { upstream }) => ({ ...application, id: upstream }),
       // Its events, its sessions, and the connect and browser ids kept in meta.
       refs: [
-        ref({ store: 'events', find: { index: 'by-application-at', range: (local) => IDBKeyRange.bound([local, ''], [local, '\uffff']) }, set: (event, { upstream }) => ({ ...event, application: upstream }) }),
-        ref({ store: 'sessions', find: 'all', set: (session, { local, upstream }) => (session.application === local ? { ...session, application: upstream } : session) }),
+        ref({
+          store: 'events',
+          find: { index: 'by-application-at', range: (local) => IDBKeyRange.bound([local, ''], [local, '\uffff']) },
+          set: (event, { upstream }) => ({ ...event, application: upstream }),
+        }),
+        ref({
+          store: 'sessions',
+          find: 'all',
+          set: (session, { local, upstream }) => (session.application === local ? { ...session, application: upstream } : session),
+        }),
         ref({ store: 'meta', find: 'all', set: (value, { local, upstream }) => (value === local ? upstream : value) }),
       ],
     },
@@ -146,18 +155,40 @@ export const KINDS: readonly Kind[] = [
     // Tags and websites come with assets: one no asset lists any more (and not made here) goes.
     async replaced(w, keep) {
       for (const name of ['tags', 'websites'] as const) {
-        for (const item of await w.tx.objectStore(name as 'tags').getAll()) if (!item.assets.length && !keep.has(item.id)) await w.delete(name, item.id);
+        for (const item of await w.tx.objectStore(name as 'tags').getAll())
+          if (!item.assets.length && !keep.has(item.id)) await w.delete(name, item.id);
       }
     },
     rekey: {
       stored: 'drop',
-      moved: (asset, { upstream, swap }) => ({ ...asset, id: upstream, formats: asset.formats.map(swap), original: swap(asset.original), preview: swap(asset.preview) }),
+      moved: (asset, { upstream, swap }) => ({
+        ...asset,
+        id: upstream,
+        formats: asset.formats.map(swap),
+        original: swap(asset.original),
+        preview: swap(asset.preview),
+      }),
       refs: [
-        ref({ store: 'formats', find: { index: 'by-asset' }, owned: true, set: (format, { upstream }) => ({ ...format, asset: upstream }) }),
-        ref({ store: 'annotations', find: { index: 'by-asset' }, owned: true, set: (annotation, { upstream }) => ({ ...annotation, asset: { id: upstream } }) }),
+        ref({
+          store: 'formats',
+          find: { index: 'by-asset' },
+          owned: true,
+          set: (format, { upstream }) => ({ ...format, asset: upstream }),
+        }),
+        ref({
+          store: 'annotations',
+          find: { index: 'by-asset' },
+          owned: true,
+          set: (annotation, { upstream }) => ({ ...annotation, asset: { id: upstream } }),
+        }),
         ref({ store: 'tags', find: { index: 'by-asset' }, set: (tag, ids) => renamedIn(tag, 'assets', ids) }),
         ref({ store: 'websites', find: { index: 'by-asset' }, set: (site, ids) => renamedIn(site, 'assets', ids) }),
-        ref({ store: 'activities', find: { index: 'by-asset' }, set: (activity, { upstream, upstreamOf }) => ({ ...activity, asset: upstream, event: rewriteIds(activity.event, upstreamOf) }), log: 'activity' }),
+        ref({
+          store: 'activities',
+          find: { index: 'by-asset' },
+          set: (activity, { upstream, upstreamOf }) => ({ ...activity, asset: upstream, event: rewriteIds(activity.event, upstreamOf) }),
+          log: 'activity',
+        }),
         ref({ store: 'anchors', find: { listed: (asset) => asset.anchors ?? [] }, set: jsonRenamed, log: 'anchor' }),
       ],
     },
@@ -184,7 +215,11 @@ export const KINDS: readonly Kind[] = [
     },
     rekey: {
       stored: 'replace',
-      moved: (annotation, { upstream, swap }) => ({ ...annotation, id: upstream, ...(annotation.asset ? { asset: { id: swap(annotation.asset.id) } } : {}) }),
+      moved: (annotation, { upstream, swap }) => ({
+        ...annotation,
+        id: upstream,
+        ...(annotation.asset ? { asset: { id: swap(annotation.asset.id) } } : {}),
+      }),
       // Its asset's change is announced.
       refs: [ref({ store: 'assets', find: { listed: (_annotation, _ids, moved) => (moved.asset ? [moved.asset.id] : []) }, log: 'asset' })],
     },
@@ -202,9 +237,19 @@ export const KINDS: readonly Kind[] = [
       moved: (anchor, ids) => ({ ...jsonRenamed(anchor, ids), id: ids.upstream }),
       refs: [
         // The assets it lists (re-keyed already, above) list it under its new id.
-        ref({ store: 'assets', find: { listed: (anchor, { swap }) => listedIds(anchor.json, 'assets').map(swap) }, set: (asset, ids) => renamedIn(asset, 'anchors', ids), log: 'asset' }),
+        ref({
+          store: 'assets',
+          find: { listed: (anchor, { swap }) => listedIds(anchor.json, 'assets').map(swap) },
+          set: (asset, ids) => renamedIn(asset, 'anchors', ids),
+          log: 'asset',
+        }),
         // So do the conversations it lists (re-keyed after it: found by the ids it listed).
-        ref({ store: 'conversations', find: { listed: (anchor) => listedIds(anchor.json, 'conversations') }, set: jsonRenamed, log: 'conversation' }),
+        ref({
+          store: 'conversations',
+          find: { listed: (anchor) => listedIds(anchor.json, 'conversations') },
+          set: jsonRenamed,
+          log: 'conversation',
+        }),
       ],
     },
   }),
@@ -235,9 +280,20 @@ export const KINDS: readonly Kind[] = [
         } as ValueOf<'conversations'>;
       },
       refs: [
-        ref({ store: 'messages', find: { index: 'by-conversation' }, owned: true, set: (message, { upstream }) => ({ ...message, conversation: upstream, json: withIds(message.json, message.id, upstream) }), log: 'conversationMessage' }),
+        ref({
+          store: 'messages',
+          find: { index: 'by-conversation' },
+          owned: true,
+          set: (message, { upstream }) => ({ ...message, conversation: upstream, json: withIds(message.json, message.id, upstream) }),
+          log: 'conversationMessage',
+        }),
         // The anchors it lists list it under its new id.
-        ref({ store: 'anchors', find: { listed: (conversation, { swap }) => anchorIdsOf(conversation.json).map(swap) }, set: jsonRenamed, log: 'anchor' }),
+        ref({
+          store: 'anchors',
+          find: { listed: (conversation, { swap }) => anchorIdsOf(conversation.json).map(swap) },
+          set: jsonRenamed,
+          log: 'anchor',
+        }),
       ],
     },
   }),

@@ -68,7 +68,9 @@ export function mirrorWrite(tx: MirrorTx) {
     },
     /** Records of `name` whose index `index` holds `query`. */
     byIndex<S extends RecordStore>(name: S, index: string, query: IDBValidKey | IDBKeyRange): Promise<Array<ValueOf<S>>> {
-      return store(name).index(index as 'by-created').getAll(query as string) as Promise<Array<ValueOf<S>>>;
+      return store(name)
+        .index(index as 'by-created')
+        .getAll(query as string) as Promise<Array<ValueOf<S>>>;
     },
 
     /** A conversation with its messages. */
@@ -135,8 +137,10 @@ export function mirrorWrite(tx: MirrorTx) {
       if (current && assetText(current) === assetText(whole)) return;
       const formatIds = new Set(whole.formats.map((f) => f.id));
       const annotationIds = new Set(whole.annotations.map((a) => a.id));
-      for (const key of await tx.objectStore('formats').index('by-asset').getAllKeys(id)) if (!formatIds.has(key)) await w.delete('formats', key);
-      for (const key of await tx.objectStore('annotations').index('by-asset').getAllKeys(id)) if (!annotationIds.has(key)) await w.delete('annotations', key);
+      for (const key of await tx.objectStore('formats').index('by-asset').getAllKeys(id))
+        if (!formatIds.has(key)) await w.delete('formats', key);
+      for (const key of await tx.objectStore('annotations').index('by-asset').getAllKeys(id))
+        if (!annotationIds.has(key)) await w.delete('annotations', key);
       await w.offTags('tags', id, new Set(whole.tags.map((t) => t.id)));
       await w.offTags('websites', id, new Set(whole.websites.map((site) => site.id)));
       await w.put('assets', whole.record);
@@ -153,7 +157,11 @@ export function mirrorWrite(tx: MirrorTx) {
     },
 
     /** Puts a record of a store of whole records when it differs from the stored one, logging its change. */
-    async putPlain(name: 'applications' | 'activities' | 'anchors', collection: 'application' | 'activity' | 'anchor', record: ValueOf<typeof name>) {
+    async putPlain(
+      name: 'applications' | 'activities' | 'anchors',
+      collection: 'application' | 'activity' | 'anchor',
+      record: ValueOf<typeof name>,
+    ) {
       const stored = await w.get(name, record.id);
       if (stored && JSON.stringify(stored) === JSON.stringify(record)) return;
       await w.put(name, record);
@@ -207,7 +215,8 @@ export function mirrorWrite(tx: MirrorTx) {
       const conversations = tx.objectStore('conversations');
       for (const [id, record] of pending) {
         let seq = record.seq;
-        if (seq === undefined) for (const change of changes) if (change.collection === 'conversation' && change.id === id && !change.deleted) seq = change.seq;
+        if (seq === undefined)
+          for (const change of changes) if (change.collection === 'conversation' && change.id === id && !change.deleted) seq = change.seq;
         await conversations.put({ ...record, seq: seq! });
       }
       return changes;

@@ -15,7 +15,13 @@ import { abortOnThrow } from './transactions.js';
 
 /** The stores a batch writes: the kinds' own, those that name them, the log, the outbox, the id map and meta. */
 const STORES = [
-  ...new Set([...KINDS.flatMap((row) => [row.store, ...(row.rekey?.refs ?? []).map((ref) => ref.store)]), 'changes', 'outbox', 'idmap', 'meta'] as const),
+  ...new Set([
+    ...KINDS.flatMap((row) => [row.store, ...(row.rekey?.refs ?? []).map((ref) => ref.store)]),
+    'changes',
+    'outbox',
+    'idmap',
+    'meta',
+  ] as const),
 ];
 
 export function mirrorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'outboxEntries' | 'idPairs' | 'applyMirror'> {
@@ -94,9 +100,12 @@ async function follow<R>(w: MirrorWrite, ref: Reference<R>, record: R, moved: R,
     return;
   }
   const store = ref.store as RecordStore;
-  const found = 'index' in ref.find
-    ? await w.byIndex(store, ref.find.index, ref.find.range?.(ids.local) ?? ids.local)
-    : (await Promise.all([...new Set(ref.find.listed(record, ids, moved))].map((id) => w.get(store, id)))).filter((item) => item !== undefined);
+  const found =
+    'index' in ref.find
+      ? await w.byIndex(store, ref.find.index, ref.find.range?.(ids.local) ?? ids.local)
+      : (await Promise.all([...new Set(ref.find.listed(record, ids, moved))].map((id) => w.get(store, id)))).filter(
+          (item) => item !== undefined,
+        );
   for (const item of found) {
     const id = ref.owned ? ids.swap(item.id) : item.id;
     const next = ref.set ? ref.set((id === item.id ? item : { ...item, id }) as never, ids) : item;

@@ -51,17 +51,28 @@ type PlanTx = IDBPTransaction<PiecesDB, Array<'snapshots' | 'changes' | 'convers
 async function planSegments(tx: PlanTx, variant: 0 | 1) {
   const changeStore = tx.objectStore('changes');
   const [segments, last] = await Promise.all([
-    tx.objectStore('snapshots').getAll(IDBKeyRange.bound([variant, 0], [variant, SEGMENT_END])).catch((error: unknown) => {
-      throw Object.assign(new SegmentsUnreadable(String(error)), { cause: error });
-    }),
+    tx
+      .objectStore('snapshots')
+      .getAll(IDBKeyRange.bound([variant, 0], [variant, SEGMENT_END]))
+      .catch((error: unknown) => {
+        throw Object.assign(new SegmentsUnreadable(String(error)), { cause: error });
+      }),
     changeStore.openCursor(null, 'prev'),
   ]);
   const log = segments.length
     ? await readChanges(changeStore as never, Math.min(...segments.map((s) => s.built)))
     : { changes: [], complete: true };
-  const parts = planSnapshot(segments, log.changes.filter((c) => c.collection === 'conversation'), log.complete);
+  const parts = planSnapshot(
+    segments,
+    log.changes.filter((c) => c.collection === 'conversation'),
+    log.complete,
+  );
   const reads = parts.flatMap((part) =>
-    'stale' in part ? [part.stale] : 'extend' in part ? [{ start: Math.max(part.extend.start, part.extend.built + 1), end: part.extend.end }] : [],
+    'stale' in part
+      ? [part.stale]
+      : 'extend' in part
+        ? [{ start: Math.max(part.extend.start, part.extend.built + 1), end: part.extend.end }]
+        : [],
   );
   return { parts, reads, built: last?.key ?? 0 };
 }
@@ -104,7 +115,12 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
    * until the database refuses one (WebKit's private sessions do). Else they are stored as text.
    */
   const nativeBlobs = blobsClone();
-  let storesBlobs: boolean | Promise<boolean> = nativeBlobs && db.get('meta', BLOBS_LOST).then((lost) => !lost, () => true);
+  let storesBlobs: boolean | Promise<boolean> =
+    nativeBlobs &&
+    db.get('meta', BLOBS_LOST).then(
+      (lost) => !lost,
+      () => true,
+    );
   /** Per variant, the kept segments whose body this connection found readable (by start and build). */
   const readable: [Set<string>, Set<string>] = [new Set(), new Set()];
   /** Per variant, the `built` of the whole body this connection found readable. */
@@ -133,7 +149,9 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
   async function unreadable(variant: 0 | 1, parts: SnapshotPart[]): Promise<SnapshotSegment[]> {
     const kept = parts.flatMap((part) => ('kept' in part ? [part.kept] : 'extend' in part ? [part.extend] : []));
     const known = readable[variant];
-    const checks = await Promise.all(kept.map(async (segment) => [segment, known.has(segmentKey(segment)) || (await canRead(segment.body))] as const));
+    const checks = await Promise.all(
+      kept.map(async (segment) => [segment, known.has(segmentKey(segment)) || (await canRead(segment.body))] as const),
+    );
     // Only the segments kept now are remembered: the set never outgrows the store.
     readable[variant] = new Set(checks.filter(([, ok]) => ok).map(([segment]) => segmentKey(segment)));
     return checks.filter(([, ok]) => !ok).map(([segment]) => segment);
@@ -172,7 +190,9 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
       const records = await Promise.all(
         segments.map(async ({ parts, size: _size, ...segment }) => ({
           ...segment,
-          body: asBlobs ? new Blob(parts) : (await Promise.all(parts.map((part) => (typeof part === 'string' ? part : part.text())))).join(''),
+          body: asBlobs
+            ? new Blob(parts)
+            : (await Promise.all(parts.map((part) => (typeof part === 'string' ? part : part.text())))).join(''),
         })),
       );
       const tx = db.transaction('snapshots', 'readwrite');
@@ -212,10 +232,16 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
     }
   }
 
-  async function snapshot(withMessages: boolean, encode: Parameters<Storage['conversationsSnapshot']>[1], rebuilt = false): Promise<Blob | string> {
+  async function snapshot(
+    withMessages: boolean,
+    encode: Parameters<Storage['conversationsSnapshot']>[1],
+    rebuilt = false,
+  ): Promise<Blob | string> {
     const variant = withMessages ? 1 : 0;
     // One transaction: the kept segments are checked against the log, and the stale ranges read, at one point in time.
-    const tx = db.transaction(withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations']);
+    const tx = db.transaction(
+      withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations'],
+    );
     // The whole body, while still true: nothing else is read.
     const whole = await currentWhole(tx as never, variant);
     if (whole) {
@@ -265,7 +291,10 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
     // Kept for the next read once answered; a failure only means the next read encodes them again.
     if (written.length) {
       const several = parts.length > 1 || written.length > 1;
-      void keepSegments(variant, parts, written).then(() => several && nativeBlobs && settleLater(withMessages, encode), () => {});
+      void keepSegments(variant, parts, written).then(
+        () => several && nativeBlobs && settleLater(withMessages, encode),
+        () => {},
+      );
     }
     const body = snapshotBody(bodies, nativeBlobs);
     if (!written.length && parts.length > 1 && typeof body !== 'string') void keepWhole(variant, body, built).catch(() => {});
@@ -275,15 +304,18 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
   return {
     conversationsSnapshot: (withMessages, encode) => orRebuilt(withMessages ? 1 : 0, () => snapshot(withMessages, encode)),
 
-    conversationIds: () => orRebuilt(0, async () => {
-      const tx = db.transaction(['snapshots', 'changes', 'conversations']);
-      const { parts, reads, built } = await planSegments(tx, 0);
-      const bySeq = tx.objectStore('conversations').index('by-seq');
-      const keys = await Promise.all(reads.map((range) => bySeq.getAllKeys(IDBKeyRange.bound(range.start, range.end, false, true))));
-      await tx.done;
-      let next = 0;
-      const ids = parts.flatMap((part) => ('kept' in part ? part.kept.ids : 'extend' in part ? [...part.extend.ids, ...keys[next++]!] : keys[next++]!));
-      return { ids, seq: built };
-    }),
+    conversationIds: () =>
+      orRebuilt(0, async () => {
+        const tx = db.transaction(['snapshots', 'changes', 'conversations']);
+        const { parts, reads, built } = await planSegments(tx, 0);
+        const bySeq = tx.objectStore('conversations').index('by-seq');
+        const keys = await Promise.all(reads.map((range) => bySeq.getAllKeys(IDBKeyRange.bound(range.start, range.end, false, true))));
+        await tx.done;
+        let next = 0;
+        const ids = parts.flatMap((part) =>
+          'kept' in part ? part.kept.ids : 'extend' in part ? [...part.extend.ids, ...keys[next++]!] : keys[next++]!,
+        );
+        return { ids, seq: built };
+      }),
   };
 }

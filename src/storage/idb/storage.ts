@@ -34,8 +34,19 @@ export interface OpenStorageOptions extends ConnectionEvents {
 }
 
 const EMPTY: StoredData = {
-  applications: [], sessions: [], events: [], conversations: [], assets: [], external: [],
-  formats: [], annotations: [], tags: [], websites: [], activities: [], anchors: [], models: [],
+  applications: [],
+  sessions: [],
+  events: [],
+  conversations: [],
+  assets: [],
+  external: [],
+  formats: [],
+  annotations: [],
+  tags: [],
+  websites: [],
+  activities: [],
+  anchors: [],
+  models: [],
 };
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {

@@ -16,10 +16,7 @@ export const CHANGE_LOG_LIMIT = 10_000;
  * transaction, so a multi-record write never commits in part; a failure surfaces once,
  * as the transaction's error, never unhandled.
  */
-export async function commit(
-  tx: { done: Promise<void>; abort(): void },
-  issue: () => Iterable<Promise<unknown>>,
-): Promise<void> {
+export async function commit(tx: { done: Promise<void>; abort(): void }, issue: () => Iterable<Promise<unknown>>): Promise<void> {
   const requests: Array<Promise<unknown>> = [];
   try {
     for (const request of issue()) requests.push(request);
@@ -90,8 +87,18 @@ export function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, int
 }
 
 /** Changes after `seq` in the log (oldest first), whether the log still reaches back that far, and the last change. */
-export async function readChanges(store: { getAll(query: IDBKeyRange): Promise<Change[]>; openCursor(query?: null, direction?: IDBCursorDirection): Promise<{ key: number } | null> }, seq: number) {
-  const [changes, first, last] = await Promise.all([store.getAll(IDBKeyRange.lowerBound(seq, true)), store.openCursor(), store.openCursor(null, 'prev')]);
+export async function readChanges(
+  store: {
+    getAll(query: IDBKeyRange): Promise<Change[]>;
+    openCursor(query?: null, direction?: IDBCursorDirection): Promise<{ key: number } | null>;
+  },
+  seq: number,
+) {
+  const [changes, first, last] = await Promise.all([
+    store.getAll(IDBKeyRange.lowerBound(seq, true)),
+    store.openCursor(),
+    store.openCursor(null, 'prev'),
+  ]);
   // Complete if nothing after `seq` was pruned: the oldest kept change is at most seq + 1.
   return { changes, complete: !first || first.key <= seq + 1, seq: Math.max(seq, last?.key ?? 0) };
 }

@@ -56,7 +56,10 @@ export const UPGRADES: UpgradeStep[] = [
   // format id; seeded anchors and annotations stored before are made whole (anchor `points`,
   // annotation references as `{id}`).
   (_db, tx) => {
-    const each = async <N extends 'changes' | 'assets' | 'conversations'>(name: N, fix: (value: PiecesDB[N]['value']) => PiecesDB[N]['value'] | null) => {
+    const each = async <N extends 'changes' | 'assets' | 'conversations'>(
+      name: N,
+      fix: (value: PiecesDB[N]['value']) => PiecesDB[N]['value'] | null,
+    ) => {
       let cursor = await tx.objectStore(name).openCursor();
       while (cursor) {
         const fixed = fix(cursor.value as PiecesDB[N]['value']);
@@ -98,7 +101,8 @@ export const UPGRADES: UpgradeStep[] = [
         // Read as step 4 leaves it (its rewrite may not have reached this record yet, in the same upgrade).
         const { conversation, json } = cursor.value as PiecesDB['conversations']['value'] & { conversation?: unknown };
         for (const anchor of anchorsOf(wholeNestedModels(json ?? JSON.stringify(conversation)))) {
-          const conversations = (anchors.get(anchor.id as string)?.conversations as { iterable: Array<{ id: string }> } | undefined)?.iterable ?? [];
+          const conversations =
+            (anchors.get(anchor.id as string)?.conversations as { iterable: Array<{ id: string }> } | undefined)?.iterable ?? [];
           const own = (anchor.conversations as { iterable?: Array<{ id: string }> } | undefined)?.iterable ?? [];
           const ids = [...new Set([...conversations, ...own, { id: cursor.value.id }].map((c) => c.id))];
           anchors.set(anchor.id as string, { ...anchor, conversations: { iterable: ids.map((id) => ({ id })) } });
@@ -250,7 +254,14 @@ function wholeNestedModels(text: string): string {
     if (anchor && !anchor.points) {
       // The anchor's path becomes its one point, as anchors are stored now.
       const { fullpath, platform, ...rest } = anchor;
-      const point = { id: randomUUID(), fullpath, created: anchor.created, updated: anchor.updated, anchor: { id: anchor.id }, ...(platform ? { platform } : {}) };
+      const point = {
+        id: randomUUID(),
+        fullpath,
+        created: anchor.created,
+        updated: anchor.updated,
+        anchor: { id: anchor.id },
+        ...(platform ? { platform } : {}),
+      };
       item.reference = { ...rest, points: { iterable: typeof fullpath === 'string' ? [{ id: point.id, reference: point }] : [] } };
       changed = true;
     }

@@ -37,7 +37,14 @@ window.lab = {
     for (const name of methods) console[name] = (...args: unknown[]) => void logs.push(`${name}: ${args.map(String).join(' ')}`);
     try {
       const service = await startPiecesService({ fastPath: __PIECES_FAST_PATH__, ...options });
-      return { mode: service.mode, reason: service.reason, storage: service.storage, version: service.version, fastPath: service.fastPath !== null, logs };
+      return {
+        mode: service.mode,
+        reason: service.reason,
+        storage: service.storage,
+        version: service.version,
+        fastPath: service.fastPath !== null,
+        logs,
+      };
     } catch (error) {
       return { error: (error as Error).message, logs };
     } finally {

@@ -37,13 +37,17 @@ function App({ application }: { application: Pieces.Application }) {
   const [error, setError] = useState('');
 
   const refresh = () =>
-    new Pieces.AssetsApi().assetsSnapshot({}).then((assets) =>
-      setSnippets(assets.iterable.map((a) => ({ id: a.id, name: a.name ?? '', classification: a.original.reference!.classification.specific }))),
-    );
+    new Pieces.AssetsApi()
+      .assetsSnapshot({})
+      .then((assets) =>
+        setSnippets(
+          assets.iterable.map((a) => ({ id: a.id, name: a.name ?? '', classification: a.original.reference!.classification.specific })),
+        ),
+      );
   const refreshActivities = () =>
-    new Pieces.ActivitiesApi().activitiesSnapshot({}).then((list) =>
-      setActivities(list.iterable.filter((a) => a.asset != null).map((a) => `${a.asset!.name}`)),
-    );
+    new Pieces.ActivitiesApi()
+      .activitiesSnapshot({})
+      .then((list) => setActivities(list.iterable.filter((a) => a.asset != null).map((a) => `${a.asset!.name}`)));
   const failed = (e: unknown) => setError(String(e));
 
   useEffect(() => {
@@ -63,7 +67,10 @@ function App({ application }: { application: Pieces.Application }) {
   const select = async (id: string) => {
     setSelected(id);
     const asset = await new Pieces.AssetApi().assetSnapshot({ asset: id });
-    setPreview({ text: asset.original.reference?.fragment?.string?.raw ?? '', classification: asset.original.reference!.classification.specific });
+    setPreview({
+      text: asset.original.reference?.fragment?.string?.raw ?? '',
+      classification: asset.original.reference!.classification.specific,
+    });
   };
   const doRename = async () => {
     // As the example app: find it in the snapshot, change its name, send the whole Asset back.
@@ -95,16 +102,26 @@ function App({ application }: { application: Pieces.Application }) {
           </li>
         ))}
       </ul>
-      <pre id="preview" data-classification={preview?.classification ?? ''}>{preview?.text ?? ''}</pre>
+      <pre id="preview" data-classification={preview?.classification ?? ''}>
+        {preview?.text ?? ''}
+      </pre>
       <h3>Create a New Snippet</h3>
       <input id="name" value={name} onChange={(e) => setName(e.target.value)} placeholder="name" />
       <textarea id="data" value={data} onChange={(e) => setData(e.target.value)} />
-      <button id="create" onClick={() => create().catch(failed)}>Create</button>
+      <button id="create" onClick={() => create().catch(failed)}>
+        Create
+      </button>
       <input id="rename" value={rename} onChange={(e) => setRename(e.target.value)} placeholder="new name" />
-      <button id="do-rename" onClick={() => doRename().catch(failed)}>Rename</button>
-      <button id="delete" onClick={() => remove().catch(failed)}>Delete</button>
+      <button id="do-rename" onClick={() => doRename().catch(failed)}>
+        Rename
+      </button>
+      <button id="delete" onClick={() => remove().catch(failed)}>
+        Delete
+      </button>
       <input id="query" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="search" />
-      <button id="search" onClick={() => search().catch(failed)}>Search</button>
+      <button id="search" onClick={() => search().catch(failed)}>
+        Search
+      </button>
       <ul id="results" data-ready={results === null ? 'no' : 'yes'}>
         {(results ?? []).map((r) => (
           <li key={r}>{r}</li>
@@ -125,7 +142,9 @@ startPiecesService({ quiet: true, fastPath: __PIECES_FAST_PATH__ })
   .then(async () => {
     // As the example app's Connect.tsx: a tracked application, then its Context's application.
     const context = await new Pieces.ConnectorApi().connect({
-      seededConnectorConnection: { application: { name: Pieces.ApplicationNameEnum.OpenSource, version: '0.0.1', platform: Pieces.PlatformEnum.Linux } },
+      seededConnectorConnection: {
+        application: { name: Pieces.ApplicationNameEnum.OpenSource, version: '0.0.1', platform: Pieces.PlatformEnum.Linux },
+      },
     });
     createRoot(document.getElementById('root')!).render(<App application={context.application} />);
     status.dataset.state = 'ready';

@@ -15,7 +15,9 @@ type T = Awaited<ReturnType<typeof setup>>;
 async function fixture() {
   const t = await setup();
   const asset = (await t.assets.assetsSnapshot({ transferables: false })).iterable[0]!;
-  const conversation = await t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'c' } });
+  const conversation = await t.conversations.conversationsCreateSpecificConversation({
+    seededConversation: { type: 'COPILOT', name: 'c' },
+  });
   const anchor = await t.anchors.anchorsCreateNewAnchor({ seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/src/main.ts' } });
   return { t, asset, conversation, anchor };
 }
@@ -37,7 +39,9 @@ describe('anchors and conversations', () => {
     expect(read.conversations).toEqual({ iterable: [{ id: conversation.id }], indices: { [conversation.id]: 0 } });
     expect(read.updated).toEqual(anchor.updated);
     const listed = await t.conversation.conversationGetSpecificConversation({ conversation: conversation.id });
-    expect(listed.anchors!.iterable.map((a) => [a.id, a.reference?.points.iterable[0]!.reference!.fullpath])).toEqual([[anchor.id, '/src/main.ts']]);
+    expect(listed.anchors!.iterable.map((a) => [a.id, a.reference?.points.iterable[0]!.reference!.fullpath])).toEqual([
+      [anchor.id, '/src/main.ts'],
+    ]);
     expect(listed.updated.value.getTime()).toBeGreaterThanOrEqual(conversation.updated.value.getTime());
 
     await t.anchor.anchorDisassociateConversation({ anchor: anchor.id, conversation: conversation.id });
@@ -98,7 +102,10 @@ describe('anchors and assets', () => {
     const listed = (await t.assets.assetsSnapshot({})).iterable.find((a) => a.id === asset.id)!;
     expect(listed.anchors).toEqual(read.anchors);
     expect(await t.assets.assetsSpecificAssetSnapshot({ asset: asset.id })).toEqual(read);
-    expect(read.formats.iterable[0]!.asset.anchors).toEqual({ iterable: [{ id: anchor.id }, { id: second.id }], indices: read.anchors!.indices });
+    expect(read.formats.iterable[0]!.asset.anchors).toEqual({
+      iterable: [{ id: anchor.id }, { id: second.id }],
+      indices: read.anchors!.indices,
+    });
     expect((await anchorRead(t, second.id)).assets).toEqual({ iterable: [{ id: asset.id }], indices: { [asset.id]: 0 } });
 
     await t.asset.assetDisassociateAnchor({ asset: asset.id, anchor: anchor.id });
@@ -114,13 +121,17 @@ describe('anchors and assets', () => {
 
   it('an anchor created on an asset is listed by it; deleting the anchor unlists it; deleting the asset unlists it from its anchors', async () => {
     const { t, asset } = await fixture();
-    const made = await t.anchors.anchorsCreateNewAnchor({ seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/a.ts', asset: asset.id } });
+    const made = await t.anchors.anchorsCreateNewAnchor({
+      seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/a.ts', asset: asset.id },
+    });
     expect(made.assets).toEqual({ iterable: [{ id: asset.id }], indices: { [asset.id]: 0 } });
     expect(await assetAnchors(t, asset.id)).toEqual([made.id]);
     await t.anchors.anchorsDeleteSpecificAnchor({ anchor: made.id });
     expect(await assetAnchors(t, asset.id)).toEqual([]);
 
-    const kept = await t.anchors.anchorsCreateNewAnchor({ seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/b.ts', asset: asset.id } });
+    const kept = await t.anchors.anchorsCreateNewAnchor({
+      seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/b.ts', asset: asset.id },
+    });
     const other = (await t.assets.assetsSnapshot({ transferables: false })).iterable[1]!;
     await t.anchor.anchorAssociateAsset({ anchor: kept.id, asset: other.id });
     await t.assets.assetsDeleteAsset({ asset: asset.id });

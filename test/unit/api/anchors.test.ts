@@ -11,7 +11,8 @@ import { UPGRADES, type PiecesDB } from '../../../src/storage/schema.js';
 import { BASE, dump, jsonPost, setup } from '../support/harness.js';
 import { sockets, until } from '../support/sockets.js';
 
-const ids = (frame: string, key: string) => (JSON.parse(frame) as { iterable: Array<Record<string, { id: string }>> }).iterable.map((i) => i[key]!.id);
+const ids = (frame: string, key: string) =>
+  (JSON.parse(frame) as { iterable: Array<Record<string, { id: string }>> }).iterable.map((i) => i[key]!.id);
 
 describe('anchors', () => {
   it('creates an anchor with its point; reads it by id and in the snapshot; the stream sends its snapshot at once, then the change', async () => {
@@ -39,7 +40,13 @@ describe('anchors', () => {
   it('anchors a conversation was created with are the same records GET /anchor answers; deleting the conversation keeps them', async () => {
     const t = await setup();
     const conversation = await t.conversations.conversationsCreateSpecificConversation({
-      seededConversation: { type: 'COPILOT', anchors: [{ type: AnchorTypeEnum.Directory, fullpath: '/repo' }, { type: AnchorTypeEnum.File, fullpath: '/repo/a.py' }] },
+      seededConversation: {
+        type: 'COPILOT',
+        anchors: [
+          { type: AnchorTypeEnum.Directory, fullpath: '/repo' },
+          { type: AnchorTypeEnum.File, fullpath: '/repo/a.py' },
+        ],
+      },
     });
     const held = conversation.anchors!.iterable.map((item) => item.reference!);
     for (const anchor of held) {
@@ -56,11 +63,17 @@ describe('anchors', () => {
 
   it('an anchor created for a conversation is listed by it, and no longer once the anchor is deleted', async () => {
     const t = await setup();
-    const conversation = await t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'c' } });
-    const anchor = await t.anchors.anchorsCreateNewAnchor({ seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/x.rs', conversation: conversation.id } });
+    const conversation = await t.conversations.conversationsCreateSpecificConversation({
+      seededConversation: { type: 'COPILOT', name: 'c' },
+    });
+    const anchor = await t.anchors.anchorsCreateNewAnchor({
+      seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/x.rs', conversation: conversation.id },
+    });
     expect(anchor.conversations).toEqual({ iterable: [{ id: conversation.id }], indices: { [conversation.id]: 0 } });
     const listed = await t.conversation.conversationGetSpecificConversation({ conversation: conversation.id });
-    expect(listed.anchors!.iterable.map((a) => [a.id, a.reference?.points.iterable[0]!.reference!.fullpath])).toEqual([[anchor.id, '/x.rs']]);
+    expect(listed.anchors!.iterable.map((a) => [a.id, a.reference?.points.iterable[0]!.reference!.fullpath])).toEqual([
+      [anchor.id, '/x.rs'],
+    ]);
     expect(listed.updated.value.getTime()).toBeGreaterThanOrEqual(conversation.updated.value.getTime());
     await t.anchors.anchorsDeleteSpecificAnchor({ anchor: anchor.id });
     expect((await t.conversation.conversationGetSpecificConversation({ conversation: conversation.id })).anchors).toBeUndefined();
@@ -76,11 +89,36 @@ describe('anchors', () => {
       ['/anchors/create', jsonPost({ fullpath: '/a' }), 400, 'seededAnchor.type is required.'],
       ['/anchors/create', jsonPost({ type: 'FILE' }), 400, 'seededAnchor.fullpath is required.'],
       ['/anchors/create', jsonPost({ type: 'SOCKET', fullpath: '/a' }), 400, /seededAnchor\.type must be one of UNKNOWN, FILE, DIRECTORY/],
-      ['/anchors/create', jsonPost({ type: 'FILE', fullpath: '/a', colour: 'red' }), 400, /seededAnchor\.colour is not a field of SeededAnchor/],
-      ['/anchors/create', jsonPost({ type: 'FILE', fullpath: '/a', conversation: 'nope' }), 400, /seededAnchor\.conversation must be a UUID/],
-      ['/anchors/create', jsonPost({ type: 'FILE', fullpath: '/a', conversation: unknown }), 404, `No conversation with id ${unknown} (seededAnchor.conversation).`],
-      ['/anchors/create', jsonPost({ type: 'FILE', fullpath: '/a', asset: unknown }), 404, `No asset with id ${unknown} (seededAnchor.asset).`],
-      ['/anchors/create?transferables=maybe', jsonPost({ type: 'FILE', fullpath: '/a' }), 400, /transferables query parameter must be true or false/],
+      [
+        '/anchors/create',
+        jsonPost({ type: 'FILE', fullpath: '/a', colour: 'red' }),
+        400,
+        /seededAnchor\.colour is not a field of SeededAnchor/,
+      ],
+      [
+        '/anchors/create',
+        jsonPost({ type: 'FILE', fullpath: '/a', conversation: 'nope' }),
+        400,
+        /seededAnchor\.conversation must be a UUID/,
+      ],
+      [
+        '/anchors/create',
+        jsonPost({ type: 'FILE', fullpath: '/a', conversation: unknown }),
+        404,
+        `No conversation with id ${unknown} (seededAnchor.conversation).`,
+      ],
+      [
+        '/anchors/create',
+        jsonPost({ type: 'FILE', fullpath: '/a', asset: unknown }),
+        404,
+        `No asset with id ${unknown} (seededAnchor.asset).`,
+      ],
+      [
+        '/anchors/create?transferables=maybe',
+        jsonPost({ type: 'FILE', fullpath: '/a' }),
+        400,
+        /transferables query parameter must be true or false/,
+      ],
       [`/anchor/${unknown}`, {}, 404, `No anchor with id ${unknown}.`],
       ['/anchor/not-an-id', {}, 400, /The anchor id must be a UUID/],
       [`/anchors/${unknown}/delete`, { method: 'POST' }, 404, `No anchor with id ${unknown}.`],
@@ -128,7 +166,9 @@ describe('ranges', () => {
     const id = crypto.randomUUID();
     const response = await t.fetch(`${BASE}/range/${id}`);
     expect(response.status).toBe(404);
-    expect(await response.text()).toBe(`No range with id ${id}: this service creates no ranges (they come from long-term memory, which is off).`);
+    expect(await response.text()).toBe(
+      `No range with id ${id}: this service creates no ranges (they come from long-term memory, which is off).`,
+    );
     expect((await t.fetch(`${BASE}/ranges/create`, jsonPost({}))).status).toBe(404);
   });
 });
@@ -147,7 +187,11 @@ describe('the upgrade to schema version 6', () => {
       type: 'FILE',
       created: stamp,
       updated: stamp,
-      points: { iterable: [{ id: `${id.slice(0, -1)}f`, reference: { id: `${id.slice(0, -1)}f`, fullpath, created: stamp, updated: stamp, anchor: { id } } }] },
+      points: {
+        iterable: [
+          { id: `${id.slice(0, -1)}f`, reference: { id: `${id.slice(0, -1)}f`, fullpath, created: stamp, updated: stamp, anchor: { id } } },
+        ],
+      },
     });
     const shared = anchor('aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaa0', '/shared.ts');
     const own = anchor('bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbb0', '/own.ts');
@@ -155,7 +199,13 @@ describe('the upgrade to schema version 6', () => {
       id,
       seq: 0,
       messageIds: [],
-      json: JSON.stringify({ id, type: 'COPILOT', created: stamp, updated: stamp, anchors: { iterable: anchors.map((a) => ({ id: (a as { id: string }).id, reference: a })) } }),
+      json: JSON.stringify({
+        id,
+        type: 'COPILOT',
+        created: stamp,
+        updated: stamp,
+        anchors: { iterable: anchors.map((a) => ({ id: (a as { id: string }).id, reference: a })) },
+      }),
     });
     const first = '11111111-1111-4111-8111-111111111111';
     const second = '22222222-2222-4222-8222-222222222222';
@@ -167,14 +217,24 @@ describe('the upgrade to schema version 6', () => {
 
     const t = await setup({ databaseName: name });
     const after = JSON.parse(await dump(name));
-    for (const store of ['conversations', 'messages', 'assets', 'applications', 'changes']) expect(after[store], store).toEqual(before[store]);
-    expect(await t.anchor.anchorSpecificAnchorSnapshot({ anchor: own.id })).toMatchObject({ id: own.id, conversations: { iterable: [{ id: first }] } });
+    for (const store of ['conversations', 'messages', 'assets', 'applications', 'changes'])
+      expect(after[store], store).toEqual(before[store]);
+    expect(await t.anchor.anchorSpecificAnchorSnapshot({ anchor: own.id })).toMatchObject({
+      id: own.id,
+      conversations: { iterable: [{ id: first }] },
+    });
     const read = await (await t.fetch(`${BASE}/anchor/${shared.id}`)).json();
     expect(read).toEqual({ ...shared, conversations: { iterable: [{ id: first }, { id: second }] } });
     expect((await t.anchors.anchorsSnapshot({})).iterable.map((a) => a.id).sort()).toEqual([shared.id, own.id].sort());
     // The conversations read as before; deleting one unlists it from the anchors it held.
-    expect((await t.conversation.conversationGetSpecificConversation({ conversation: second })).anchors!.iterable[0]!.reference!.points.iterable[0]!.reference!.fullpath).toBe('/shared.ts');
+    expect(
+      (await t.conversation.conversationGetSpecificConversation({ conversation: second })).anchors!.iterable[0]!.reference!.points
+        .iterable[0]!.reference!.fullpath,
+    ).toBe('/shared.ts');
     await t.conversations.conversationsDeleteSpecificConversation({ conversation: first });
-    expect((await t.anchor.anchorSpecificAnchorSnapshot({ anchor: shared.id })).conversations).toEqual({ iterable: [{ id: second }], indices: { [second]: 0 } });
+    expect((await t.anchor.anchorSpecificAnchorSnapshot({ anchor: shared.id })).conversations).toEqual({
+      iterable: [{ id: second }],
+      indices: { [second]: 0 },
+    });
   });
 });

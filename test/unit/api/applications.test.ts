@@ -23,8 +23,7 @@ const sdkApplication = (overrides: Partial<Application> = {}): Application => ({
   ...overrides,
 });
 
-const CHROME_UA =
-  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.8078.73 Safari/537.36';
+const CHROME_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.8078.73 Safari/537.36';
 
 /** The applications registered by clients: every snapshot also lists the OS's own entry (OS_SERVER) first. */
 const registered = (all: { iterable: Array<{ name: string; id: string; version: string }> }) => {
@@ -66,7 +65,13 @@ describe('applicationsRegister', () => {
   it('keeps every field of the SDK Application, refuses other fields and bad nested values, and rejects bad enums listing the allowed values', async () => {
     const t = await setup();
     const schema = { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' };
-    const body = application({ schema, capabilities: 'LOCAL', mechanism: 'MANUAL', automaticUnload: false, enrichment: { tags: 2, hints: 0 } });
+    const body = application({
+      schema,
+      capabilities: 'LOCAL',
+      mechanism: 'MANUAL',
+      automaticUnload: false,
+      enrichment: { tags: 2, hints: 0 },
+    });
     const ok = await t.fetch(`${BASE}/applications/register`, jsonPost(body));
     expect(await ok.json()).toMatchObject(body);
     const before = await dump(t.databaseName);
@@ -111,7 +116,11 @@ describe('applicationsSnapshot and applicationsSpecificApplicationSnapshot', () 
     await t.applications.applicationsRegister({ application: b });
     const raw = await (await t.fetch(`${BASE}/applications`)).json();
     expect(instanceOfApplications(ApplicationsFromJSON(raw))).toBe(true);
-    expect(registered(ApplicationsFromJSON(raw)).map((x) => x.id).sort()).toEqual([a.id, b.id].sort());
+    expect(
+      registered(ApplicationsFromJSON(raw))
+        .map((x) => x.id)
+        .sort(),
+    ).toEqual([a.id, b.id].sort());
     const one = await (await t.fetch(`${BASE}/applications/${b.id}`)).json();
     expect(instanceOfApplication(ApplicationFromJSON(one))).toBe(true);
     expect(one.id).toBe(b.id);

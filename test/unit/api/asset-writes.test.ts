@@ -28,7 +28,11 @@ const APP = application({ name: 'OS_SERVER' });
 const textSeed = (raw: string, metadata: Record<string, unknown> = {}, fragmentMetadata?: { ext: string }): Seed =>
   ({
     type: 'SEEDED_ASSET',
-    asset: { application: APP, format: { fragment: { string: { raw }, ...(fragmentMetadata ? { metadata: fragmentMetadata } : {}) } }, metadata },
+    asset: {
+      application: APP,
+      format: { fragment: { string: { raw }, ...(fragmentMetadata ? { metadata: fragmentMetadata } : {}) } },
+      metadata,
+    },
   }) as never;
 
 async function apis(t: Harness) {
@@ -58,7 +62,9 @@ describe('assetsCreateNewAsset', () => {
     expect(asset.original.reference?.fragment?.string?.raw).toBe(DEBOUNCE);
     expect(asset.preview.base.reference?.fragment?.string?.raw).toBe(DEBOUNCE);
     expect(asset.formats.iterable.map((f) => f.role)).toEqual(['BOTH']);
-    expect(asset.annotations?.iterable.map((n) => [n.type, n.text])).toEqual([['DESCRIPTION', 'A TypeScript snippet of 7 lines, declaring debounce.']]);
+    expect(asset.annotations?.iterable.map((n) => [n.type, n.text])).toEqual([
+      ['DESCRIPTION', 'A TypeScript snippet of 7 lines, declaring debounce.'],
+    ]);
     const original = await a.format.formatSnapshot({ format: asset.original.id, transferable: true });
     expect(instanceOfFormat(original)).toBe(true);
     expect(original.fragment?.string?.raw).toBe(DEBOUNCE);
@@ -66,20 +72,27 @@ describe('assetsCreateNewAsset', () => {
     expect((await a.format.formatSnapshot({ format: asset.preview.base.id, transferable: false })).fragment).toBeUndefined();
     // Announced on the assets stream, and read back the same.
     expect(t.changes.filter((c) => c.collection === 'asset').map((c) => c.id)).toEqual([asset.id]);
-    expect(await (await t.fetch(`${BASE}/asset/${asset.id}`)).json()).toEqual(JSON.parse(JSON.stringify(await (await t.fetch(`${BASE}/assets/${asset.id}`)).json())));
+    expect(await (await t.fetch(`${BASE}/asset/${asset.id}`)).json()).toEqual(
+      JSON.parse(JSON.stringify(await (await t.fetch(`${BASE}/assets/${asset.id}`)).json())),
+    );
     expect((await t.assets.assetsIdentifiersSnapshot()).iterable!.map((i) => i.id)).toEqual([asset.id]);
   });
 
   it('keeps the name and annotations sent, reuses a stored tag of the same text, and detects the language from the text', async () => {
     const t = await setup({ sampleAssets: false });
-    const first = await t.assets.assetsCreateNewAsset({ seed: textSeed('def retry(fn):\n    return fn()\n', { name: 'retry helper', tags: [{ text: 'python' }] }) });
+    const first = await t.assets.assetsCreateNewAsset({
+      seed: textSeed('def retry(fn):\n    return fn()\n', { name: 'retry helper', tags: [{ text: 'python' }] }),
+    });
     expect(first.name).toBe('retry helper');
     expect(first.original.reference?.classification.specific).toBe('py');
     const second = await t.assets.assetsCreateNewAsset({
       seed: textSeed('package main\n\nfunc main() {}\n', {
         tags: [{ text: 'python' }, { text: 'go' }],
         websites: [{ url: 'https://go.dev/', name: 'Go' }],
-        annotations: [{ type: 'DESCRIPTION', text: 'An empty Go program.' }, { type: 'COMMENT', text: 'kept' }],
+        annotations: [
+          { type: 'DESCRIPTION', text: 'An empty Go program.' },
+          { type: 'COMMENT', text: 'kept' },
+        ],
       }),
     });
     expect(second.original.reference?.classification.specific).toBe('go');
@@ -105,9 +118,18 @@ describe('assetsCreateNewAsset', () => {
     const t = await setup({ sampleAssets: false });
     const source = 'fn main() {\n    println!("hi");\n}\n';
     const file = await t.assets.assetsCreateNewAsset({
-      seed: { type: 'SEEDED_ASSET', asset: { application: APP, format: { file: { bytes: { raw: [...new TextEncoder().encode(source)] }, metadata: { name: 'main.rs' } } } } } as never,
+      seed: {
+        type: 'SEEDED_ASSET',
+        asset: {
+          application: APP,
+          format: { file: { bytes: { raw: [...new TextEncoder().encode(source)] }, metadata: { name: 'main.rs' } } },
+        },
+      } as never,
     });
-    expect(file.formats.iterable.map((f) => [f.role, f.classification.specific])).toEqual([['ORIGINAL', 'rs'], ['PREVIEW', 'rs']]);
+    expect(file.formats.iterable.map((f) => [f.role, f.classification.specific])).toEqual([
+      ['ORIGINAL', 'rs'],
+      ['PREVIEW', 'rs'],
+    ]);
     expect(file.original.reference?.file?.bytes?.raw).toEqual([...new TextEncoder().encode(source)]);
     expect(file.preview.base.reference?.fragment?.string?.raw).toBe(source);
     const png = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13];
@@ -117,7 +139,10 @@ describe('assetsCreateNewAsset', () => {
     expect(image.formats.iterable.map((f) => [f.role, f.classification.generic])).toEqual([['BOTH', 'CODE']]);
     expect(image.original.reference?.file?.bytes?.raw).toEqual(png);
     const named = await t.assets.assetsCreateNewAsset({
-      seed: { type: 'SEEDED_ASSET', asset: { application: APP, format: { file: { bytes: { raw: png }, metadata: { ext: 'png' } } } } } as never,
+      seed: {
+        type: 'SEEDED_ASSET',
+        asset: { application: APP, format: { file: { bytes: { raw: png }, metadata: { ext: 'png' } } } },
+      } as never,
     });
     expect(named.original.reference?.classification).toMatchObject({ generic: 'IMAGE', specific: 'png' });
   });
@@ -131,9 +156,15 @@ describe('assetsCreateNewAsset', () => {
       [{ type: 'SEEDED_ASSET', asset: { application: APP, format: {} } }, /has no content/],
       [{ type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: '' } } } } }, /has no content/],
       [{ type: 'SEEDED_ASSET', asset: { format: { fragment: { string: { raw: 'x' } } } } }, /seed\.asset\.application is required/],
-      [{ type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'x' }, metadata: { ext: 'nope' } } } } }, /must be one of/],
+      [
+        { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'x' }, metadata: { ext: 'nope' } } } } },
+        /must be one of/,
+      ],
       [{ type: 'SEEDED_FORMAT', asset: { application: APP, format: { fragment: { string: { raw: 'x' } } } } }, /SEEDED_ASSET/],
-      [{ type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'x' } } }, colour: 'red' } }, /not a field of SeededAsset/],
+      [
+        { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'x' } } }, colour: 'red' } },
+        /not a field of SeededAsset/,
+      ],
     ] as const) {
       const response = await post(body);
       expect(response.status, JSON.stringify(body)).toBe(400);
@@ -145,7 +176,9 @@ describe('assetsCreateNewAsset', () => {
   it('is seen at once by from_asset, relevance and the three searches', async () => {
     const t = await setup();
     const a = await apis(t);
-    const asset = await t.assets.assetsCreateNewAsset({ seed: textSeed('function zebraStripes(rows) {\n  return rows.map((r, i) => (i % 2 ? "odd" : "even"));\n}\n') });
+    const asset = await t.assets.assetsCreateNewAsset({
+      seed: textSeed('function zebraStripes(rows) {\n  return rows.map((r, i) => (i % 2 ? "odd" : "even"));\n}\n'),
+    });
     const from = await t.conversations.conversationsCreateFromAsset({ asset: asset.id });
     expect(from.conversation.reference?.messages.iterable[0]?.reference?.fragment?.string?.raw).toMatch(/zebraStripes/);
     const relevance = await a.qgpt.relevance({ qGPTRelevanceInput: { query: 'zebra stripes', options: { database: true } } as never });
@@ -190,7 +223,9 @@ describe('assetUpdate', () => {
     expect(updated.formats.iterable[0]!.fragment).toBeUndefined();
     const read = await t.asset.assetSnapshot({ asset: listed!.id });
     expect([read.name, read.annotations?.iterable[0]?.text]).toEqual(['renamed.ts', 'A new description.']);
-    const annotation = await new AnnotationApi(t.configuration).annotationSpecificAnnotationSnapshot({ annotation: listed!.annotations!.iterable[0]!.id });
+    const annotation = await new AnnotationApi(t.configuration).annotationSpecificAnnotationSnapshot({
+      annotation: listed!.annotations!.iterable[0]!.id,
+    });
     expect(annotation.text).toBe('A new description.');
   });
 
@@ -202,7 +237,11 @@ describe('assetUpdate', () => {
     const unknown = await post({ ...one, id: crypto.randomUUID() });
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toMatch(/^No asset with id/);
-    const foreign = await post({ ...JSON.parse(JSON.stringify(one)), name: 'x', annotations: JSON.parse(JSON.stringify(two!.annotations)) });
+    const foreign = await post({
+      ...JSON.parse(JSON.stringify(one)),
+      name: 'x',
+      annotations: JSON.parse(JSON.stringify(two!.annotations)),
+    });
     expect(foreign.status).toBe(400);
     expect(await foreign.text()).toMatch(/is not an annotation of this asset/);
     expect((await post({ ...JSON.parse(JSON.stringify(one)), name: ' ' })).status).toBe(400);
@@ -216,7 +255,9 @@ describe('assetsDeleteAsset', () => {
     const t = await setup({ sampleAssets: false });
     const a = await apis(t);
     const keep = await t.assets.assetsCreateNewAsset({ seed: textSeed('keep me', { tags: [{ text: 'shared' }] }) });
-    const gone = await t.assets.assetsCreateNewAsset({ seed: textSeed('delete me', { tags: [{ text: 'shared' }], websites: [{ url: 'https://x.test/', name: 'x' }] }) });
+    const gone = await t.assets.assetsCreateNewAsset({
+      seed: textSeed('delete me', { tags: [{ text: 'shared' }], websites: [{ url: 'https://x.test/', name: 'x' }] }),
+    });
     expect(await t.assets.assetsDeleteAsset({ asset: gone.id })).toBe(gone.id);
     const after = JSON.parse(await dump(t.databaseName));
     expect(after.assets.map(([id]: [string]) => id)).toEqual([keep.id]);
@@ -251,7 +292,10 @@ describe('formats', () => {
     expect(asset.updated.value.getTime()).toBeGreaterThanOrEqual(one!.updated.value.getTime());
     expect((await a.search.fullTextSearch({ query: 'quokka' })).iterable.map((s) => s.identifier)).toEqual([one!.id]);
     const before = await dump(t.databaseName);
-    const foreign = await t.fetch(`${BASE}/format/update/value`, jsonPost({ ...JSON.parse(JSON.stringify(original)), asset: { id: two!.id } }));
+    const foreign = await t.fetch(
+      `${BASE}/format/update/value`,
+      jsonPost({ ...JSON.parse(JSON.stringify(original)), asset: { id: two!.id } }),
+    );
     expect(foreign.status).toBe(400);
     expect(await foreign.text()).toMatch(/belongs to asset .*, not to asset/);
     const unknown = await t.fetch(`${BASE}/format/update/value`, jsonPost({ id: crypto.randomUUID(), fragment: { string: { raw: 'x' } } }));
@@ -270,11 +314,17 @@ describe('annotations, tags and websites', () => {
     const t = await setup();
     const a = await apis(t);
     const [one] = (await t.assets.assetsSnapshot({})).iterable;
-    const comment = await a.annotations.annotationsCreateNewAnnotation({ seededAnnotation: { type: 'COMMENT', text: 'look here', asset: one!.id } as never });
-    const alone = await a.annotations.annotationsCreateNewAnnotation({ seededAnnotation: { type: 'SUMMARY', text: 'on its own' } as never });
+    const comment = await a.annotations.annotationsCreateNewAnnotation({
+      seededAnnotation: { type: 'COMMENT', text: 'look here', asset: one!.id } as never,
+    });
+    const alone = await a.annotations.annotationsCreateNewAnnotation({
+      seededAnnotation: { type: 'SUMMARY', text: 'on its own' } as never,
+    });
     expect((await a.annotation.annotationSpecificAnnotationSnapshot({ annotation: comment.id })).asset?.id).toBe(one!.id);
     expect((await t.asset.assetSnapshot({ asset: one!.id })).annotations?.indices?.[comment.id]).toBe(1);
-    expect((await a.annotations.annotationsSnapshot({ annotationTypeFilter: 'COMMENT' as never })).iterable.map((n) => n.id)).toEqual([comment.id]);
+    expect((await a.annotations.annotationsSnapshot({ annotationTypeFilter: 'COMMENT' as never })).iterable.map((n) => n.id)).toEqual([
+      comment.id,
+    ]);
     const updated = await a.annotation.annotationUpdate({ annotation: { ...comment, text: 'look there' } });
     expect(updated.text).toBe('look there');
     await a.annotations.annotationsDeleteSpecificAnnotation({ annotation: comment.id });
@@ -296,7 +346,9 @@ describe('annotations, tags and websites', () => {
 
   it('puts an asset on a tag or website and takes it off; unknown tags, websites and assets are 404 naming the kind', async () => {
     const t = await setup({ sampleAssets: false });
-    const tagged = await t.assets.assetsCreateNewAsset({ seed: textSeed('x = 1', { tags: [{ text: 'ml' }], websites: [{ url: 'https://a.test/', name: 'a' }] }) });
+    const tagged = await t.assets.assetsCreateNewAsset({
+      seed: textSeed('x = 1', { tags: [{ text: 'ml' }], websites: [{ url: 'https://a.test/', name: 'a' }] }),
+    });
     const plain = await t.assets.assetsCreateNewAsset({ seed: textSeed('y = 2') });
     const tag = tagged.tags!.iterable[0]!.id;
     const site = tagged.websites!.iterable[0]!.id;
@@ -338,7 +390,9 @@ describe('activities', () => {
     const activities = await a.activities.activitiesSnapshot({});
     expect(
       activities.iterable.map((x) => [
-        Object.entries(x.event.asset?.identifierDescriptionPair ?? x.event.conversation?.identifierDescriptionPair ?? {}).find(([, v]) => v !== undefined)?.[0],
+        Object.entries(x.event.asset?.identifierDescriptionPair ?? x.event.conversation?.identifierDescriptionPair ?? {}).find(
+          ([, v]) => v !== undefined,
+        )?.[0],
         x.asset?.name,
       ]),
     ).toEqual([
@@ -349,7 +403,9 @@ describe('activities', () => {
     ]);
     // The deleted asset's own activities went with it.
     const stream = await t.fetch(`${BASE}/activities/stream/identifiers`, { headers: { 'x-pieces-stream': 'handshake' } });
-    expect((await stream.json()).message.iterable.map((i: { activity: { id: string } }) => i.activity.id)).toEqual(activities.iterable.map((x) => x.id));
+    expect((await stream.json()).message.iterable.map((i: { activity: { id: string } }) => i.activity.id)).toEqual(
+      activities.iterable.map((x) => x.id),
+    );
     expect((await t.fetch(`${BASE}/activities?transferables=nope`)).status).toBe(400);
   });
 });
@@ -358,7 +414,9 @@ describe('search', () => {
   it('full text keeps assets with every word; neural code and fuzzy any word; best first, the same every time', async () => {
     const t = await setup({ sampleAssets: false });
     const a = await apis(t);
-    const both = await t.assets.assetsCreateNewAsset({ seed: textSeed('retry the request with exponential backoff', { name: 'backoff.txt' }) });
+    const both = await t.assets.assetsCreateNewAsset({
+      seed: textSeed('retry the request with exponential backoff', { name: 'backoff.txt' }),
+    });
     const one = await t.assets.assetsCreateNewAsset({ seed: textSeed('retry once, no waiting', { name: 'once.txt' }) });
     await t.assets.assetsCreateNewAsset({ seed: textSeed('nothing related', { name: 'other.txt' }) });
     const full = await a.search.fullTextSearch({ query: 'retry backoff' });
@@ -372,12 +430,22 @@ describe('search', () => {
     expect(full.iterable[0]!.score).toBeCloseTo(neural.iterable[0]!.score, 12);
     // Words that share a term (an identifier and its parts) are ranked by the whole query's search.
     const camel = await a.search.fullTextSearch({ query: 'retry retryBackoff' });
-    expect(camel.iterable.map((s) => s.identifier)).toEqual((await a.search.neuralCodeSearch({ query: 'retry retryBackoff' })).iterable.map((s) => s.identifier).filter((id) => id !== undefined && [both.id, one.id].includes(id)));
+    expect(camel.iterable.map((s) => s.identifier)).toEqual(
+      (await a.search.neuralCodeSearch({ query: 'retry retryBackoff' })).iterable
+        .map((s) => s.identifier)
+        .filter((id) => id !== undefined && [both.id, one.id].includes(id)),
+    );
     const exact = await a.search.fullTextSearch({ query: 'exponential backoff' });
     expect([exact.exact, exact.suggested, exact.iterable[0]!.exact, exact.iterable[0]!.match]).toEqual([1, 0, true, 'TITLE']);
     const fuzzy = await t.assets.searchAssets({ query: 'waiting' });
     expect(fuzzy.iterable.map((s) => [s.identifier, s.asset?.name, s.match])).toEqual([[one.id, 'once.txt', 'CONTENT']]);
-    for (const path of ['/search/full_text', '/search/full_text?query=%20', '/search/neural_code', '/assets/search', '/assets/search?query=x&pseudo=maybe']) {
+    for (const path of [
+      '/search/full_text',
+      '/search/full_text?query=%20',
+      '/search/neural_code',
+      '/assets/search',
+      '/assets/search?query=x&pseudo=maybe',
+    ]) {
       const response = await t.fetch(`${BASE}${path}`);
       expect(response.status, path).toBe(400);
     }
@@ -389,7 +457,9 @@ describe('search', () => {
     const one = await t.assets.assetsCreateNewAsset({ seed: textSeed('gamma delta', { tags: [{ text: 'react' }] }) });
     await t.assets.assetsCreateNewAsset({ seed: textSeed('alpha omega') });
     expect((await t.assets.searchAssets({ searchableTags: 'react,hooks' })).iterable.map((s) => s.identifier)).toEqual([two.id, one.id]);
-    expect((await t.assets.searchAssets({ searchableTags: 'react', query: 'gamma', transferables: false })).iterable.map((s) => s.identifier)).toEqual([one.id]);
+    expect(
+      (await t.assets.searchAssets({ searchableTags: 'react', query: 'gamma', transferables: false })).iterable.map((s) => s.identifier),
+    ).toEqual([one.id]);
   });
 });
 
@@ -420,7 +490,9 @@ describe('storage full', () => {
 describe('asset creates written together', () => {
   it('writes concurrent creates in one transaction each group, every one answered with its own changes; one that fails fails alone', async () => {
     const t = await setup({ sampleAssets: false });
-    const made = await Promise.all(Array.from({ length: 20 }, (_, i) => t.assets.assetsCreateNewAsset({ seed: textSeed(`const value${i} = ${i};`) })));
+    const made = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => t.assets.assetsCreateNewAsset({ seed: textSeed(`const value${i} = ${i};`) })),
+    );
     expect(new Set(made.map((a) => a.id)).size).toBe(20);
     expect((await t.assets.assetsIdentifiersSnapshot()).iterable!.length).toBe(20);
     // Each asset's change is followed by its activity's, in the log's order.

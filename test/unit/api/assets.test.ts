@@ -36,7 +36,9 @@ describe('assets', () => {
   it('transferables=false leaves the text out', async () => {
     const t = await setup();
     const body = await json(await t.fetch(`${BASE}/assets?transferables=false`));
-    expect(body.iterable.every((a: { formats: { iterable: Array<{ fragment?: unknown }> } }) => a.formats.iterable[0]!.fragment === undefined)).toBe(true);
+    expect(
+      body.iterable.every((a: { formats: { iterable: Array<{ fragment?: unknown }> } }) => a.formats.iterable[0]!.fragment === undefined),
+    ).toBe(true);
     expect((await t.fetch(`${BASE}/assets?transferables=maybe`)).status).toBe(400);
   });
 
@@ -53,11 +55,17 @@ describe('assets', () => {
 
   it('addAssets input becomes the same records that from_asset and the Asset reads see', async () => {
     const t = await setup({ sampleAssets: false });
-    const [added] = parseAssets([{ name: 'x.rs', text: 'fn main() {}', description: 'entry' }], { newId: () => crypto.randomUUID(), now: () => new Date('2026-02-02T00:00:00.000Z') });
+    const [added] = parseAssets([{ name: 'x.rs', text: 'fn main() {}', description: 'entry' }], {
+      newId: () => crypto.randomUUID(),
+      now: () => new Date('2026-02-02T00:00:00.000Z'),
+    });
     const changes = await t.storage.putAssets([added!]);
     expect(changes.map((c) => [c.collection, c.id])).toEqual([['asset', added!.record.id]]);
     const asset = await t.asset.assetSnapshot({ asset: added!.record.id });
-    expect(asset).toMatchObject({ name: 'x.rs', formats: { iterable: [{ classification: { specific: 'rs' }, fragment: { string: { raw: 'fn main() {}' } } }] } });
+    expect(asset).toMatchObject({
+      name: 'x.rs',
+      formats: { iterable: [{ classification: { specific: 'rs' }, fragment: { string: { raw: 'fn main() {}' } } }] },
+    });
     const from = await t.conversations.conversationsCreateFromAsset({ asset: added!.record.id });
     expect(from.conversation.reference?.assets?.iterable).toEqual([{ id: added!.record.id }]);
     expect((await t.fetch(`${BASE}/assets/identifiers`)).status).toBe(200);

@@ -25,7 +25,6 @@ function clock() {
   return { now: () => new Date(now), tick: () => (now += 60_000), at: () => new Date(now).toISOString() };
 }
 
-
 const create = (t: Harness, name: string, texts: string[] = []) =>
   t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(name, texts) });
 
@@ -130,7 +129,10 @@ describe('ConversationApi: messages, rename, assets', () => {
         type: ConversationTypeEnum.Copilot,
         messages: [
           { role: QGPTConversationMessageRoleEnum.System, fragment: { string: { raw: 'system prompt' } } },
-          { role: QGPTConversationMessageRoleEnum.User, fragment: { string: { raw: '\n  How do I   debounce a function in TypeScript without losing the latest arguments?\nMore.' } } },
+          {
+            role: QGPTConversationMessageRoleEnum.User,
+            fragment: { string: { raw: '\n  How do I   debounce a function in TypeScript without losing the latest arguments?\nMore.' } },
+          },
         ],
       },
     });
@@ -217,9 +219,27 @@ describe('messages', () => {
     await refused(t, '/messages/create', jsonPost({ ...base, conversation: { id: crypto.randomUUID() } }), 404, /No conversation/);
     await refused(t, '/messages/create', jsonPost({ ...base, role: 'BOT' }), 400, /message.role must be one of/);
     await refused(t, '/messages/create', jsonPost({ ...base, model: { id: 'm' } }), 400, /message.model.version is required/);
-    await refused(t, '/messages/create', jsonPost({ ...base, model: { ...MODEL, usage: 'CHAT' } }), 400, /message.model.usage must be one of/);
-    await refused(t, '/messages/create', jsonPost({ ...base, model: { ...MODEL, foundation: 'GPT_5' } }), 400, /message.model.foundation must be one of/);
-    await refused(t, '/messages/create', jsonPost({ ...base, model: { ...MODEL, provider: 'ACME' } }), 400, /message.model.provider must be one of/);
+    await refused(
+      t,
+      '/messages/create',
+      jsonPost({ ...base, model: { ...MODEL, usage: 'CHAT' } }),
+      400,
+      /message.model.usage must be one of/,
+    );
+    await refused(
+      t,
+      '/messages/create',
+      jsonPost({ ...base, model: { ...MODEL, foundation: 'GPT_5' } }),
+      400,
+      /message.model.foundation must be one of/,
+    );
+    await refused(
+      t,
+      '/messages/create',
+      jsonPost({ ...base, model: { ...MODEL, provider: 'ACME' } }),
+      400,
+      /message.model.provider must be one of/,
+    );
     await refused(t, '/messages/create', jsonPost({ ...base, id: crypto.randomUUID() }), 400, /message.id is assigned by the service/);
   });
 
@@ -239,7 +259,12 @@ describe('messages', () => {
     expect(value.created.value.toISOString()).toBe(got.created.value.toISOString());
 
     const whole = await t.message.messageSpecificMessageUpdate({
-      conversationMessage: { ...value, role: QGPTConversationMessageRoleEnum.User, sentiment: 'LIKE' as never, fragment: { string: { raw: 'b3' } } },
+      conversationMessage: {
+        ...value,
+        role: QGPTConversationMessageRoleEnum.User,
+        sentiment: 'LIKE' as never,
+        fragment: { string: { raw: 'b3' } },
+      },
     });
     expect(whole).toMatchObject({ role: 'USER', sentiment: 'LIKE', fragment: { string: { raw: 'b3' } }, conversation: { id: made.id } });
 
@@ -276,7 +301,11 @@ describe('messages', () => {
     const body = await raw(t, '/messages');
     expect(instanceOfConversationMessages(ConversationMessagesFromJSON(body))).toBe(true);
     expect(body.iterable.map((m: { fragment: { string: { raw: string } } }) => m.fragment.string.raw)).toEqual(['1a', '1b', '2a']);
-    expect(body.indices).toEqual({ [one.messages.iterable[0]!.id]: 0, [one.messages.iterable[1]!.id]: 1, [two.messages.iterable[0]!.id]: 0 });
+    expect(body.indices).toEqual({
+      [one.messages.iterable[0]!.id]: 0,
+      [one.messages.iterable[1]!.id]: 1,
+      [two.messages.iterable[0]!.id]: 0,
+    });
     expect((await t.messages.messagesSnapshot({})).iterable).toHaveLength(3);
   });
 

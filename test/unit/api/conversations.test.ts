@@ -17,8 +17,6 @@ import { OPERATIONS } from '../../../src/core/routes.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
 
-
-
 const getJson = async (t: Harness, path: string) => {
   const response = await t.fetch(`${BASE}${path}`);
   expect(response.status).toBe(200);
@@ -112,14 +110,35 @@ describe('conversationsCreateSpecificConversation', () => {
     const message = { role: 'USER', fragment: { string: { raw: 'q' } } };
     for (const [body, refused] of [
       [{ type: 'COPILOT', custom: { kept: [1] } }, 'conversation.custom is not a field of SeededConversation'],
-      [{ type: 'COPILOT', model: { id: 'm', reference: { name: 'GPT' } } }, 'conversation.model.reference is not a field of ReferencedModel'],
-      [{ type: 'COPILOT', anchors: [{ type: 'FILE', fullpath: '/a', colour: 'red' }] }, 'conversation.anchors[0].colour is not a field of SeededAnchor'],
-      [{ type: 'COPILOT', annotations: [{ type: 'COMMENT', text: 'x', note: 1 }] }, 'conversation.annotations[0].note is not a field of SeededAnnotation'],
-      [{ type: 'COPILOT', messages: [{ ...message, extra: true }] }, 'conversation.messages[0].extra is not a field of SeededConversationMessage'],
+      [
+        { type: 'COPILOT', model: { id: 'm', reference: { name: 'GPT' } } },
+        'conversation.model.reference is not a field of ReferencedModel',
+      ],
+      [
+        { type: 'COPILOT', anchors: [{ type: 'FILE', fullpath: '/a', colour: 'red' }] },
+        'conversation.anchors[0].colour is not a field of SeededAnchor',
+      ],
+      [
+        { type: 'COPILOT', annotations: [{ type: 'COMMENT', text: 'x', note: 1 }] },
+        'conversation.annotations[0].note is not a field of SeededAnnotation',
+      ],
+      [
+        { type: 'COPILOT', messages: [{ ...message, extra: true }] },
+        'conversation.messages[0].extra is not a field of SeededConversationMessage',
+      ],
       [{ type: 'COPILOT', schema: { migration: 0 } }, 'conversation.schema.semantic is required'],
-      [{ type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'q', colour: 1 } } }] }, 'conversation.messages[0].fragment.string.colour is not a field of TransferableString'],
-      [{ type: 'COPILOT', messages: [{ role: 'USER', fragment: { text: 'q' } }] }, 'conversation.messages[0].fragment.text is not a field of FragmentFormat'],
-      [{ type: 'COPILOT', messages: [{ ...message, created: { value: '2026-01-01T00:00:00Z', millis: 1 } }] }, 'conversation.messages[0].created.millis is not a field of GroupedTimestamp'],
+      [
+        { type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'q', colour: 1 } } }] },
+        'conversation.messages[0].fragment.string.colour is not a field of TransferableString',
+      ],
+      [
+        { type: 'COPILOT', messages: [{ role: 'USER', fragment: { text: 'q' } }] },
+        'conversation.messages[0].fragment.text is not a field of FragmentFormat',
+      ],
+      [
+        { type: 'COPILOT', messages: [{ ...message, created: { value: '2026-01-01T00:00:00Z', millis: 1 } }] },
+        'conversation.messages[0].created.millis is not a field of GroupedTimestamp',
+      ],
     ] as const) {
       const response = await t.fetch(`${BASE}/conversations/create`, jsonPost(body));
       expect(response.status).toBe(400);
@@ -128,11 +147,20 @@ describe('conversationsCreateSpecificConversation', () => {
     expect(await dump(t.databaseName)).toBe(before);
     // Every field a FragmentFormat has is kept (and the response checker reads it back against the SDK).
     const fragment = { string: { raw: 'q', base64: 'cQ==' }, bytes: { raw: [113] }, metadata: { ext: 'ts' } };
-    const kept = await (await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', messages: [{ role: 'USER', fragment }] }))).json();
+    const kept = await (
+      await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', messages: [{ role: 'USER', fragment }] }))
+    ).json();
     expect(kept.messages.iterable[0].reference.fragment).toEqual(fragment);
     // null for an optional field means absent: the key is not stored, nor served.
     const nulls = await (
-      await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', name: null, messages: [{ role: 'USER', fragment: { string: null, bytes: { raw: [1] } }, sentiment: null }] }))
+      await t.fetch(
+        `${BASE}/conversations/create`,
+        jsonPost({
+          type: 'COPILOT',
+          name: null,
+          messages: [{ role: 'USER', fragment: { string: null, bytes: { raw: [1] } }, sentiment: null }],
+        }),
+      )
     ).json();
     expect(nulls).not.toHaveProperty('name');
     expect(nulls.messages.iterable[0].reference).not.toHaveProperty('sentiment');
@@ -159,12 +187,20 @@ describe('conversationsCreateSpecificConversation', () => {
   it.each([
     ['a missing type', { name: 'x' }, 'conversation.type is required'],
     ['a bad type', { type: 'CHAT' }, 'conversation.type must be one of UNKNOWN, COPILOT'],
-    ['a bad role', { type: 'COPILOT', messages: [{ role: 'BOT', fragment: {} }] }, 'conversation.messages[0].role must be one of UNKNOWN, USER, SYSTEM, ASSISTANT'],
+    [
+      'a bad role',
+      { type: 'COPILOT', messages: [{ role: 'BOT', fragment: {} }] },
+      'conversation.messages[0].role must be one of UNKNOWN, USER, SYSTEM, ASSISTANT',
+    ],
     ['a message without fragment', { type: 'COPILOT', messages: [{ role: 'USER' }] }, 'conversation.messages[0].fragment is required'],
     ['a non-string name', { type: 'COPILOT', name: 5 }, 'conversation.name must be a string'],
     ['an id the service assigns', { type: 'COPILOT', id: crypto.randomUUID() }, 'conversation.id is assigned by the service'],
     ['a bad created time', { type: 'COPILOT', messages: [{ role: 'USER', fragment: {}, created: { value: 'yesterday' } }] }, 'ISO-8601'],
-    ['an annotation without text', { type: 'COPILOT', annotations: [{ type: 'DESCRIPTION' }] }, 'conversation.annotations[0].text is required'],
+    [
+      'an annotation without text',
+      { type: 'COPILOT', annotations: [{ type: 'DESCRIPTION' }] },
+      'conversation.annotations[0].text is required',
+    ],
     ['a non-array body', [1], 'conversation must be a JSON object'],
   ])('refuses %s with 400 and stores nothing', async (_what, body, message) => {
     const t = await setup();
@@ -197,7 +233,9 @@ describe('conversationsSnapshot and conversationsIdentifiersSnapshot', () => {
   it('transferables: true returns references, false only ids — same records, same order, fewer bytes', async () => {
     const t = await setup();
     for (let i = 0; i < 5; i++) {
-      await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, ['a long message '.repeat(20), 'b']) });
+      await t.conversations.conversationsCreateSpecificConversation({
+        seededConversation: seeded(`c${i}`, ['a long message '.repeat(20), 'b']),
+      });
     }
     const withText = await (await t.fetch(`${BASE}/conversations?transferables=true`)).text();
     const idsOnly = await (await t.fetch(`${BASE}/conversations?transferables=false`)).text();
@@ -345,9 +383,9 @@ describe('conversationsDeleteSpecificConversation', () => {
     const t = await setup();
     await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('x', ['1']) });
     const before = await dump(t.databaseName);
-    await expect(
-      t.conversations.conversationsDeleteSpecificConversation({ conversation: crypto.randomUUID() }),
-    ).rejects.toMatchObject({ response: { status: 404 } });
+    await expect(t.conversations.conversationsDeleteSpecificConversation({ conversation: crypto.randomUUID() })).rejects.toMatchObject({
+      response: { status: 404 },
+    });
     expect((await t.fetch(`${BASE}/conversations/zzz/delete`, { method: 'POST' })).status).toBe(400);
     expect(await dump(t.databaseName)).toBe(before);
   });
@@ -358,7 +396,9 @@ describe('conversationsDeleteSpecificConversation', () => {
     const b = await t.conversations.conversationsCreateSpecificConversation({});
     await t.conversations.conversationsDeleteSpecificConversation({ conversation: a.id });
     // Each followed by the activity recording it (written after the conversation's own transaction).
-    expect(t.changes.map(({ seq, ...c }) => [seq, c.collection, c.id === a.id ? 'a' : c.id === b.id ? 'b' : 'activity', c.deleted])).toEqual([
+    expect(
+      t.changes.map(({ seq, ...c }) => [seq, c.collection, c.id === a.id ? 'a' : c.id === b.id ? 'b' : 'activity', c.deleted]),
+    ).toEqual([
       [1, 'conversation', 'a', undefined],
       [2, 'activity', 'activity', undefined],
       [3, 'conversation', 'b', undefined],

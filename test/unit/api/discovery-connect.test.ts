@@ -111,7 +111,12 @@ describe('ConnectorApi.connect', () => {
     expect(again.os).toBe(one.os);
     expect(other.application.id).not.toBe(one.application.id);
     const listed = await t.applications.applicationsSnapshot();
-    expect(listed.iterable.filter((a) => a.name !== 'OS_SERVER').map((a) => a.id).sort()).toEqual([one.application.id, other.application.id].sort());
+    expect(
+      listed.iterable
+        .filter((a) => a.name !== 'OS_SERVER')
+        .map((a) => a.id)
+        .sort(),
+    ).toEqual([one.application.id, other.application.id].sort());
     // The OS's own entry comes first, its id the Context's `os`.
     expect(listed.iterable[0]).toMatchObject({ id: one.os, name: 'OS_SERVER' });
     // Connecting announces the application on the applications stream.
@@ -129,7 +134,10 @@ describe('ConnectorApi.connect', () => {
     await scoped.fetch(`${BASE}/applications/usage/engagement/interaction`, jsonPost({ description: 'clicked' }, { application: app.id }));
     const engagement = (await (await t.fetch(`${BASE}/applications/${app.id}`)).json()).engagement;
     expect(engagement.interactions).toBe(1);
-    const unknown = await t.fetch(`${BASE}/applications/usage/engagement/interaction`, jsonPost({ description: 'x' }, { application: crypto.randomUUID() }));
+    const unknown = await t.fetch(
+      `${BASE}/applications/usage/engagement/interaction`,
+      jsonPost({ description: 'x' }, { application: crypto.randomUUID() }),
+    );
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toMatch(/application header/);
   });
@@ -189,7 +197,10 @@ describe('ApplicationApi.applicationUpdate', () => {
     const t = await setup();
     const answered = await (await t.fetch(`${BASE}/applications/register`, jsonPost(application()))).json();
     expect(answered.engagement).toBeDefined();
-    const response = await t.fetch(`${BASE}/application/update`, jsonPost({ ...answered, version: '9.9.9', engagement: { interactions: 99 } }));
+    const response = await t.fetch(
+      `${BASE}/application/update`,
+      jsonPost({ ...answered, version: '9.9.9', engagement: { interactions: 99 } }),
+    );
     expect(response.status).toBe(200);
     const updated = await response.json();
     expect(updated.version).toBe('9.9.9');

@@ -11,12 +11,29 @@ import { MODEL, application, dump, setup } from '../support/harness.js';
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 2500);
 const BASES = ['http://localhost:1000', 'https://api.example.test/pieces'];
 
-type State = { app: string; session: string; conversation: string; asset: string; message: string; format: string; annotation: string; tag: string; website: string; model: string; anchor: string; range: string };
+type State = {
+  app: string;
+  session: string;
+  conversation: string;
+  asset: string;
+  message: string;
+  format: string;
+  annotation: string;
+  tag: string;
+  website: string;
+  model: string;
+  anchor: string;
+  range: string;
+};
 
 const validBodies = (state: State): Record<string, unknown> => ({
   applicationsRegister: application(),
   applicationsSessionClose: state.session,
-  applicationsUsageEngagementInteraction: { description: 'clicked', element: 'button', identifier_description_pair: { assets_list_refreshed: 'x' } },
+  applicationsUsageEngagementInteraction: {
+    description: 'clicked',
+    element: 'button',
+    identifier_description_pair: { assets_list_refreshed: 'x' },
+  },
   applicationsUsageEngagementKeyboard: { description: 'copy', shortcut: [17, 67] },
   applicationsUsageInstallation: { application: application() },
   postApplicationsUsageUpdated: { current: application(), previous: application() },
@@ -28,9 +45,21 @@ const validBodies = (state: State): Record<string, unknown> => ({
   },
   connect: { application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX', privacy: 'OPEN' } },
   applicationUpdate: application({ id: state.app, version: '2.0.0' }),
-  conversationUpdate: { id: state.conversation, type: 'COPILOT', name: 'renamed', favorited: true, created: { value: '2026-01-01T00:00:00Z' }, messages: { iterable: [] } },
+  conversationUpdate: {
+    id: state.conversation,
+    type: 'COPILOT',
+    name: 'renamed',
+    favorited: true,
+    created: { value: '2026-01-01T00:00:00Z' },
+    messages: { iterable: [] },
+  },
   searchConversations: { engines: { iterable: [{ query: 'x' }] } },
-  messagesCreateSpecificMessage: { role: 'ASSISTANT', fragment: { string: { raw: 'y' } }, conversation: { id: state.conversation }, model: MODEL },
+  messagesCreateSpecificMessage: {
+    role: 'ASSISTANT',
+    fragment: { string: { raw: 'y' } },
+    conversation: { id: state.conversation },
+    model: MODEL,
+  },
   messageSpecificMessageUpdate: { id: state.message, role: 'USER', fragment: { string: { raw: 'z' } }, sentiment: 'LIKE' },
   messageUpdateValue: { id: state.message, fragment: { string: { raw: 'v' } } },
   assetsCreateNewAsset: {
@@ -38,15 +67,44 @@ const validBodies = (state: State): Record<string, unknown> => ({
     asset: {
       application: application({ id: state.app }),
       format: { fragment: { string: { raw: 'const x = 1;' }, metadata: { ext: 'ts' } } },
-      metadata: { name: 'x.ts', tags: [{ text: 'hostile' }], websites: [{ url: 'https://example.test/', name: 'example' }], annotations: [{ type: 'COMMENT', text: 'c' }] },
+      metadata: {
+        name: 'x.ts',
+        tags: [{ text: 'hostile' }],
+        websites: [{ url: 'https://example.test/', name: 'example' }],
+        annotations: [{ type: 'COMMENT', text: 'c' }],
+      },
     },
   },
-  assetsDraft: { type: 'SEEDED_ASSET', asset: { application: application({ id: state.app }), format: { fragment: { string: { raw: 'def f():\n  pass' } } } } },
-  assetUpdate: { id: state.asset, name: 'renamed.ts', favorited: true, annotations: { iterable: [{ id: state.annotation, type: 'DESCRIPTION', text: 'new', created: { value: '2026-01-01T00:00:00Z' }, updated: { value: '2026-01-01T00:00:00Z' } }] } },
+  assetsDraft: {
+    type: 'SEEDED_ASSET',
+    asset: { application: application({ id: state.app }), format: { fragment: { string: { raw: 'def f():\n  pass' } } } },
+  },
+  assetUpdate: {
+    id: state.asset,
+    name: 'renamed.ts',
+    favorited: true,
+    annotations: {
+      iterable: [
+        {
+          id: state.annotation,
+          type: 'DESCRIPTION',
+          text: 'new',
+          created: { value: '2026-01-01T00:00:00Z' },
+          updated: { value: '2026-01-01T00:00:00Z' },
+        },
+      ],
+    },
+  },
   formatUpdateValue: { id: state.format, asset: { id: state.asset }, fragment: { string: { raw: 'edited' } } },
   annotationsCreateNewAnnotation: { type: 'COMMENT', text: 'note', asset: state.asset },
   annotationUpdate: { id: state.annotation, type: 'DESCRIPTION', text: 'changed' },
-  anchorsCreateNewAnchor: { type: 'FILE', fullpath: '/src/a.ts', platform: 'LINUX', conversation: state.conversation, annotations: [{ type: 'COMMENT', text: 'x' }] },
+  anchorsCreateNewAnchor: {
+    type: 'FILE',
+    fullpath: '/src/a.ts',
+    platform: 'LINUX',
+    conversation: state.conversation,
+    annotations: [{ type: 'COMMENT', text: 'x' }],
+  },
   modelsDeleteSpecificModelCache: { schema: { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' } },
   osAppletLaunch: { type: 'COPILOT' },
   allocationsConnectNewCloud: { id: crypto.randomUUID(), aesthetics: { theme: { dark: false }, font: { size: 1 } } },
@@ -104,14 +162,26 @@ const hostile = (state: State) => {
   const junk = fc.oneof(
     fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
     fc.string({ maxLength: 40 }),
-    fc.nat({ max: 3 }).map((k) => ['{"type":"COPILOT","__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"a":', '\uFEFF{}'][k]!),
+    fc
+      .nat({ max: 3 })
+      .map((k) => ['{"type":"COPILOT","__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"a":', '\uFEFF{}'][k]!),
     fc.integer({ min: 60, max: 200 }).map((depth) => '['.repeat(depth) + ']'.repeat(depth)),
     fc.constant('x'.repeat(70 * 1024)),
   );
   const request = (operation: (typeof OPERATIONS)[number]) => {
     const byName: Record<string, keyof State> = {
-      application: 'app', session: 'session', conversation: 'conversation', asset: 'asset', message: 'message',
-      format: 'format', annotation: 'annotation', tag: 'tag', website: 'website', model: 'model', anchor: 'anchor', range: 'range',
+      application: 'app',
+      session: 'session',
+      conversation: 'conversation',
+      asset: 'asset',
+      message: 'message',
+      format: 'format',
+      annotation: 'annotation',
+      tag: 'tag',
+      website: 'website',
+      model: 'model',
+      anchor: 'anchor',
+      range: 'range',
     };
     // 'auto' fills each parameter with the state's id of its kind.
     const fill = (which: keyof State | 'random' | 'auto', random: string) =>
@@ -119,11 +189,21 @@ const hostile = (state: State) => {
         which === 'random' ? random : which === 'auto' ? state[byName[name] ?? 'conversation'] : state[which],
       );
     const path = fc.oneof(
-      { weight: 3, arbitrary: fc.constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message', 'format', 'model').map((w) => fill(w, '')) },
+      {
+        weight: 3,
+        arbitrary: fc
+          .constantFrom<keyof State | 'auto'>('auto', 'auto', 'app', 'session', 'conversation', 'asset', 'message', 'format', 'model')
+          .map((w) => fill(w, '')),
+      },
       {
         weight: 2,
         arbitrary: fc
-          .tuple(fc.constantFrom<keyof State | 'random' | 'auto'>('auto', 'app', 'session', 'conversation', 'asset', 'message', 'random'), segment, fc.nat(6), fc.boolean())
+          .tuple(
+            fc.constantFrom<keyof State | 'random' | 'auto'>('auto', 'app', 'session', 'conversation', 'asset', 'message', 'random'),
+            segment,
+            fc.nat(6),
+            fc.boolean(),
+          )
           .map(([which, random, trick, upper]) => {
             let path = fill(which, random);
             if (trick === 1) path += '/';
@@ -151,12 +231,18 @@ const hostile = (state: State) => {
       path,
       query: fc.oneof(
         { weight: 3, arbitrary: fc.constant('') },
-        { weight: 1, arbitrary: fc.constantFrom('true', 'false', '', 'yes', 'TRUE', '1', 'true&transferables=false').map((v) => `?transferables=${v}`) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom('true', 'false', '', 'yes', 'TRUE', '1', 'true&transferables=false').map((v) => `?transferables=${v}`),
+        },
         { weight: 1, arbitrary: fc.string({ maxLength: 10 }).map((q) => `?${encodeURIComponent(q)}=${encodeURIComponent(q)}`) },
       ),
       body,
       contentType: fc.oneof({ weight: 4, arbitrary: fc.constant('application/json') }, { weight: 2, arbitrary: contentTypes }),
-      appHeader: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constantFrom(state.app, crypto.randomUUID(), 'nope', '') }),
+      appHeader: fc.oneof(
+        { weight: 4, arbitrary: fc.constant(undefined) },
+        { weight: 2, arbitrary: fc.constantFrom(state.app, crypto.randomUUID(), 'nope', '') },
+      ),
       appHeaderName: fc.constantFrom('X-Application-ID', 'application'),
     });
   };
@@ -167,7 +253,11 @@ describe('hostile input', () => {
   it(`answers ${RUNS} generated requests with 2xx or 4xx, and rejected ones change nothing`, async () => {
     const t = await setup({ bases: BASES, maxBodyBytes: 64 * 1024 });
     const app = application();
-    await t.fetch(`${BASES[0]}/applications/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(app) });
+    await t.fetch(`${BASES[0]}/applications/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(app),
+    });
     const session = await t.applications.applicationsSessionOpen();
     const conversation = await t.conversations.conversationsCreateSpecificConversation({
       seededConversation: { type: 'COPILOT', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] } as never,
@@ -183,8 +273,18 @@ describe('hostile input', () => {
       } as never,
     });
     // A local model (downloads complete at once: nothing to fetch), an anchor, a range id (no range exists).
-    const model = ((await (await t.fetch(`${BASES[0]}/models`)).json()).iterable as Array<{ id: string; cloud: boolean }>).find((m) => !m.cloud)!.id;
-    const anchor = (await (await t.fetch(`${BASES[0]}/anchors/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"FILE","fullpath":"/x"}' })).json()).id as string;
+    const model = ((await (await t.fetch(`${BASES[0]}/models`)).json()).iterable as Array<{ id: string; cloud: boolean }>).find(
+      (m) => !m.cloud,
+    )!.id;
+    const anchor = (
+      await (
+        await t.fetch(`${BASES[0]}/anchors/create`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"type":"FILE","fullpath":"/x"}',
+        })
+      ).json()
+    ).id as string;
     const state: State = {
       app: app.id,
       session: session.id,
@@ -210,7 +310,11 @@ describe('hostile input', () => {
         const withBody = input.body !== undefined && !['GET', 'HEAD'].includes(input.method.toUpperCase());
         let request: Request;
         try {
-          request = new Request(input.base + input.path + input.query, { method: input.method, headers, body: withBody ? input.body : undefined });
+          request = new Request(input.base + input.path + input.query, {
+            method: input.method,
+            headers,
+            body: withBody ? input.body : undefined,
+          });
         } catch {
           return; // Not a request a browser could send (e.g. a forbidden method).
         }

@@ -22,7 +22,10 @@ afterAll(() => Promise.all([ollama.close(), openai.close()]));
 
 /** UUID v5 (RFC 4122) of `name` in `namespace`. */
 function uuid5(namespace: string, name: string): string {
-  const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name).digest();
+  const hash = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name)
+    .digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');
@@ -48,7 +51,8 @@ describe('the catalogue (GET /models, GET /model/{model})', () => {
     expect(models.filter((m) => m.cloud || m.downloaded).map((m) => m.name)).toContain('GPT-3.5-turbo Chat Model');
     // The Neovim plugin's default, the CLI's first-run unique, the Sublime plugin's uniques, a cloud model for C#.
     expect(byName(models, 'GPT-4o Chat Model').cloud).toBe(true);
-    for (const unique of ['gemini-2.0-flash-lite-001', 'o4-mini-2025-04-16', 'gpt-4o']) expect(byUnique(models, unique)?.cloud, unique).toBe(true);
+    for (const unique of ['gemini-2.0-flash-lite-001', 'o4-mini-2025-04-16', 'gpt-4o'])
+      expect(byUnique(models, unique)?.cloud, unique).toBe(true);
     expect(models.find((m) => m.cloud)).toBeDefined();
     // The vanilla example: local models by foundation, in CPU and GPU variants, not downloaded.
     for (const foundation of [ModelFoundationEnum.Llama27B, ModelFoundationEnum.Mistral7B, ModelFoundationEnum.Phi2]) {
@@ -80,7 +84,10 @@ describe('the catalogue (GET /models, GET /model/{model})', () => {
     await t.model.modelSpecificModelDownload({ model: PHI_CPU.id });
     await t.models.modelsDeleteSpecificModelCache({ model: PHI_CPU.id, modelDeleteCacheInput: {} });
     await until(() => s.frames.length === 3, 'two changes');
-    expect(s.frames.slice(1).map((f) => JSON.parse(f))).toEqual([{ iterable: [{ model: { id: PHI_CPU.id } }] }, { iterable: [{ model: { id: PHI_CPU.id } }] }]);
+    expect(s.frames.slice(1).map((f) => JSON.parse(f))).toEqual([
+      { iterable: [{ model: { id: PHI_CPU.id } }] },
+      { iterable: [{ model: { id: PHI_CPU.id } }] },
+    ]);
   });
 });
 
@@ -88,7 +95,9 @@ describe('the catalogue → adapter mapping', () => {
   it('answers a model id with the adapter mapped to it, every other id (and none) with the default', async () => {
     const t = await setup({ models: { 'gpt-4o': { type: 'openai', baseUrl: openai.baseUrl, model: 'mapped-gpt-4o' } } });
     const ask = async (model?: string) =>
-      (await (await t.fetch(`${BASE}/qgpt/question`, jsonPost({ query: 'hello there', relevant: { iterable: [] }, ...(model ? { model } : {}) }))).json()) as {
+      (await (
+        await t.fetch(`${BASE}/qgpt/question`, jsonPost({ query: 'hello there', relevant: { iterable: [] }, ...(model ? { model } : {}) }))
+      ).json()) as {
         answers: { iterable: Array<{ text: string }> };
       };
     const before = openai.requests.length;
@@ -105,7 +114,9 @@ describe('the catalogue → adapter mapping', () => {
 
   it('maps the stream and relevance inputs too, by their model', async () => {
     const t = await setup({ models: { [GPT4O.name]: { type: 'ollama', baseUrl: ollama.baseUrl, model: 'llama3.2:3b' } } });
-    const relevance = await (await t.fetch(`${BASE}/qgpt/relevance`, jsonPost({ query: 'backoff', model: GPT4O.id, options: { question: true } }))).json();
+    const relevance = await (
+      await t.fetch(`${BASE}/qgpt/relevance`, jsonPost({ query: 'backoff', model: GPT4O.id, options: { question: true } }))
+    ).json();
     expect(relevance.answer.answers.iterable[0].text.trim()).toBe('Ollama llama3.2:3b says: backoff');
   });
 
@@ -118,7 +129,9 @@ describe('the catalogue → adapter mapping', () => {
     expect((await again.service.model(GPT4O.id)).description).toBe(`chosen at ${openai.baseUrl}`);
     await again.service.setModel(undefined, GPT4O.id);
     expect((await again.service.model(GPT4O.id)).description).toBe('no model (extractive answers)');
-    await expect(again.service.setModel({ type: 'extractive' }, 'GPT-9')).rejects.toThrow('model "GPT-9" is not a model of the catalogue (GET /models lists them).');
+    await expect(again.service.setModel({ type: 'extractive' }, 'GPT-9')).rejects.toThrow(
+      'model "GPT-9" is not a model of the catalogue (GET /models lists them).',
+    );
     await expect(setup({ models: { 'GPT-9': { type: 'extractive' } } })).rejects.toThrow(/"GPT-9" is not a model of the catalogue/);
   });
 });
@@ -151,7 +164,9 @@ describe('downloads', () => {
     expect((await again.json()).downloaded).toBe(true);
     expect(await dump(t.databaseName)).toBe(before);
     expect(socket.frames).toEqual([]);
-    expect(await t.models.modelsDeleteSpecificModelCache({ model: PHI_CPU.id, modelDeleteCacheInput: {} })).toEqual({ model: { id: PHI_CPU.id } });
+    expect(await t.models.modelsDeleteSpecificModelCache({ model: PHI_CPU.id, modelDeleteCacheInput: {} })).toEqual({
+      model: { id: PHI_CPU.id },
+    });
     expect((await t.model.modelsSpecificModelSnapshot({ model: PHI_CPU.id })).downloaded).toBe(false);
     // Deleting what is not downloaded changes nothing.
     const after = await dump(t.databaseName);
@@ -195,7 +210,12 @@ describe('downloads', () => {
   });
 
   it('cancel stops a running pull (CANCELED, not downloaded); a failed pull ends FAILED and keeps nothing', async () => {
-    for (const [name, end] of [['slow:llama2', 'CANCELED'], ['broken:llama2', 'FAILED'], ['missing:llama2', 'FAILED'], ['cut:llama2', 'FAILED']] as const) {
+    for (const [name, end] of [
+      ['slow:llama2', 'CANCELED'],
+      ['broken:llama2', 'FAILED'],
+      ['missing:llama2', 'FAILED'],
+      ['cut:llama2', 'FAILED'],
+    ] as const) {
       const t = await setup({ models: { [LLAMA_GPU.id]: { type: 'ollama', baseUrl: ollama.baseUrl, model: name } } });
       const socket = sockets(t).open(`ws://localhost:1000/model/${LLAMA_GPU.id}/download/progress`);
       await until(() => socket.events.includes('open'), 'the socket');
@@ -218,12 +238,27 @@ describe('downloads', () => {
     const t = await setup();
     const before = await dump(t.databaseName);
     const cases: Array<[string, RequestInit, number, RegExp]> = [
-      [`/model/${crypto.randomUUID()}/download`, { method: 'POST' }, 404, /^No model with id "[0-9a-f-]+": GET \/models lists the models\.$/],
+      [
+        `/model/${crypto.randomUUID()}/download`,
+        { method: 'POST' },
+        404,
+        /^No model with id "[0-9a-f-]+": GET \/models lists the models\.$/,
+      ],
       [`/model/gpt-4o/download`, { method: 'POST' }, 404, /^No model with id "gpt-4o"/],
-      [`/model/${GPT4O.id}/download`, { method: 'POST' }, 400, /^GPT-4o Chat Model \(.*\) is a cloud model: it is answered remotely and has nothing to download\.$/],
+      [
+        `/model/${GPT4O.id}/download`,
+        { method: 'POST' },
+        400,
+        /^GPT-4o Chat Model \(.*\) is a cloud model: it is answered remotely and has nothing to download\.$/,
+      ],
       [`/model/${crypto.randomUUID()}/download/cancel`, { method: 'POST' }, 404, /^No model with id/],
       [`/models/${crypto.randomUUID()}/delete/cache`, jsonPost({}), 404, /^No model with id/],
-      [`/models/${PHI_CPU.id}/delete/cache`, jsonPost({ force: true }), 400, /modelDeleteCacheInput\.force is not a field of ModelDeleteCacheInput/],
+      [
+        `/models/${PHI_CPU.id}/delete/cache`,
+        jsonPost({ force: true }),
+        400,
+        /modelDeleteCacheInput\.force is not a field of ModelDeleteCacheInput/,
+      ],
       [`/models/${PHI_CPU.id}/delete/cache`, jsonPost([1]), 400, /modelDeleteCacheInput must be a JSON object/],
       [`/models/${PHI_CPU.id}/delete/cache`, jsonPost('{"schema":'), 400, /not valid JSON/],
       [`/models/${GPT4O.id}/delete/cache`, jsonPost({}), 400, /is a cloud model: it has no downloaded files to delete/],

@@ -41,7 +41,14 @@ async function failure(iterable: AsyncIterable<string>) {
 
 describe('openAiModel', () => {
   it('streams the answer chunk by chunk and sends material, history and question', async () => {
-    const model = openAiModel({ type: 'openai', baseUrl: fake.baseUrl, model: 'llama3.2', apiKey: 'sk-test', temperature: 0.2, maxTokens: 64 });
+    const model = openAiModel({
+      type: 'openai',
+      baseUrl: fake.baseUrl,
+      model: 'llama3.2',
+      apiKey: 'sk-test',
+      temperature: 0.2,
+      maxTokens: 64,
+    });
     expect(model.description).toBe(`llama3.2 at ${fake.baseUrl}`);
     const chunks = await collect(model.answer(request()));
     expect(chunks).toEqual(['Answer', ' to:', ' how', ' do', ' I', ' retry?']);
@@ -71,9 +78,13 @@ describe('openAiModel', () => {
 
   it('fails when the endpoint cannot be reached', async () => {
     const port = await freePort();
-    const unreachable = await failure(openAiModel({ type: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' }).answer(request()));
+    const unreachable = await failure(
+      openAiModel({ type: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm' }).answer(request()),
+    );
     expect(unreachable.error).toBeInstanceOf(ModelError);
-    expect(unreachable.error.message).toMatch(new RegExp(`^The model endpoint http://127.0.0.1:${port}/v1/chat/completions could not be reached: `));
+    expect(unreachable.error.message).toMatch(
+      new RegExp(`^The model endpoint http://127.0.0.1:${port}/v1/chat/completions could not be reached: `),
+    );
   });
 
   it('stops reading when its signal is aborted', async () => {
@@ -90,4 +101,3 @@ describe('openAiModel', () => {
     expect(chunks).toHaveLength(2);
   });
 });
-

@@ -38,7 +38,9 @@ describe('signing in and out', () => {
     expect(JSON.parse(late.frames[1]!).id).toBe(signedIn.id);
     // Connect carries the user while signed in, and not when signed out.
     const connect = async () =>
-      (await (await restarted.fetch(`${BASE}/connect`, jsonPost({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }))).json()) as { user?: { name: string } };
+      (await (
+        await restarted.fetch(`${BASE}/connect`, jsonPost({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }))
+      ).json()) as { user?: { name: string } };
     expect((await connect()).user?.name).toBe('Local user');
     await restarted.os.signOutOfOS();
     expect((await connect()).user).toBeUndefined();
@@ -63,7 +65,11 @@ describe('the OS', () => {
   it('launches an applet: the port this service answers on, the type asked for', async () => {
     const t = await setup({ bases: ['http://localhost:39300'] });
     const applet = await (await t.fetch('http://localhost:39300/os/applet/launch', jsonPost({ type: 'COPILOT' }))).json();
-    expect(applet).toEqual({ port: 39300, type: OSAppletEnum.Copilot, handler: { type: 'pieces-os-worker', isFolder: false, isAsset: false } });
+    expect(applet).toEqual({
+      port: 39300,
+      type: OSAppletEnum.Copilot,
+      handler: { type: 'pieces-os-worker', isFolder: false, isAsset: false },
+    });
     const other = await setup();
     const sdk = await other.os.osAppletLaunch({ inactiveOSServerApplet: { type: OSAppletEnum.SavedMaterials } });
     expect([sdk.port, sdk.type]).toEqual([1000, 'SAVED_MATERIALS']);
@@ -71,7 +77,9 @@ describe('the OS', () => {
 
   it('answers connect with the application id, the OS version and the user name; lists its own OS_SERVER entry', async () => {
     const t = await setup();
-    const context = await t.connector.connect({ seededConnectorConnection: { application: { name: 'OPEN_SOURCE', version: '0.0.1', platform: PlatformEnum.Linux } } as never });
+    const context = await t.connector.connect({
+      seededConnectorConnection: { application: { name: 'OPEN_SOURCE', version: '0.0.1', platform: PlatformEnum.Linux } } as never,
+    });
     expect(context.application.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(context.health.os.version).toBe(PIECES_OS_VERSION);
     expect(context.user?.name).toBe('Local user');
@@ -86,7 +94,9 @@ describe('the OS', () => {
     const allocation = await t.allocations.allocationsConnectNewCloud({ userProfile: user });
     expect(allocation).toMatchObject({ id: user.id, user: user.id, status: { cloud: AllocationStatusEnum.Disconnected }, project: '' });
     expect(allocation.urls.base.status).toBe(AllocationStatusEnum.Disconnected);
-    expect(await t.allocations.allocationsDisconnectCloud({ allocationCloud: allocation })).toBe('The local user has no cloud allocation: nothing to disconnect.');
+    expect(await t.allocations.allocationsDisconnectCloud({ allocationCloud: allocation })).toBe(
+      'The local user has no cloud allocation: nothing to disconnect.',
+    );
   });
 
   it('has long-term memory off: the vision status, and its socket’s first frame at once', async () => {
@@ -112,7 +122,12 @@ describe('the OS', () => {
       ['/allocations/disconnect', jsonPost('"x"'), 400, /allocationCloud must be a JSON object/],
       ['/os/sign_in', { method: 'GET' }, 405, /use POST/],
       ['/workstream_pattern_engine/processors/vision/status/stream', {}, 426, /is a WebSocket/],
-      ['/workstream_pattern_engine/processors/vision/activate', jsonPost({}), 404, /workstreamPatternEngineProcessorsVisionActivate, which this service does not serve/],
+      [
+        '/workstream_pattern_engine/processors/vision/activate',
+        jsonPost({}),
+        404,
+        /workstreamPatternEngineProcessorsVisionActivate, which this service does not serve/,
+      ],
     ];
     for (const [path, init, status, message] of cases) {
       const response = await t.fetch(`${BASE}${path}`, init);

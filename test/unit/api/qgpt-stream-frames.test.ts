@@ -85,11 +85,15 @@ async function world(model: ModelAdapter, piece?: number) {
     expect(done()).toBe(true);
   };
   const ended = (request: string) => () => frames.some((f) => f.request === request && f.status !== 'IN-PROGRESS');
-  const texts = (request: string) => frames.filter((f) => f.request === request && f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text);
+  const texts = (request: string) =>
+    frames.filter((f) => f.request === request && f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text);
   const messages = async (id: string) => {
     const json = await (await t.fetch(`${BASE}/conversations`)).json();
     const found = json.iterable.find((c: { id: string }) => c.id === id);
-    return found.messages.iterable.map((m: { reference: { role: string; fragment: { string: { raw: string } } } }) => [m.reference.role, m.reference.fragment.string.raw]);
+    return found.messages.iterable.map((m: { reference: { role: string; fragment: { string: { raw: string } } } }) => [
+      m.reference.role,
+      m.reference.fragment.string.raw,
+    ]);
   };
   return { t, socket, frames, until, ended, texts, messages, pieces };
 }
@@ -177,34 +181,46 @@ describe('/qgpt/stream frames under batching', () => {
   it('delivers every chunk once, in order, one message each, whatever pieces the body arrives in', async () => {
     for (const piece of [undefined, 1, 7, 4096]) {
       const w = await world(burstingModel(CHUNKS, 37), piece);
-      const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'count' } })).id;
+      const id = (
+        await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'count' } })
+      ).id;
       w.socket.send(JSON.stringify({ request: 'count', conversation: id, question: { query: 'count', relevant: { iterable: [] } } }));
       await w.until(w.ended('count'));
       expect(w.frames.at(-1)!.status).toBe('COMPLETED');
       expect(w.texts('count')).toEqual(expected(CHUNKS));
-      expect(await w.messages(id)).toEqual([['USER', 'count'], ['ASSISTANT', expected(CHUNKS).join('')]]);
+      expect(await w.messages(id)).toEqual([
+        ['USER', 'count'],
+        ['ASSISTANT', expected(CHUNKS).join('')],
+      ]);
       w.socket.close();
     }
   });
 
   it('keeps the frames of answers running at once apart and each in order', async () => {
     const w = await world(burstingModel(CHUNKS, 23), 11);
-    for (const request of ['a', 'b', 'c']) w.socket.send(JSON.stringify({ request, question: { query: request, relevant: { iterable: [] } } }));
+    for (const request of ['a', 'b', 'c'])
+      w.socket.send(JSON.stringify({ request, question: { query: request, relevant: { iterable: [] } } }));
     await w.until(() => ['a', 'b', 'c'].every((r) => w.ended(r)()));
     for (const request of ['a', 'b', 'c']) expect(w.texts(request)).toEqual(expected(CHUNKS));
   });
 
   it('a stopped answer: STOPPED after every frame streamed, and the conversation keeps exactly what was streamed', async () => {
     const w = await world(burstingModel(120, 40, true), 5);
-    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'stop' } })).id;
-    w.socket.send(JSON.stringify({ request: 'long', conversation: id, question: { query: 'tell me everything', relevant: { iterable: [] } } }));
+    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'stop' } }))
+      .id;
+    w.socket.send(
+      JSON.stringify({ request: 'long', conversation: id, question: { query: 'tell me everything', relevant: { iterable: [] } } }),
+    );
     await w.until(() => w.texts('long').length === 120);
     w.socket.send(JSON.stringify({ request: 'long', conversation: id, stop: true }));
     await w.until(w.ended('long'));
     const frames = w.frames.filter((f) => f.request === 'long');
     expect(frames.map((f) => f.status)).toEqual([...expected(120).map(() => 'IN-PROGRESS'), 'STOPPED']);
     expect(w.texts('long')).toEqual(expected(120));
-    expect(await w.messages(id)).toEqual([['USER', 'tell me everything'], ['ASSISTANT', expected(120).join('')]]);
+    expect(await w.messages(id)).toEqual([
+      ['USER', 'tell me everything'],
+      ['ASSISTANT', expected(120).join('')],
+    ]);
   });
 
   it('a stop ends an answer at once even when the model does not heed its signal, keeping what was streamed', async () => {
@@ -219,18 +235,25 @@ describe('/qgpt/stream frames under batching', () => {
       },
     };
     const w = await world(deaf);
-    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'deaf' } })).id;
+    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'deaf' } }))
+      .id;
     w.socket.send(JSON.stringify({ request: 'deaf', conversation: id, question: { query: 'q', relevant: { iterable: [] } } }));
     await w.until(() => w.texts('deaf').length === 3);
     w.socket.send(JSON.stringify({ request: 'deaf', conversation: id, stop: true }));
     await w.until(w.ended('deaf'));
     expect(w.frames.filter((f) => f.request === 'deaf').at(-1)!.status).toBe('STOPPED');
-    expect(await w.messages(id)).toEqual([['USER', 'q'], ['ASSISTANT', expected(3).join('')]]);
+    expect(await w.messages(id)).toEqual([
+      ['USER', 'q'],
+      ['ASSISTANT', expected(3).join('')],
+    ]);
     // What the model yields after the stop goes nowhere.
     late();
     await new Promise((r) => setTimeout(r, 20));
     expect(w.texts('deaf')).toEqual(expected(3));
-    expect(await w.messages(id)).toEqual([['USER', 'q'], ['ASSISTANT', expected(3).join('')]]);
+    expect(await w.messages(id)).toEqual([
+      ['USER', 'q'],
+      ['ASSISTANT', expected(3).join('')],
+    ]);
   });
 
   it('a model that fails right after a burst: every frame of the burst, then FAILED, and nothing stored', async () => {
@@ -242,7 +265,8 @@ describe('/qgpt/stream frames under batching', () => {
       },
     };
     const w = await world(model, 9);
-    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'fail' } })).id;
+    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'fail' } }))
+      .id;
     w.socket.send(JSON.stringify({ request: 'fail', conversation: id, question: { query: 'fail', relevant: { iterable: [] } } }));
     await w.until(w.ended('fail'));
     const frames = w.frames.filter((f) => f.request === 'fail');
@@ -265,14 +289,16 @@ describe('/qgpt/stream frames under batching', () => {
       },
     };
     const w = await world(model, 3);
-    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'stop' } })).id;
-    stop = () => void w.t.service.handle(
-      new Request(`${BASE}/qgpt/stream`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', [STREAM_HEADER]: 'qgpt' },
-        body: JSON.stringify({ request: 'burst', conversation: id, stop: true }),
-      }),
-    );
+    const id = (await w.t.conversations.conversationsCreateSpecificConversation({ seededConversation: { type: 'COPILOT', name: 'stop' } }))
+      .id;
+    stop = () =>
+      void w.t.service.handle(
+        new Request(`${BASE}/qgpt/stream`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', [STREAM_HEADER]: 'qgpt' },
+          body: JSON.stringify({ request: 'burst', conversation: id, stop: true }),
+        }),
+      );
     w.socket.send(JSON.stringify({ request: 'burst', conversation: id, question: { query: 'burst', relevant: { iterable: [] } } }));
     await w.until(w.ended('burst'));
     const frames = w.frames.filter((f) => f.request === 'burst');
@@ -280,7 +306,10 @@ describe('/qgpt/stream frames under batching', () => {
     const streamed = w.texts('burst');
     expect(streamed).toEqual(expected(streamed.length));
     expect(streamed.length).toBeGreaterThan(20);
-    expect(await w.messages(id)).toEqual([['USER', 'burst'], ['ASSISTANT', streamed.join('')]]);
+    expect(await w.messages(id)).toEqual([
+      ['USER', 'burst'],
+      ['ASSISTANT', streamed.join('')],
+    ]);
   });
 });
 
@@ -307,12 +336,13 @@ describe('the OpenAI-compatible adapter reading many events per read', () => {
       endpoint([...expected(CHUNKS).map(event), done], piece);
       const model = openAiModel({ type: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' });
       const chunks: string[] = [];
-      for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal })) chunks.push(part);
+      for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal }))
+        chunks.push(part);
       expect(chunks).toEqual(expected(CHUNKS));
     }
   });
 
-  it('made from a configuration: the same chunks, and leaving the answer early cancels the endpoint\'s body', async () => {
+  it("made from a configuration: the same chunks, and leaving the answer early cancels the endpoint's body", async () => {
     let cancelled = false;
     const bytes = new TextEncoder().encode([...expected(50).map(event), done].join(''));
     vi.stubGlobal('fetch', async () => {
@@ -331,9 +361,14 @@ describe('the OpenAI-compatible adapter reading many events per read', () => {
     const model = createModel({ type: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' });
     expect(model.description).toBe('m at http://127.0.0.1:9/v1');
     expect('pull' in model).toBe(false);
-    expect(createModel({ type: 'ollama', baseUrl: 'http://127.0.0.1:9/', model: 'm' })).toMatchObject({ description: 'm at http://127.0.0.1:9 (Ollama)', pull: expect.any(Function), remove: expect.any(Function) });
+    expect(createModel({ type: 'ollama', baseUrl: 'http://127.0.0.1:9/', model: 'm' })).toMatchObject({
+      description: 'm at http://127.0.0.1:9 (Ollama)',
+      pull: expect.any(Function),
+      remove: expect.any(Function),
+    });
     const whole: string[] = [];
-    for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal })) whole.push(part);
+    for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal }))
+      whole.push(part);
     expect(whole).toEqual(expected(50));
     expect(cancelled).toBe(false);
     const some: string[] = [];
@@ -351,7 +386,8 @@ describe('the OpenAI-compatible adapter reading many events per read', () => {
     const chunks: string[] = [];
     await expect(
       (async () => {
-        for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal })) chunks.push(part);
+        for await (const part of model.answer({ query: 'q', relevant: [], messages: [], signal: new AbortController().signal }))
+          chunks.push(part);
       })(),
     ).rejects.toThrow('closed the stream before the answer was finished');
     expect(chunks).toEqual(expected(5));

@@ -47,7 +47,13 @@ const failingModel: ModelAdapter = {
 async function world(options: Parameters<typeof setup>[0] & { available?: boolean } = {}) {
   const t = await setup(options);
   const target = { WebSocket: NativeWebSocket as unknown as typeof WebSocket };
-  cleanups.push(installStreamShim({ target, fetch: (input, init) => t.service.handle(new Request(input, init)), isServiceAvailable: () => options.available ?? true }));
+  cleanups.push(
+    installStreamShim({
+      target,
+      fetch: (input, init) => t.service.handle(new Request(input, init)),
+      isServiceAvailable: () => options.available ?? true,
+    }),
+  );
   const open = async () => {
     const socket = new target.WebSocket(STREAM);
     const frames: Frame[] = [];
@@ -72,13 +78,20 @@ async function world(options: Parameters<typeof setup>[0] & { available?: boolea
   const messages = async (id: string) => {
     const json = await (await t.fetch(`${BASE}/conversations`)).json();
     const found = json.iterable.find((c: { id: string }) => c.id === id);
-    return found.messages.iterable.map((m: { reference: { role: string; fragment: { string: { raw: string } } } }) => [m.reference.role, m.reference.fragment.string.raw]);
+    return found.messages.iterable.map((m: { reference: { role: string; fragment: { string: { raw: string } } } }) => [
+      m.reference.role,
+      m.reference.fragment.string.raw,
+    ]);
   };
   return { t, open, conversation, messages };
 }
 
 const statuses = (frames: Frame[]) => frames.map((f) => f.status);
-const text = (frames: Frame[]) => frames.filter((f) => f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text).join('');
+const text = (frames: Frame[]) =>
+  frames
+    .filter((f) => f.status === 'IN-PROGRESS')
+    .map((f) => f.question!.answers.iterable[0]!.text)
+    .join('');
 
 describe('/qgpt/stream', () => {
   it('streams IN-PROGRESS chunks → COMPLETED (no INITIALIZED) and stores the question and the answer', async () => {
@@ -90,14 +103,21 @@ describe('/qgpt/stream', () => {
     await s.until(s.ended('r1'));
     const frames = s.of('r1');
     expect(statuses(frames).at(-1)).toBe('COMPLETED');
-    expect(statuses(frames).slice(0, -1).every((status) => status === 'IN-PROGRESS')).toBe(true);
+    expect(
+      statuses(frames)
+        .slice(0, -1)
+        .every((status) => status === 'IN-PROGRESS'),
+    ).toBe(true);
     // Every IN-PROGRESS frame carries text (the Python wrapper's stream_question reads each one's answer).
     expect(frames.slice(0, -1).every((f) => f.question!.answers.iterable[0]!.text.length > 0)).toBe(true);
     expect(frames.filter((f) => f.status === 'IN-PROGRESS').length).toBeGreaterThan(2);
     expect(frames.every((f) => f.conversation === id)).toBe(true);
     const answer = text(frames);
     expect(answer).toMatch(/^No model is configured/);
-    expect(await w.messages(id)).toEqual([['USER', 'retry with backoff'], ['ASSISTANT', answer]]);
+    expect(await w.messages(id)).toEqual([
+      ['USER', 'retry with backoff'],
+      ['ASSISTANT', answer],
+    ]);
     // The conversations stream hears of it.
     expect(w.t.changes.filter((c) => c.collection === 'conversation').map((c) => c.id)).toEqual([id]);
     expect(w.t.changes.filter((c) => c.collection === 'conversationMessage')).toHaveLength(2);
@@ -119,7 +139,10 @@ describe('/qgpt/stream', () => {
     const conversation = await w.t.conversations.conversationsSnapshot();
     const stored = conversation.iterable.find((c) => c.id === created)!;
     expect(stored.name).toBe('exponential backoff');
-    expect(await w.messages(created)).toEqual([['USER', 'exponential backoff'], ['ASSISTANT', text(frames)]]);
+    expect(await w.messages(created)).toEqual([
+      ['USER', 'exponential backoff'],
+      ['ASSISTANT', text(frames)],
+    ]);
   });
 
   it('carries many requests on one socket at once', async () => {
@@ -140,7 +163,10 @@ describe('/qgpt/stream', () => {
     s.ask({ request: 'long', conversation: id, stop: true });
     await s.until(s.ended('long'));
     expect(statuses(s.of('long'))).toEqual(['IN-PROGRESS', 'STOPPED']);
-    expect(await w.messages(id)).toEqual([['USER', 'tell me everything'], ['ASSISTANT', 'partial ']]);
+    expect(await w.messages(id)).toEqual([
+      ['USER', 'tell me everything'],
+      ['ASSISTANT', 'partial '],
+    ]);
     // A reset of a conversation with nothing running is acknowledged.
     s.ask({ request: 'again', conversation: id, reset: true });
     await s.until(s.ended('again'));
@@ -183,7 +209,11 @@ describe('/qgpt/stream', () => {
     s.ask({ request: 'f', conversation: id, question: { query: 'q', relevant: { iterable: [] } } });
     await s.until(s.ended('f'));
     const last = s.of('f').at(-1)!;
-    expect(last).toMatchObject({ status: 'FAILED', statusCode: 502, errorMessage: 'The model endpoint http://127.0.0.1:9/v1/chat/completions failed mid-answer: model overloaded' });
+    expect(last).toMatchObject({
+      status: 'FAILED',
+      statusCode: 502,
+      errorMessage: 'The model endpoint http://127.0.0.1:9/v1/chat/completions failed mid-answer: model overloaded',
+    });
     expect(await dump(w.t.databaseName)).toBe(before);
   });
 
@@ -210,8 +240,14 @@ describe('/qgpt/stream', () => {
     s.ask({ request: 'unknown', conversation: unknown, question: { query: 'q', relevant: { iterable: [] } } });
     await s.until((frames) => frames.length >= 3);
     expect(s.frames.find((f) => f.statusCode === 400 && !f.request)!.errorMessage).toMatch(/not valid JSON/);
-    expect(s.of('no-query')).toEqual([{ request: 'no-query', conversation: '', status: 'FAILED', statusCode: 400, errorMessage: 'input.question.query is required.' }]);
-    expect(s.of('unknown').at(-1)).toMatchObject({ status: 'FAILED', statusCode: 404, errorMessage: `No conversation with id ${unknown}.` });
+    expect(s.of('no-query')).toEqual([
+      { request: 'no-query', conversation: '', status: 'FAILED', statusCode: 400, errorMessage: 'input.question.query is required.' },
+    ]);
+    expect(s.of('unknown').at(-1)).toMatchObject({
+      status: 'FAILED',
+      statusCode: 404,
+      errorMessage: `No conversation with id ${unknown}.`,
+    });
     expect(s.socket.readyState).toBe(1);
   });
 
@@ -227,4 +263,3 @@ describe('/qgpt/stream', () => {
     }
   });
 });
-

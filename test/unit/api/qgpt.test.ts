@@ -22,7 +22,11 @@ const RETRY = SAMPLE_ASSETS.find((a) => a.name === 'retry.py')!;
 
 async function post(t: Awaited<ReturnType<typeof setup>>, path: string, body: unknown) {
   const response = await t.fetch(`${BASE}${path}`, jsonPost(body));
-  return { status: response.status, type: response.headers.get('content-type'), body: response.headers.get('content-type')?.includes('json') ? await response.json() : await response.text() };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    body: response.headers.get('content-type')?.includes('json') ? await response.json() : await response.text(),
+  };
 }
 
 /** A model that answers with what it was given, in two chunks. */
@@ -38,7 +42,9 @@ describe('relevance', () => {
   it('ranks the stored assets with BM25, best first, with passages; decodes with the SDK, strictly (no score: RelevantQGPTSeed has none)', async () => {
     const t = await setup();
     const qgpt = new QGPTApi(t.configuration);
-    const output = await qgpt.relevance({ qGPTRelevanceInput: { query: 'retry a call with exponential backoff', options: { database: true } } });
+    const output = await qgpt.relevance({
+      qGPTRelevanceInput: { query: 'retry a call with exponential backoff', options: { database: true } },
+    });
     const seeds = output.relevant.iterable;
     expect(seeds[0]!.id).toBe(RETRY.id);
     expect(seeds[0]!.asset?.id).toBe(RETRY.id);
@@ -73,7 +79,8 @@ describe('relevance', () => {
     const t = await setup();
     const id = crypto.randomUUID();
     await t.service.seed({ assets: [{ id, name: 'zebra.go', text: 'func stripes() { /* zebra zebra */ }' }] });
-    const ask = async () => (await post(t, '/qgpt/relevance', { query: 'zebra', options: { database: true } })).body.relevant.iterable.length;
+    const ask = async () =>
+      (await post(t, '/qgpt/relevance', { query: 'zebra', options: { database: true } })).body.relevant.iterable.length;
     expect(await ask()).toBeGreaterThan(0);
     await t.service.reset();
     expect(await ask()).toBe(0);
@@ -96,7 +103,9 @@ describe('relevance', () => {
     const debounce = SAMPLE_ASSETS.find((a) => a.name === 'debounce.ts')!;
     const output = await post(t, '/qgpt/relevance', {
       query: 'cache results in a map',
-      seeds: { iterable: [{ type: 'SEEDED_ASSET', asset: { application: {}, format: { fragment: { string: { raw: 'a map of results' } } } } }] },
+      seeds: {
+        iterable: [{ type: 'SEEDED_ASSET', asset: { application: {}, format: { fragment: { string: { raw: 'a map of results' } } } } }],
+      },
       assets: { iterable: [{ id: debounce.id }] },
       messages: { iterable: [{ id: assistant }, { id: user }] },
     });
@@ -120,12 +129,21 @@ describe('relevance', () => {
     const t = await setup();
     const before = await dump(t.databaseName);
     expect(await post(t, '/qgpt/relevance', {})).toMatchObject({ status: 400, body: 'relevance.query is required.' });
-    expect(await post(t, '/qgpt/relevance', { query: 3 })).toMatchObject({ status: 400, body: 'relevance.query must be a string, not a number.' });
+    expect(await post(t, '/qgpt/relevance', { query: 3 })).toMatchObject({
+      status: 400,
+      body: 'relevance.query must be a string, not a number.',
+    });
     expect(await post(t, '/qgpt/relevance', { query: 'x', options: { database: 'yes' } })).toMatchObject({ status: 400 });
     expect(await post(t, '/qgpt/relevance', { query: 'x', assets: { iterable: [{ id: 'nope' }] } })).toMatchObject({ status: 400 });
     const unknown = crypto.randomUUID();
-    expect(await post(t, '/qgpt/relevance', { query: 'x', assets: { iterable: [{ id: unknown }] } })).toMatchObject({ status: 404, body: `No asset with id ${unknown}.` });
-    expect(await post(t, '/qgpt/relevance', { query: 'x', messages: { iterable: [{ id: unknown }] } })).toMatchObject({ status: 404, body: `No message with id ${unknown}.` });
+    expect(await post(t, '/qgpt/relevance', { query: 'x', assets: { iterable: [{ id: unknown }] } })).toMatchObject({
+      status: 404,
+      body: `No asset with id ${unknown}.`,
+    });
+    expect(await post(t, '/qgpt/relevance', { query: 'x', messages: { iterable: [{ id: unknown }] } })).toMatchObject({
+      status: 404,
+      body: `No message with id ${unknown}.`,
+    });
     const empty = await t.fetch(`${BASE}/qgpt/relevance`, { method: 'POST', headers: { 'Content-Type': 'application/json' } });
     expect(empty.status).toBe(400);
     expect(await dump(t.databaseName)).toBe(before);
@@ -146,7 +164,11 @@ describe('question', () => {
     const t = await setup();
     const qgpt = new QGPTApi(t.configuration);
     const output = await qgpt.question({
-      qGPTQuestionInput: { query: 'How do I retry with exponential backoff?', pipeline: { conversation: { generalizedCodeDialog: {} } }, relevant: { iterable: [] } },
+      qGPTQuestionInput: {
+        query: 'How do I retry with exponential backoff?',
+        pipeline: { conversation: { generalizedCodeDialog: {} } },
+        relevant: { iterable: [] },
+      },
     });
     const text = output.answers.iterable[0]!.text;
     // No seeds sent: the best-matching stored asset is quoted.
@@ -184,7 +206,11 @@ describe('question', () => {
       { id: crypto.randomUUID(), reference: { role: 'USER', fragment: { string: { raw: 'hi' } } } },
       { id: crypto.randomUUID(), reference: { role: 'ASSISTANT', fragment: { string: { raw: 'hello' } } } },
     ];
-    const output = await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [{ asset: { id: RETRY.id } }] }, messages: { iterable: history } });
+    const output = await post(t, '/qgpt/question', {
+      query: 'q',
+      relevant: { iterable: [{ asset: { id: RETRY.id } }] },
+      messages: { iterable: history },
+    });
     expect(output.body.answers.iterable[0].text).toBe('Q=q;R=retry.py;M=USER:hi|ASSISTANT:hello');
   });
 
@@ -199,7 +225,10 @@ describe('question', () => {
     const t = await setup({ model: failing });
     const before = await dump(t.databaseName);
     const output = await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [] } });
-    expect(output).toMatchObject({ status: 502, body: 'The model endpoint http://127.0.0.1:9/v1/chat/completions could not be reached: connect ECONNREFUSED.' });
+    expect(output).toMatchObject({
+      status: 502,
+      body: 'The model endpoint http://127.0.0.1:9/v1/chat/completions could not be reached: connect ECONNREFUSED.',
+    });
     expect(output.type).toMatch(/^text\/plain/);
     expect(await dump(t.databaseName)).toBe(before);
   });
@@ -208,10 +237,16 @@ describe('question', () => {
     const t = await setup();
     await t.service.setModel(echoModel);
     expect((await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [] } })).body.answers.iterable[0].text).toBe('Q=q;R=;M=');
-    expect((await post(t, '/qgpt/question', { query: 'backoff', relevant: { iterable: [] } })).body.answers.iterable[0].text).toBe('Q=backoff;R=retry.py;M=');
+    expect((await post(t, '/qgpt/question', { query: 'backoff', relevant: { iterable: [] } })).body.answers.iterable[0].text).toBe(
+      'Q=backoff;R=retry.py;M=',
+    );
     await t.service.setModel();
-    expect((await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [] } })).body.answers.iterable[0].text).toMatch(/^No model/);
-    await expect(t.service.setModel({ type: 'openai', baseUrl: 'ftp://x', model: 'm' } as never)).rejects.toThrow('model.baseUrl must be an http(s) URL');
+    expect((await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [] } })).body.answers.iterable[0].text).toMatch(
+      /^No model/,
+    );
+    await expect(t.service.setModel({ type: 'openai', baseUrl: 'ftp://x', model: 'm' } as never)).rejects.toThrow(
+      'model.baseUrl must be an http(s) URL',
+    );
     // A configuration outlives the service: a new one over the same database uses it.
     await t.service.setModel({ type: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2' });
     const again = await setup({ databaseName: t.databaseName });
@@ -223,9 +258,14 @@ describe('question', () => {
   it('refuses bad input with a 400', async () => {
     const t = await setup();
     expect(await post(t, '/qgpt/question', { query: 'q' })).toMatchObject({ status: 400, body: 'question.relevant is required.' });
-    expect(await post(t, '/qgpt/question', { relevant: { iterable: [] } })).toMatchObject({ status: 400, body: 'question.query is required.' });
+    expect(await post(t, '/qgpt/question', { relevant: { iterable: [] } })).toMatchObject({
+      status: 400,
+      body: 'question.query is required.',
+    });
     expect(await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [{}] } })).toMatchObject({ status: 400 });
-    expect(await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [{ asset: { id: crypto.randomUUID() } }] } })).toMatchObject({ status: 404 });
+    expect(await post(t, '/qgpt/question', { query: 'q', relevant: { iterable: [{ asset: { id: crypto.randomUUID() } }] } })).toMatchObject(
+      { status: 404 },
+    );
   });
 });
 
@@ -236,13 +276,17 @@ describe('the service with an OpenAI-compatible endpoint', () => {
     const t = await setup({ model: { type: 'openai', baseUrl: fake.baseUrl, model: 'llama3.2' } });
     const body = { query: 'what is a debounce?', relevant: { iterable: [] } };
     const ok = await t.fetch(`${BASE}/qgpt/question`, jsonPost(body));
-    expect(((await ok.json()) as { answers: { iterable: Array<{ text: string }> } }).answers.iterable[0]!.text).toBe('Answer to: what is a debounce?');
+    expect(((await ok.json()) as { answers: { iterable: Array<{ text: string }> } }).answers.iterable[0]!.text).toBe(
+      'Answer to: what is a debounce?',
+    );
 
     await t.service.setModel({ type: 'openai', baseUrl: fake.baseUrl, model: 'missing' });
     const before = await dump(t.databaseName);
     const failed = await t.fetch(`${BASE}/qgpt/question`, jsonPost(body));
     expect(failed.status).toBe(502);
-    expect(await failed.text()).toBe(`The model endpoint ${fake.baseUrl}/chat/completions answered 404: model "missing" not found, try pulling it first`);
+    expect(await failed.text()).toBe(
+      `The model endpoint ${fake.baseUrl}/chat/completions answered 404: model "missing" not found, try pulling it first`,
+    );
     expect(await dump(t.databaseName)).toBe(before);
   });
 });

@@ -6,12 +6,17 @@ const WORDS = 'retry backoff debounce cache parse fetch stream socket timeout qu
 
 function documents(count: number, seed: number) {
   let state = seed;
-  const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const word = () => WORDS[Math.floor(random() * WORDS.length)]!;
   return Array.from({ length: count }, (_, i) => ({
     id: `doc-${String(i).padStart(4, '0')}`,
     kind: 'asset',
-    fields: { name: `${word()}_${word()}.ts`, language: 'ts', description: `${word()} ${word()}`, text: Array.from({ length: 20 }, word).join(' ') },
+    fields: {
+      name: `${word()}_${word()}.ts`,
+      language: 'ts',
+      description: `${word()} ${word()}`,
+      text: Array.from({ length: 20 }, word).join(' '),
+    },
   }));
 }
 

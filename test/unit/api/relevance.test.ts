@@ -6,7 +6,13 @@ const doc = (id: string, fields: Record<string, string>, kind = 'asset') => ({ i
 describe('tokenize', () => {
   it('splits identifiers, drops stop words and folds plurals', () => {
     expect(tokenize('How do I debounceTimer the retries of fetch_json?')).toEqual([
-      'debouncetimer', 'debounce', 'timer', 'retry', 'fetchjson', 'fetch', 'json',
+      'debouncetimer',
+      'debounce',
+      'timer',
+      'retry',
+      'fetchjson',
+      'fetch',
+      'json',
     ]);
     expect(tokenize('HTTPServer parseURLs')).toEqual(['httpserver', 'http', 'server', 'parseurl', 'parse', 'url']);
   });
@@ -73,7 +79,12 @@ describe('RelevanceIndex', () => {
     index.set(doc('a1', { text: 'debounce in an asset' }, 'asset'));
     index.set(doc('a2', { text: 'debounce debounce' }, 'asset'));
     expect(index.search('debounce', { kinds: ['message'] }).map((h) => h.id)).toEqual(['m1']);
-    expect(index.search('debounce', { ids: new Set(['a1', 'm1']) }).map((h) => h.id).sort()).toEqual(['a1', 'm1']);
+    expect(
+      index
+        .search('debounce', { ids: new Set(['a1', 'm1']) })
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual(['a1', 'm1']);
     expect(index.search('debounce', { limit: 1 })).toHaveLength(1);
     expect(index.search('how is the')).toEqual([]);
     expect(new RelevanceIndex().search('anything')).toEqual([]);

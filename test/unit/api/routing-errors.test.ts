@@ -22,16 +22,33 @@ describe('the route table', () => {
       const api = (sdk as unknown as Record<string, { prototype: Record<string, unknown> }>)[operation.api];
       expect(typeof api?.prototype[operation.name], `${operation.api}.${operation.name}`).toBe('function');
       // The generated catalogue of SDK paths agrees with the route table.
-      expect(knownOperation(operation.method, operation.path.replace(/\{\w+\}/g, 'x')), operation.path).toBe(`${operation.api}.${operation.name}`);
+      expect(knownOperation(operation.method, operation.path.replace(/\{\w+\}/g, 'x')), operation.path).toBe(
+        `${operation.api}.${operation.name}`,
+      );
     }
     for (const name of [
-      'applicationsExternalRelated', 'applicationsExternalSnapshot', 'applicationsSnapshot',
-      'applicationsSpecificApplicationSnapshot', 'applicationsRegister', 'applicationsSessionOpen',
-      'applicationsSessionClose', 'applicationsSessionSnapshot', 'applicationsUsageEngagementInteraction',
-      'applicationsUsageEngagementKeyboard', 'applicationsUsageInstallation', 'postApplicationsUsageUpdated',
-      'conversationsCreateFromAsset', 'conversationsCreateSpecificConversation',
-      'conversationsDeleteSpecificConversation', 'conversationsIdentifiersSnapshot', 'conversationsSnapshot',
-      'conversationsStreamIdentifiers', 'assetsIdentifiersSnapshot', 'relevance', 'question', 'qgptStream',
+      'applicationsExternalRelated',
+      'applicationsExternalSnapshot',
+      'applicationsSnapshot',
+      'applicationsSpecificApplicationSnapshot',
+      'applicationsRegister',
+      'applicationsSessionOpen',
+      'applicationsSessionClose',
+      'applicationsSessionSnapshot',
+      'applicationsUsageEngagementInteraction',
+      'applicationsUsageEngagementKeyboard',
+      'applicationsUsageInstallation',
+      'postApplicationsUsageUpdated',
+      'conversationsCreateFromAsset',
+      'conversationsCreateSpecificConversation',
+      'conversationsDeleteSpecificConversation',
+      'conversationsIdentifiersSnapshot',
+      'conversationsSnapshot',
+      'conversationsStreamIdentifiers',
+      'assetsIdentifiersSnapshot',
+      'relevance',
+      'question',
+      'qgptStream',
     ]) {
       expect(names).toContain(name);
     }
@@ -144,7 +161,10 @@ describe('routing', () => {
           checked.served++;
           expect(response.status, at).not.toBe(405);
           expect(text, at).not.toMatch(/does not serve/);
-        } else if (!entries.some((e) => e.path === entry.path && e.method === method) && OPERATIONS.some((o) => pattern(o.path) === entry.path)) {
+        } else if (
+          !entries.some((e) => e.path === entry.path && e.method === method) &&
+          OPERATIONS.some((o) => pattern(o.path) === entry.path)
+        ) {
           // Served here with the other method, and the SDK has no operation with this one.
           checked.refused++;
           expect(response.status, at).toBe(405);
@@ -152,7 +172,11 @@ describe('routing', () => {
           checked.unserved++;
           expect(response.status, `${at}: ${text}`).toBe(404);
           // A path of the SDK is named, never read as an id of a parameterised route (no 400, no 405).
-          expect(text, at).toMatch(new RegExp(`is the Pieces OS operation ${(method === entry.method ? entry.name : knownOperation(method, path))!.replace('.', '\\.')}, which this service does not serve`));
+          expect(text, at).toMatch(
+            new RegExp(
+              `is the Pieces OS operation ${(method === entry.method ? entry.name : knownOperation(method, path))!.replace('.', '\\.')}, which this service does not serve`,
+            ),
+          );
         }
       }
     }
@@ -322,10 +346,18 @@ describe('bodies of a Request without a body stream (Firefox)', () => {
   it('keeps 413, strict UTF-8 and JSON validation, changing nothing', async () => {
     const t = await bodiless({ maxBodyBytes: 1024 });
     const before = await dump(t.databaseName);
-    await expectText(await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', name: 'x'.repeat(2000) })), 413, /1024 bytes/);
+    await expectText(
+      await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', name: 'x'.repeat(2000) })),
+      413,
+      /1024 bytes/,
+    );
     await expectText(await t.fetch(`${BASE}/conversations/create`, jsonPost('{nope')), 400, /not valid JSON/);
     const bytes = new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]);
-    await expectText(await t.fetch(`${BASE}/conversations/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: bytes }), 400, /UTF-8/);
+    await expectText(
+      await t.fetch(`${BASE}/conversations/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: bytes }),
+      400,
+      /UTF-8/,
+    );
     await expectText(await t.fetch(`${BASE}/applications/usage/engagement/interaction`, jsonPost('[]')), 400, /JSON object, not an array/);
     await expectText(await t.fetch(`${BASE}/applications/usage/engagement/interaction`, jsonPost('')), 400, /JSON object, not absent/);
     expect(await dump(t.databaseName)).toBe(before);
@@ -339,7 +371,11 @@ describe('persistence', () => {
     await first.fetch(`${BASE}/applications/register`, jsonPost(app));
     const session = await first.applications.applicationsSessionOpen();
     const conversation = await first.conversations.conversationsCreateSpecificConversation({
-      seededConversation: { type: 'COPILOT', name: 'kept', messages: [{ role: 'USER', fragment: { string: { raw: 'still here' } } }] } as never,
+      seededConversation: {
+        type: 'COPILOT',
+        name: 'kept',
+        messages: [{ role: 'USER', fragment: { string: { raw: 'still here' } } }],
+      } as never,
     });
     const before = await dump(first.databaseName);
     first.storage.close();

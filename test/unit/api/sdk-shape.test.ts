@@ -4,7 +4,17 @@ import * as sdk from '@pieces.app/pieces-os-client';
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../../src/core/routes.js';
 import { checkBody, checkFrame, checkResponse, isInstalled, RETURNS } from '../support/response-check.js';
-import { check, EXTRA_FIELDS, isIsoDateTime, reachable, SDK_MODELS, SDK_VERSION, sdkHas, shape, type FieldType } from '../support/sdk-shape.js';
+import {
+  check,
+  EXTRA_FIELDS,
+  isIsoDateTime,
+  reachable,
+  SDK_MODELS,
+  SDK_VERSION,
+  sdkHas,
+  shape,
+  type FieldType,
+} from '../support/sdk-shape.js';
 
 const codec = (name: string) => {
   const from = (sdk as Record<string, unknown>)[`${name}FromJSON`] as (json: unknown) => unknown;
@@ -138,17 +148,25 @@ describe('checkFrame (every frame every served socket delivers in a unit test)',
   it('passes the frames each socket should send', () => {
     expect(checkFrame(url('/.well-known/stream/health'), `ok:${os}`)).toEqual([]);
     expect(checkFrame(url('/user/stream'), '')).toEqual([]);
-    expect(checkFrame(url('/user/stream'), JSON.stringify({ id: os, aesthetics: { theme: { dark: false }, font: { size: 1 } } }))).toEqual([]);
+    expect(checkFrame(url('/user/stream'), JSON.stringify({ id: os, aesthetics: { theme: { dark: false }, font: { size: 1 } } }))).toEqual(
+      [],
+    );
     expect(checkFrame(url('/anchors/stream/identifiers'), '{"iterable":[]}')).toEqual([]);
     expect(checkFrame(url(`/model/${os}/download/progress`), '{"status":"IN-PROGRESS","percentage":12.5}')).toEqual([]);
     expect(checkFrame(url('/qgpt/stream'), JSON.stringify({ conversation: os, status: 'COMPLETED' }))).toEqual([]);
   });
   it('fails the frames clients break on', () => {
     expect(checkFrame(url('/.well-known/stream/health'), 'ok')).toMatchObject([{ message: 'expected the text ok:<os id>, got "ok"' }]);
-    expect(checkFrame(url('/user/stream'), JSON.stringify({ user: { id: os, aesthetics: {} } })).map((v) => v.message)).toContain('unknown key: UserProfile has no user');
+    expect(checkFrame(url('/user/stream'), JSON.stringify({ user: { id: os, aesthetics: {} } })).map((v) => v.message)).toContain(
+      'unknown key: UserProfile has no user',
+    );
     const scored = { conversation: os, status: 'IN-PROGRESS', relevance: { relevant: { iterable: [{ id: os, score: 3 }] } } };
-    expect(checkFrame(url('/qgpt/stream'), JSON.stringify(scored))).toEqual([{ path: '$.relevance.relevant.iterable[0].score', message: 'unknown key: RelevantQGPTSeed has no score' }]);
-    expect(checkFrame(url('/qgpt/stream'), JSON.stringify({ conversation: os, status: 'STARTED' }))[0]!.message).toMatch(/is not a QGPTStreamEnum/);
+    expect(checkFrame(url('/qgpt/stream'), JSON.stringify(scored))).toEqual([
+      { path: '$.relevance.relevant.iterable[0].score', message: 'unknown key: RelevantQGPTSeed has no score' },
+    ]);
+    expect(checkFrame(url('/qgpt/stream'), JSON.stringify({ conversation: os, status: 'STARTED' }))[0]!.message).toMatch(
+      /is not a QGPTStreamEnum/,
+    );
     expect(checkFrame(url(`/model/${os}/download/progress`), '{"status":"DONE"}')[0]!.path).toBe('$.status');
     expect(checkFrame(url('/models/stream/identifiers'), 'not json')[0]!.message).toMatch(/not JSON/);
   });
@@ -161,7 +179,7 @@ describe('check', () => {
 
   it('reports a missing required field, nested, with its path', () => {
     const body = conversationWire();
-    delete (body.messages.iterable[0]!.reference as Partial<typeof body.messages.iterable[0]['reference']>).role;
+    delete (body.messages.iterable[0]!.reference as Partial<(typeof body.messages.iterable)[0]['reference']>).role;
     delete (body as Partial<typeof body>).type;
     expect(check('Conversation', body)).toEqual([
       { path: '$.messages.iterable[0].reference.role', message: 'missing required field of FlattenedConversationMessage' },
@@ -171,7 +189,9 @@ describe('check', () => {
 
   it('reports an enum value that is not allowed, listing the allowed ones', () => {
     const body = { ...conversationWire(), type: 'CHAT' };
-    expect(check('Conversation', body)).toEqual([{ path: '$.type', message: 'the string "CHAT" is not a ConversationTypeEnum (allowed: UNKNOWN, COPILOT)' }]);
+    expect(check('Conversation', body)).toEqual([
+      { path: '$.type', message: 'the string "CHAT" is not a ConversationTypeEnum (allowed: UNKNOWN, COPILOT)' },
+    ]);
   });
 
   it('reports a wrong nested type: a string for a reference, a number for a string, an object for an array', () => {
@@ -194,26 +214,40 @@ describe('check', () => {
       { path: '$.engagement', message: 'unknown key: Conversation has no engagement' },
       { path: '$.created.millis', message: 'unknown key: GroupedTimestamp has no millis' },
     ]);
-    const application = { id: 'a', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN', engagement: { interactions: 1 } };
+    const application = {
+      id: 'a',
+      name: 'VS_CODE',
+      version: '1',
+      platform: 'LINUX',
+      onboarded: true,
+      privacy: 'OPEN',
+      engagement: { interactions: 1 },
+    };
     expect(check('Application', application)).toEqual([]);
     expect(check('Session', { id: 's', opened: { value: '2024-01-01T00:00:00.000Z' }, engagement: {} })).toEqual([]);
   });
 
   it('refuses dates that are not ISO-8601 date-times, and null where the SDK has no null', () => {
-    expect(check('GroupedTimestamp', { value: 1704067200000 })).toEqual([{ path: '$.value', message: 'expected an ISO-8601 date-time string, got number 1704067200000' }]);
+    expect(check('GroupedTimestamp', { value: 1704067200000 })).toEqual([
+      { path: '$.value', message: 'expected an ISO-8601 date-time string, got number 1704067200000' },
+    ]);
     expect(check('GroupedTimestamp', { value: 'yesterday' })).toHaveLength(1);
     expect(check('GroupedTimestamp', { value: '2024-01-01T00:00:00.000Z', readable: null })).toEqual([
       { path: '$.readable', message: 'null is not a value of GroupedTimestamp.readable (omit the key instead)' },
     ]);
     expect(['2024-01-01T00:00:00.000Z', '2024-02-29T23:59:59Z', '2024-01-01T00:00+02:00'].every(isIsoDateTime)).toBe(true);
-    expect(['2023-02-29T00:00:00Z', '2024-13-01T00:00:00Z', '2024-01-01', '2024-01-01T24:00:00Z', 'Mon, 01 Jan 2024'].some(isIsoDateTime)).toBe(false);
+    expect(
+      ['2023-02-29T00:00:00Z', '2024-13-01T00:00:00Z', '2024-01-01', '2024-01-01T24:00:00Z', 'Mon, 01 Jan 2024'].some(isIsoDateTime),
+    ).toBe(false);
   });
 
   it('checks maps and arrays of numbers (indices, shortcuts)', () => {
     const body = conversationWire();
     (body.messages.indices as Record<string, unknown>).m1 = '0';
     expect(check('Conversation', body)).toEqual([{ path: '$.messages.indices["m1"]', message: 'expected a number, got the string "0"' }]);
-    expect(check('TrackedKeyboardEvent', { description: 'Copy', shortcut: [17, 'C'] })).toEqual([{ path: '$.shortcut[1]', message: 'expected a number, got the string "C"' }]);
+    expect(check('TrackedKeyboardEvent', { description: 'Copy', shortcut: [17, 'C'] })).toEqual([
+      { path: '$.shortcut[1]', message: 'expected a number, got the string "C"' },
+    ]);
   });
 });
 
@@ -238,16 +272,23 @@ describe('every response of the route table is checked', () => {
     ]);
     expect(await drifted.json()).toHaveProperty('iterable'); // the response itself stays unread
     expect(await checkResponse('conversationsDeleteSpecificConversation', url, new Response('{}'))).toHaveLength(1);
-    expect(await checkResponse('conversationsSnapshot', url, new Response('{"iterable":[]}', { headers: { 'Content-Type': 'text/plain' } }))).toHaveLength(1);
+    expect(
+      await checkResponse('conversationsSnapshot', url, new Response('{"iterable":[]}', { headers: { 'Content-Type': 'text/plain' } })),
+    ).toHaveLength(1);
   });
 
   it('checks each server-sent event of the copilot socket as a QGPTStreamOutput', () => {
     const url = new URL('http://localhost:1000/qgpt/stream');
     const frame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
-    const good = frame({ request: 'r', conversation: 'c', status: 'INITIALIZED' }) + frame({ request: 'r', conversation: 'c', status: 'COMPLETED' });
+    const good =
+      frame({ request: 'r', conversation: 'c', status: 'INITIALIZED' }) + frame({ request: 'r', conversation: 'c', status: 'COMPLETED' });
     expect(checkBody('qgptStream', url, 'text/event-stream; charset=utf-8', good)).toEqual([]);
     expect(checkBody('qgptStream', url, 'text/event-stream', good + frame({ request: 'r', conversation: 'c', status: 'DONE' }))).toEqual([
-      { path: '$[frame 2].status', message: 'the string "DONE" is not a QGPTStreamEnum (allowed: UNKNOWN, CANCELED, INITIALIZED, IN-PROGRESS, COMPLETED, FAILED, STOPPED, RESET)' },
+      {
+        path: '$[frame 2].status',
+        message:
+          'the string "DONE" is not a QGPTStreamEnum (allowed: UNKNOWN, CANCELED, INITIALIZED, IN-PROGRESS, COMPLETED, FAILED, STOPPED, RESET)',
+      },
     ]);
   });
 });

@@ -28,7 +28,8 @@ describe('the kept search index', () => {
   it('is loaded by a service started again, with the changes made after it was kept, and ranks the same', async () => {
     const name = `kept-index-${Date.now()}-${counter++}`;
     const first = await started(name);
-    for (const text of ['retry with backoff', 'retry once', 'backoff table', 'nothing here']) await first.call('/assets/create', seed(text));
+    for (const text of ['retry with backoff', 'retry once', 'backoff table', 'nothing here'])
+      await first.call('/assets/create', seed(text));
     const before = await first.call('/search/neural_code?query=retry%20backoff');
     await new Promise((resolve) => setTimeout(resolve, KEEP_INDEX_AFTER_MS + 300));
     expect(await first.storage.getSearchIndex('assets')).toMatchObject({ seq: expect.any(Number) });
@@ -89,7 +90,12 @@ describe('the kept search index, kept with the writes', () => {
     const good = (await first.storage.getSearchIndex('assets'))!;
     const goodTexts = (await first.storage.getSearchIndex('assets:texts:0'))!;
     first.storage.close();
-    type Kept = { identity: string; stamp: string; index: { postings: Uint32Array; counts: Uint32Array; terms: string[] }; names: string[] };
+    type Kept = {
+      identity: string;
+      stamp: string;
+      index: { postings: Uint32Array; counts: Uint32Array; terms: string[] };
+      names: string[];
+    };
     type Texts = { stamp: string; texts: string; textEnds: Uint32Array };
     const value = good.value as Kept;
     const texts = goodTexts.value as Texts;
@@ -97,9 +103,19 @@ describe('the kept search index, kept with the writes', () => {
     const damaged: Array<[string, unknown, unknown, boolean]> = [
       ['nothing kept', null, texts, true],
       ['not an index', 'garbage', texts, true],
-      ['postings cut short', { ...value, index: { ...value.index, postings: value.index.postings.subarray(0, value.index.postings.length - 2) } }, texts, true],
+      [
+        'postings cut short',
+        { ...value, index: { ...value.index, postings: value.index.postings.subarray(0, value.index.postings.length - 2) } },
+        texts,
+        true,
+      ],
       ['terms out of order', { ...value, index: { ...value.index, terms: [...value.index.terms].reverse() } }, texts, true],
-      ['a term twice', { ...value, index: { ...value.index, terms: value.index.terms.map((t, i) => (i === 1 ? value.index.terms[0]! : t)) } }, texts, true],
+      [
+        'a term twice',
+        { ...value, index: { ...value.index, terms: value.index.terms.map((t, i) => (i === 1 ? value.index.terms[0]! : t)) } },
+        texts,
+        true,
+      ],
       ['names missing', { ...value, names: value.names.slice(1) }, texts, true],
       ['chunks of texts miscounted', { ...value, textChunks: 2 }, texts, true],
       ['another database', { ...value, identity: 'another' }, texts, true],
@@ -139,7 +155,11 @@ describe('the kept search index, kept with the writes', () => {
 
     const second = await started(name);
     const changesSince = second.storage.changesSince.bind(second.storage);
-    vi.spyOn(second.storage, 'changesSince').mockImplementation(async (seq, collection) => ({ ...(await changesSince(seq, collection)), changes: [], complete: false }));
+    vi.spyOn(second.storage, 'changesSince').mockImplementation(async (seq, collection) => ({
+      ...(await changesSince(seq, collection)),
+      changes: [],
+      complete: false,
+    }));
     const listAssets = vi.spyOn(second.storage, 'listAssets');
     expect(idsOf(await second.call('/search/neural_code?query=plover'))).toContain(later.id);
     expect(listAssets).toHaveBeenCalledTimes(1);
@@ -207,7 +227,9 @@ describe('the kept texts', () => {
   it('are read a chunk at a time: a start reads the index and only the chunks of the hits it answers with', async () => {
     const name = `kept-chunks-${Date.now()}-${counter++}`;
     const first = await started(name);
-    await first.service.addAssets(Array.from({ length: 600 }, (_, i) => ({ name: `note_${i}.txt`, text: i === 450 ? 'the lone avocet' : `common words ${i}` })));
+    await first.service.addAssets(
+      Array.from({ length: 600 }, (_, i) => ({ name: `note_${i}.txt`, text: i === 450 ? 'the lone avocet' : `common words ${i}` })),
+    );
     await wait(KEEP_INDEX_AFTER_MS + 1_500);
     expect((await first.storage.getSearchIndex('assets'))?.value).toMatchObject({ textChunks: 3 });
     first.storage.close();

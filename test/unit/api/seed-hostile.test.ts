@@ -15,7 +15,9 @@ const valid = {
       deletedMessages: ['66666666-6666-4666-8666-000000000002'],
     },
   ],
-  applications: [{ id: '77777777-7777-4777-8777-777777777777', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' }],
+  applications: [
+    { id: '77777777-7777-4777-8777-777777777777', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' },
+  ],
   sessions: [{ id: '88888888-8888-4888-8888-888888888888', opened: { value: '2025-01-01T00:00:00Z' } }],
   events: [{ id: '99999999-9999-4999-8999-999999999999', kind: 'interaction', at: '2025-01-01T00:00:00Z', payload: { description: 'x' } }],
   assets: [{ id: 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', name: 'a.ts', text: 'export {}' }],

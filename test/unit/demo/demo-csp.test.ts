@@ -14,7 +14,9 @@ describe("the demo's connect-src", () => {
   });
 
   it('allows a base with a path as a prefix, over https and wss', () => {
-    expect(connectSources(['https://api.example.test/pieces/'])).toBe("connect-src 'self' https://api.example.test/pieces/ wss://api.example.test/pieces/");
+    expect(connectSources(['https://api.example.test/pieces/'])).toBe(
+      "connect-src 'self' https://api.example.test/pieces/ wss://api.example.test/pieces/",
+    );
   });
 
   it('skips what is not an http(s) base, and cannot be made to end the directive', () => {

@@ -17,7 +17,10 @@ const databaseName = () => `create-host-${Date.now()}-${counter++}`;
 /** A channel that records what it is asked to post. */
 function recording(channel: ChangeChannel = localChannel()) {
   const posted: unknown[] = [];
-  return { posted, channel: { ...channel, post: (message: Parameters<ChangeChannel['post']>[0]) => (posted.push(message), channel.post(message)) } };
+  return {
+    posted,
+    channel: { ...channel, post: (message: Parameters<ChangeChannel['post']>[0]) => (posted.push(message), channel.post(message)) },
+  };
 }
 
 const create = (messages: number) => ({

@@ -53,9 +53,13 @@ describe('the loopback server', () => {
 
   it('refuses to mirror itself (its own address, or a bad URL), leaving nothing listening', async () => {
     const port = await freePort();
-    await expect(startLoopbackServer({ port, mirror: { upstream: `http://localhost:${port}` } })).rejects.toThrow(`mirror.upstream http://localhost:${port} is this service's own address`);
+    await expect(startLoopbackServer({ port, mirror: { upstream: `http://localhost:${port}` } })).rejects.toThrow(
+      `mirror.upstream http://localhost:${port} is this service's own address`,
+    );
     await expect(fetch(`http://127.0.0.1:${port}/.well-known/health`)).rejects.toThrow();
-    await expect(startLoopbackServer({ port, mirror: { upstream: 'localhost:39300' } })).rejects.toThrow("mirror.upstream must be a Pieces OS base URL (http://localhost:39300) or 'auto', not \"localhost:39300\".");
+    await expect(startLoopbackServer({ port, mirror: { upstream: 'localhost:39300' } })).rejects.toThrow(
+      'mirror.upstream must be a Pieces OS base URL (http://localhost:39300) or \'auto\', not "localhost:39300".',
+    );
   });
 });
 
@@ -97,7 +101,9 @@ describe('the copilot stream', () => {
       // The first request that is not discovery waits for the first probe.
       await (await fetch('http://localhost:1000/applications')).text();
       expect((await server.mirrorStatus())!.state).toBe('up');
-      const frames = await new Promise<Array<{ status: string; request?: string; question?: { answers: { iterable: Array<{ text: string }> } } }>>((resolve, reject) => {
+      const frames = await new Promise<
+        Array<{ status: string; request?: string; question?: { answers: { iterable: Array<{ text: string }> } } }>
+      >((resolve, reject) => {
         const socket = new ServedWebSocket('ws://localhost:1000/qgpt/stream');
         const got: Array<{ status: string }> = [];
         socket.onopen = () => socket.send(JSON.stringify({ request: 'r1', question: { query: 'hello?', relevant: { iterable: [] } } }));
@@ -121,7 +127,17 @@ describe('the copilot stream', () => {
   it('answers with the upstream’s frames as frames (nothing encoded to be parsed again), and closes its socket when the reader stops', async () => {
     const sockets: Array<WebSocketLike & { sent: string[]; closed: boolean }> = [];
     const bridge = new CopilotBridge(() => {
-      const socket = { readyState: 0, onopen: null, onmessage: null, onclose: null, onerror: null, sent: [] as string[], closed: false, send: (data: string) => socket.sent.push(data), close: () => ((socket.closed = true), ((socket as { readyState: number }).readyState = 3)) } as WebSocketLike & { sent: string[]; closed: boolean };
+      const socket = {
+        readyState: 0,
+        onopen: null,
+        onmessage: null,
+        onclose: null,
+        onerror: null,
+        sent: [] as string[],
+        closed: false,
+        send: (data: string) => socket.sent.push(data),
+        close: () => ((socket.closed = true), ((socket as { readyState: number }).readyState = 3)),
+      } as WebSocketLike & { sent: string[]; closed: boolean };
       sockets.push(socket);
       queueMicrotask(() => {
         (socket as { readyState: number }).readyState = 1;
@@ -162,7 +178,13 @@ describe('the copilot stream', () => {
       const other = new WsSocket(`${upstream.url.replace('http', 'ws')}/conversations/stream/identifiers`);
       await new Promise((resolve) => other.once('message', resolve));
       other.close();
-      const made = (await (await fetch(`${upstream.url}/conversations/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT","name":"from the desktop app"}' })).json()) as { id: string };
+      const made = (await (
+        await fetch(`${upstream.url}/conversations/create`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"type":"COPILOT","name":"from the desktop app"}',
+        })
+      ).json()) as { id: string };
       await expect.poll(async () => (await server.exportData()).conversations.map((c) => c.id), { timeout: 5_000 }).toEqual([made.id]);
     } finally {
       server.close();
@@ -176,7 +198,13 @@ describe('watchService', () => {
     const heard: MirrorStatus[] = [];
     watch.addEventListener('mirrorchange', (event) => heard.push((event as CustomEvent<MirrorStatus>).detail));
     const channel = new BroadcastChannel(CHANGES_CHANNEL);
-    const status: MirrorStatus = { state: 'draining', upstream: 'http://localhost:39300', outbox: [{ seq: 1, operation: 'messagesCreateSpecificMessage' }], setAside: [], lastError: null };
+    const status: MirrorStatus = {
+      state: 'draining',
+      upstream: 'http://localhost:39300',
+      outbox: [{ seq: 1, operation: 'messagesCreateSpecificMessage' }],
+      setAside: [],
+      lastError: null,
+    };
     channel.postMessage({ type: 'mirror', status });
     channel.postMessage({ type: 'mirror', status: { ...status, state: 'up', outbox: [] } });
     await expect.poll(() => heard.length).toBe(2);

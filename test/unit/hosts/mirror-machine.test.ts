@@ -17,7 +17,15 @@ let machine: MirrorMachine;
 
 const channel = { post: (message: unknown) => posted.push(message) } as unknown as ChangeChannel;
 const entry = (seq: number): OutboxEntry =>
-  ({ seq, operation: 'conversationsCreateSpecificConversation', params: {}, body: {}, created: [], at: new Date(0).toISOString(), state: 'queued' }) as unknown as OutboxEntry;
+  ({
+    seq,
+    operation: 'conversationsCreateSpecificConversation',
+    params: {},
+    body: {},
+    created: [],
+    at: new Date(0).toISOString(),
+    state: 'queued',
+  }) as unknown as OutboxEntry;
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -101,7 +109,14 @@ it('a pause stops probes until a request resumes the phase before it', () => {
 
 it('closed is for good', () => {
   machine.close();
-  for (const event of [() => machine.probeStarted(), () => machine.drained(), () => machine.blocked('denied'), () => machine.pause(), () => machine.unreachable('x')]) event();
+  for (const event of [
+    () => machine.probeStarted(),
+    () => machine.drained(),
+    () => machine.blocked('denied'),
+    () => machine.pause(),
+    () => machine.unreachable('x'),
+  ])
+    event();
   expect(machine.phase).toBe('closed');
   expect(machine.resume()).toBe(false);
 });
@@ -110,7 +125,13 @@ it('a host that does not replay takes the state the replayer announces', () => {
   const other = new MirrorMachine({ outboxEntries: async () => [], idPairs: async () => [] }, channel, null);
   expect(other.known).toBe(false);
   other.heard({ state: 'draining', upstream: BASE, outbox: [], setAside: [], lastError: '503' });
-  expect({ phase: other.phase, state: other.state, base: other.base, known: other.known, dirty: other.dirty }).toEqual({ phase: 'draining', state: 'draining', base: BASE, known: true, dirty: true });
+  expect({ phase: other.phase, state: other.state, base: other.base, known: other.known, dirty: other.dirty }).toEqual({
+    phase: 'draining',
+    state: 'draining',
+    base: BASE,
+    known: true,
+    dirty: true,
+  });
   // It announces nothing itself.
   vi.advanceTimersByTime(ANNOUNCE_MS * 2);
   expect(posted).toEqual([]);

@@ -37,7 +37,15 @@ type Action =
   | { kind: 'fault'; action: 'status' | 'lost' | 'silent'; path: (typeof FAULTED)[number] };
 
 /** The writes a fault may hit. */
-const FAULTED = ['/conversations/create', '/messages/create', '/message/update/value', '/assets/create', '/format/update/value', '/annotations/create', '/anchors/create'] as const;
+const FAULTED = [
+  '/conversations/create',
+  '/messages/create',
+  '/message/update/value',
+  '/assets/create',
+  '/format/update/value',
+  '/annotations/create',
+  '/anchors/create',
+] as const;
 
 const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('create' as const), seed: fc.boolean() }) },
@@ -54,7 +62,14 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteAnchor' as const), at: fc.nat() }) },
   {
     weight: 3,
-    arbitrary: fc.record({ kind: fc.constant('link' as const), at: fc.nat(), other: fc.nat(), asset: fc.boolean(), add: fc.boolean(), fromAnchor: fc.boolean() }),
+    arbitrary: fc.record({
+      kind: fc.constant('link' as const),
+      at: fc.nat(),
+      other: fc.nat(),
+      asset: fc.boolean(),
+      add: fc.boolean(),
+      fromAnchor: fc.boolean(),
+    }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('down' as const) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('up' as const) }) },
@@ -90,7 +105,14 @@ const linksOf = (anchors: any[], names: Map<string, string>) =>
     .sort((a, b) => a.path.localeCompare(b.path));
 
 /** The application the assets are made by (a client that did not connect sends its own). */
-const APPLICATION = { id: 'a5a5a5a5-0000-4000-8000-000000000001', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+const APPLICATION = {
+  id: 'a5a5a5a5-0000-4000-8000-000000000001',
+  name: 'VS_CODE',
+  version: '1',
+  platform: 'LINUX',
+  onboarded: true,
+  privacy: 'OPEN',
+};
 
 /** Assets as name, text and comments (sorted by name), from wire Assets read with their values. */
 const assetsOf = (assets: any[]) =>
@@ -98,7 +120,10 @@ const assetsOf = (assets: any[]) =>
     .map((a) => ({
       name: a.name as string,
       text: a.original.reference.fragment.string.raw as string,
-      comments: ((a.annotations?.iterable ?? []) as any[]).filter((n) => n.type === 'COMMENT').map((n) => n.text as string).sort(),
+      comments: ((a.annotations?.iterable ?? []) as any[])
+        .filter((n) => n.type === 'COMMENT')
+        .map((n) => n.text as string)
+        .sort(),
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 
@@ -131,7 +156,15 @@ async function settle(target: NodeHost, up: IndependentPiecesOS) {
 
 async function sameAssetIds(target: NodeHost, up: IndependentPiecesOS) {
   const ids = (await target.storage.listAssets()).map((a) => a.record.id).sort();
-  return JSON.stringify(ids) === JSON.stringify(up.snapshot().assets.map((a) => a.id as string).sort());
+  return (
+    JSON.stringify(ids) ===
+    JSON.stringify(
+      up
+        .snapshot()
+        .assets.map((a) => a.id as string)
+        .sort(),
+    )
+  );
 }
 
 const REKEYED_CONVERSATION_OF_ANCHOR = [
@@ -163,7 +196,15 @@ it('random writes, outages and faults end with the upstream and the local copy e
       // The upstream's own sample assets are there from the start.
       const model: Model = {
         conversations: [],
-        assets: up.snapshot().assets.map((a) => ({ id: a.id, format: a.formats.iterable[0].id, name: a.name, text: a.original.reference.fragment.string.raw, comments: [] })),
+        assets: up
+          .snapshot()
+          .assets.map((a) => ({
+            id: a.id,
+            format: a.formats.iterable[0].id,
+            name: a.name,
+            text: a.original.reference.fragment.string.raw,
+            comments: [],
+          })),
         anchors: [],
       };
       const locals = new Set<string>();
@@ -197,10 +238,12 @@ it('random writes, outages and faults end with the upstream and the local copy e
             const made = await post('/conversations/create', { type: 'COPILOT', name, messages: seeded });
             if (!made) break;
             note(made.id);
-            const messages = (made.messages.iterable as Array<{ id: string; reference: { fragment: { string: { raw: string } } } }>).map((m) => {
-              note(m.id);
-              return { id: m.id, text: m.reference.fragment.string.raw };
-            });
+            const messages = (made.messages.iterable as Array<{ id: string; reference: { fragment: { string: { raw: string } } } }>).map(
+              (m) => {
+                note(m.id);
+                return { id: m.id, text: m.reference.fragment.string.raw };
+              },
+            );
             live.push({ id: made.id, name, messages });
             break;
           }
@@ -208,7 +251,11 @@ it('random writes, outages and faults end with the upstream and the local copy e
             const conversation = pick(live, step.at);
             if (!conversation) break;
             const text = `m${counter++}`;
-            const made = await post('/messages/create', { role: 'USER', fragment: { string: { raw: text } }, conversation: { id: conversation.id } });
+            const made = await post('/messages/create', {
+              role: 'USER',
+              fragment: { string: { raw: text } },
+              conversation: { id: conversation.id },
+            });
             if (!made) break;
             note(made.id);
             conversation.messages.push({ id: made.id, text });
@@ -241,7 +288,9 @@ it('random writes, outages and faults end with the upstream and the local copy e
           case 'asset': {
             const name = `a${counter++}.ts`;
             const text = `const v${counter++} = 0;\n`;
-            const made = await post('/assets/create', { asset: { application: APPLICATION, format: { fragment: { string: { raw: text } } }, metadata: { name } } });
+            const made = await post('/assets/create', {
+              asset: { application: APPLICATION, format: { fragment: { string: { raw: text } } }, metadata: { name } },
+            });
             if (!made) break;
             note(made.id);
             note(made.formats.iterable[0].id);
@@ -259,7 +308,8 @@ it('random writes, outages and faults end with the upstream and the local copy e
             const asset = pick(model.assets, step.at);
             if (!asset) break;
             const text = `const v${counter++} = 1;\n`;
-            if (await post('/format/update/value', { id: asset.format, asset: { id: asset.id }, fragment: { string: { raw: text } } })) asset.text = text;
+            if (await post('/format/update/value', { id: asset.format, asset: { id: asset.id }, fragment: { string: { raw: text } } }))
+              asset.text = text;
             break;
           }
           case 'comment': {
@@ -283,7 +333,11 @@ it('random writes, outages and faults end with the upstream and the local copy e
           case 'anchor': {
             const conversation = step.linked ? pick(live, step.at) : undefined;
             const path = `/src/f${counter++}.ts`;
-            const made = await post('/anchors/create', { type: 'FILE', fullpath: path, ...(conversation ? { conversation: conversation.id } : {}) });
+            const made = await post('/anchors/create', {
+              type: 'FILE',
+              fullpath: path,
+              ...(conversation ? { conversation: conversation.id } : {}),
+            });
             if (!made) break;
             note(made.id);
             model.anchors.push({ id: made.id, path, conversations: conversation ? [conversation] : [], assets: [] });
@@ -304,7 +358,9 @@ it('random writes, outages and faults end with the upstream and the local copy e
             const anchor = pick(model.anchors, step.at)!;
             const [list, kind] = step.asset ? (['assets', 'asset'] as const) : (['conversations', 'conversation'] as const);
             const verb = step.add ? 'associate' : 'disassociate';
-            const path = step.fromAnchor ? `/anchor/${anchor.id}/${list}/${verb}/${record.id}` : `/${kind}/${record.id}/anchors/${verb}/${anchor.id}`;
+            const path = step.fromAnchor
+              ? `/anchor/${anchor.id}/${list}/${verb}/${record.id}`
+              : `/${kind}/${record.id}/anchors/${verb}/${anchor.id}`;
             if (!(await post(path))) break;
             const linked = (anchor[list] as Array<typeof record>).filter((r) => r !== record);
             (anchor as Record<typeof list, Array<typeof record>>)[list] = step.add ? [...linked, record] : linked;
@@ -331,21 +387,33 @@ it('random writes, outages and faults end with the upstream and the local copy e
       const status = await settle(h, up);
       expect(status.setAside).toEqual([]);
       // The upstream holds exactly the model: every conversation once, its messages once, in order.
-      const expected = model.conversations.map((c) => ({ name: c.name, texts: c.messages.map((m) => m.text) })).sort((a, b) => a.name.localeCompare(b.name));
+      const expected = model.conversations
+        .map((c) => ({ name: c.name, texts: c.messages.map((m) => m.text) }))
+        .sort((a, b) => a.name.localeCompare(b.name));
       const theirs = up
         .snapshot()
-        .conversations.map((c) => ({ name: c.name as string, texts: (c.messages as Array<{ fragment: { string: { raw: string } } }>).map((m) => m.fragment.string.raw) }))
+        .conversations.map((c) => ({
+          name: c.name as string,
+          texts: (c.messages as Array<{ fragment: { string: { raw: string } } }>).map((m) => m.fragment.string.raw),
+        }))
         .sort((a, b) => a.name.localeCompare(b.name));
       expect(theirs).toEqual(expected);
-      const expectedAssets = model.assets.map(({ name, text, comments }) => ({ name, text, comments: [...comments].sort() })).sort((a, b) => a.name.localeCompare(b.name));
+      const expectedAssets = model.assets
+        .map(({ name, text, comments }) => ({ name, text, comments: [...comments].sort() }))
+        .sort((a, b) => a.name.localeCompare(b.name));
       expect(assetsOf(up.snapshot().assets)).toEqual(expectedAssets);
       const expectedAnchors = model.anchors.map((a) => a.path).sort();
       const pathsOf = (anchors: any[]) => anchors.map((a) => a.points.iterable[0].reference.fullpath as string).sort();
       expect(pathsOf(up.snapshot().anchors)).toEqual(expectedAnchors);
       const expectedLinks = model.anchors
-        .map((a) => ({ path: a.path, conversations: a.conversations.map((c) => c.name).sort(), assets: a.assets.map((x) => x.name).sort() }))
+        .map((a) => ({
+          path: a.path,
+          conversations: a.conversations.map((c) => c.name).sort(),
+          assets: a.assets.map((x) => x.name).sort(),
+        }))
         .sort((a, b) => a.path.localeCompare(b.path));
-      const namesOf = (conversations: any[], assets: any[]) => new Map<string, string>([...conversations, ...assets].map((r) => [r.id as string, r.name as string]));
+      const namesOf = (conversations: any[], assets: any[]) =>
+        new Map<string, string>([...conversations, ...assets].map((r) => [r.id as string, r.name as string]));
       expect(linksOf(up.snapshot().anchors, namesOf(up.snapshot().conversations, up.snapshot().assets))).toEqual(expectedLinks);
       // The local copy holds the same, under the upstream's ids.
       const deadline = Date.now() + 10_000;
@@ -359,17 +427,31 @@ it('random writes, outages and faults end with the upstream and the local copy e
         const read = async (path: string) => (await local.handle(new Request(BASE + path))).json();
         try {
           expect(ours).toEqual(expected);
-          expect(ids).toEqual(up.snapshot().conversations.map((c) => c.id as string).sort());
+          expect(ids).toEqual(
+            up
+              .snapshot()
+              .conversations.map((c) => c.id as string)
+              .sort(),
+          );
           const assets = (await read('/assets?transferables=true')).iterable;
           expect(assetsOf(assets)).toEqual(expectedAssets);
-          expect(assets.map((a: { id: string }) => a.id).sort()).toEqual(up.snapshot().assets.map((a) => a.id as string).sort());
+          expect(assets.map((a: { id: string }) => a.id).sort()).toEqual(
+            up
+              .snapshot()
+              .assets.map((a) => a.id as string)
+              .sort(),
+          );
           const anchors = (await read('/anchors')).iterable;
           expect(pathsOf(anchors)).toEqual(expectedAnchors);
           expect(linksOf(anchors, namesOf(data.conversations, assets))).toEqual(expectedLinks);
           // The other side: each asset lists the anchors that list it.
           const anchorsOfAsset = new Map<string, string[]>();
-          for (const a of anchors) for (const { id } of a.assets?.iterable ?? []) anchorsOfAsset.set(id, [...(anchorsOfAsset.get(id) ?? []), a.id]);
-          for (const asset of assets) expect(((asset.anchors?.iterable ?? []) as Array<{ id: string }>).map((a) => a.id).sort()).toEqual((anchorsOfAsset.get(asset.id) ?? []).sort());
+          for (const a of anchors)
+            for (const { id } of a.assets?.iterable ?? []) anchorsOfAsset.set(id, [...(anchorsOfAsset.get(id) ?? []), a.id]);
+          for (const asset of assets)
+            expect(((asset.anchors?.iterable ?? []) as Array<{ id: string }>).map((a) => a.id).sort()).toEqual(
+              (anchorsOfAsset.get(asset.id) ?? []).sort(),
+            );
           break;
         } catch (error) {
           if (Date.now() > deadline) throw error;

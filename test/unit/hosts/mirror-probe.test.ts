@@ -107,7 +107,11 @@ it('while only an open socket needs it: at most 2 probes a minute', async () => 
 
 it('while writes are queued: probes continue with the backoff, without requests', async () => {
   await run(2_000);
-  const created = request('/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 'COPILOT' }) });
+  const created = request('/conversations/create', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ type: 'COPILOT' }),
+  });
   await run(500);
   expect((await created).status).toBe(200);
   expect((await status()).outbox).toHaveLength(1);

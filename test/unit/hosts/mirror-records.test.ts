@@ -8,16 +8,49 @@ import { describe, expect, it } from 'vitest';
 import { activityRecord, anchorRecord, annotationRecord, assetRecord, assetValuesListed } from '../../../src/host/mirror/records.js';
 import { setup } from '../support/harness.js';
 
-const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-const APPLICATION = { id: '44444444-4444-4444-8444-444444444444', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify(body),
+});
+const APPLICATION = {
+  id: '44444444-4444-4444-8444-444444444444',
+  name: 'VS_CODE',
+  version: '1',
+  platform: 'LINUX',
+  onboarded: true,
+  privacy: 'OPEN',
+};
 
 describe('the upstream’s wire records as stored', () => {
   it('an Asset read with its values converts to the stored asset whole: record, formats (text and bytes), annotations, tags, websites', async () => {
     const { fetch, storage } = await setup({ sampleAssets: false });
     const json = async (path: string, init?: RequestInit) => (await fetch(`http://localhost:1000${path}`, init)).json();
-    const text = await json('/assets/create', post({ asset: { application: APPLICATION, format: { fragment: { string: { raw: 'const a = 1;\n' } } }, metadata: { name: 'a.ts', tags: [{ text: 'one' }, { text: 'two' }], websites: [{ url: 'https://example.com/a', name: 'A' }], annotations: [{ type: 'COMMENT', text: 'a comment' }] } } }));
+    const text = await json(
+      '/assets/create',
+      post({
+        asset: {
+          application: APPLICATION,
+          format: { fragment: { string: { raw: 'const a = 1;\n' } } },
+          metadata: {
+            name: 'a.ts',
+            tags: [{ text: 'one' }, { text: 'two' }],
+            websites: [{ url: 'https://example.com/a', name: 'A' }],
+            annotations: [{ type: 'COMMENT', text: 'a comment' }],
+          },
+        },
+      }),
+    );
     // A file's bytes that are text: an ORIGINAL of bytes and a PREVIEW of text.
-    const file = await json('/assets/create', post({ asset: { application: APPLICATION, format: { file: { bytes: { raw: [...new TextEncoder().encode('# title\n')] }, metadata: { name: 'notes.md' } } } } }));
+    const file = await json(
+      '/assets/create',
+      post({
+        asset: {
+          application: APPLICATION,
+          format: { file: { bytes: { raw: [...new TextEncoder().encode('# title\n')] }, metadata: { name: 'notes.md' } } },
+        },
+      }),
+    );
     await json('/asset/update', post({ id: text.id, name: 'a renamed.ts', favorited: true }));
     for (const id of [text.id, file.id]) {
       const wire = await json(`/asset/${id}?transferables=true`);
@@ -44,6 +77,8 @@ describe('the upstream’s wire records as stored', () => {
     const stored = await storage.listActivities();
     expect(iterable.length).toBeGreaterThan(0);
     // The same record but its listing key (this service's own counter; an upstream's activities are ordered by time, then id).
-    expect(iterable.map((wire: unknown) => ({ ...activityRecord(wire), order: undefined }))).toEqual(stored.map((record) => ({ ...record, order: undefined })));
+    expect(iterable.map((wire: unknown) => ({ ...activityRecord(wire), order: undefined }))).toEqual(
+      stored.map((record) => ({ ...record, order: undefined })),
+    );
   });
 });

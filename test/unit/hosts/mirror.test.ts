@@ -21,7 +21,11 @@ const post = (body?: unknown, headers: Record<string, string> = {}): RequestInit
   headers: { 'Content-Type': 'application/json', ...headers },
   ...(body === undefined ? {} : { body: JSON.stringify(body) }),
 });
-const message = (conversation: string, raw: string, role = 'USER') => ({ role, fragment: { string: { raw } }, conversation: { id: conversation } });
+const message = (conversation: string, raw: string, role = 'USER') => ({
+  role,
+  fragment: { string: { raw } },
+  conversation: { id: conversation },
+});
 
 const upstreams: IndependentPiecesOS[] = [];
 const hosts: NodeHost[] = [];
@@ -66,7 +70,11 @@ function hostOf(upstream: IndependentPiecesOS, timeoutMs?: number) {
 const upstreamConversations = (upstream: IndependentPiecesOS) =>
   upstream
     .snapshot()
-    .conversations.map((c) => ({ id: c.id as string, name: c.name as string | undefined, texts: (c.messages as any[]).map((m) => m.fragment.string.raw) }))
+    .conversations.map((c) => ({
+      id: c.id as string,
+      name: c.name as string | undefined,
+      texts: (c.messages as any[]).map((m) => m.fragment.string.raw),
+    }))
     .sort((a, b) => a.id.localeCompare(b.id));
 
 /** Every conversation as the local copy holds it. */
@@ -96,8 +104,22 @@ describe('up, outbox empty', () => {
     const upstream = await upstreamOn();
     const { call, reach } = hostOf(upstream);
     await reach('up');
-    const created = await (await call('/conversations/create', post({ type: 'COPILOT', name: 'through', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] }))).json();
-    for (const path of ['/conversations', '/conversations?transferables=false', '/applications', '/assets', '/.well-known/version', `/conversation/${created.id}`, '/os/device/information', '/no/such/path']) {
+    const created = await (
+      await call(
+        '/conversations/create',
+        post({ type: 'COPILOT', name: 'through', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] }),
+      )
+    ).json();
+    for (const path of [
+      '/conversations',
+      '/conversations?transferables=false',
+      '/applications',
+      '/assets',
+      '/.well-known/version',
+      `/conversation/${created.id}`,
+      '/os/device/information',
+      '/no/such/path',
+    ]) {
       const [ours, theirs] = await Promise.all([call(path), fetch(upstream.url + path)]);
       expect(ours.status, path).toBe(theirs.status);
       expect(await ours.text(), path).toBe(await theirs.text());
@@ -117,7 +139,10 @@ describe('up, outbox empty', () => {
     ];
     for (const [operation, path] of checks) {
       const response = await call(path);
-      expect(checkBody(operation, new URL(BASE + path), response.headers.get('content-type') ?? '', await response.text()), operation).toEqual([]);
+      expect(
+        checkBody(operation, new URL(BASE + path), response.headers.get('content-type') ?? '', await response.text()),
+        operation,
+      ).toEqual([]);
     }
   });
 
@@ -149,7 +174,11 @@ describe('down', () => {
     await json('/messages/create', post(message(conversation.id, 'first')));
     await json(`/conversation/${conversation.id}/rename`, post());
     const now = await reach('down');
-    expect(now.outbox.map((q) => q.operation)).toEqual(['conversationsCreateSpecificConversation', 'messagesCreateSpecificMessage', 'conversationSpecificConversationRename']);
+    expect(now.outbox.map((q) => q.operation)).toEqual([
+      'conversationsCreateSpecificConversation',
+      'messagesCreateSpecificMessage',
+      'conversationSpecificConversationRename',
+    ]);
     expect(now.outbox[0]!.id).toBe(conversation.id);
     expect(upstream.log.length).toBe(before);
     expect((await json(`/conversation/${conversation.id}`)).name).toBe('first');
@@ -167,7 +196,10 @@ describe('back up', () => {
     const context = await json('/connect', post({ application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX' } }));
     const app = context.application.id as string;
     const headers = { application: app };
-    const conversation = await json('/conversations/create', post({ type: 'COPILOT', name: 'replayed', messages: [{ role: 'USER', fragment: { string: { raw: 'seeded' } } }] }, headers));
+    const conversation = await json(
+      '/conversations/create',
+      post({ type: 'COPILOT', name: 'replayed', messages: [{ role: 'USER', fragment: { string: { raw: 'seeded' } } }] }, headers),
+    );
     const seededMessage = conversation.messages.iterable[0].id as string;
     const second = await json('/messages/create', post(message(conversation.id, 'second'), headers));
     await json('/message/update/value', post({ ...second, fragment: { string: { raw: 'second, edited' } } }, headers));
@@ -180,7 +212,11 @@ describe('back up', () => {
     const sentBefore = upstream.log.length;
     await upstream.start();
     await reach('up');
-    const replayed = upstream.log.slice(sentBefore).filter((e) => e.method === 'POST' && e.path !== '/connect' || (e.path === '/connect' && JSON.stringify(e.body).includes('VS_CODE')));
+    const replayed = upstream.log
+      .slice(sentBefore)
+      .filter(
+        (e) => (e.method === 'POST' && e.path !== '/connect') || (e.path === '/connect' && JSON.stringify(e.body).includes('VS_CODE')),
+      );
     expect(replayed.map((e) => e.path.replace(/[0-9a-f-]{36}/g, '{id}'))).toEqual([
       '/connect',
       '/conversations/create',
@@ -282,7 +318,10 @@ describe('faults', () => {
     await reach('up');
     // While up: the upstream commits and drops the answer; the service answers itself and queues the create as sent.
     upstream.fault({ match: 'POST /conversations/create', action: { drop: 'after-commit' }, times: 1 });
-    const answered = await json('/conversations/create', post({ type: 'COPILOT', name: 'lost answer', messages: [{ role: 'USER', fragment: { string: { raw: 'once' } } }] }));
+    const answered = await json(
+      '/conversations/create',
+      post({ type: 'COPILOT', name: 'lost answer', messages: [{ role: 'USER', fragment: { string: { raw: 'once' } } }] }),
+    );
     expect(answered.name).toBe('lost answer');
     // While replaying: committed, answer dropped, the upstream then away.
     await upstream.stop();
@@ -291,7 +330,9 @@ describe('faults', () => {
     upstream.fault({ match: 'POST /conversations/create', action: { drop: 'after-commit' }, times: 1 });
     await upstream.start();
     await reach('up');
-    const names = upstreamConversations(upstream).map((c) => c.name).sort();
+    const names = upstreamConversations(upstream)
+      .map((c) => c.name)
+      .sort();
     expect(names).toEqual(['lost answer', 'lost in the drain']);
     expect(upstream.log.filter((e) => e.path === '/conversations/create').map((e) => e.outcome)).toEqual(['dropped', 'dropped']);
     await eventually(async () => expect(await localConversations(host)).toEqual(upstreamConversations(upstream)));
@@ -358,7 +399,9 @@ describe('faults', () => {
     const now = await reach('up');
     expect(upstreamConversations(upstream).map((c) => c.name)).toEqual(['written offline']);
     // The rename of a record the new one never had is refused, and set aside.
-    expect(now.setAside).toEqual([expect.objectContaining({ operation: 'conversationSpecificConversationRename', id: old.id, status: 404 })]);
+    expect(now.setAside).toEqual([
+      expect.objectContaining({ operation: 'conversationSpecificConversationRename', id: old.id, status: 404 }),
+    ]);
     await eventually(async () => expect(await localConversations(host)).toEqual(upstreamConversations(upstream)));
   });
 });
@@ -412,14 +455,24 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     const { host, call, json, reach } = hostOf(upstream);
     await reach('up');
     const { application } = await json('/connect', post({ application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX' } }));
-    const asset = await json('/assets/create', post(seed(application, 'export const answer = 42;\n', { name: 'answer.ts', tags: [{ text: 'numbers' }] })));
+    const asset = await json(
+      '/assets/create',
+      post(seed(application, 'export const answer = 42;\n', { name: 'answer.ts', tags: [{ text: 'numbers' }] })),
+    );
     await json('/annotations/create', post({ type: 'COMMENT', text: 'the answer', asset: asset.id }));
     const conversation = await json('/conversations/create', post({ type: 'COPILOT', name: 'with an anchor' }));
     const anchor = await json('/anchors/create', post({ type: 'FILE', fullpath: '/src/answer.ts', conversation: conversation.id }));
     // Made on the upstream, not here: its ids.
     expect([asset.id, anchor.id]).toEqual([expect.stringMatching(/-0000-5000-9000-/), expect.stringMatching(/-0000-5000-9000-/)]);
     const theirs = async (path: string) => normalized(await (await fetch(upstream.url + path)).json());
-    const paths = [`/asset/${asset.id}?transferables=true`, '/assets?transferables=true', `/anchor/${anchor.id}`, '/anchors', '/activities', `/tag/${asset.tags.iterable[0].id}`];
+    const paths = [
+      `/asset/${asset.id}?transferables=true`,
+      '/assets?transferables=true',
+      `/anchor/${anchor.id}`,
+      '/anchors',
+      '/activities',
+      `/tag/${asset.tags.iterable[0].id}`,
+    ];
     const expected = await Promise.all(paths.map(theirs));
     // The local copy follows (its streams and the writes' answers): once it is away, the same records are answered here.
     await eventually(async () => {
@@ -443,34 +496,68 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     await reach('down');
     const { application } = await json('/connect', post({ application: { name: 'VS_CODE', version: '1.0.0', platform: 'LINUX' } }));
     const headers = { application: application.id };
-    const made = await json('/assets/create', post(seed(application, 'let a = 1;\n', { name: 'a.ts', tags: [{ text: 'offline' }], websites: [{ url: 'https://example.com/a', name: 'a' }] }), headers));
+    const made = await json(
+      '/assets/create',
+      post(
+        seed(application, 'let a = 1;\n', {
+          name: 'a.ts',
+          tags: [{ text: 'offline' }],
+          websites: [{ url: 'https://example.com/a', name: 'a' }],
+        }),
+        headers,
+      ),
+    );
     const format = made.formats.iterable[0];
     // Sent back whole, as clients do (every id of it is one made here).
     await json('/asset/update', post({ ...made, name: 'a renamed.ts' }, headers));
-    await json('/format/update/value', post({ id: format.id, asset: { id: made.id }, fragment: { string: { raw: 'let a = 2;\n' } } }, headers));
+    await json(
+      '/format/update/value',
+      post({ id: format.id, asset: { id: made.id }, fragment: { string: { raw: 'let a = 2;\n' } } }, headers),
+    );
     const note = await json('/annotations/create', post({ type: 'COMMENT', text: 'second thoughts', asset: made.id }, headers));
     await json('/annotation/update', post({ ...note, text: 'third thoughts' }, headers));
     const website = made.websites.iterable[0].id;
     await call(`/asset/${made.id}/websites/disassociate/${website}`, post(undefined, headers));
     const conversation = await json('/conversations/create', post({ type: 'COPILOT', name: 'anchored' }, headers));
-    const anchor = await json('/anchors/create', post({ type: 'FILE', fullpath: '/src/a.ts', conversation: conversation.id, asset: made.id }, headers));
+    const anchor = await json(
+      '/anchors/create',
+      post({ type: 'FILE', fullpath: '/src/a.ts', conversation: conversation.id, asset: made.id }, headers),
+    );
     const gone = await json('/anchors/create', post({ type: 'DIRECTORY', fullpath: '/tmp' }, headers));
     await call(`/anchors/${gone.id}/delete`, post(undefined, headers));
     const queued = (await status()).outbox.map((q) => q.operation);
     expect(queued).toEqual([
-      'connect', 'assetsCreateNewAsset', 'assetUpdate', 'formatUpdateValue', 'annotationsCreateNewAnnotation', 'annotationUpdate',
-      'assetDisassociateWebsite', 'conversationsCreateSpecificConversation', 'anchorsCreateNewAnchor', 'anchorsCreateNewAnchor', 'anchorsDeleteSpecificAnchor',
+      'connect',
+      'assetsCreateNewAsset',
+      'assetUpdate',
+      'formatUpdateValue',
+      'annotationsCreateNewAnnotation',
+      'annotationUpdate',
+      'assetDisassociateWebsite',
+      'conversationsCreateSpecificConversation',
+      'anchorsCreateNewAnchor',
+      'anchorsCreateNewAnchor',
+      'anchorsDeleteSpecificAnchor',
     ]);
     const locals = [application.id, made.id, format.id, note.id, website, made.tags.iterable[0].id, conversation.id, anchor.id, gone.id];
 
     const before = upstream.log.length;
     await upstream.start();
     await reach('up');
-    const replayed = upstream.log.slice(before).filter((e) => e.method === 'POST' && !(e.path === '/connect' && JSON.stringify(e.body).includes('OPEN_SOURCE')));
+    const replayed = upstream.log
+      .slice(before)
+      .filter((e) => e.method === 'POST' && !(e.path === '/connect' && JSON.stringify(e.body).includes('OPEN_SOURCE')));
     // The anchor made and deleted while away was never sent.
     expect(replayed.map((e) => e.path.replace(/[0-9a-f-]{36}/g, '{id}'))).toEqual([
-      '/connect', '/assets/create', '/asset/update', '/format/update/value', '/annotations/create', '/annotation/update',
-      '/asset/{id}/websites/disassociate/{id}', '/conversations/create', '/anchors/create',
+      '/connect',
+      '/assets/create',
+      '/asset/update',
+      '/format/update/value',
+      '/annotations/create',
+      '/annotation/update',
+      '/asset/{id}/websites/disassociate/{id}',
+      '/conversations/create',
+      '/anchors/create',
     ]);
     expect(replayed.map((e) => e.outcome)).toEqual([200, 200, 200, 200, 200, 200, 204, 200, 200]);
     const sent = JSON.stringify(replayed);
@@ -480,13 +567,17 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     // (The update sent the asset back whole, as the client had it: its description is the one it was answered with here.)
     const description = made.annotations.iterable.find((a: { type: string }) => a.type === 'DESCRIPTION').text;
     expect(upstreamAssets(upstream).filter((a) => a.name === 'a renamed.ts')).toEqual([
-      expect.objectContaining({ text: 'let a = 2;\n', annotations: ['COMMENT:third thoughts', `DESCRIPTION:${description}`], tags: ['offline'] }),
+      expect.objectContaining({
+        text: 'let a = 2;\n',
+        annotations: ['COMMENT:third thoughts', `DESCRIPTION:${description}`],
+        tags: ['offline'],
+      }),
     ]);
     await eventually(async () => expect(await localAssets(host)).toEqual(upstreamAssets(upstream)));
     const theirs = upstream.snapshot();
-    expect(theirs.anchors.map((a) => [a.points.iterable[0].reference.fullpath, a.conversations.iterable.map((c: { id: string }) => c.id)])).toEqual([
-      ['/src/a.ts', [theirs.conversations[0]!.id]],
-    ]);
+    expect(
+      theirs.anchors.map((a) => [a.points.iterable[0].reference.fullpath, a.conversations.iterable.map((c: { id: string }) => c.id)]),
+    ).toEqual([['/src/a.ts', [theirs.conversations[0]!.id]]]);
     // Reads by the ids given while away keep working (rewritten), every kind of them.
     const upstreamAsset = upstreamAssets(upstream).find((a) => a.name === 'a renamed.ts')!.id;
     expect((await json(`/asset/${made.id}`)).id).toBe(upstreamAsset);
@@ -512,7 +603,12 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     expect(at(theirs, false)).toBeGreaterThan(at(made.id, true));
     // Its format and annotation under the upstream's ids (the upstream made one format, and its own description).
     const local = await json(`/asset/${theirs}`);
-    expect(local.formats.iterable.map((f: { id: string }) => f.id)).toEqual(upstream.snapshot().assets.find((a) => a.id === theirs)!.formats.iterable.map((f: { id: string }) => f.id));
+    expect(local.formats.iterable.map((f: { id: string }) => f.id)).toEqual(
+      upstream
+        .snapshot()
+        .assets.find((a) => a.id === theirs)!
+        .formats.iterable.map((f: { id: string }) => f.id),
+    );
   });
 
   it('anchors associated while away with conversations and assets made while away are replayed with both ids rewritten; both sides list each other there and here', async () => {
@@ -536,8 +632,15 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     // (The status announces the outbox at most every 25 ms.)
     await eventually(async () =>
       expect((await status()).outbox.map((q) => q.operation)).toEqual([
-        'assetsCreateNewAsset', 'conversationsCreateSpecificConversation', 'anchorsCreateNewAnchor', 'anchorsCreateNewAnchor',
-        'anchorAssociateAsset', 'conversationAssociateAnchor', 'assetAssociateAnchor', 'anchorAssociateConversation', 'conversationDisassociateAnchor',
+        'assetsCreateNewAsset',
+        'conversationsCreateSpecificConversation',
+        'anchorsCreateNewAnchor',
+        'anchorsCreateNewAnchor',
+        'anchorAssociateAsset',
+        'conversationAssociateAnchor',
+        'assetAssociateAnchor',
+        'anchorAssociateConversation',
+        'conversationDisassociateAnchor',
       ]),
     );
     const before = upstream.log.length;
@@ -545,9 +648,15 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     await reach('up');
     const replayed = upstream.log.slice(before).filter((e) => e.method === 'POST' && e.path !== '/connect');
     expect(replayed.map((e) => e.path.replace(/[0-9a-f-]{36}/g, '{id}'))).toEqual([
-      '/assets/create', '/conversations/create', '/anchors/create', '/anchors/create',
-      '/anchor/{id}/assets/associate/{id}', '/conversation/{id}/anchors/associate/{id}', '/asset/{id}/anchors/associate/{id}',
-      '/anchor/{id}/conversations/associate/{id}', '/conversation/{id}/anchors/disassociate/{id}',
+      '/assets/create',
+      '/conversations/create',
+      '/anchors/create',
+      '/anchors/create',
+      '/anchor/{id}/assets/associate/{id}',
+      '/conversation/{id}/anchors/associate/{id}',
+      '/asset/{id}/anchors/associate/{id}',
+      '/anchor/{id}/conversations/associate/{id}',
+      '/conversation/{id}/anchors/disassociate/{id}',
     ]);
     expect(replayed.map((e) => e.outcome)).toEqual([200, 200, 200, 200, 204, 204, 204, 204, 204]);
     const sent = JSON.stringify(replayed);
@@ -631,13 +740,20 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     await reach('up');
     await upstream.stop();
     await reach('down');
-    const made = await json('/assets/create', post(seed(app('5e5e5e5e-0000-4000-8000-000000000003'), 'exactly once\n', { name: 'once.ts' })));
+    const made = await json(
+      '/assets/create',
+      post(seed(app('5e5e5e5e-0000-4000-8000-000000000003'), 'exactly once\n', { name: 'once.ts' })),
+    );
     await json('/asset/update', post({ id: made.id, name: 'once, renamed.ts' }));
     upstream.fault({ match: 'POST /assets/create', action: { drop: 'after-commit' }, times: 1 });
     await upstream.start();
     await reach('up');
     expect(upstream.log.filter((e) => e.path === '/assets/create').map((e) => e.outcome)).toEqual(['dropped']);
-    expect(upstreamAssets(upstream).filter((a) => a.text === 'exactly once\n').map((a) => a.name)).toEqual(['once, renamed.ts']);
+    expect(
+      upstreamAssets(upstream)
+        .filter((a) => a.text === 'exactly once\n')
+        .map((a) => a.name),
+    ).toEqual(['once, renamed.ts']);
     await eventually(async () => expect(await localAssets(host)).toEqual(upstreamAssets(upstream)));
   });
 
@@ -654,7 +770,11 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
     await upstream.stop();
     await reach('down');
     const before = upstream.log.length;
-    for (const [path, body] of [['/os/sign_out', undefined], ['/os/applet/launch', { type: 'COPILOT' }], ['/allocations/disconnect', undefined]] as const) {
+    for (const [path, body] of [
+      ['/os/sign_out', undefined],
+      ['/os/applet/launch', { type: 'COPILOT' }],
+      ['/allocations/disconnect', undefined],
+    ] as const) {
       const response = await call(path, post(body));
       expect([path, response.status, response.headers.get('x-upstream')]).toEqual([path, 200, null]);
     }
@@ -674,7 +794,10 @@ describe('the write table', () => {
     expect(Object.keys(incomplete)).not.toContain('conversationUpdate');
     expect(conversationUpdate.about.kind).toBe('conversation');
     // The operations the type counts as writes are the ones the route table serves as writes: every POST that changes something.
-    expect(Object.keys(WRITES).sort()).toEqual(OPERATIONS.filter((o) => o.method === 'POST' && !o.readOnly).map((o) => o.name).sort());
+    expect(Object.keys(WRITES).sort()).toEqual(
+      OPERATIONS.filter((o) => o.method === 'POST' && !o.readOnly)
+        .map((o) => o.name)
+        .sort(),
+    );
   });
 });
-

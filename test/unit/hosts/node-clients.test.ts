@@ -74,7 +74,9 @@ describe('the C# SDK client (pieces-app/pieces-os-client-sdk-for-csharp)', () =>
     // GET /.well-known/health until one answers (then the base is http://localhost:<port>).
     let baseUrl: string | undefined;
     for (let port = 39300; port <= 39333 && !baseUrl; port++) {
-      const health = await new WellKnownApi(new Configuration({ basePath: `http://localhost:${port}` })).getWellKnownHealth().catch(() => null);
+      const health = await new WellKnownApi(new Configuration({ basePath: `http://localhost:${port}` }))
+        .getWellKnownHealth()
+        .catch(() => null);
       if (health !== null && port === server.port) baseUrl = `http://localhost:${port}`;
     }
     expect(baseUrl).toBe(`http://localhost:${server.port}`);
@@ -84,7 +86,9 @@ describe('the C# SDK client (pieces-app/pieces-os-client-sdk-for-csharp)', () =>
     const qgpt = socket(`${baseUrl!.replace('http://', 'ws://')}/qgpt/stream`);
     const [, context] = await Promise.all([
       qgpt.opened,
-      new ConnectorApi(configuration).connect({ seededConnectorConnection: { application: { name: 'OPEN_SOURCE', platform: 'LINUX', version: '0.0.1' } } as never }),
+      new ConnectorApi(configuration).connect({
+        seededConnectorConnection: { application: { name: 'OPEN_SOURCE', platform: 'LINUX', version: '0.0.1' } } as never,
+      }),
     ]);
     expect(instanceOfContext(context)).toBe(true);
     // "Get all the models to pick a default - choose GPT-4o if it is available", else the first cloud model.
@@ -116,7 +120,11 @@ describe('the C# SDK client (pieces-app/pieces-os-client-sdk-for-csharp)', () =>
     // any other status is an error ("Received error status from Pieces OS").
     let answer = '';
     for (;;) {
-      const frame = JSON.parse(await qgpt.next()) as { status: string; conversation: string; question?: { answers: { iterable: Array<{ text?: string }> } } };
+      const frame = JSON.parse(await qgpt.next()) as {
+        status: string;
+        conversation: string;
+        question?: { answers: { iterable: Array<{ text?: string }> } };
+      };
       answer += frame.question?.answers.iterable[0]?.text ?? '';
       if (frame.status === 'COMPLETED') break;
       expect(frame.status, 'a status the C# client treats as an error').toBe('IN-PROGRESS');
@@ -192,7 +200,9 @@ describe('setupPiecesServer (the Node test host)', () => {
     const { setupPiecesServer, WebSocket: PiecesWebSocket } = await import('../../../src/node/index.js');
     const { startFakeOllama } = await import('../../fake-ollama.js');
     const ollama = await startFakeOllama();
-    const pieces = setupPiecesServer({ models: { 'Mistral 7B GPU Chat Model': { type: 'ollama', baseUrl: ollama.baseUrl, model: 'mistral:7b' } } });
+    const pieces = setupPiecesServer({
+      models: { 'Mistral 7B GPU Chat Model': { type: 'ollama', baseUrl: ollama.baseUrl, model: 'mistral:7b' } },
+    });
     pieces.listen();
     try {
       const configuration = new Configuration({ basePath: 'http://localhost:1000' });
@@ -210,7 +220,11 @@ describe('setupPiecesServer (the Node test host)', () => {
       expect(ollama.pulled.has('mistral:7b')).toBe(true);
       progress.close();
       // The sockets the Python wrapper waits for: each sends its first frame at once, even empty.
-      for (const path of ['/anchors/stream/identifiers', '/ranges/stream/identifiers', '/workstream_pattern_engine/processors/vision/status/stream']) {
+      for (const path of [
+        '/anchors/stream/identifiers',
+        '/ranges/stream/identifiers',
+        '/workstream_pattern_engine/processors/vision/status/stream',
+      ]) {
         const socket = new PiecesWebSocket(`ws://localhost:1000${path}`);
         const first = await new Promise<string>((resolve) => (socket.onmessage = (event) => resolve(String(event.data))));
         expect(JSON.parse(first), path).toEqual(path.includes('vision') ? { vision: { degraded: false } } : { iterable: [] });

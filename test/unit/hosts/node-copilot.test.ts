@@ -26,7 +26,11 @@ afterEach(async () => {
 });
 
 /** Sends one question on a socket-like object and resolves with its frames once it ended. */
-function ask(socket: { send(data: string): void; addEventListener?: unknown }, on: (listener: (data: string) => void) => void, query: string) {
+function ask(
+  socket: { send(data: string): void; addEventListener?: unknown },
+  on: (listener: (data: string) => void) => void,
+  query: string,
+) {
   return new Promise<Frame[]>((resolve) => {
     const frames: Frame[] = [];
     on((data) => {
@@ -39,7 +43,11 @@ function ask(socket: { send(data: string): void; addEventListener?: unknown }, o
   });
 }
 
-const text = (frames: Frame[]) => frames.filter((f) => f.status === 'IN-PROGRESS').map((f) => f.question!.answers.iterable[0]!.text).join('');
+const text = (frames: Frame[]) =>
+  frames
+    .filter((f) => f.status === 'IN-PROGRESS')
+    .map((f) => f.question!.answers.iterable[0]!.text)
+    .join('');
 
 describe('the copilot on the Node hosts', () => {
   it('setupPiecesServer takes a model and answers /qgpt/question and /qgpt/stream', async () => {
@@ -47,13 +55,21 @@ describe('the copilot on the Node hosts', () => {
     server.listen();
     closers.push(() => server.close());
     const answer = await (
-      await fetch('http://localhost:1000/qgpt/question', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"query":"hi","relevant":{"iterable":[]}}' })
+      await fetch('http://localhost:1000/qgpt/question', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"query":"hi","relevant":{"iterable":[]}}',
+      })
     ).json();
     expect(answer.answers.iterable[0].text).toBe('echo hi');
 
     const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
     await new Promise((resolve) => (socket.onopen = resolve));
-    const frames = await ask(socket, (listener) => socket.addEventListener('message', (event) => listener(String(event.data))), 'from node');
+    const frames = await ask(
+      socket,
+      (listener) => socket.addEventListener('message', (event) => listener(String(event.data))),
+      'from node',
+    );
     socket.close();
     expect(frames.map((f) => f.status)).toEqual(['IN-PROGRESS', 'IN-PROGRESS', 'COMPLETED']);
     expect(text(frames)).toBe('echo from node');

@@ -9,7 +9,11 @@ import { freePort } from '../../free-port.js';
 
 const BASE = 'http://localhost:1000';
 const STREAM = 'ws://localhost:1000/conversations/stream/identifiers';
-const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+const json = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 const servers: PiecesServer[] = [];
 function server(options: Parameters<typeof setupPiecesServer>[0] = {}) {
@@ -84,7 +88,8 @@ const until = async (condition: () => boolean) => {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 };
 
-const storeIds = async () => ((await (await fetch(`${BASE}/conversations/identifiers`)).json()) as { iterable: { id: string }[] }).iterable.map((c) => c.id);
+const storeIds = async () =>
+  ((await (await fetch(`${BASE}/conversations/identifiers`)).json()) as { iterable: { id: string }[] }).iterable.map((c) => c.id);
 
 describe('interception', () => {
   it('answers fetch, http, XMLHttpRequest and WebSocket under the bases', async () => {
@@ -130,7 +135,10 @@ describe('interception', () => {
       const request = new Request('https://app.example.test/other');
       expect(await (await fetch('https://app.example.test/api', init)).text()).toBe('from the network');
       await fetch(request);
-      expect(before.mock.calls).toEqual([['https://app.example.test/api', init], [request, undefined]]);
+      expect(before.mock.calls).toEqual([
+        ['https://app.example.test/api', init],
+        [request, undefined],
+      ]);
       expect(before.mock.calls[1]![0]).toBe(request);
       // Under the bases: the service answers, and Node's fetch is not called.
       expect((await fetch(`${BASE}/applications`)).status).toBe(200);
@@ -143,11 +151,23 @@ describe('interception', () => {
   });
 
   it('close() restores every patched global', async () => {
-    const before = { fetch: globalThis.fetch, XMLHttpRequest: globalThis.XMLHttpRequest, WebSocket: globalThis.WebSocket, request: http.request, get: http.get };
+    const before = {
+      fetch: globalThis.fetch,
+      XMLHttpRequest: globalThis.XMLHttpRequest,
+      WebSocket: globalThis.WebSocket,
+      request: http.request,
+      get: http.get,
+    };
     const s = server();
     expect(globalThis.fetch).not.toBe(before.fetch);
     s.close();
-    expect({ fetch: globalThis.fetch, XMLHttpRequest: globalThis.XMLHttpRequest, WebSocket: globalThis.WebSocket, request: http.request, get: http.get }).toEqual(before);
+    expect({
+      fetch: globalThis.fetch,
+      XMLHttpRequest: globalThis.XMLHttpRequest,
+      WebSocket: globalThis.WebSocket,
+      request: http.request,
+      get: http.get,
+    }).toEqual(before);
     // Nothing listens on the base: the request goes to the network and fails there.
     await expect(get(`${BASE}/applications`)).rejects.toThrow(/ECONNREFUSED/);
     s.listen();
@@ -192,14 +212,19 @@ describe('stream', () => {
     const stream = listen();
     await stream.first;
     const created = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => fetch(`${BASE}/conversations/create`, json({ type: 'COPILOT', name: `c${i}` })).then((r) => r.json() as Promise<{ id: string }>)),
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${BASE}/conversations/create`, json({ type: 'COPILOT', name: `c${i}` })).then((r) => r.json() as Promise<{ id: string }>),
+      ),
     );
     await Promise.all(created.slice(0, 5).map(({ id }) => fetch(`${BASE}/conversations/${id}/delete`, { method: 'POST' })));
     await s.seed({ conversations: [{ id: '00000000-0000-4000-8000-000000000001', type: 'COPILOT', name: 'seeded' }] });
     const expected = await storeIds();
     await until(() => stream.ids().length === expected.length);
     expect(stream.ids()).toEqual(expected);
-    const seen = stream.messages.slice(1).flat().map((item) => `${item.conversation.id}${item.deleted ? ' deleted' : ''}`);
+    const seen = stream.messages
+      .slice(1)
+      .flat()
+      .map((item) => `${item.conversation.id}${item.deleted ? ' deleted' : ''}`);
     expect(new Set(seen).size).toBe(seen.length);
     await s.reset();
     await until(() => stream.ids().length === 0);
@@ -228,7 +253,11 @@ describe('overrides', () => {
       { path: '/applications/{application}', method: 'GET', status: 404, body: { message: 'gone' }, once: true },
     );
     const failed = await fetch(`${BASE}/conversations`);
-    expect([failed.status, failed.headers.get('content-type'), await failed.text()]).toEqual([500, 'text/plain; charset=utf-8', 'The database is on fire.']);
+    expect([failed.status, failed.headers.get('content-type'), await failed.text()]).toEqual([
+      500,
+      'text/plain; charset=utf-8',
+      'The database is on fire.',
+    ]);
     const id = crypto.randomUUID();
     const once = await fetch(`${BASE}/applications/${id}`);
     expect([once.status, await once.json()]).toEqual([404, { message: 'gone' }]);
@@ -249,9 +278,18 @@ describe('overrides', () => {
 
   it("answer with their headers in place of the service's of the same name, in any case", async () => {
     const s = server();
-    s.use({ operation: 'conversationsSnapshot', status: 200, body: '<p>No conversations.</p>', headers: { 'content-type': 'text/html', 'cache-control': 'max-age=60' } });
+    s.use({
+      operation: 'conversationsSnapshot',
+      status: 200,
+      body: '<p>No conversations.</p>',
+      headers: { 'content-type': 'text/html', 'cache-control': 'max-age=60' },
+    });
     const answered = await fetch(`${BASE}/conversations`);
-    expect([answered.headers.get('content-type'), answered.headers.get('cache-control'), await answered.text()]).toEqual(['text/html', 'max-age=60', '<p>No conversations.</p>']);
+    expect([answered.headers.get('content-type'), answered.headers.get('cache-control'), await answered.text()]).toEqual([
+      'text/html',
+      'max-age=60',
+      '<p>No conversations.</p>',
+    ]);
   });
 
   it('fail with a network error', async () => {
@@ -268,7 +306,10 @@ describe('overrides', () => {
     vi.useFakeTimers({ toFake: ['setTimeout'] });
     try {
       const s = server();
-      s.use({ operation: 'conversationsCreateSpecificConversation', delay: 2_000 }, { operation: 'applicationsSnapshot', delay: 500, status: 500 });
+      s.use(
+        { operation: 'conversationsCreateSpecificConversation', delay: 2_000 },
+        { operation: 'applicationsSnapshot', delay: 500, status: 500 },
+      );
       let settled = false;
       const pending = s.fetch(`${BASE}/conversations/create`, json({ type: 'COPILOT', name: 'slow' })).then((r) => {
         settled = true;
@@ -292,7 +333,9 @@ describe('overrides', () => {
     const s = server();
     // A misspelt operation does not compile; at run time it is refused with the name it was meant to be.
     // @ts-expect-error 'conversationsSnapshots' is not an operation name
-    await expect(s.use({ operation: 'conversationsSnapshots', status: 500 })).rejects.toThrow(/must name an operation.*Did you mean conversationsSnapshot\?/);
+    await expect(s.use({ operation: 'conversationsSnapshots', status: 500 })).rejects.toThrow(
+      /must name an operation.*Did you mean conversationsSnapshot\?/,
+    );
     await expect(s.use({ operation: 'conversationsSnapshot' })).rejects.toThrow(/changes nothing/);
     await expect(s.use({ path: 'conversations', status: 500 })).rejects.toThrow(/starting with \//);
     await expect(s.use({ operation: 'conversationsSnapshot', status: 500, networkError: true })).rejects.toThrow(/cannot both/);
@@ -318,7 +361,10 @@ describe('data', () => {
     await fetch(`${BASE}/applications/usage/engagement/interaction`, json({ description: 'clicked' }));
     const session = (await (await fetch(`${BASE}/applications/session/open`, { method: 'POST' })).json()) as { id: string };
     await fetch(`${BASE}/applications/session/close`, json(JSON.stringify(session.id)));
-    await fetch(`${BASE}/conversations/create`, json({ type: 'COPILOT', name: 'a', messages: [{ role: 'USER', fragment: { string: { raw: 'hi' } } }] }));
+    await fetch(
+      `${BASE}/conversations/create`,
+      json({ type: 'COPILOT', name: 'a', messages: [{ role: 'USER', fragment: { string: { raw: 'hi' } } }] }),
+    );
     const assets = ((await (await fetch(`${BASE}/assets/identifiers`)).json()) as { iterable: { id: string }[] }).iterable;
     await fetch(`${BASE}/conversations/create/from_asset/${assets[0]!.id}`, { method: 'POST' });
     const exported = JSON.stringify(await s.exportData());
@@ -345,7 +391,12 @@ describe('data', () => {
       ],
     });
     const conversation = (await (await fetch(`${BASE}/conversations`)).json()) as {
-      iterable: Array<{ id: string; created: { value: string }; updated: { value: string }; messages: { iterable: Array<{ id: string; reference: { created: { value: string } } }> } }>;
+      iterable: Array<{
+        id: string;
+        created: { value: string };
+        updated: { value: string };
+        messages: { iterable: Array<{ id: string; reference: { created: { value: string } } }> };
+      }>;
     };
     const [only] = conversation.iterable;
     expect(only!.id).toBe('11111111-1111-4111-8111-111111111111');
@@ -359,8 +410,12 @@ describe('data', () => {
     const s = server();
     await s.seed({ conversations: [{ type: 'COPILOT', name: 'kept' }] });
     const before = JSON.stringify(await s.exportData());
-    await expect(s.seed({ conversations: [{ type: 'CHAT' }] })).rejects.toThrow('data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".');
-    await expect(s.seed({ conversations: [{ messages: [{ role: 'USER' } as never] }] })).rejects.toThrow('data.conversations[0].messages[0].fragment is required.');
+    await expect(s.seed({ conversations: [{ type: 'CHAT' }] })).rejects.toThrow(
+      'data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".',
+    );
+    await expect(s.seed({ conversations: [{ messages: [{ role: 'USER' } as never] }] })).rejects.toThrow(
+      'data.conversations[0].messages[0].fragment is required.',
+    );
     await expect(s.seed({ applications: [{ id: 'x' } as never] })).rejects.toThrow(/data.applications\[0\].id must be a UUID/);
     await expect(s.seed({ sessions: [{ opened: { value: 'yesterday' } }] })).rejects.toThrow(/ISO-8601/);
     await expect(s.seed({ convos: [] } as never)).rejects.toThrow(/unknown key "convos"/);
@@ -369,7 +424,10 @@ describe('data', () => {
   });
 
   it('reset() goes back to the initial data: sample assets and the data option', async () => {
-    const s = server({ sampleAssets: true, data: { conversations: [{ id: '22222222-2222-4222-8222-222222222222', type: 'COPILOT', name: 'start' }] } });
+    const s = server({
+      sampleAssets: true,
+      data: { conversations: [{ id: '22222222-2222-4222-8222-222222222222', type: 'COPILOT', name: 'start' }] },
+    });
     await fetch(`${BASE}/conversations/create`, json({ type: 'COPILOT' }));
     await fetch(`${BASE}/conversations/22222222-2222-4222-8222-222222222222/delete`, { method: 'POST' });
     await s.reset();
@@ -381,12 +439,25 @@ describe('data', () => {
 describe('now, newId and log', () => {
   it('make ids and times deterministic, and log each request once', async () => {
     const entries: LogEntry[] = [];
-    server({ now: () => new Date('2025-02-03T04:05:06Z'), newId: () => 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', log: (entry) => entries.push(entry) });
-    const created = (await (await fetch(`${BASE}/conversations/create`, json({ type: 'COPILOT' }))).json()) as { id: string; created: { value: string } };
+    server({
+      now: () => new Date('2025-02-03T04:05:06Z'),
+      newId: () => 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa',
+      log: (entry) => entries.push(entry),
+    });
+    const created = (await (await fetch(`${BASE}/conversations/create`, json({ type: 'COPILOT' }))).json()) as {
+      id: string;
+      created: { value: string };
+    };
     expect([created.id, created.created.value]).toEqual(['aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', '2025-02-03T04:05:06.000Z']);
     await fetch(`${BASE}/nowhere`);
     expect(entries.map(({ operation, method, path, status, overridden }) => ({ operation, method, path, status, overridden }))).toEqual([
-      { operation: 'conversationsCreateSpecificConversation', method: 'POST', path: '/conversations/create', status: 200, overridden: false },
+      {
+        operation: 'conversationsCreateSpecificConversation',
+        method: 'POST',
+        path: '/conversations/create',
+        status: 200,
+        overridden: false,
+      },
       { operation: undefined, method: 'GET', path: '/nowhere', status: 404, overridden: false },
     ]);
   });
@@ -410,7 +481,9 @@ describe('now, newId and log', () => {
       server({ log: true });
       await fetch(`${BASE}/conversations?transferables=false`);
       expect(spy).toHaveBeenCalledTimes(1);
-      expect(spy.mock.calls[0]![0]).toMatch(/^\[pieces-os-worker\] \d\d:\d\d:\d\d conversationsSnapshot GET \/conversations\?transferables=false 200 OK \(\d+ ms\)$/);
+      expect(spy.mock.calls[0]![0]).toMatch(
+        /^\[pieces-os-worker\] \d\d:\d\d:\d\d conversationsSnapshot GET \/conversations\?transferables=false 200 OK \(\d+ ms\)$/,
+      );
     } finally {
       spy.mockRestore();
     }
@@ -458,7 +531,8 @@ describe('servers on the same bases', () => {
   it('the most recent listen() answers; closing it hands back to the other', async () => {
     const first = server({ data: { conversations: [{ type: 'COPILOT', name: 'first' }] } });
     const second = server({ data: { conversations: [{ type: 'COPILOT', name: 'second' }] } });
-    const names = async () => ((await (await fetch(`${BASE}/conversations`)).json()) as { iterable: Array<{ name: string }> }).iterable.map((c) => c.name);
+    const names = async () =>
+      ((await (await fetch(`${BASE}/conversations`)).json()) as { iterable: Array<{ name: string }> }).iterable.map((c) => c.name);
     expect(await names()).toEqual(['second']);
     second.close();
     expect(await names()).toEqual(['first']);

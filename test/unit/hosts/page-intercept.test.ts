@@ -36,7 +36,11 @@ describe("the page's interception", () => {
       await fetch(new URL('https://app.example.test/third'));
       expect(answered).toEqual(['GET http://localhost:1000/applications', 'GET http://localhost:1000/user']);
       // The page's own fetch got each call as made: the same string, init, Request and URL objects.
-      expect(before.mock.calls).toEqual([['https://app.example.test/api', init], [request, undefined], [new URL('https://app.example.test/third'), undefined]]);
+      expect(before.mock.calls).toEqual([
+        ['https://app.example.test/api', init],
+        [request, undefined],
+        [new URL('https://app.example.test/third'), undefined],
+      ]);
       expect(before.mock.calls[1]![0]).toBe(request);
     } finally {
       stop();
@@ -51,7 +55,10 @@ describe("the page's interception", () => {
       return new Response('unreachable');
     });
     globalThis.fetch = before as unknown as typeof fetch;
-    const stop = interceptPageRequests(async () => new Response('service'), () => true);
+    const stop = interceptPageRequests(
+      async () => new Response('service'),
+      () => true,
+    );
     try {
       await expect(fetch('not a url at all')).rejects.toThrow();
       expect(before).toHaveBeenCalledWith('not a url at all', undefined);
@@ -64,7 +71,9 @@ describe("the page's interception", () => {
     const BASE = 'http://localhost:1000';
     /** Starts intercepting with `answer` for URLs under BASE; the page's own fetch answers the rest. */
     const intercepting = (answer: (request: Request) => Response | Promise<Response>) => {
-      const before = vi.fn(async (input: RequestInfo | URL) => new Response(`network: ${input instanceof Request ? input.url : String(input)}`));
+      const before = vi.fn(
+        async (input: RequestInfo | URL) => new Response(`network: ${input instanceof Request ? input.url : String(input)}`),
+      );
       globalThis.fetch = before as unknown as typeof fetch;
       const seen: Request[] = [];
       const texts: Array<string | undefined> = [];
@@ -83,7 +92,11 @@ describe("the page's interception", () => {
       const made = new Response('{"ok":true}', { status: 201, headers: { 'Content-Type': 'application/json' } });
       const { seen, texts, stop } = intercepting(() => made);
       try {
-        const response = await fetch(`${BASE}/conversations/create`, { method: 'POST', headers: { 'X-Test': 'yes' }, body: '{"type":"COPILOT"}' });
+        const response = await fetch(`${BASE}/conversations/create`, {
+          method: 'POST',
+          headers: { 'X-Test': 'yes' },
+          body: '{"type":"COPILOT"}',
+        });
         // A body given as a string comes with the request as that string (no need to read it back).
         expect(texts).toEqual(['{"type":"COPILOT"}']);
         // Not a copy the interception layer made of it (which reads the body through another stream).
@@ -141,7 +154,11 @@ describe("the page's interception", () => {
         return new Response(`service: ${request.method} ${path}`);
       });
       try {
-        const response = await fetch(`${BASE}/moved`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer k' }, body: '{}' });
+        const response = await fetch(`${BASE}/moved`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: 'Bearer k' },
+          body: '{}',
+        });
         expect([await response.text(), response.url, response.redirected]).toEqual(['service: GET /here', `${BASE}/here`, true]);
         // The body's headers went with the body; the same origin keeps the credentials.
         expect([seen[1]!.headers.get('content-type'), seen[1]!.headers.get('authorization')]).toEqual([null, 'Bearer k']);

@@ -57,7 +57,15 @@ describe('Python clients against the loopback server', () => {
     const outcome = await run('sdk_wrapper');
     expect(outcome, String((outcome as { error?: string }).error)).toMatchObject({ ok: true });
     expect(outcome.user).toBe('Local user');
-    expect(outcome.waited).toEqual({ conversation: true, asset: true, user: true, health: true, anchor: true, ltm_vision: true, range: true });
+    expect(outcome.waited).toEqual({
+      conversation: true,
+      asset: true,
+      user: true,
+      health: true,
+      anchor: true,
+      ltm_vision: true,
+      range: true,
+    });
     expect(outcome.cached).toMatchObject({ anchor: 0, range: 0 });
     expect((outcome.cached as { asset: number }).asset).toBeGreaterThan(0);
     expect(outcome.cache_errors).toEqual({ conversation: [], asset: [], anchor: [], range: [] });
@@ -88,7 +96,12 @@ describe('Python clients against the loopback server', () => {
     expect(Object.values(outcome.waited as object).every(Boolean)).toBe(true);
     expectStreamed(outcome);
     expect(outcome.applet_port).toBe(server.port);
-    expect([outcome.signed_out, outcome.after_logout, outcome.signed_in, outcome.allocation]).toEqual([{ iterable: [] }, null, 'Local user', 'DISCONNECTED']);
+    expect([outcome.signed_out, outcome.after_logout, outcome.signed_in, outcome.allocation]).toEqual([
+      { iterable: [] },
+      null,
+      'Local user',
+      'DISCONNECTED',
+    ]);
   }, 120_000);
 
   it('the Sublime Text plugin: its health socket runs start-up, finds o4-mini by unique, opens its websockets, asks', async () => {

@@ -17,11 +17,21 @@ import { startLoopbackServer, type LoopbackServer } from '../../../src/node/serv
 /** A raw HTTP request with the headers given as they are (Host included); status, headers and body. */
 function raw(server: LoopbackServer, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
   return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port: server.port, path, method: options.method ?? 'GET', headers: options.headers, setHost: !options.headers?.Host }, (response) => {
-      let body = '';
-      response.on('data', (chunk) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
-    });
+    const request = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        setHost: !options.headers?.Host,
+      },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+      },
+    );
     request.on('error', reject);
     request.end(options.body);
   });
@@ -37,7 +47,14 @@ describe('the loopback server answers only its owner', () => {
   afterAll(() => server.close());
 
   it('refuses a request whose Host is not its address, localhost or an IP address (DNS rebinding), HTTP and WebSocket', async () => {
-    for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`, 'localhost', `app.localhost:${server.port}`, `[::1]:${server.port}`, `10.0.0.7:${server.port}`]) {
+    for (const host of [
+      `127.0.0.1:${server.port}`,
+      `localhost:${server.port}`,
+      'localhost',
+      `app.localhost:${server.port}`,
+      `[::1]:${server.port}`,
+      `10.0.0.7:${server.port}`,
+    ]) {
       expect((await raw(server, '/.well-known/health', { headers: { Host: host } })).status, host).toBe(200);
     }
     for (const host of [`evil.test:${server.port}`, 'evil.test', 'localhost.evil.test', '127.0.0.1.nip.io']) {
@@ -46,7 +63,9 @@ describe('the loopback server answers only its owner', () => {
       expect(refused.body).toMatch(/is not allowed .*--allowed-hosts/);
       expect(refused.headers['access-control-allow-origin']).toBeUndefined();
     }
-    const socket = new WebSocket(`ws://127.0.0.1:${server.port}/conversations/stream/identifiers`, { headers: { Host: `evil.test:${server.port}` } });
+    const socket = new WebSocket(`ws://127.0.0.1:${server.port}/conversations/stream/identifiers`, {
+      headers: { Host: `evil.test:${server.port}` },
+    });
     const outcome = await new Promise<string>((resolve) => {
       socket.on('open', () => resolve('open'));
       socket.on('unexpected-response', (_request, response) => resolve(String(response.statusCode)));
@@ -59,7 +78,12 @@ describe('the loopback server answers only its owner', () => {
     const named = await startLoopbackServer({ port: 0, sampleAssets: false, allowedHosts: ['pieces.test', '.dev.test'] });
     const any = await startLoopbackServer({ port: 0, sampleAssets: false, allowedHosts: true });
     try {
-      for (const [host, status] of [['pieces.test', 200], ['a.dev.test', 200], ['dev.test', 200], ['other.test', 403]] as const) {
+      for (const [host, status] of [
+        ['pieces.test', 200],
+        ['a.dev.test', 200],
+        ['dev.test', 200],
+        ['other.test', 403],
+      ] as const) {
         expect((await raw(named, '/.well-known/health', { headers: { Host: host } })).status, host).toBe(status);
       }
       expect((await raw(any, '/.well-known/health', { headers: { Host: 'anything.test' } })).status).toBe(200);
@@ -88,7 +112,14 @@ describe('the loopback server answers only its owner', () => {
     expect(read.status).toBe(403);
     expect(read.body).not.toContain('kept');
     // The preflight of a cross-site request with the control header is refused too.
-    const preflight = await raw(server, '/__pieces/reset', { method: 'OPTIONS', headers: { Origin: 'https://evil.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-pieces-control' } });
+    const preflight = await raw(server, '/__pieces/reset', {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://evil.test',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'x-pieces-control',
+      },
+    });
     expect(preflight.status).toBe(403);
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     expect(JSON.stringify(await server.exportData())).toBe(before);
@@ -102,13 +133,22 @@ describe('the loopback server answers only its owner', () => {
   it('lets the pages of allowed origins use the controls, and only them', async () => {
     const allowed = await startLoopbackServer({ port: 0, sampleAssets: false, allowedOrigins: ['http://localhost:5173'] });
     try {
-      const preflight = await raw(allowed, '/__pieces/reset', { method: 'OPTIONS', headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-pieces-control' } });
+      const preflight = await raw(allowed, '/__pieces/reset', {
+        method: 'OPTIONS',
+        headers: {
+          Origin: 'http://localhost:5173',
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'x-pieces-control',
+        },
+      });
       expect(preflight.status).toBe(204);
       expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:5173');
       expect(String(preflight.headers['access-control-allow-headers'])).toContain('x-pieces-control');
       const reset = await raw(allowed, '/__pieces/reset', { method: 'POST', headers: { ...CONTROL, Origin: 'http://localhost:5173' } });
       expect([reset.status, reset.headers['access-control-allow-origin']]).toEqual([204, 'http://localhost:5173']);
-      expect((await raw(allowed, '/__pieces/reset', { method: 'POST', headers: { ...CONTROL, Origin: 'http://localhost:5174' } })).status).toBe(403);
+      expect(
+        (await raw(allowed, '/__pieces/reset', { method: 'POST', headers: { ...CONTROL, Origin: 'http://localhost:5174' } })).status,
+      ).toBe(403);
     } finally {
       await allowed.close();
     }
@@ -141,7 +181,11 @@ const readAll = (socket: Socket, ms = 3000) =>
 describe('no client can take the loopback server down', () => {
   let server: LoopbackServer;
   const socketPaths = [...Object.keys(SOCKETS), '/not/a/socket', '/conversations'];
-  const httpPaths = [...new Set(OPERATIONS.map((o) => `${o.method} ${o.path.replace(/\{\w+\}/g, '0f8fad5b-d9cb-469f-a165-70867728950e')}`)), 'POST /__pieces/seed', 'GET /nothing'];
+  const httpPaths = [
+    ...new Set(OPERATIONS.map((o) => `${o.method} ${o.path.replace(/\{\w+\}/g, '0f8fad5b-d9cb-469f-a165-70867728950e')}`)),
+    'POST /__pieces/seed',
+    'GET /nothing',
+  ];
   beforeAll(async () => {
     server = await startLoopbackServer({ port: 0 });
   });
@@ -202,7 +246,11 @@ ws.sock.close()
     }
     await alive();
     // The steady client was not disturbed: still open and fed.
-    const created = await fetch(`${server.url}/conversations/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' });
+    const created = await fetch(`${server.url}/conversations/create`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"type":"COPILOT"}',
+    });
     const { id } = (await created.json()) as { id: string };
     await expect.poll(() => frames.some((frame) => frame.includes(id))).toBe(true);
     expect(steady.readyState).toBe(WebSocket.OPEN);
@@ -231,7 +279,11 @@ ws.sock.close()
       whole.destroy();
     }
     // Malformed: an absolute-form target, a garbage request line, a bad header.
-    for (const garbage of ['GET http://evil.test/conversations HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 'NOT HTTP AT ALL\r\n\r\n', 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n']) {
+    for (const garbage of [
+      'GET http://evil.test/conversations HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
+      'NOT HTTP AT ALL\r\n\r\n',
+      'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n',
+    ]) {
       const socket = await tcp(server);
       socket.write(garbage);
       expect(await readAll(socket, 2000)).toMatch(/^HTTP\/1\.1 (400|404) /);

@@ -26,7 +26,14 @@ describe('startLoopbackServer', () => {
   it('answers each request with the bytes the in-process service gives', async () => {
     const reference = createNodeHost({ bases: [server.url], ...clock() });
     const requests: Array<[string, RequestInit?]> = [
-      ['/conversations/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT","name":"a","messages":[{"role":"USER","fragment":{"string":{"raw":"hi"}}}]}' }],
+      [
+        '/conversations/create',
+        {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"type":"COPILOT","name":"a","messages":[{"role":"USER","fragment":{"string":{"raw":"hi"}}}]}',
+        },
+      ],
       ['/conversations'],
       ['/conversations?transferables=false'],
       ['/conversations/identifiers'],
@@ -39,7 +46,11 @@ describe('startLoopbackServer', () => {
     ];
     for (const [path, init] of requests) {
       const [real, expected] = await Promise.all([fetch(server.url + path, init), reference.fetch(server.url + path, init)]);
-      expect([real.status, real.headers.get('content-type'), await real.text()], path).toEqual([expected.status, expected.headers.get('content-type'), await expected.text()]);
+      expect([real.status, real.headers.get('content-type'), await real.text()], path).toEqual([
+        expected.status,
+        expected.headers.get('content-type'),
+        await expected.text(),
+      ]);
     }
   });
 
@@ -90,10 +101,18 @@ describe('startLoopbackServer', () => {
 
   it('offers the controls over HTTP under /__pieces/, outside the API', async () => {
     const post = (path: string, body?: unknown) =>
-      fetch(`${server.url}/__pieces/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Pieces-Control': '1' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      fetch(`${server.url}/__pieces/${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Pieces-Control': '1' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
     expect((await post('reset')).status).toBe(204);
-    expect((await post('seed', { conversations: [{ id: '55555555-5555-4555-8555-555555555555', type: 'COPILOT', name: 'over HTTP' }] })).status).toBe(204);
-    const exported = (await (await fetch(`${server.url}/__pieces/export`, { headers: { 'X-Pieces-Control': '1' } })).json()) as { conversations: Array<{ name: string }> };
+    expect(
+      (await post('seed', { conversations: [{ id: '55555555-5555-4555-8555-555555555555', type: 'COPILOT', name: 'over HTTP' }] })).status,
+    ).toBe(204);
+    const exported = (await (await fetch(`${server.url}/__pieces/export`, { headers: { 'X-Pieces-Control': '1' } })).json()) as {
+      conversations: Array<{ name: string }>;
+    };
     expect(exported.conversations.map((c) => c.name)).toEqual(['over HTTP']);
     expect((await post('use', { operation: 'conversationsSnapshot', status: 418, body: 'teapot', once: true })).status).toBe(204);
     expect((await fetch(`${server.url}/conversations`)).status).toBe(418);
@@ -137,10 +156,14 @@ describe('startLoopbackServer with log (serve --log)', () => {
 
   it('prints the copilot socket: its connection, then each question sent on it as a message', async () => {
     const socket = ws('/qgpt/stream');
-    expect(await logged(() => new Promise((open) => socket.once('open', open)))).toEqual(['qgptStream WS /qgpt/stream 101 Switching Protocols (N ms)']);
+    expect(await logged(() => new Promise((open) => socket.once('open', open)))).toEqual([
+      'qgptStream WS /qgpt/stream 101 Switching Protocols (N ms)',
+    ]);
     expect(
       await logged(async () => {
-        const completed = new Promise<void>((done) => socket.on('message', (data) => JSON.parse(String(data)).status === 'COMPLETED' && done()));
+        const completed = new Promise<void>((done) =>
+          socket.on('message', (data) => JSON.parse(String(data)).status === 'COMPLETED' && done()),
+        );
         socket.send(JSON.stringify({ request: 'q1', question: { query: 'retry with backoff', relevant: { iterable: [] } } }));
         await completed;
       }),

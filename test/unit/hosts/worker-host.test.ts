@@ -26,7 +26,11 @@ function fakeScope() {
   /** Dispatches a fetch event; resolves with the response, or undefined when the worker let it pass. */
   const fetch = (request: Request) => {
     let answered: Promise<Response> | Response | undefined;
-    dispatch('fetch', { request, respondWith: (r: Promise<Response> | Response) => (answered = r), waitUntil: () => {} } satisfies Partial<FetchEventLike>);
+    dispatch('fetch', {
+      request,
+      respondWith: (r: Promise<Response> | Response) => (answered = r),
+      waitUntil: () => {},
+    } satisfies Partial<FetchEventLike>);
     return answered === undefined ? undefined : Promise.resolve(answered);
   };
   /** Posts a page request; resolves with the worker's reply on the message port. */
@@ -64,7 +68,9 @@ describe('startWorker', () => {
       version: VERSION,
       bases: DEFAULT_BASES,
     });
-    expect(await host.message({ type: 'pieces:report-external-applications', applications: [{ name: 'Obsidian', version: '1.5.1' }] })).toEqual({ ok: true });
+    expect(
+      await host.message({ type: 'pieces:report-external-applications', applications: [{ name: 'Obsidian', version: '1.5.1' }] }),
+    ).toEqual({ ok: true });
     const external = await (await host.fetch(new Request('http://localhost:1000/applications/external')))!.json();
     expect(JSON.stringify(external)).toContain('Obsidian');
   });
@@ -78,7 +84,13 @@ describe('startWorker', () => {
     channel.onmessage = (event) => (event.data as { type?: string })?.type === 'change' && heard.push(event.data);
     const id = crypto.randomUUID();
     expect(await host.message({ type: 'pieces:add-assets', assets: [{ id, name: 'a.ts', text: 'x' }] })).toEqual({ ok: true });
-    await host.fetch(new Request('http://localhost:1000/connect', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"application":{"name":"VS_CODE","version":"1","platform":"LINUX"}}' }));
+    await host.fetch(
+      new Request('http://localhost:1000/connect', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"application":{"name":"VS_CODE","version":"1","platform":"LINUX"}}',
+      }),
+    );
     await vi.waitFor(() => expect(heard).toHaveLength(2));
     channel.close();
     expect(heard).toEqual([
@@ -97,7 +109,9 @@ describe('startWorker', () => {
     page.onmessage = (event) => event.data !== 'written' && heard.push(event.data);
     host.dispatch('activate', { waitUntil: () => {} });
     await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }]));
-    const before = (await (await host.fetch(new Request('http://localhost:1000/conversations/stream/identifiers', { headers: { 'X-Pieces-Stream': 'handshake' } })))!.json()) as object;
+    const before = (await (await host.fetch(
+      new Request('http://localhost:1000/conversations/stream/identifiers', { headers: { 'X-Pieces-Stream': 'handshake' } }),
+    ))!.json()) as object;
     expect(before).toBeDefined();
     await new Promise<void>((resolve, reject) => {
       const request = indexedDB.deleteDatabase(name);
@@ -105,22 +119,41 @@ describe('startWorker', () => {
       request.onerror = () => reject(request.error);
     });
     expect((await host.fetch(new Request('http://localhost:1000/conversations/identifiers')))!.status).toBe(200);
-    await vi.waitFor(() => expect(heard).toEqual([{ type: 'worker', version: VERSION }, { type: 'database', identity: expect.stringMatching(/^[0-9a-f-]{36}$/) }]));
+    await vi.waitFor(() =>
+      expect(heard).toEqual([
+        { type: 'worker', version: VERSION },
+        { type: 'database', identity: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+      ]),
+    );
     page.close();
   });
 
   it('takes a model option, and switches the model when a page asks (kept across restarts)', async () => {
     const name = databaseName();
     const host = fakeScope();
-    const echo = { description: 'echo', async *answer({ query }: { query: string }) { yield `echo ${query}`; } };
+    const echo = {
+      description: 'echo',
+      async *answer({ query }: { query: string }) {
+        yield `echo ${query}`;
+      },
+    };
     startWorker(host.scope, { databaseName: name, model: echo });
     const ask = async (h: ReturnType<typeof fakeScope>) => {
-      const response = await h.fetch(new Request('http://localhost:1000/qgpt/question', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"query":"hi","relevant":{"iterable":[]}}' }));
+      const response = await h.fetch(
+        new Request('http://localhost:1000/qgpt/question', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"query":"hi","relevant":{"iterable":[]}}',
+        }),
+      );
       return ((await response!.json()) as { answers: { iterable: Array<{ text: string }> } }).answers.iterable[0]!.text;
     };
     expect(await ask(host)).toBe('echo hi');
     expect(await host.message({ type: 'pieces:get-model' })).toEqual({ ok: true, model: 'echo' });
-    expect(await host.message({ type: 'pieces:set-model', model: { type: 'extractive' } })).toEqual({ ok: true, model: 'no model (extractive answers)' });
+    expect(await host.message({ type: 'pieces:set-model', model: { type: 'extractive' } })).toEqual({
+      ok: true,
+      model: 'no model (extractive answers)',
+    });
     expect(await ask(host)).toMatch(/^No model is configured/);
     expect(await host.message({ type: 'pieces:set-model', model: { type: 'openai', baseUrl: 'not a url', model: 'm' } })).toEqual({
       ok: false,
@@ -177,7 +210,10 @@ describe('addPiecesRoutes', () => {
     // Workbox's default router listens for fetch events on the global scope.
     const answer = (url: string) => {
       let answered: Promise<Response> | Response | undefined;
-      const event = Object.assign(new Event('fetch'), { request: new Request(url), respondWith: (r: Promise<Response> | Response) => (answered = r) });
+      const event = Object.assign(new Event('fetch'), {
+        request: new Request(url),
+        respondWith: (r: Promise<Response> | Response) => (answered = r),
+      });
       self.dispatchEvent(event);
       return answered === undefined ? undefined : Promise.resolve(answered);
     };
@@ -198,7 +234,12 @@ describe('addPiecesRoutes', () => {
         }),
         event: {} as never,
       })!;
-    const ids = async () => ((await (await router.handleRequest({ request: new Request('http://localhost:1000/conversations/identifiers'), event: {} as never })!).json()) as { iterable: unknown[] }).iterable;
+    const ids = async () =>
+      (
+        (await (
+          await router.handleRequest({ request: new Request('http://localhost:1000/conversations/identifiers'), event: {} as never })!
+        ).json()) as { iterable: unknown[] }
+      ).iterable;
     // Acknowledged over a port by a worker instance that stopped since: this one never received it.
     const replay = await create({ [ID_HEADER]: 'c0ffee00-0000-4000-8000-000000000001', [REPLAY_HEADER]: 'only' });
     expect([replay.status, replay.headers.get(REPLAY_HEADER)]).toEqual([503, LOST]);
@@ -233,11 +274,19 @@ describe('the test controls through page messages', () => {
     const conversation = { id: '33333333-3333-4333-8333-333333333333', type: 'COPILOT', name: 'seeded' };
     expect(await host.message({ type: 'pieces:seed', data: { conversations: [conversation] } })).toEqual({ ok: true });
     expect(await (await get('/conversations/identifiers')).json()).toEqual({ iterable: [{ id: conversation.id }] });
-    const exported = (await host.message({ type: 'pieces:export' })) as { ok: true; data: { conversations: Array<{ id: string }>; assets: unknown[] } };
+    const exported = (await host.message({ type: 'pieces:export' })) as {
+      ok: true;
+      data: { conversations: Array<{ id: string }>; assets: unknown[] };
+    };
     expect(exported.data.conversations.map((c) => c.id)).toEqual([conversation.id]);
     expect(exported.data.assets).toHaveLength(4);
 
-    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'conversationsSnapshot', status: 503, body: 'down', once: true }] })).toEqual({ ok: true });
+    expect(
+      await host.message({
+        type: 'pieces:use',
+        overrides: [{ operation: 'conversationsSnapshot', status: 503, body: 'down', once: true }],
+      }),
+    ).toEqual({ ok: true });
     const overridden = await get('/conversations');
     expect([overridden.status, await overridden.text()]).toEqual([503, 'down']);
     expect((await get('/conversations')).status).toBe(200);
@@ -259,8 +308,14 @@ describe('the test controls through page messages', () => {
       ok: false,
       error: 'data.conversations[0].type must be one of UNKNOWN, COPILOT; got "CHAT".',
     });
-    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'nope', status: 500 }] })).toMatchObject({ ok: false, error: expect.stringContaining('must name an operation') });
-    expect(await host.message({ type: 'pieces:use', overrides: 'all' })).toEqual({ ok: false, error: "override must be an object such as { operation: 'conversationsSnapshot', status: 500 }." });
+    expect(await host.message({ type: 'pieces:use', overrides: [{ operation: 'nope', status: 500 }] })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('must name an operation'),
+    });
+    expect(await host.message({ type: 'pieces:use', overrides: 'all' })).toEqual({
+      ok: false,
+      error: "override must be an object such as { operation: 'conversationsSnapshot', status: 500 }.",
+    });
   });
 });
 
@@ -271,7 +326,10 @@ describe('overrides across worker restarts', () => {
     startWorker(first.scope, { databaseName: name, sampleAssets: false });
     await first.message({
       type: 'pieces:use',
-      overrides: [{ operation: 'applicationsSnapshot', status: 500, once: true }, { operation: 'conversationsSnapshot', status: 503 }],
+      overrides: [
+        { operation: 'applicationsSnapshot', status: 500, once: true },
+        { operation: 'conversationsSnapshot', status: 503 },
+      ],
     });
     expect((await first.fetch(new Request('http://localhost:1000/applications')))!.status).toBe(500);
 

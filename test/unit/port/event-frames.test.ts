@@ -82,7 +82,10 @@ describe('event frames over the fast path', () => {
     const { frames } = framed();
     const posted: ToPage[] = [];
     const send = MessagePort.prototype.postMessage;
-    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (
+      this: MessagePort,
+      ...args: Parameters<MessagePort['postMessage']>
+    ) {
       posted.push(args[0] as ToPage);
       return send.apply(this, args);
     });
@@ -129,7 +132,16 @@ describe('event frames over the fast path', () => {
       };
     });
     server.serve(worker);
-    const message: ToWorker = { type: 'request', id: 'r1', sent: Date.now(), method: 'POST', url: 'http://localhost:1000/qgpt/stream', headers: [], body: null, whole: true };
+    const message: ToWorker = {
+      type: 'request',
+      id: 'r1',
+      sent: Date.now(),
+      method: 'POST',
+      url: 'http://localhost:1000/qgpt/stream',
+      headers: [],
+      body: null,
+      whole: true,
+    };
     page.postMessage(message);
     frames.push(['{"n":1}']);
     frames.close();
@@ -159,7 +171,10 @@ describe('event frames over the fast path', () => {
     });
     const sent: string[] = [];
     const send = MessagePort.prototype.postMessage;
-    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+    const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (
+      this: MessagePort,
+      ...args: Parameters<MessagePort['postMessage']>
+    ) {
       if ((args[0] as ToWorker).type === 'request') sent.push((args[0] as Extract<ToWorker, { type: 'request' }>).id);
       return send.apply(this, args);
     });

@@ -21,7 +21,11 @@ function service() {
     return (async () => {
       if (request.method === 'GET') return Response.json({ path: new URL(request.url).pathname, accept: request.headers.get('accept') });
       if (request.method === 'DELETE') return new Response(null, { status: 204 });
-      return new Response(`wrote ${await request.text()}`, { status: 201, statusText: 'Created', headers: { 'Content-Type': 'text/plain', 'X-Id': '7' } });
+      return new Response(`wrote ${await request.text()}`, {
+        status: 201,
+        statusText: 'Created',
+        headers: { 'Content-Type': 'text/plain', 'X-Id': '7' },
+      });
     })();
   };
   return { ran, respond };
@@ -31,7 +35,10 @@ function service() {
 function recordPosted() {
   const posted: ToPage[] = [];
   const send = MessagePort.prototype.postMessage;
-  const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+  const spy = vi.spyOn(MessagePort.prototype, 'postMessage').mockImplementation(function (
+    this: MessagePort,
+    ...args: Parameters<MessagePort['postMessage']>
+  ) {
     posted.push(args[0] as ToPage);
     return send.apply(this, args);
   });
@@ -79,7 +86,8 @@ function served(server: ReturnType<typeof createPortServer>, until: ToPage['type
 }
 
 /** The ids of the requests the worker acknowledged, in order. */
-const acceptedIds = (posted: ToPage[]) => posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
+const acceptedIds = (posted: ToPage[]) =>
+  posted.filter((m): m is Extract<ToPage, { type: 'accepted' }> => m.type === 'accepted').map((m) => m.id);
 
 describe('fast path framing', () => {
   it('remembers no read (a read is run again when asked again), only writes, for as long as a replay may ask', async () => {
@@ -91,7 +99,9 @@ describe('fast path framing', () => {
     }
     expect(server.remembered).toBe(0);
     // A read retried by fetch after the port failed is run again, and not remembered either.
-    const retried = await server.answerRetry(new Request('http://localhost:1000/assets', { headers: { [ID_HEADER]: crypto.randomUUID(), [REPLAY_HEADER]: 'only' } }));
+    const retried = await server.answerRetry(
+      new Request('http://localhost:1000/assets', { headers: { [ID_HEADER]: crypto.randomUUID(), [REPLAY_HEADER]: 'only' } }),
+    );
     expect(retried?.status).toBe(200);
     expect(server.remembered).toBe(0);
     await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }));
@@ -120,7 +130,11 @@ describe('fast path framing', () => {
     const { client, fetched } = firstPortStopped(respond);
     const clone = vi.spyOn(Request.prototype, 'clone');
     try {
-      const request = new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'Grüße', headers: { 'X-Trace': 'abc' } });
+      const request = new Request('http://localhost:1000/conversations/create', {
+        method: 'POST',
+        body: 'Grüße',
+        headers: { 'X-Trace': 'abc' },
+      });
       expect(await (await client.request(request)).text()).toBe('wrote Grüße');
       expect(clone).not.toHaveBeenCalled();
     } finally {
@@ -140,7 +154,9 @@ describe('fast path framing', () => {
       expect(request.bodyUsed).toBe(false);
       expect(arrayBuffer).not.toHaveBeenCalled();
       // Without the text, the body is read from the Request.
-      expect(await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'plain' }))).text()).toBe('wrote plain');
+      expect(
+        await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'plain' }))).text(),
+      ).toBe('wrote plain');
       expect(arrayBuffer).toHaveBeenCalledTimes(1);
     } finally {
       arrayBuffer.mockRestore();
@@ -153,12 +169,14 @@ describe('fast path framing', () => {
     expect(ran).toEqual(['POST /conversations/create', 'POST /conversations/create', 'POST /conversations/create']);
   });
 
-  it('sends an answer the service made from text in one message (head, body, end), and keeps a write\'s for a replay', async () => {
+  it("sends an answer the service made from text in one message (head, body, end), and keeps a write's for a replay", async () => {
     const ran: string[] = [];
     const server = createPortServer(async (request) => {
       ran.push(request.method);
       if (request.method === 'HEAD') return reply('', { type: 'text' });
-      return request.method === 'POST' ? reply(`{"wrote":${JSON.stringify(await request.text())}}`, { status: 201 }) : reply('Grüße ✓', { status: 404, type: 'text' });
+      return request.method === 'POST'
+        ? reply(`{"wrote":${JSON.stringify(await request.text())}}`, { status: 201 })
+        : reply('Grüße ✓', { status: 404, type: 'text' });
     });
     const sent: ToPage[] = [];
     const client = new PortClient({
@@ -193,7 +211,9 @@ describe('fast path framing', () => {
     expect(sent.map((m) => m.type)).toEqual(['ready', 'accepted', 'answer', 'accepted', 'answer', 'accepted', 'answer']);
     // A write's answer is kept: asked for again with its id, it is answered from memory, not run again.
     const id = (sent[1] as { id: string }).id;
-    const replayed = await server.answerRetry(new Request('http://localhost:1000/conversations/create', { method: 'POST', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
+    const replayed = await server.answerRetry(
+      new Request('http://localhost:1000/conversations/create', { method: 'POST', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }),
+    )!;
     expect([replayed.status, await replayed.json()]).toEqual([201, { wrote: 'Grüße' }]);
     expect(ran).toEqual(['POST', 'GET', 'HEAD']);
   });
@@ -211,7 +231,13 @@ describe('fast path framing', () => {
       expect(await wrote.json()).toEqual({ wrote: 2 });
       const [search, create] = acceptedIds(posted);
       const again = (path: string, id: string) =>
-        server.answerRetry(new Request(`http://localhost:1000${path}`, { method: 'POST', body: '{}', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
+        server.answerRetry(
+          new Request(`http://localhost:1000${path}`, {
+            method: 'POST',
+            body: '{}',
+            headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' },
+          }),
+        )!;
       // The search runs again; the create is answered from memory, not run again.
       expect(await (await again('/conversations/search', search!)).json()).toEqual({ run: 3 });
       expect(await (await again('/conversations/create', create!)).json()).toEqual({ wrote: 2 });
@@ -223,13 +249,22 @@ describe('fast path framing', () => {
 
   it('keeps write answers for replays within a total: past it the oldest is let go, and its replay is reported lost, not run again', async () => {
     let runs = 0;
-    const { client, server } = joined(async () => reply(`wrote ${++runs} ${'x'.repeat(100)}`, { status: 201, type: 'text' }), { keptLimit: 500 });
+    const { client, server } = joined(async () => reply(`wrote ${++runs} ${'x'.repeat(100)}`, { status: 201, type: 'text' }), {
+      keptLimit: 500,
+    });
     const { posted, spy } = recordPosted();
     try {
-      for (let i = 0; i < 3; i++) await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).text();
+      for (let i = 0; i < 3; i++)
+        await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).text();
       const ids = acceptedIds(posted);
       const again = (id: string) =>
-        server.answerRetry(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}', headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' } }))!;
+        server.answerRetry(
+          new Request('http://localhost:1000/conversations/create', {
+            method: 'POST',
+            body: '{}',
+            headers: { [ID_HEADER]: id, [REPLAY_HEADER]: 'only' },
+          }),
+        )!;
       const oldest = await again(ids[0]!);
       expect([oldest.status, oldest.headers.get(REPLAY_HEADER)]).toEqual([503, 'lost']);
       const newest = await again(ids[2]!);
@@ -254,7 +289,9 @@ describe('fast path framing', () => {
       // A write is never answered that way (its answer is kept for a replay from its bytes).
       posted.length = 0;
       const { client: writer } = joined(async () => reply(new Blob(['{"written":true}'])));
-      expect(await (await writer.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).json()).toEqual({ written: true });
+      expect(
+        await (await writer.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: '{}' }))).json(),
+      ).toEqual({ written: true });
       expect(posted.some((m) => m.type === 'chunk')).toBe(true);
     } finally {
       spy.mockRestore();
@@ -264,7 +301,15 @@ describe('fast path framing', () => {
   it('answers a page that does not take whole answers (an older page library) with head, chunks and end', async () => {
     const server = createPortServer(async () => reply('{"id":"1"}', { status: 201 }));
     const { page, received, done: ended } = served(server, 'end');
-    const message: ToWorker = { type: 'request', id: 'r1', sent: Date.now(), method: 'POST', url: 'http://localhost:1000/conversations/create', headers: [], body: null };
+    const message: ToWorker = {
+      type: 'request',
+      id: 'r1',
+      sent: Date.now(),
+      method: 'POST',
+      url: 'http://localhost:1000/conversations/create',
+      headers: [],
+      body: null,
+    };
     page.postMessage(message);
     await ended;
     expect(received.map((m) => m.type)).toEqual(['ready', 'accepted', 'head', 'chunk', 'end']);
@@ -306,7 +351,9 @@ describe('fast path failures', () => {
   it('uses fetch when no worker can be reached', async () => {
     const { ran, respond } = service();
     const client = new PortClient({ connect: async () => null, fetch: respond });
-    expect(await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }))).text()).toBe('wrote x');
+    expect(
+      await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }))).text(),
+    ).toBe('wrote x');
     expect(ran).toEqual(['POST /conversations/create']);
     expect(client.counts).toEqual({ port: 0, fetch: 1 });
   });
@@ -319,7 +366,9 @@ describe('fast path failures', () => {
     expect(fetched.map((r) => [r.headers.has(ID_HEADER), r.headers.get(REPLAY_HEADER)])).toEqual([[true, null]]);
     expect(ran).toEqual(['POST /conversations/create']);
     // The next request connects again and goes over the new port.
-    expect(await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'two' }))).text()).toBe('wrote two');
+    expect(
+      await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'two' }))).text(),
+    ).toBe('wrote two');
     expect(client.counts).toEqual({ port: 2, fetch: 1 });
     expect(ran).toHaveLength(2);
   });
@@ -394,7 +443,9 @@ describe('fast path failures', () => {
       },
       fetch: async (request) => (server.answerRetry(request) ?? respond(request))!,
     });
-    expect(await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'late' }))).text()).toBe('wrote late');
+    expect(
+      await (await client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'late' }))).text(),
+    ).toBe('wrote late');
     expect(ran).toEqual(['POST /conversations/create']);
     expect(client.counts).toEqual({ port: 1, fetch: 1 });
   });
@@ -453,7 +504,9 @@ describe('fast path failures', () => {
       },
       fetch: async (request) => (restarted.answerRetry(request) ?? new Response('ran again'))!,
     });
-    await expect(client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }))).rejects.toThrow(TypeError);
+    await expect(client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'x' }))).rejects.toThrow(
+      TypeError,
+    );
   });
 
   it('a worker instance known to have stopped: its unacknowledged request goes by fetch at once, and so does the next while a port is opened afresh', async () => {
@@ -491,7 +544,8 @@ describe('fast path failures', () => {
         return (server.answerRetry(request) ?? respond(request))!;
       },
     });
-    const create = (body: string) => client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body })).then((r) => r.text());
+    const create = (body: string) =>
+      client.request(new Request('http://localhost:1000/conversations/create', { method: 'POST', body })).then((r) => r.text());
     const first = create('one');
     await sent;
     stop();
@@ -529,10 +583,20 @@ describe('fast path failures', () => {
     const { ran, respond } = service();
     const server = createPortServer(respond);
     const id = 'b7d1b8a6-8a51-4a54-9d3c-111111111111';
-    const first = await server.answerRetry(new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'a', headers: { [ID_HEADER]: id } }))!;
+    const first = await server.answerRetry(
+      new Request('http://localhost:1000/conversations/create', { method: 'POST', body: 'a', headers: { [ID_HEADER]: id } }),
+    )!;
     expect(await first.text()).toBe('wrote a');
     const { page, received: replies, done } = served(server, 'expired');
-    page.postMessage({ type: 'request', id, sent: Date.now(), method: 'POST', url: 'http://localhost:1000/conversations/create', headers: [], body: new TextEncoder().encode('a').buffer as ArrayBuffer });
+    page.postMessage({
+      type: 'request',
+      id,
+      sent: Date.now(),
+      method: 'POST',
+      url: 'http://localhost:1000/conversations/create',
+      headers: [],
+      body: new TextEncoder().encode('a').buffer as ArrayBuffer,
+    });
     await done;
     expect(replies.map((r) => r.type)).toEqual(['ready', 'expired']);
     expect(ran).toEqual(['POST /conversations/create']);

@@ -30,7 +30,14 @@ function check(layer: string, target: string): string {
 
 describe('the layers', () => {
   // The projects a layer references are read from their built declarations.
-  beforeAll(() => void execFileSync(tsc, ['-b', join(root, 'src/node'), join(root, 'src/page'), join(root, 'src/worker')], { cwd: root, stdio: 'pipe' }), 120_000);
+  beforeAll(
+    () =>
+      void execFileSync(tsc, ['-b', join(root, 'src/node'), join(root, 'src/page'), join(root, 'src/worker')], {
+        cwd: root,
+        stdio: 'pipe',
+      }),
+    120_000,
+  );
 
   it.each([
     ['shared', '../storage/storage.js'],
@@ -58,12 +65,17 @@ describe('the layers', () => {
 });
 
 /** A relative `import … from`, `import type … from`, side-effect `import` or `export … from`, at the start of a line. */
-const RELATIVE_IMPORT = /^[ \t]*(?:import[ \t]+[\w*{][^;]*?\bfrom[ \t]*|import[ \t]*|export[ \t]+(?:type[ \t]+)?[*{][^;]*?\bfrom[ \t]*)['"](\.{1,2}\/[^'"]+)['"]/gm;
+const RELATIVE_IMPORT =
+  /^[ \t]*(?:import[ \t]+[\w*{][^;]*?\bfrom[ \t]*|import[ \t]*|export[ \t]+(?:type[ \t]+)?[*{][^;]*?\bfrom[ \t]*)['"](\.{1,2}\/[^'"]+)['"]/gm;
 
 /** Whether an import or export statement brings types only (`import type`, or braces naming only `type` items). */
 function typeOnly(statement: string): boolean {
   if (/^\s*(import|export)\s+type\b/.test(statement)) return true;
-  const items = /^\s*(?:import|export)\s*\{([^}]*)\}\s*from/.exec(statement)?.[1]?.split(',').map((item) => item.trim()).filter(Boolean);
+  const items = /^\s*(?:import|export)\s*\{([^}]*)\}\s*from/
+    .exec(statement)?.[1]
+    ?.split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
   return !!items?.length && items.every((item) => /^type\s/.test(item));
 }
 
@@ -140,7 +152,10 @@ describe('no import cycle within a folder', () => {
       writeFileSync(join(dir, 'a.ts'), "import {\n  b,\n  other,\n} from './b.js';\nexport const a = () => b + other;\n");
       writeFileSync(join(dir, 'b.ts'), "import type { C } from './c.js';\nexport const b: C = 1;\nexport const other = 2;\n");
       writeFileSync(join(dir, 'c.ts'), "export { a } from './a.js';\nexport type C = number;\n");
-      writeFileSync(join(dir, 'd.ts'), "// import { d } from './d.js';\nimport { a } from './a.js';\nimport './e.js';\nexport const d = a;\n");
+      writeFileSync(
+        join(dir, 'd.ts'),
+        "// import { d } from './d.js';\nimport { a } from './a.js';\nimport './e.js';\nexport const d = a;\n",
+      );
       writeFileSync(join(dir, 'e.ts'), "import * as self from './e.js';\nexport const e = self;\n");
       writeFileSync(join(dir, 'f.ts'), "import { type C, a } from './c.js';\nimport { type D } from './g.js';\nexport const f: C = a();\n");
       writeFileSync(join(dir, 'g.ts'), "import { f } from './f.js';\nexport type D = typeof f;\n");

@@ -23,7 +23,14 @@ const OLD_ASSETS = [
     description: 'Retry a call.',
     formatId: '00000000-0000-4000-8000-0000000000f1',
   },
-  { id: '00000000-0000-4000-8000-0000000000a2', name: 'lru.go', language: 'go', text: 'package lru\n', created: STAMP, formatId: '00000000-0000-4000-8000-0000000000f2' },
+  {
+    id: '00000000-0000-4000-8000-0000000000a2',
+    name: 'lru.go',
+    language: 'go',
+    text: 'package lru\n',
+    created: STAMP,
+    formatId: '00000000-0000-4000-8000-0000000000f2',
+  },
 ];
 const CONVERSATION = '11111111-1111-4111-8111-111111111111';
 
@@ -40,7 +47,14 @@ describe('upgrading assets to whole ones', () => {
       },
     });
     for (const asset of OLD_ASSETS) await old.put('assets', asset as never);
-    const conversation = { id: CONVERSATION, type: 'COPILOT', name: 'kept', created: { value: STAMP }, updated: { value: STAMP }, assets: { iterable: [{ id: OLD_ASSETS[0]!.id }] } };
+    const conversation = {
+      id: CONVERSATION,
+      type: 'COPILOT',
+      name: 'kept',
+      created: { value: STAMP },
+      updated: { value: STAMP },
+      assets: { iterable: [{ id: OLD_ASSETS[0]!.id }] },
+    };
     await old.put('conversations', { id: CONVERSATION, seq: 1, json: JSON.stringify(conversation), messageIds: [] });
     await old.add('changes', { collection: 'conversation', id: CONVERSATION });
     await old.put('meta', true, 'seeded');
@@ -49,19 +63,28 @@ describe('upgrading assets to whole ones', () => {
 
     const storage = await openStorage({ name });
     const after = JSON.parse(await dump(name));
-    for (const store of ['applications', 'sessions', 'events', 'external', 'conversations', 'messages', 'changes']) expect(after[store], store).toEqual(dumped[store]);
+    for (const store of ['applications', 'sessions', 'events', 'external', 'conversations', 'messages', 'changes'])
+      expect(after[store], store).toEqual(dumped[store]);
     expect(after.activities).toEqual([]);
     expect(after.tags).toEqual([]);
 
     const service = createService({ storage });
     const get = async (path: string) => (await service.handle(new Request(`${BASE}${path}`))).json();
     const listed = await get('/assets');
-    expect(listed.iterable.map((a: { id: string }) => a.id)).toEqual(['00000000-0000-4000-8000-0000000000a2', '00000000-0000-4000-8000-0000000000a1']);
+    expect(listed.iterable.map((a: { id: string }) => a.id)).toEqual([
+      '00000000-0000-4000-8000-0000000000a2',
+      '00000000-0000-4000-8000-0000000000a1',
+    ]);
     for (const old of OLD_ASSETS) {
       const raw = await get(`/asset/${old.id}`);
       const asset = AssetFromJSON(raw);
       expect(instanceOfAsset(asset)).toBe(true);
-      expect([asset.name, asset.created.value.toISOString(), asset.original.id, asset.preview.base.id]).toEqual([old.name, STAMP, old.formatId, old.formatId]);
+      expect([asset.name, asset.created.value.toISOString(), asset.original.id, asset.preview.base.id]).toEqual([
+        old.name,
+        STAMP,
+        old.formatId,
+        old.formatId,
+      ]);
       expect(asset.original.reference?.fragment?.string?.raw).toBe(old.text);
       expect(asset.original.reference?.classification.specific).toBe(old.language);
       // The description keeps the id it was answered with before the upgrade.

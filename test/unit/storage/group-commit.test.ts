@@ -6,13 +6,20 @@ let counter = 0;
 const freshName = () => `group-commit-${Date.now()}-${counter++}`;
 const uuid = (n: number, kind = 1) => `${String(kind).repeat(8)}-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
-const conversation = (n: number, messageIds: string[]) => ({ id: uuid(n), json: JSON.stringify({ id: uuid(n), name: `c${n}` }), messageIds });
+const conversation = (n: number, messageIds: string[]) => ({
+  id: uuid(n),
+  json: JSON.stringify({ id: uuid(n), name: `c${n}` }),
+  messageIds,
+});
 const message = (id: string, owner: number) => ({ id, conversation: uuid(owner), json: JSON.stringify({ id }) });
 
 /** Counts read-write transactions on the conversations store. */
 function countWrites() {
   const original = IDBDatabase.prototype.transaction;
-  const spy = vi.spyOn(IDBDatabase.prototype, 'transaction').mockImplementation(function (this: IDBDatabase, ...args: Parameters<IDBDatabase['transaction']>) {
+  const spy = vi.spyOn(IDBDatabase.prototype, 'transaction').mockImplementation(function (
+    this: IDBDatabase,
+    ...args: Parameters<IDBDatabase['transaction']>
+  ) {
     return original.apply(this, args);
   });
   return () => spy.mock.calls.filter(([stores, mode]) => mode === 'readwrite' && [stores].flat().includes('conversations')).length;
@@ -25,7 +32,9 @@ describe('group commit', () => {
     const storage = await openStorage({ name: freshName() });
     const writes = countWrites();
     // The first is written at once; the four that arrive meanwhile go together.
-    const done = await Promise.all([1, 2, 3, 4, 5].map((n) => storage.createConversation(conversation(n, [uuid(n, 2)]), [message(uuid(n, 2), n)])));
+    const done = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) => storage.createConversation(conversation(n, [uuid(n, 2)]), [message(uuid(n, 2), n)])),
+    );
     expect(writes()).toBe(2);
     // Each create has its own changes, in commit order, the conversation's first.
     expect(done.map((changes) => changes.map((c) => c.id))).toEqual([1, 2, 3, 4, 5].map((n) => [uuid(n), uuid(n, 2)]));
@@ -52,7 +61,9 @@ describe('group commit', () => {
     const changes = await storage.createConversation(conversation(2, [uuid(2, 2)]), [message(uuid(2, 2), 2)], [], activity(2));
     expect(writes()).toBe(1);
     // Every change row was added with its key, the conversation with its snapshot order.
-    const given = add.mock.calls.filter(([value]) => (value as { seq?: number }).seq !== undefined).map(([value]) => (value as { seq: number }).seq);
+    const given = add.mock.calls
+      .filter(([value]) => (value as { seq?: number }).seq !== undefined)
+      .map(([value]) => (value as { seq: number }).seq);
     expect(given).toEqual([...changes.map((c) => c.seq), changes[0]!.seq]);
     expect(changes.map((c) => [c.collection, c.id])).toEqual([
       ['conversation', uuid(2)],
@@ -63,7 +74,7 @@ describe('group commit', () => {
     storage.close();
   });
 
-  it('a key another writer took since is found at commit: the create is written again with the log\'s keys, nothing lost or doubled', async () => {
+  it("a key another writer took since is found at commit: the create is written again with the log's keys, nothing lost or doubled", async () => {
     const name = freshName();
     const mine = await openStorage({ name });
     const other = await openStorage({ name });
@@ -114,7 +125,10 @@ describe('group commit', () => {
     const storage = await openStorage({ name: freshName() });
     const big = (n: number) => {
       const ids = Array.from({ length: CHANGE_LOG_LIMIT / 2 }, (_, i) => uuid(n * 100_000 + i, 3));
-      return storage.createConversation(conversation(n, ids), ids.map((id) => message(id, n)));
+      return storage.createConversation(
+        conversation(n, ids),
+        ids.map((id) => message(id, n)),
+      );
     };
     // Two creates of 5,000 messages and a small one, together: 10,003 changes.
     const done = await Promise.all([big(1), big(2), storage.createConversation(conversation(3, []), [])]);

@@ -23,7 +23,11 @@ const freshName = () => `outbox-${Date.now()}-${counter++}`;
 const CONVERSATION = '11111111-1111-4111-8111-111111111111';
 const MESSAGE = '22222222-2222-4222-8222-222222222222';
 const stamp = { value: '2026-01-01T00:00:00.000Z' };
-const conversationRecord = (id: string) => ({ id, json: JSON.stringify({ id, type: 'COPILOT', created: stamp, updated: stamp }), messageIds: [] });
+const conversationRecord = (id: string) => ({
+  id,
+  json: JSON.stringify({ id, type: 'COPILOT', created: stamp, updated: stamp }),
+  messageIds: [],
+});
 /** `storage` as a request's writes see it, its operation queued by the first write that writes something. */
 const queueing = (storage: Storage, operation: string, extra: Partial<OutboxInput> = {}) =>
   storage.queueing(new RequestOutbox({ operation, params: {}, created: [], at: stamp.value, ...extra }));
@@ -34,14 +38,22 @@ describe('the outbox, in the write’s own transaction', () => {
     await queueing(storage, 'conversationsCreateSpecificConversation').createConversation(conversationRecord(CONVERSATION), []);
     await queueing(storage, 'messagesCreateSpecificMessage', { body: { conversation: { id: CONVERSATION } } }).editConversation(
       { conversation: CONVERSATION },
-      (current) => ({ record: { ...current.record, messageIds: [MESSAGE] }, putMessages: [{ id: MESSAGE, conversation: CONVERSATION, json: '{}' }] }),
+      (current) => ({
+        record: { ...current.record, messageIds: [MESSAGE] },
+        putMessages: [{ id: MESSAGE, conversation: CONVERSATION, json: '{}' }],
+      }),
     );
     await queueing(storage, 'applicationsRegister').putApplication({ id: 'a', name: 'VS_CODE' });
-    await queueing(storage, 'applicationsUsageEngagementInteraction').recordEvent({ id: 'e', kind: 'interaction', at: stamp.value, payload: {} }, []);
+    await queueing(storage, 'applicationsUsageEngagementInteraction').recordEvent(
+      { id: 'e', kind: 'interaction', at: stamp.value, payload: {} },
+      [],
+    );
     await queueing(storage, 'applicationsSessionOpen').putSession({ id: 's', opened: stamp });
     await queueing(storage, 'applicationsSessionClose', { body: 's' }).closeSession('s', stamp);
     await queueing(storage, 'assetsCreateNewAsset').putAssets([], []);
-    await queueing(storage, 'conversationsDeleteSpecificConversation', { params: { conversation: CONVERSATION } }).deleteConversation(CONVERSATION);
+    await queueing(storage, 'conversationsDeleteSpecificConversation', { params: { conversation: CONVERSATION } }).deleteConversation(
+      CONVERSATION,
+    );
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => [e.seq, e.operation, e.state])).toEqual([
       [1, 'conversationsCreateSpecificConversation', 'queued'],
@@ -81,7 +93,9 @@ describe('the outbox, in the write’s own transaction', () => {
     // The request's later writes are made, and queue nothing more.
     await request.putApplication({ id: 'b', name: 'VS_CODE' });
     await request.createConversation(conversationRecord(CONVERSATION), []);
-    expect((await storage.outboxEntries()).map((e) => [e.operation, e.created])).toEqual([['applicationsRegister', [{ kind: 'application', id: 'a' }]]]);
+    expect((await storage.outboxEntries()).map((e) => [e.operation, e.created])).toEqual([
+      ['applicationsRegister', [{ kind: 'application', id: 'a' }]],
+    ]);
     expect((await storage.listIds('conversation')).ids).toEqual([CONVERSATION]);
     // The storage itself queues nothing.
     await storage.putApplication({ id: 'c', name: 'VS_CODE' });
@@ -95,23 +109,32 @@ describe('the outbox, in the write’s own transaction', () => {
     await storage.createConversation(conversationRecord(CONVERSATION), []);
     const before = await dump(name);
     // The write fails (the id is taken): no entry.
-    await expect(queueing(storage, 'conversationsCreateSpecificConversation').createConversation(conversationRecord(CONVERSATION), [])).rejects.toThrow();
+    await expect(
+      queueing(storage, 'conversationsCreateSpecificConversation').createConversation(conversationRecord(CONVERSATION), []),
+    ).rejects.toThrow();
     // The entry fails (a value IndexedDB cannot store): no write.
     // One scope for every write below: a write that fails gives its operation back to the next.
     const unstorable = queueing(storage, 'conversationUpdate', { body: { id: CONVERSATION, name: () => 'not JSON' } as never });
     await expect(unstorable.putApplication({ id: 'b', name: 'VS_CODE' })).rejects.toThrow();
     // A create, its activity and its entry are one transaction: the entry fails, none is written.
     const other = '44444444-4444-4444-8444-444444444444';
-    const created = activity({ now: () => new Date(stamp.value), newId: () => crypto.randomUUID() }, { conversation: other, pair: 'conversationCreated', value: 'a_conversation_was_created' });
+    const created = activity(
+      { now: () => new Date(stamp.value), newId: () => crypto.randomUUID() },
+      { conversation: other, pair: 'conversationCreated', value: 'a_conversation_was_created' },
+    );
     await expect(unstorable.createConversation(conversationRecord(other), [], [], created)).rejects.toThrow();
     await expect(
-      unstorable.editConversation({ conversation: CONVERSATION }, (current) => ({ record: { ...current.record, json: '{"changed":true}' } })),
+      unstorable.editConversation({ conversation: CONVERSATION }, (current) => ({
+        record: { ...current.record, json: '{"changed":true}' },
+      })),
     ).rejects.toThrow();
     // Nothing of either happened: not the records, not the change log, not the outbox.
     expect(await dump(name)).toBe(before);
     expect(await storage.outboxEntries()).toEqual([]);
     // Deleting or closing what is not there queues nothing either.
-    expect(await queueing(storage, 'conversationsDeleteSpecificConversation').deleteConversation('33333333-3333-4333-8333-333333333333')).toBeUndefined();
+    expect(
+      await queueing(storage, 'conversationsDeleteSpecificConversation').deleteConversation('33333333-3333-4333-8333-333333333333'),
+    ).toBeUndefined();
     expect(await queueing(storage, 'applicationsSessionClose').closeSession('nope', stamp)).toBeUndefined();
     expect(await storage.outboxEntries()).toEqual([]);
     storage.close();
@@ -120,7 +143,9 @@ describe('the outbox, in the write’s own transaction', () => {
   it('queues creates written together (group commit) in their order, each with its own write', async () => {
     const storage = await openStorage({ name: freshName() });
     const ids = Array.from({ length: 20 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    await Promise.all(ids.map((id) => queueing(storage, 'conversationsCreateSpecificConversation').createConversation(conversationRecord(id), [])));
+    await Promise.all(
+      ids.map((id) => queueing(storage, 'conversationsCreateSpecificConversation').createConversation(conversationRecord(id), [])),
+    );
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => e.created[0]!.id)).toEqual(ids);
     expect((await storage.listIds('conversation')).ids).toEqual(ids);
@@ -172,11 +197,24 @@ describe('a request’s view through the host’s wrappers (a reconnecting stora
 });
 
 const clock = { now: () => new Date(stamp.value), newId: () => crypto.randomUUID() };
-const APPLICATION = { id: '44444444-4444-4444-8444-444444444444', name: 'VS_CODE', version: '1', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+const APPLICATION = {
+  id: '44444444-4444-4444-8444-444444444444',
+  name: 'VS_CODE',
+  version: '1',
+  platform: 'LINUX',
+  onboarded: true,
+  privacy: 'OPEN',
+};
 /** A whole new asset (record, formats, a DESCRIPTION, a tag and a website), as the create handler makes one. */
 const newAsset = (raw: string) =>
   parseSeed(
-    { asset: { application: APPLICATION, format: { fragment: { string: { raw } } }, metadata: { tags: [{ text: `tag of ${raw}` }], websites: [{ url: `https://example.com/${raw}`, name: raw }] } } },
+    {
+      asset: {
+        application: APPLICATION,
+        format: { fragment: { string: { raw } } },
+        metadata: { tags: [{ text: `tag of ${raw}` }], websites: [{ url: `https://example.com/${raw}`, name: raw }] },
+      },
+    },
     clock,
     crypto.randomUUID(),
   ).asset;
@@ -187,26 +225,47 @@ describe('the second ring’s writes queue in their own transaction', () => {
     const assets = ['one', 'two', 'three'].map(newAsset);
     await Promise.all(assets.map((asset) => queueing(storage, 'assetsCreateNewAsset').createAsset(asset, [])));
     const [one, two] = assets as [ReturnType<typeof newAsset>, ReturnType<typeof newAsset>];
-    await queueing(storage, 'assetUpdate').editAsset({ asset: one.record.id }, (current) => ({ record: { ...current.record, name: 'renamed' } }));
+    await queueing(storage, 'assetUpdate').editAsset({ asset: one.record.id }, (current) => ({
+      record: { ...current.record, name: 'renamed' },
+    }));
     await queueing(storage, 'assetsDeleteAsset').deleteAsset(two.record.id, []);
     const standalone = { id: crypto.randomUUID(), created: stamp, updated: stamp, type: 'COMMENT', text: 'alone' };
     await queueing(storage, 'annotationsCreateNewAnnotation').putAnnotation(standalone);
     await queueing(storage, 'annotationsDeleteSpecificAnnotation').deleteAnnotation(standalone.id);
     const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
-    await queueing(storage, 'anchorsCreateNewAnchor').editAnchor(anchor.id, () => ({}), () => ({ anchor }));
+    await queueing(storage, 'anchorsCreateNewAnchor').editAnchor(
+      anchor.id,
+      () => ({}),
+      () => ({ anchor }),
+    );
     // An association: the anchor and the asset written with the entry.
     const changes = await queueing(storage, 'anchorAssociateAsset', { params: { anchor: anchor.id, asset: one.record.id } }).editAnchor(
       anchor.id,
       () => ({ assets: [one.record.id] }),
-      (current, found) => ({ anchor: current!, assets: [{ ...found.assets.get(one.record.id)!, anchors: [anchor.id] }] })
+      (current, found) => ({ anchor: current!, assets: [{ ...found.assets.get(one.record.id)!, anchors: [anchor.id] }] }),
     );
-    expect(changes.map((c) => [c.collection, c.id])).toEqual([['anchor', anchor.id], ['asset', one.record.id]]);
+    expect(changes.map((c) => [c.collection, c.id])).toEqual([
+      ['anchor', anchor.id],
+      ['asset', one.record.id],
+    ]);
     expect((await storage.getAsset(one.record.id))!.anchors!.map((a) => a.id)).toEqual([anchor.id]);
-    await queueing(storage, 'anchorsDeleteSpecificAnchor').editAnchor(anchor.id, () => ({}), () => ({ anchor: null }));
+    await queueing(storage, 'anchorsDeleteSpecificAnchor').editAnchor(
+      anchor.id,
+      () => ({}),
+      () => ({ anchor: null }),
+    );
     const entries = await storage.outboxEntries();
     expect(entries.map((e) => e.operation)).toEqual([
-      'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetsCreateNewAsset', 'assetUpdate', 'assetsDeleteAsset',
-      'annotationsCreateNewAnnotation', 'annotationsDeleteSpecificAnnotation', 'anchorsCreateNewAnchor', 'anchorAssociateAsset', 'anchorsDeleteSpecificAnchor',
+      'assetsCreateNewAsset',
+      'assetsCreateNewAsset',
+      'assetsCreateNewAsset',
+      'assetUpdate',
+      'assetsDeleteAsset',
+      'annotationsCreateNewAnnotation',
+      'annotationsDeleteSpecificAnnotation',
+      'anchorsCreateNewAnchor',
+      'anchorAssociateAsset',
+      'anchorsDeleteSpecificAnchor',
     ]);
     // The creates of one group commit, queued in the order they were written.
     expect(entries.slice(0, 3).map((e) => e.created[0]!.id)).toEqual(assets.map((a) => a.record.id));
@@ -224,16 +283,36 @@ describe('the second ring’s writes queue in their own transaction', () => {
     expect(await queueing(storage, 'assetsDeleteAsset').deleteAsset(unknown, [])).toBeUndefined();
     // An annotation of an asset is deleted with the asset's edit, not on its own.
     expect(await queueing(storage, 'annotationsDeleteSpecificAnnotation').deleteAnnotation(asset.annotations[0]!.id)).toBe(false);
-    await expect(queueing(storage, 'anchorsDeleteSpecificAnchor').editAnchor(unknown, () => ({}), () => { throw new Error('refused'); })).rejects.toThrow('refused');
+    await expect(
+      queueing(storage, 'anchorsDeleteSpecificAnchor').editAnchor(
+        unknown,
+        () => ({}),
+        () => {
+          throw new Error('refused');
+        },
+      ),
+    ).rejects.toThrow('refused');
     // An association already made (or not there to undo): nothing written, nothing queued.
-    expect(await queueing(storage, 'anchorAssociateAsset').editAnchor(unknown, () => ({ assets: [asset.record.id] }), () => undefined)).toEqual([]);
+    expect(
+      await queueing(storage, 'anchorAssociateAsset').editAnchor(
+        unknown,
+        () => ({ assets: [asset.record.id] }),
+        () => undefined,
+      ),
+    ).toEqual([]);
     const unstorable = queueing(storage, 'assetUpdate', { body: { id: asset.record.id, name: () => 'not JSON' } as never });
-    await expect(unstorable.editAsset({ asset: asset.record.id }, (current) => ({ record: { ...current.record, name: 'changed' } }))).rejects.toThrow();
+    await expect(
+      unstorable.editAsset({ asset: asset.record.id }, (current) => ({ record: { ...current.record, name: 'changed' } })),
+    ).rejects.toThrow();
     await expect(unstorable.createAsset(newAsset('new'), [])).rejects.toThrow();
     await expect(unstorable.deleteAsset(asset.record.id, [])).rejects.toThrow();
     const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
     await expect(
-      unstorable.editAnchor(anchor.id, () => ({ assets: [asset.record.id] }), (_c, found) => ({ anchor, assets: [{ ...found.assets.get(asset.record.id)!, anchors: [anchor.id] }] })),
+      unstorable.editAnchor(
+        anchor.id,
+        () => ({ assets: [asset.record.id] }),
+        (_c, found) => ({ anchor, assets: [{ ...found.assets.get(asset.record.id)!, anchors: [anchor.id] }] }),
+      ),
     ).rejects.toThrow();
     expect(await dump(name)).toBe(before);
     expect(await storage.outboxEntries()).toEqual([]);
@@ -286,12 +365,24 @@ describe('an asset and an anchor that list each other, re-keyed to the upstream�
     await storage.createAsset(one, []);
     await storage.createAsset(two, []);
     const anchor = anchorRecord({ id: crypto.randomUUID(), type: 'FILE', created: stamp, updated: stamp, points: { iterable: [] } });
-    await storage.editAnchor(anchor.id, () => ({ assets: [one.record.id, two.record.id] }), (_current, found) => ({
-      anchor: { ...anchor, json: JSON.stringify({ ...JSON.parse(anchor.json), assets: { iterable: [{ id: one.record.id }, { id: two.record.id }] } }) },
-      assets: [...found.assets.values()].map((record) => ({ ...record, anchors: [anchor.id] })),
-    }));
+    await storage.editAnchor(
+      anchor.id,
+      () => ({ assets: [one.record.id, two.record.id] }),
+      (_current, found) => ({
+        anchor: {
+          ...anchor,
+          json: JSON.stringify({ ...JSON.parse(anchor.json), assets: { iterable: [{ id: one.record.id }, { id: two.record.id }] } }),
+        },
+        assets: [...found.assets.values()].map((record) => ({ ...record, anchors: [anchor.id] })),
+      }),
+    );
     // Both re-keyed in one batch (asset one and the anchor); asset two stays local.
-    await storage.applyMirror({ rekey: [{ local: one.record.id, upstream: theirs(1), kind: 'asset' }, { local: anchor.id, upstream: theirs(9), kind: 'anchor' }] });
+    await storage.applyMirror({
+      rekey: [
+        { local: one.record.id, upstream: theirs(1), kind: 'asset' },
+        { local: anchor.id, upstream: theirs(9), kind: 'anchor' },
+      ],
+    });
     const moved = (await storage.getAsset(theirs(1)))!;
     expect(moved.record.anchors).toEqual([theirs(9)]);
     expect(moved.anchors!.map((a) => a.id)).toEqual([theirs(9)]);
@@ -312,7 +403,14 @@ describe('upgrade', () => {
       },
     });
     const conversation = { id: CONVERSATION, type: 'COPILOT', name: 'from version 5', created: stamp, updated: stamp };
-    const message = { id: MESSAGE, role: 'USER', fragment: { string: { raw: 'kept' } }, conversation: { id: CONVERSATION }, created: stamp, updated: stamp };
+    const message = {
+      id: MESSAGE,
+      role: 'USER',
+      fragment: { string: { raw: 'kept' } },
+      conversation: { id: CONVERSATION },
+      created: stamp,
+      updated: stamp,
+    };
     const seq = await v5.add('changes', { collection: 'conversation', id: CONVERSATION });
     await v5.put('conversations', { id: CONVERSATION, seq, json: JSON.stringify(conversation), messageIds: [MESSAGE] });
     await v5.put('messages', { id: MESSAGE, conversation: CONVERSATION, json: JSON.stringify(message) });
@@ -336,7 +434,10 @@ describe('upgrade', () => {
     // The API answers what version 5 stored, and a write now queues.
     const service = createService({ storage });
     const listed = await (await service.handle(new Request(`${BASE}/conversations`))).json();
-    expect(listed.iterable[0]).toEqual({ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }], indices: { [MESSAGE]: 0 } } });
+    expect(listed.iterable[0]).toEqual({
+      ...conversation,
+      messages: { iterable: [{ id: MESSAGE, reference: message }], indices: { [MESSAGE]: 0 } },
+    });
     await queueing(storage, 'conversationsDeleteSpecificConversation').deleteConversation(CONVERSATION);
     expect((await storage.outboxEntries()).map((e: OutboxEntry) => e.operation)).toEqual(['conversationsDeleteSpecificConversation']);
     storage.close();

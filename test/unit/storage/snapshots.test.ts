@@ -7,8 +7,20 @@ import type { Change, Storage } from '../../../src/storage/storage.js';
 import { application, BASE, jsonPost, seeded, setup } from '../support/harness.js';
 
 const textOf = async (body: Blob | string) => (typeof body === 'string' ? body : body.text());
-const segment = (start: number, end: number, built: number, ids: string[]): SnapshotSegment => ({ variant: 0, start, end, built, ids, body: ids.join(',') });
-const change = (seq: number, id: string, deleted?: true): Change => ({ seq, collection: 'conversation', id, ...(deleted ? { deleted } : {}) });
+const segment = (start: number, end: number, built: number, ids: string[]): SnapshotSegment => ({
+  variant: 0,
+  start,
+  end,
+  built,
+  ids,
+  body: ids.join(','),
+});
+const change = (seq: number, id: string, deleted?: true): Change => ({
+  seq,
+  collection: 'conversation',
+  id,
+  ...(deleted ? { deleted } : {}),
+});
 
 describe('planSnapshot', () => {
   const kept = [segment(0, 10, 20, ['a', 'b']), segment(10, 30, 25, ['c']), segment(30, SEGMENT_END, 40, ['d', 'e'])];
@@ -19,19 +31,34 @@ describe('planSnapshot', () => {
 
   it('rebuilds a segment one of whose conversations changed or was deleted after it was built', () => {
     expect(planSnapshot(kept, [change(26, 'c')], true)).toEqual([{ kept: kept[0] }, { stale: { start: 10, end: 30 } }, { kept: kept[2] }]);
-    expect(planSnapshot(kept, [change(21, 'b', true)], true)).toEqual([{ stale: { start: 0, end: 10 } }, { kept: kept[1] }, { kept: kept[2] }]);
+    expect(planSnapshot(kept, [change(21, 'b', true)], true)).toEqual([
+      { stale: { start: 0, end: 10 } },
+      { kept: kept[1] },
+      { kept: kept[2] },
+    ]);
   });
 
   it('extends the segment whose range holds a conversation created after it was built, unless one of its own changed', () => {
     expect(planSnapshot(kept, [change(41, 'f')], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { extend: kept[2] }]);
-    expect(planSnapshot(kept, [change(41, 'f'), change(42, 'f'), change(43, 'g', true)], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { extend: kept[2] }]);
-    expect(planSnapshot(kept, [change(41, 'f'), change(42, 'e')], true)).toEqual([{ kept: kept[0] }, { kept: kept[1] }, { stale: { start: 30, end: SEGMENT_END } }]);
+    expect(planSnapshot(kept, [change(41, 'f'), change(42, 'f'), change(43, 'g', true)], true)).toEqual([
+      { kept: kept[0] },
+      { kept: kept[1] },
+      { extend: kept[2] },
+    ]);
+    expect(planSnapshot(kept, [change(41, 'f'), change(42, 'e')], true)).toEqual([
+      { kept: kept[0] },
+      { kept: kept[1] },
+      { stale: { start: 30, end: SEGMENT_END } },
+    ]);
     // Created and deleted since: nothing to show, nothing to rebuild.
     expect(planSnapshot(kept, [change(26, 'x', true)], true)).toEqual(kept.map((s) => ({ kept: s })));
   });
 
   it('merges adjacent stale ranges', () => {
-    expect(planSnapshot(kept, [change(26, 'c'), change(41, 'd')], true)).toEqual([{ kept: kept[0] }, { stale: { start: 10, end: SEGMENT_END } }]);
+    expect(planSnapshot(kept, [change(26, 'c'), change(41, 'd')], true)).toEqual([
+      { kept: kept[0] },
+      { stale: { start: 10, end: SEGMENT_END } },
+    ]);
   });
 
   it('rebuilds everything when the log no longer reaches back, or the segments do not cover every position once', () => {
@@ -83,7 +110,8 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     const t = await setup({ sampleAssets: false });
     const big = 'x'.repeat(SEGMENT_SIZE / 4);
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) })).id);
+    for (let i = 0; i < 12; i++)
+      ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) })).id);
     const encode = vi.fn(conversationJson);
     const read = async () => new Blob([await t.storage.conversationsSnapshot(true, encode)]).text();
     expect(await read()).toBe(await fromRecords(t.storage, true));
@@ -97,7 +125,10 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     expect(await read()).toBe(await fromRecords(t.storage, true));
     expect(encode).not.toHaveBeenCalled();
     // A message added to the first conversation: its segment only.
-    await t.fetch(`${BASE}/messages/create`, jsonPost({ role: 'USER', fragment: { string: { raw: 'added' } }, conversation: { id: ids[0] } }));
+    await t.fetch(
+      `${BASE}/messages/create`,
+      jsonPost({ role: 'USER', fragment: { string: { raw: 'added' } }, conversation: { id: ids[0] } }),
+    );
     encode.mockClear();
     const body = await read();
     expect(body).toBe(await fromRecords(t.storage, true));
@@ -118,7 +149,10 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     expect(after.length).toBeGreaterThan(kept.length);
     expect(after.flatMap((s) => s.ids)).toEqual([...ids, ...created]);
     // And a change to one of them: the segment that holds it is encoded afresh.
-    await t.fetch(`${BASE}/messages/create`, jsonPost({ role: 'USER', fragment: { string: { raw: 'late' } }, conversation: { id: created.at(-1) } }));
+    await t.fetch(
+      `${BASE}/messages/create`,
+      jsonPost({ role: 'USER', fragment: { string: { raw: 'late' } }, conversation: { id: created.at(-1) } }),
+    );
     encode.mockClear();
     expect(await read()).toBe(await fromRecords(t.storage, true));
     const holder = after.find((s) => s.ids.includes(created.at(-1)!))!;
@@ -128,7 +162,8 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
   it('rebuilds a kept segment whose body cannot be read (a lost Blob file) and answers the right data; bodies are kept as text from then on', async () => {
     const t = await setup({ sampleAssets: false });
     const big = 'y'.repeat(SEGMENT_SIZE / 3);
-    for (let i = 0; i < 8; i++) await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
+    for (let i = 0; i < 8; i++)
+      await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
     const encode = vi.fn(conversationJson);
     const read = async () => new Blob([await t.storage.conversationsSnapshot(true, encode)]).text();
     expect(await read()).toBe(await fromRecords(t.storage, true));
@@ -167,7 +202,8 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     const t = await setup({ sampleAssets: false });
     const big = 'z'.repeat(SEGMENT_SIZE / 3);
     const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) })).id);
+    for (let i = 0; i < 8; i++)
+      ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) })).id);
     const encode = vi.fn(conversationJson);
     const read = async (storage: Storage = t.storage) => textOf(await storage.conversationsSnapshot(true, encode));
     const wholes = async () => (await segmentsOf(t.databaseName)).filter((s) => s.start === WHOLE);
@@ -199,7 +235,10 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     expect(await read(restarted)).toBe(await fromRecords(t.storage, true));
     expect(segmentReads()).toBe(0);
     // A conversation renamed: served from the segments, its own encoded afresh.
-    await t.fetch(`${BASE}/conversation/update`, jsonPost({ ...(await (await t.fetch(`${BASE}/conversation/${ids[5]}`)).json()), name: 'renamed' }));
+    await t.fetch(
+      `${BASE}/conversation/update`,
+      jsonPost({ ...(await (await t.fetch(`${BASE}/conversation/${ids[5]}`)).json()), name: 'renamed' }),
+    );
     const body = await read(restarted);
     expect(body).toBe(await fromRecords(t.storage, true));
     expect(body).toContain('"name":"renamed"');
@@ -212,7 +251,8 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
   it('keeps the whole body once writes have stopped, by a read of its own after the last read that re-encoded segments', async () => {
     const t = await setup({ sampleAssets: false });
     const big = 'v'.repeat(SEGMENT_SIZE / 3);
-    for (let i = 0; i < 8; i++) await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
+    for (let i = 0; i < 8; i++)
+      await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
     const storage = await openStorage({ name: t.databaseName, snapshotSettleMs: 10 });
     // One read only: it encodes and keeps the segments; the background read finds them all kept.
     expect(await textOf(await storage.conversationsSnapshot(true, conversationJson))).toBe(await fromRecords(t.storage, true));
@@ -226,7 +266,8 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
   it.skipIf(kind === 'text')('drops a whole body that cannot be read (a lost Blob file) and answers from the segments', async () => {
     const t = await setup({ sampleAssets: false });
     const big = 'w'.repeat(SEGMENT_SIZE / 3);
-    for (let i = 0; i < 8; i++) await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
+    for (let i = 0; i < 8; i++)
+      await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
     const read = async (storage: Storage = t.storage) => textOf(await storage.conversationsSnapshot(true, conversationJson));
     await read();
     await settle();
@@ -266,12 +307,15 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
         }
       }
       // The id list, from the kept segments and the ranges changed since.
-      expect((await t.storage.listIds('conversation')).ids).toEqual((await t.storage.listConversations({ messages: false })).conversations.map((c) => c.id));
+      expect((await t.storage.listIds('conversation')).ids).toEqual(
+        (await t.storage.listConversations({ messages: false })).conversations.map((c) => c.id),
+      );
       await settle();
     };
     const made = [];
     await check();
-    for (let i = 0; i < 4; i++) made.push(await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, ['one', 'two']) }));
+    for (let i = 0; i < 4; i++)
+      made.push(await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, ['one', 'two']) }));
     await check();
     await t.fetch(`${BASE}/conversations/${made[1]!.id}/delete`, { method: 'POST' });
     // The id list first, while the segments are stale.
@@ -282,9 +326,14 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     const message = made[3]!.messages.iterable[0]!.id;
     await t.fetch(`${BASE}/messages/${message}/delete`, { method: 'POST' });
     await check();
-    await t.fetch(`${BASE}/message/update/value`, jsonPost({ id: made[3]!.messages.iterable[1]!.id, fragment: { string: { raw: 'edited' } } }));
+    await t.fetch(
+      `${BASE}/message/update/value`,
+      jsonPost({ id: made[3]!.messages.iterable[1]!.id, fragment: { string: { raw: 'edited' } } }),
+    );
     await check();
-    await t.fetch(`${BASE}/conversations/create/from_asset/${(await t.assets.assetsIdentifiersSnapshot()).iterable![0]!.id}`, { method: 'POST' });
+    await t.fetch(`${BASE}/conversations/create/from_asset/${(await t.assets.assetsIdentifiersSnapshot()).iterable![0]!.id}`, {
+      method: 'POST',
+    });
     await check();
     const exported = await t.service.exportData();
     await t.service.reset();
@@ -295,7 +344,6 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     await t.service.seed(exported);
     await check();
   });
-
 });
 
 describe('snapshot segment bodies', () => {
@@ -333,7 +381,11 @@ describe('snapshot segment bodies', () => {
     const record: Omit<ConversationRecord, 'seq'> = { id, json: JSON.stringify({ id }), messageIds: [message.id] };
     await storage.createConversation(record, [message]);
     const put = IDBObjectStore.prototype.put;
-    const refuse = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+    const refuse = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
+      this: IDBObjectStore,
+      value: unknown,
+      key?: IDBValidKey,
+    ) {
       // As WebKit's private sessions do: the put is taken, the transaction fails as it commits.
       if ((value as { body?: unknown })?.body instanceof NodeBlob) this.transaction.abort();
       return put.call(this, value, key);
@@ -359,13 +411,20 @@ describe('snapshot segment bodies', () => {
     const id = crypto.randomUUID();
     await storage.createConversation({ id, json: JSON.stringify({ id }), messageIds: [] }, []);
     const put = IDBObjectStore.prototype.put;
-    const full = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+    const full = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
+      this: IDBObjectStore,
+      value: unknown,
+      key?: IDBValidKey,
+    ) {
       if (this.name === 'snapshots') throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
       return put.call(this, value, key);
     });
     try {
       const encode = vi.fn(conversationJson);
-      for (let i = 0; i < 2; i++) expect(JSON.parse(await textOf(await storage.conversationsSnapshot(false, encode))).iterable.map((c: { id: string }) => c.id)).toEqual([id]);
+      for (let i = 0; i < 2; i++)
+        expect(
+          JSON.parse(await textOf(await storage.conversationsSnapshot(false, encode))).iterable.map((c: { id: string }) => c.id),
+        ).toEqual([id]);
       await settle();
       expect(await segmentsOf(name)).toEqual([]);
       expect(encode).toHaveBeenCalledTimes(2);

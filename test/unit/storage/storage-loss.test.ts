@@ -27,7 +27,8 @@ function workerService(name: string, options: ReconnectOptions = {}) {
   const service = createService({ storage });
   const call = (path: string, init?: RequestInit) => service.handle(new Request(`${BASE}${path}`, init));
   const ids = async (path: string) => ((await (await call(path)).json()) as { iterable: { id: string }[] }).iterable.map((i) => i.id);
-  const create = (name = 'c') => call('/conversations/create', jsonPost({ type: 'COPILOT', name, messages: [{ role: 'USER', fragment: { string: { raw: name } } }] }));
+  const create = (name = 'c') =>
+    call('/conversations/create', jsonPost({ type: 'COPILOT', name, messages: [{ role: 'USER', fragment: { string: { raw: name } } }] }));
   return { storage, service, call, ids, create, opened };
 }
 
@@ -194,7 +195,9 @@ describe('an upgrade blocked by an older connection', () => {
     const t = workerService(name, { blockedWaitMs: 20 });
     const blocked = await t.call('/conversations/identifiers');
     expect(blocked.status).toBe(503);
-    expect(await blocked.text()).toMatch(new RegExp(`cannot be upgraded from version ${DB_VERSION - 1} to ${DB_VERSION}: another connection .* is still open`));
+    expect(await blocked.text()).toMatch(
+      new RegExp(`cannot be upgraded from version ${DB_VERSION - 1} to ${DB_VERSION}: another connection .* is still open`),
+    );
     older.close();
     // The upgrade goes on once it is let through (a call meanwhile may still be told 503).
     await expect.poll(async () => (await t.call('/conversations/identifiers')).status, { timeout: 10_000 }).toBe(200);

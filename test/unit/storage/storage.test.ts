@@ -20,12 +20,37 @@ describe('upgrades', () => {
     const name = freshName();
     // A version-1 database, written by the version-1 upgrade step and filled with data.
     const v1 = await openDB<PiecesDB>(name, 1, { upgrade: (db, _old, _new, tx) => UPGRADES[0]!(db, tx as never) });
-    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000002', name: 'zeta.ts', language: 'ts', text: 'z', created: '2026-01-01T00:00:00.000Z' } as never);
-    await v1.put('assets', { id: '00000000-0000-4000-8000-000000000001', name: 'alpha.py', language: 'py', text: 'a', created: '2026-01-01T00:00:00.000Z' } as never);
+    await v1.put('assets', {
+      id: '00000000-0000-4000-8000-000000000002',
+      name: 'zeta.ts',
+      language: 'ts',
+      text: 'z',
+      created: '2026-01-01T00:00:00.000Z',
+    } as never);
+    await v1.put('assets', {
+      id: '00000000-0000-4000-8000-000000000001',
+      name: 'alpha.py',
+      language: 'py',
+      text: 'a',
+      created: '2026-01-01T00:00:00.000Z',
+    } as never);
     await v1.add('changes', { conversation: '11111111-1111-4111-8111-111111111111' } as never);
     // Version 1 kept conversations and messages as objects.
-    const conversation = { id: CONVERSATION, type: 'COPILOT', name: 'old', created: { value: '2026-01-01T00:00:00.000Z' }, updated: { value: '2026-01-01T00:00:00.000Z' } };
-    const message = { id: MESSAGE, role: 'USER', fragment: { string: { raw: 'kept' } }, conversation: { id: CONVERSATION }, created: conversation.created, updated: conversation.created };
+    const conversation = {
+      id: CONVERSATION,
+      type: 'COPILOT',
+      name: 'old',
+      created: { value: '2026-01-01T00:00:00.000Z' },
+      updated: { value: '2026-01-01T00:00:00.000Z' },
+    };
+    const message = {
+      id: MESSAGE,
+      role: 'USER',
+      fragment: { string: { raw: 'kept' } },
+      conversation: { id: CONVERSATION },
+      created: conversation.created,
+      updated: conversation.created,
+    };
     await v1.put('conversations', { id: CONVERSATION, seq: 1, conversation, messageIds: [MESSAGE] } as never);
     await v1.put('messages', { id: MESSAGE, conversation: CONVERSATION, message } as never);
     await v1.put('meta', true, 'seeded');
@@ -41,10 +66,31 @@ describe('upgrades', () => {
     type Old = { id: string; name: string; language: string; text: string; created: string };
     const formats = new Map(after.formats.map(([key, value]: [string, object]) => [key, value]));
     expect(
-      after.assets.map(([key, record]: [string, { id: string; name: string; created: string; updated: string; formats: string[]; original: string; preview: string }]) => {
-        const format = formats.get(record.original) as { asset: string; text: string; role: string; classification: { specific: string } };
-        return [key, record.name, record.created, record.updated, record.formats, record.preview, format.asset, format.text, format.role, format.classification.specific];
-      }),
+      after.assets.map(
+        ([key, record]: [
+          string,
+          { id: string; name: string; created: string; updated: string; formats: string[]; original: string; preview: string },
+        ]) => {
+          const format = formats.get(record.original) as {
+            asset: string;
+            text: string;
+            role: string;
+            classification: { specific: string };
+          };
+          return [
+            key,
+            record.name,
+            record.created,
+            record.updated,
+            record.formats,
+            record.preview,
+            format.asset,
+            format.text,
+            format.role,
+            format.classification.specific,
+          ];
+        },
+      ),
     ).toEqual(
       before.assets.map(([key, old]: [string, Old]) => {
         const record = after.assets.find(([k]: [string]) => k === key)[1];
@@ -57,7 +103,9 @@ describe('upgrades', () => {
     // Conversations and messages now hold their wire JSON; the API answers exactly what version 1 stored.
     const service = createService({ storage });
     const listed = await (await service.handle(new Request(`${BASE}/conversations`))).json();
-    expect(listed).toEqual({ iterable: [{ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }], indices: { [MESSAGE]: 0 } } }] });
+    expect(listed).toEqual({
+      iterable: [{ ...conversation, messages: { iterable: [{ id: MESSAGE, reference: message }], indices: { [MESSAGE]: 0 } } }],
+    });
     storage.close();
     const reopened = await openDB(name);
     expect(reopened.version).toBe(DB_VERSION);
@@ -79,15 +127,27 @@ describe('upgrades', () => {
       created: stamp,
       updated: stamp,
       anchors: { iterable: [{ id: 'an', reference: { id: 'an', type: 'FILE', fullpath: '/a.ts', created: stamp, updated: stamp } }] },
-      annotations: { iterable: [{ id: 'ann', reference: { id: 'ann', type: 'COMMENT', text: 't', asset: 'as', created: stamp, updated: stamp } }] },
+      annotations: {
+        iterable: [{ id: 'ann', reference: { id: 'ann', type: 'COMMENT', text: 't', asset: 'as', created: stamp, updated: stamp } }],
+      },
     };
     await v3.put('conversations', { id: CONVERSATION, seq: 1, json: JSON.stringify(conversation), messageIds: [] });
     await v3.add('changes', { conversation: CONVERSATION, deleted: true } as never);
-    await v3.put('assets', { id: '00000000-0000-4000-8000-000000000009', name: 'a.ts', language: 'ts', text: 'x', created: stamp.value } as never);
+    await v3.put('assets', {
+      id: '00000000-0000-4000-8000-000000000009',
+      name: 'a.ts',
+      language: 'ts',
+      text: 'x',
+      created: stamp.value,
+    } as never);
     await v3.put('meta', true, 'seeded');
     v3.close();
     const storage = await openStorage({ name });
-    expect(await storage.changesSince(0)).toEqual({ changes: [{ seq: 1, collection: 'conversation', id: CONVERSATION, deleted: true }], complete: true, seq: 1 });
+    expect(await storage.changesSince(0)).toEqual({
+      changes: [{ seq: 1, collection: 'conversation', id: CONVERSATION, deleted: true }],
+      complete: true,
+      seq: 1,
+    });
     const upgraded = (await storage.getAsset('00000000-0000-4000-8000-000000000009'))!;
     expect(upgraded.record.original).toMatch(/^[0-9a-f-]{36}$/);
     expect(upgraded.formats.map((f) => [f.id, f.text, f.classification.specific])).toEqual([[upgraded.record.original, 'x', 'ts']]);
@@ -165,16 +225,24 @@ describe('creates', () => {
     const t = await setup();
     const messages = (n: number) => Array.from({ length: n }, (_, i) => ({ role: 'USER', fragment: { string: { raw: `m${i}` } } }));
     const before = await dump(t.databaseName);
-    const refused = await t.fetch(`${BASE}/conversations/create`, jsonPost({ type: 'COPILOT', messages: messages(MAX_MESSAGES_PER_CREATE + 1) }));
+    const refused = await t.fetch(
+      `${BASE}/conversations/create`,
+      jsonPost({ type: 'COPILOT', messages: messages(MAX_MESSAGES_PER_CREATE + 1) }),
+    );
     expect(refused.status).toBe(413);
     expect(await refused.text()).toBe(
       `conversation.messages has ${MAX_MESSAGES_PER_CREATE + 1} messages; a create takes at most ${MAX_MESSAGES_PER_CREATE}. Create the conversation with fewer messages.`,
     );
     expect(await dump(t.databaseName)).toBe(before);
-    const accepted = await t.fetch(`${BASE}/conversations/create?transferables=false`, jsonPost({ type: 'COPILOT', messages: messages(MAX_MESSAGES_PER_CREATE) }));
+    const accepted = await t.fetch(
+      `${BASE}/conversations/create?transferables=false`,
+      jsonPost({ type: 'COPILOT', messages: messages(MAX_MESSAGES_PER_CREATE) }),
+    );
     expect(accepted.status).toBe(200);
     const { id } = (await accepted.json()) as { id: string };
-    const listed = (await (await t.fetch(`${BASE}/conversations`)).json()) as { iterable: Array<{ id: string; messages: { iterable: unknown[] } }> };
+    const listed = (await (await t.fetch(`${BASE}/conversations`)).json()) as {
+      iterable: Array<{ id: string; messages: { iterable: unknown[] } }>;
+    };
     expect(listed.iterable.find((c) => c.id === id)!.messages.iterable).toHaveLength(MAX_MESSAGES_PER_CREATE);
   }, 60_000);
 });
@@ -233,8 +301,9 @@ describe('the read cache', () => {
     const raw = await openStorage({ name });
     const storage = cacheReads(raw, null);
     const all = async (s: typeof storage) =>
-      JSON.stringify([await s.listConversations({ messages: true }), await s.listConversations({ messages: false }), await s.listIds('conversation')], (_k, v) =>
-        v instanceof Map ? [...v].sort() : v,
+      JSON.stringify(
+        [await s.listConversations({ messages: true }), await s.listConversations({ messages: false }), await s.listIds('conversation')],
+        (_k, v) => (v instanceof Map ? [...v].sort() : v),
       );
     await all(storage);
     const made: string[] = [];
@@ -280,12 +349,19 @@ describe('the read cache', () => {
         ],
         (_k, v) => (v instanceof Map ? [...v].sort() : v),
       );
-    const a = JSON.parse(await call('/conversations/create', jsonPost({ type: 'COPILOT', name: 'a', messages: [{ role: 'USER', fragment: { string: { raw: 'x' } } }] })));
+    const a = JSON.parse(
+      await call(
+        '/conversations/create',
+        jsonPost({ type: 'COPILOT', name: 'a', messages: [{ role: 'USER', fragment: { string: { raw: 'x' } } }] }),
+      ),
+    );
     const b = JSON.parse(await call('/conversations/create', jsonPost({ type: 'COPILOT', name: 'b' })));
     const ids = [a.id, b.id];
     const first = a.messages.iterable[0].id;
     await reads(storage, ids, [first]);
-    const added = JSON.parse(await call('/messages/create', jsonPost({ role: 'ASSISTANT', fragment: { string: { raw: 'y' } }, conversation: { id: a.id } })));
+    const added = JSON.parse(
+      await call('/messages/create', jsonPost({ role: 'ASSISTANT', fragment: { string: { raw: 'y' } }, conversation: { id: a.id } })),
+    );
     const messageIds = [first, added.id];
     expect(await reads(storage, ids, messageIds)).toBe(await reads(raw, ids, messageIds));
     await call('/message/update/value', jsonPost({ id: added.id, fragment: { string: { raw: 'z' } } }));
@@ -433,4 +509,3 @@ describe('the read cache', () => {
     b!.close();
   });
 });
-

@@ -34,14 +34,32 @@ let counter = 0;
  * A service over the worker's reopening storage, its sockets, and nothing
  * announced unless `announce` (so that only the sequence check can find changes).
  */
-async function world(options: { announce?: boolean; fetch?: (f: NonNullable<StreamShimOptions['fetch']>) => StreamShimOptions['fetch']; shim?: Partial<StreamShimOptions> } = {}) {
+async function world(
+  options: {
+    announce?: boolean;
+    fetch?: (f: NonNullable<StreamShimOptions['fetch']>) => StreamShimOptions['fetch'];
+    shim?: Partial<StreamShimOptions>;
+  } = {},
+) {
   const name = `staleness-${Date.now()}-${counter++}`;
-  const storage = reconnectingStorage((hooks) => openStorage({ name, onLost: hooks.lost, onBlocked: hooks.blocked }).then((s) => cacheReads(s, null)));
+  const storage = reconnectingStorage((hooks) =>
+    openStorage({ name, onLost: hooks.lost, onBlocked: hooks.blocked }).then((s) => cacheReads(s, null)),
+  );
   const announce = new BroadcastChannel(CHANGES_CHANNEL);
-  const t = await setup({ storage, sampleAssets: false, onChange: (change) => options.announce && announce.postMessage({ type: 'change', change }) });
+  const t = await setup({
+    storage,
+    sampleAssets: false,
+    onChange: (change) => options.announce && announce.postMessage({ type: 'change', change }),
+  });
   const target = { WebSocket: NativeWebSocket as unknown as typeof WebSocket };
   const direct: NonNullable<StreamShimOptions['fetch']> = (input, init) => t.service.handle(new Request(input, init));
-  const uninstall = installStreamShim({ target, fetch: options.fetch?.(direct) ?? direct, isServiceAvailable: () => true, sequenceCheckMs: 20, ...options.shim });
+  const uninstall = installStreamShim({
+    target,
+    fetch: options.fetch?.(direct) ?? direct,
+    isServiceAvailable: () => true,
+    sequenceCheckMs: 20,
+    ...options.shim,
+  });
   const sockets: WebSocket[] = [];
   cleanups.push(() => {
     for (const socket of sockets) socket.close();
@@ -50,7 +68,15 @@ async function world(options: { announce?: boolean; fetch?: (f: NonNullable<Stre
     storage.close();
   });
   const create = async () =>
-    ((await (await t.fetch(`${BASE}/conversations/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"type":"COPILOT"}' })).json()) as { id: string }).id;
+    (
+      (await (
+        await t.fetch(`${BASE}/conversations/create`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"type":"COPILOT"}',
+        })
+      ).json()) as { id: string }
+    ).id;
   const open = async () => {
     const socket = new target.WebSocket(STREAM);
     sockets.push(socket);
@@ -129,7 +155,9 @@ describe('identifier sockets', () => {
       fetch: (direct) => async (input, init) => {
         const response = await direct(input, init);
         if (!input.includes('after=')) return response;
-        return new Response(JSON.stringify({ ...(await response.json()), complete: false }), { headers: { 'Content-Type': 'application/json' } });
+        return new Response(JSON.stringify({ ...(await response.json()), complete: false }), {
+          headers: { 'Content-Type': 'application/json' },
+        });
       },
     });
     const socket = await w.open();

@@ -14,7 +14,10 @@ class NativeWebSocket {
   static CLOSING = 2;
   static CLOSED = 3;
   readonly native = true;
-  constructor(readonly url: string, readonly protocols?: string | string[]) {}
+  constructor(
+    readonly url: string,
+    readonly protocols?: string | string[],
+  ) {}
 }
 
 const cleanups: Array<() => void> = [];
@@ -150,7 +153,15 @@ describe('the stream shim', () => {
     const { socket, messages } = w.open();
     await until(() => messages.length === 1, 'the snapshot');
     const forger = new BroadcastChannel(CHANGES_CHANNEL);
-    for (const junk of [null, 'x', 42, {}, { type: 'change' }, { type: 'change', change: { seq: -1 } }, { type: 'change', change: { seq: 1e9, conversation: 'forged' } }]) {
+    for (const junk of [
+      null,
+      'x',
+      42,
+      {},
+      { type: 'change' },
+      { type: 'change', change: { seq: -1 } },
+      { type: 'change', change: { seq: 1e9, conversation: 'forged' } },
+    ]) {
       forger.postMessage(junk);
     }
     await new Promise((r) => setTimeout(r, 60));
@@ -242,11 +253,19 @@ describe('every socket path through the one mechanism', () => {
     const conversations = openPath(w, STREAM);
     await until(() => messages.messages.length === 1 && conversations.messages.length === 1, 'both snapshots');
     expect(messages.messages[0]).toEqual({ iterable: [] });
-    const created = await (await post(w, '/messages/create', { role: 'USER', fragment: { string: { raw: 'x' } }, conversation: { id: conversation } })).json();
+    const created = await (
+      await post(w, '/messages/create', { role: 'USER', fragment: { string: { raw: 'x' } }, conversation: { id: conversation } })
+    ).json();
     await w.t.fetch(`${BASE}/messages/${created.id}/delete`, { method: 'POST' });
     await until(() => messages.messages.length === 3 && conversations.messages.length === 3, 'the changes');
-    expect(items(messages.messages.slice(1))).toEqual([{ conversationMessage: { id: created.id } }, { conversationMessage: { id: created.id }, deleted: true }]);
-    expect(items(conversations.messages.slice(1))).toEqual([{ conversation: { id: conversation } }, { conversation: { id: conversation } }]);
+    expect(items(messages.messages.slice(1))).toEqual([
+      { conversationMessage: { id: created.id } },
+      { conversationMessage: { id: created.id }, deleted: true },
+    ]);
+    expect(items(conversations.messages.slice(1))).toEqual([
+      { conversation: { id: conversation } },
+      { conversation: { id: conversation } },
+    ]);
     for (const message of messages.messages) expect(instanceOfStreamedIdentifiers(StreamedIdentifiersFromJSON(message))).toBe(true);
     // A reopened socket's snapshot has no deleted id.
     const again = openPath(w, 'ws://127.0.0.1:39300/messages/stream/identifiers');
@@ -267,7 +286,14 @@ describe('every socket path through the one mechanism', () => {
     const context = await (await post(w, '/connect', { application: { name: 'JETBRAINS', version: '1', platform: 'MACOS' } })).json();
     await until(() => applications.messages.length === 2, 'the connected application');
     expect(applications.messages[1]).toEqual({ iterable: [{ application: { id: context.application.id } }] });
-    const asset = { id: crypto.randomUUID(), name: 'n.py', language: 'py', text: 'x = 1', created: new Date().toISOString(), formatId: crypto.randomUUID() };
+    const asset = {
+      id: crypto.randomUUID(),
+      name: 'n.py',
+      language: 'py',
+      text: 'x = 1',
+      created: new Date().toISOString(),
+      formatId: crypto.randomUUID(),
+    };
     const whole = newAsset(asset);
     const announce = new BroadcastChannel(CHANGES_CHANNEL);
     for (const change of await w.t.storage.putAssets([whole])) announce.postMessage({ type: 'change', change });
@@ -318,7 +344,15 @@ describe('every socket path through the one mechanism', () => {
     socket.onmessage = (event) => received.push(event.data as string);
     socket.onclose = (event) => (closed = event);
     await until(() => received.length >= 3, 'three oks');
-    const os = ((await (await t.fetch('http://127.0.0.1:39300/connect', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }) })).json()) as { os: string }).os;
+    const os = (
+      (await (
+        await t.fetch('http://127.0.0.1:39300/connect', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ application: { name: 'VS_CODE', version: '1', platform: 'LINUX' } }),
+        })
+      ).json()) as { os: string }
+    ).os;
     expect(new Set(received)).toEqual(new Set([`ok:${os}`]));
     up = false;
     await until(() => closed !== undefined, 'the close');
@@ -329,9 +363,22 @@ describe('every socket path through the one mechanism', () => {
   it('health: logged once, as the connection it is; its beats and an identifier socket catch-ups are not requests of their own', async () => {
     const lines: string[] = [];
     const announce = new BroadcastChannel(CHANGES_CHANNEL);
-    const t = await setup({ log: (entry) => lines.push(formatEntry(entry).replace(/^\S+ \S+ /, '').replace(/\(\d+ ms\)/, '(N ms)')), onChange: (change) => announce.postMessage({ type: 'change', change }) });
+    const t = await setup({
+      log: (entry) =>
+        lines.push(
+          formatEntry(entry)
+            .replace(/^\S+ \S+ /, '')
+            .replace(/\(\d+ ms\)/, '(N ms)'),
+        ),
+      onChange: (change) => announce.postMessage({ type: 'change', change }),
+    });
     const target = { WebSocket: NativeWebSocket as unknown as typeof WebSocket };
-    const uninstall = installStreamShim({ target, fetch: (input, init) => t.service.handle(new Request(input, init)), isServiceAvailable: () => true, healthIntervalMs: 10 });
+    const uninstall = installStreamShim({
+      target,
+      fetch: (input, init) => t.service.handle(new Request(input, init)),
+      isServiceAvailable: () => true,
+      healthIntervalMs: 10,
+    });
     cleanups.push(() => {
       uninstall();
       announce.close();
@@ -364,7 +411,13 @@ describe('every socket path through the one mechanism', () => {
 
   it('a plain GET of any socket path is 426', async () => {
     const t = await setup();
-    for (const path of ['/messages/stream/identifiers', '/assets/stream/identifiers', '/applications/stream/identifiers', '/.well-known/stream/health', '/user/stream']) {
+    for (const path of [
+      '/messages/stream/identifiers',
+      '/assets/stream/identifiers',
+      '/applications/stream/identifiers',
+      '/.well-known/stream/health',
+      '/user/stream',
+    ]) {
       const response = await t.fetch(`${BASE}${path}`);
       expect(response.status).toBe(426);
       expect(await response.text()).toMatch(/is a WebSocket/);

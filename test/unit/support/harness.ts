@@ -44,7 +44,9 @@ export const BASE = 'http://localhost:1000';
 
 let counter = 0;
 
-export async function setup(options: Partial<ServiceOptions> & { databaseName?: string; sampleAssets?: boolean; headers?: Record<string, string> } = {}) {
+export async function setup(
+  options: Partial<ServiceOptions> & { databaseName?: string; sampleAssets?: boolean; headers?: Record<string, string> } = {},
+) {
   const databaseName = options.databaseName ?? `test-${Date.now()}-${counter++}`;
   const storage = await openStorage({ name: databaseName, initialData: options.sampleAssets === false ? {} : sampleData() });
   const changes: Change[] = [];

@@ -148,10 +148,15 @@ export function checkBody(operation: string, url: URL, type: string, body: strin
     return type.startsWith('text/plain') ? [] : [{ path: '$', message: `expected text/plain, got ${type || 'no content type'}` }];
   }
   if (typeof returns === 'object' && 'events' in returns) {
-    if (!type.startsWith('text/event-stream')) return [{ path: '$', message: `expected text/event-stream, got ${type || 'no content type'}` }];
+    if (!type.startsWith('text/event-stream'))
+      return [{ path: '$', message: `expected text/event-stream, got ${type || 'no content type'}` }];
     const frames = body.split('\n\n').filter((event) => event.trim() !== '');
     return frames.flatMap((event, i) => {
-      const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n');
+      const data = event
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
       return parsed(data, `$[frame ${i}]`, (value) => check(returns.events, value, `$[frame ${i}]`));
     });
   }
@@ -185,7 +190,10 @@ function checkedEvents(operation: string, url: URL, response: Response, report: 
     if (cut <= 0) return;
     const complete = pending.slice(0, cut);
     pending = pending.slice(cut);
-    const violations = checkBody(operation, url, type, complete).map((v) => ({ ...v, path: v.path.replace(/^\$\[frame (\d+)\]/, (_m, i: string) => `$[frame ${frames + Number(i)}]`) }));
+    const violations = checkBody(operation, url, type, complete).map((v) => ({
+      ...v,
+      path: v.path.replace(/^\$\[frame (\d+)\]/, (_m, i: string) => `$[frame ${frames + Number(i)}]`),
+    }));
     frames += complete.split('\n\n').filter((event) => event.trim() !== '').length;
     report(violations);
   };
@@ -222,11 +230,14 @@ export function installResponseCheck() {
       checked.set(operation.name, (checked.get(operation.name) ?? 0) + 1);
       const report = (violations: Violation[]) => {
         for (const v of violations) {
-          found.push(`${operation.name} ${context.request.method} ${context.url.pathname}${context.url.search} ${response.status}: ${v.path}: ${v.message}`);
+          found.push(
+            `${operation.name} ${context.request.method} ${context.url.pathname}${context.url.search} ${response.status}: ${v.path}: ${v.message}`,
+          );
         }
       };
       const returns = RETURNS[operation.name];
-      if (typeof returns === 'object' && 'events' in returns && response.body) return checkedEvents(operation.name, context.url, response, report);
+      if (typeof returns === 'object' && 'events' in returns && response.body)
+        return checkedEvents(operation.name, context.url, response, report);
       report(await checkResponse(operation.name, context.url, response));
       return response;
     };
@@ -235,7 +246,9 @@ export function installResponseCheck() {
   afterEach(() => {
     const violations = found.splice(0);
     if (violations.length > 0) {
-      throw new Error(`Responses that the SDK models do not allow:\n${violations.slice(0, 50).join('\n')}${violations.length > 50 ? `\n… and ${violations.length - 50} more` : ''}`);
+      throw new Error(
+        `Responses that the SDK models do not allow:\n${violations.slice(0, 50).join('\n')}${violations.length > 50 ? `\n… and ${violations.length - 50} more` : ''}`,
+      );
     }
   });
   afterAll(() => {
@@ -288,7 +301,8 @@ export function installFrameCheck() {
     if (event.type === 'message') {
       const url = new URL(this.url);
       checked.set(`frames ${url.pathname}`, (checked.get(`frames ${url.pathname}`) ?? 0) + 1);
-      for (const v of checkFrame(url, String((event as MessageEvent).data))) found.push(`frame on ${url.pathname}: ${v.path}: ${v.message}`);
+      for (const v of checkFrame(url, String((event as MessageEvent).data)))
+        found.push(`frame on ${url.pathname}: ${v.path}: ${v.message}`);
     }
     return dispatch.call(this, event, ...rest);
   };

@@ -91,8 +91,18 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
   UserStreamHandshake: { seq: field(T.number), message: field(T.ref('UserStreamMessage')) },
   HealthStreamHandshake: { seq: field(T.number), message: field(T.ref('HealthStreamMessage')) },
   VisionStreamHandshake: { seq: field(T.number), message: field(T.ref('WorkstreamPatternEngineStatus')) },
-  StreamCatchUp: { changes: field(T.array(T.ref('StreamChange'))), complete: field(T.boolean), seq: field(T.number), database: field(T.string) },
-  StreamChange: { seq: field(T.number), collection: field(T.ref('StreamCollection')), id: field(T.string), deleted: field(T.boolean, false) },
+  StreamCatchUp: {
+    changes: field(T.array(T.ref('StreamChange'))),
+    complete: field(T.boolean),
+    seq: field(T.number),
+    database: field(T.string),
+  },
+  StreamChange: {
+    seq: field(T.number),
+    collection: field(T.ref('StreamCollection')),
+    id: field(T.string),
+    deleted: field(T.boolean, false),
+  },
 };
 
 /** Enums of the hand-written models. */
@@ -113,7 +123,9 @@ const HAND_CHECKED: Record<string, (value: unknown, path: string) => Violation[]
   UserStreamMessage: (value, path) => (value === '' ? [] : check('UserProfile', value, path)),
 };
 
-const shapes = new Map<string, Shape>(Object.entries(HAND_WRITTEN_ENUMS).map(([name, values]) => [name, { kind: 'enum', name, values: new Set(values) }]));
+const shapes = new Map<string, Shape>(
+  Object.entries(HAND_WRITTEN_ENUMS).map(([name, values]) => [name, { kind: 'enum', name, values: new Set(values) }]),
+);
 
 /** The shape of a model or enum, read from the SDK files (or HAND_WRITTEN). Throws if there is none. */
 export function shape(name: string): Shape {
@@ -227,10 +239,15 @@ export function isIsoDateTime(value: unknown): boolean {
 }
 
 const describe = (value: unknown) =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? `the string ${JSON.stringify(value).slice(0, 60)}` : `${typeof value} ${JSON.stringify(value)?.slice(0, 60)}`;
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : typeof value === 'string'
+        ? `the string ${JSON.stringify(value).slice(0, 60)}`
+        : `${typeof value} ${JSON.stringify(value)?.slice(0, 60)}`;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Every violation of `body` against the model (or enum) `name`, with JSON paths from `$`. */
 export function check(name: string, body: unknown, path = '$'): Violation[] {
@@ -266,7 +283,11 @@ function checkRef(name: string, value: unknown, path: string, out: Violation[]) 
     if (v === undefined) {
       if (f.required) out.push({ path: child, message: `missing required field of ${name}` });
     } else if (v === null) {
-      if (!f.nullable) out.push({ path: child, message: `null is not a value of ${name}.${f.key}${f.required ? ' (required)' : ' (omit the key instead)'}` });
+      if (!f.nullable)
+        out.push({
+          path: child,
+          message: `null is not a value of ${name}.${f.key}${f.required ? ' (required)' : ' (omit the key instead)'}`,
+        });
     } else {
       checkType(f.type, v, child, out);
     }
