@@ -193,6 +193,33 @@ describe('3. bounds on connections, time and memory', () => {
     await expect.poll(() => loopbackState(server).streams).toBe(0);
   });
 
+  it('drops a WebSocket client that does not read once more than a frame limit waits for it, and nothing else', async () => {
+    // A model that answers without end, until it is stopped.
+    const flood = {
+      description: 'a flood',
+      async *answer({ signal }: { signal: AbortSignal }) {
+        const chunk = 'y'.repeat(16 * 1024);
+        while (!signal.aborted) {
+          yield chunk;
+          await new Promise((next) => setImmediate(next));
+        }
+      },
+    };
+    const server = await start({ model: flood, maxBodyBytes: 256 * 1024 });
+    const socket = await tcp(server);
+    socket.write(HANDSHAKE('/qgpt/stream', KEY));
+    await new Promise((open) => socket.once('data', open));
+    // One masked text frame (a zero mask: the payload as it is), then nothing is read.
+    socket.pause();
+    const question = Buffer.from(JSON.stringify({ request: 'q1', question: { query: 'go on', relevant: { iterable: [] } } }));
+    socket.write(Buffer.concat([Buffer.from([0x81, 0x80 | 126, question.length >> 8, question.length & 0xff, 0, 0, 0, 0]), question]));
+    await expect.poll(() => loopbackState(server).streams).toBe(1);
+    await healthy(server);
+    await expect.poll(() => loopbackState(server).streams, { timeout: 20_000 }).toBe(0);
+    await healthy(server);
+    socket.destroy();
+  });
+
   it('answers questions over maxQuestionsInFlight on one copilot socket with FAILED 429, running at most that many', async () => {
     const server = await start({ maxQuestionsInFlight: 4 });
     const socket = new WebSocket(`ws://127.0.0.1:${server.port}/qgpt/stream`);
