@@ -329,7 +329,7 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
     const refused = refusedControl(incoming.headers as Parameters<typeof refusedControl>[0], options);
     if (refused) return new Response(refused, { status: 403, headers: TEXT });
     const response = await answerControl(service, request, path);
-    // Only an allowed page may read what a control answers (never every origin, as the API allows).
+    // Only a listed page may read what a control answers: the service's own CORS headers are dropped.
     const headers = new Headers(response.headers);
     headers.delete('Access-Control-Allow-Origin');
     headers.delete('Access-Control-Expose-Headers');
@@ -381,20 +381,21 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
       streams++;
       feed.addEventListener('close', () => streams--);
       if (kind === 'copilot') logUpgrade(url, 101, started);
+      const deliver = (data: string) => {
+        if (client.readyState !== client.OPEN) return;
+        client.send(data);
+        // A client that does not read: dropped once what waits for it passes a frame's limit, its frames never piling up here.
+        if (client.bufferedAmount > maxBodyBytes) client.terminate();
+      };
       void bridgeStream(feed, {
-        send: (data) => {
-          if (client.readyState !== client.OPEN) return;
-          client.send(data);
-          // A client that does not read: dropped once what waits for it passes a frame's limit, its frames never piling up here.
-          if (client.bufferedAmount > maxBodyBytes) client.terminate();
-        },
+        send: deliver,
         close: (code, reason) => client.close(code, reason),
         refuse: () => client.terminate(),
         onClose: (listener) => client.on('close', listener),
         onMessage: (listener) => client.on('message', (data) => {
           const text = String(data);
           if (kind === 'copilot' && overQuestions(feed, text)) {
-            client.send(failedFrame(text, 429, `Too many questions in flight on this socket (${limits.maxQuestionsInFlight} at most): wait for an answer to end.`));
+            deliver(failedFrame(text, 429, `Too many questions in flight on this socket (${limits.maxQuestionsInFlight} at most): wait for an answer to end.`));
             return;
           }
           listener(text);
