@@ -106,6 +106,9 @@ const drained = (outgoing: ServerResponse) =>
     outgoing.on('close', done);
   });
 
+/** Headers of one connection, not of the answer: never passed on from the service's Response. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
+
 /** Body bytes gathered before they are written: a body that ends within them goes with its length. */
 const GATHER_BYTES = 1024 * 1024;
 
@@ -116,7 +119,8 @@ const GATHER_BYTES = 1024 * 1024;
  * length when it is no larger.
  */
 async function send(response: Response, outgoing: ServerResponse, head: boolean): Promise<void> {
-  const headers = Object.fromEntries(response.headers);
+  // How the body is framed on this connection is Node's to say (a mirrored answer may bring its upstream's).
+  const headers = Object.fromEntries([...response.headers].filter(([name]) => !HOP_BY_HOP.has(name)));
   const reader = head ? null : response.body?.getReader();
   if (head) void response.body?.cancel().catch(noop);
   if (!reader) return void outgoing.writeHead(response.status, headers).end();
@@ -138,7 +142,7 @@ async function send(response: Response, outgoing: ServerResponse, head: boolean)
       }
       const piece = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, size);
       if (!started && done) return void outgoing.writeHead(response.status, { ...headers, 'content-length': String(size) }).end(piece);
-      if (!started) outgoing.writeHead(response.status, headers);
+      if (!started) outgoing.writeHead(response.status, Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'content-length')));
       started = true;
       if (size > 0 && !outgoing.write(piece)) await drained(outgoing);
       if (outgoing.destroyed) return;
