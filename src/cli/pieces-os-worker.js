@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // pieces-os-worker init <public dir> [--save]: copies the worker script into the folder an app serves statically.
-// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--mirror <url>|auto]: the service on a loopback port.
+// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--mirror <url>|auto] [bounds]: the service on a loopback port.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,16 +21,33 @@ const USAGE = `Usage:
 
   pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
                          [--allowed-hosts name,…] [--allowed-origins origin,…] [--mirror <url>|auto]
+                         [--max-connections 256] [--headers-timeout 10000] [--request-timeout 30000]
+                         [--idle-timeout 120000] [--max-body-bytes-in-flight 67108864] [--max-questions-in-flight 8]
       Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
       --data loads that file (the exportData() format) at start, if it exists,
       and writes the store back to it on exit (Ctrl+C, SIGTERM).
       Requests must name the server in Host (its address, localhost or an IP address):
       --allowed-hosts adds names (.example.test for its subdomains; 'all' for any).
-      The controls under /__pieces/ need the header X-Pieces-Control and refuse web pages:
-      --allowed-origins lets pages of those origins use them.
+      Web pages are answered only from loopback origins (http://localhost:*, http://127.0.0.1:*,
+      http://[::1]:*): --allowed-origins adds origins (https://app.example). The controls under
+      /__pieces/ need the header X-Pieces-Control and refuse every web page not listed there.
+      Bounds on what one client may hold (times in ms, 0 for none): --max-connections (HTTP and
+      WebSocket), --headers-timeout and --request-timeout (then 408), --idle-timeout (a connection
+      where nothing moves), --max-body-bytes-in-flight (then 503), --max-questions-in-flight
+      (per copilot socket; then a FAILED frame, statusCode 429).
       --mirror mirrors a real Pieces OS at that URL (auto: found on localhost as clients find it):
       requests go to it while it answers, are answered here and queued while it does not.
       Its state: GET /__pieces/mirror (a control: with X-Pieces-Control).`;
+
+/** The bound flags of serve, and the LoopbackOptions each sets. */
+const BOUNDS = {
+  'max-connections': 'maxConnections',
+  'headers-timeout': 'headersTimeout',
+  'request-timeout': 'requestTimeout',
+  'idle-timeout': 'idleTimeout',
+  'max-body-bytes-in-flight': 'maxBodyBytesInFlight',
+  'max-questions-in-flight': 'maxQuestionsInFlight',
+};
 
 function fail(message) {
   console.error(`pieces-os-worker: ${message}\n\n${USAGE}`);
@@ -93,10 +110,20 @@ async function serve(args) {
         'allowed-hosts': { type: 'string', multiple: true },
         'allowed-origins': { type: 'string', multiple: true },
         mirror: { type: 'string' },
+        ...Object.fromEntries(Object.keys(BOUNDS).map((flag) => [flag, { type: 'string' }])),
       },
     }));
   } catch (error) {
     fail(error.message);
+  }
+  const bounds = {};
+  for (const [flag, option] of Object.entries(BOUNDS)) {
+    if (values[flag] === undefined) continue;
+    const value = Number(values[flag]);
+    if (!/^\d+$/.test(values[flag]) || !Number.isSafeInteger(value) || (option === 'maxConnections' && value === 0)) {
+      fail(`--${flag} must be a whole number${option === 'maxConnections' ? ' above 0' : ''}, not ${values[flag]}.`);
+    }
+    bounds[option] = value;
   }
   const port = Number(values.port);
   if (values.mirror !== undefined && values.mirror !== 'auto' && !/^https?:\/\/[^/]+/.test(values.mirror)) {
@@ -134,6 +161,7 @@ async function serve(args) {
       allowedHosts: hosts.includes('all') ? true : hosts,
       allowedOrigins: list(values['allowed-origins']),
       ...(values.mirror ? { mirror: { upstream: values.mirror } } : {}),
+      ...bounds,
     });
   } catch (error) {
     const reason = error.code === 'EADDRINUSE' ? `port ${port} is in use on ${values.host}.` : error.message;

@@ -1,8 +1,8 @@
 /**
  * Who may reach the loopback server: requests whose `Host` names it (its address, `localhost`,
  * an IP address, or a name the user allowed), so that a page on another site cannot reach it
- * under a DNS-rebinding name; and, for the controls, only requests no web page can send
- * cross-site. See docs/testing.md, "Who can reach it".
+ * under a DNS-rebinding name; web pages of loopback origins and the allowed ones only; and, for
+ * the controls, only requests no web page can send cross-site. See docs/testing.md, "Who can reach it".
  */
 import { isIP } from 'node:net';
 
@@ -14,8 +14,9 @@ export interface AccessOptions {
    */
   allowedHosts?: readonly string[] | true;
   /**
-   * Origins of web pages allowed to use the controls under `/__pieces/` (`http://localhost:5173`).
-   * Default none: a request carrying any `Origin` (every cross-site browser request does) is refused.
+   * Origins of web pages allowed, besides loopback ones, to use the API and its sockets, and the only
+   * ones allowed to use the controls under `/__pieces/` (`http://localhost:5173`, `https://app.example`).
+   * Default none: a request carrying another `Origin` (every cross-site browser request does) is refused.
    */
   allowedOrigins?: readonly string[];
 }
@@ -39,6 +40,28 @@ export function refusedHost(host: string | undefined, bound: string, options: Ac
   const allowed = (options.allowedHosts ?? []).map((h) => h.toLowerCase());
   if (allowed.some((h) => (h.startsWith('.') ? name === h.slice(1) || name.endsWith(h) : name === h))) return null;
   return `The Host ${JSON.stringify(name)} is not allowed (a page reaching this server under another name is refused); start the server with --allowed-hosts ${name} (the allowedHosts option) to allow it.`;
+}
+
+/**
+ * Whether `origin` is a page served from this machine: http(s) on `localhost`, a `*.localhost` name,
+ * `127.0.0.1` or `[::1]`, any port (Vite's default, its answer to CVE-2025-24010).
+ */
+export function isLoopbackOrigin(origin: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.origin !== origin || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  const name = url.hostname;
+  return name === 'localhost' || name.endsWith('.localhost') || name === '127.0.0.1' || name === '[::1]';
+}
+
+/** Why a request (HTTP or a WebSocket upgrade) with this `Origin` is refused, or null: no Origin (not a web page), a loopback or an allowed one. */
+export function refusedOrigin(origin: string | undefined, options: AccessOptions): string | null {
+  if (origin === undefined || isLoopbackOrigin(origin) || (options.allowedOrigins ?? []).includes(origin)) return null;
+  return `Web pages of the origin ${JSON.stringify(origin.slice(0, 200))} are refused (only loopback origins are allowed by default); start the server with --allowed-origins ${origin.slice(0, 200)} (the allowedOrigins option) to allow it.`;
 }
 
 /** Why a control request is refused, or null when it may run. */

@@ -3,6 +3,8 @@
  * by the latest listening server whose bases hold the request; everything else goes out untouched
  * (a `fetch` under no listening server's bases, straight to Node's own).
  */
+import http from 'node:http';
+import https from 'node:https';
 import { syncBuiltinESMExports } from 'node:module';
 import { ClientRequestInterceptor } from '@mswjs/interceptors/ClientRequest';
 import { FetchInterceptor } from '@mswjs/interceptors/fetch';
@@ -33,7 +35,35 @@ export function openStream(url: string, protocols?: string | string[]): WebSocke
   return null;
 }
 
+/**
+ * A request whose target is not a path (a proxy's absolute form `http://example.test/page`, or `*`)
+ * cannot be one of the service's, and the ClientRequest interceptor cannot read it (it throws
+ * "Invalid URL"): such requests go to the functions there were, untouched.
+ */
+function passProxyRequests(): () => void {
+  const before = { httpRequest: http.request, httpGet: http.get, httpsRequest: https.request, httpsGet: https.get };
+  return () => {
+    const notPath = (args: unknown[]) =>
+      args.some(
+        (arg) =>
+          typeof arg === 'object' &&
+          arg !== null &&
+          !(arg instanceof URL) &&
+          typeof (arg as { path?: unknown }).path === 'string' &&
+          !(arg as { path: string }).path.startsWith('/'),
+      );
+    const pass = <F extends (...args: never[]) => unknown>(intercepted: F, original: F): F =>
+      ((...args: Parameters<F>) => (notPath(args) ? original : intercepted)(...args)) as F;
+    http.request = pass(http.request, before.httpRequest);
+    http.get = pass(http.get, before.httpGet);
+    https.request = pass(https.request, before.httpsRequest);
+    https.get = pass(https.get, before.httpsGet);
+  };
+}
+
 function start() {
+  // The functions before the interceptor patches them; wrapped once it has.
+  const wrapProxyRequests = passProxyRequests();
   const stopRequests = interceptRequests(
     [new ClientRequestInterceptor(), new XMLHttpRequestInterceptor(), new FetchInterceptor()],
     answer,
@@ -59,6 +89,7 @@ function start() {
     });
   });
   sockets.apply();
+  wrapProxyRequests();
   // `import { request } from 'node:http'` binds the module's own exports: bring them in line with the patch.
   syncBuiltinESMExports();
   return {

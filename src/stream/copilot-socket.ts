@@ -15,7 +15,7 @@ export interface CopilotFeed {
 }
 
 /** A frame the page makes for an input the worker could not take (it never reached the stream). */
-function failedFrame(input: string, statusCode: number, errorMessage: string): string {
+export function failedFrame(input: string, statusCode: number, errorMessage: string): string {
   let request: unknown;
   let conversation: unknown;
   try {
@@ -35,6 +35,7 @@ function failedFrame(input: string, statusCode: number, errorMessage: string): s
 export class CopilotSocket extends ServedSocket {
   readonly #feed: CopilotFeed;
   readonly #inFlight = new Set<AbortController>();
+  #pending = 0;
 
   constructor(url: string, protocols: string | string[] | undefined, feed: CopilotFeed) {
     super(url, protocols);
@@ -46,6 +47,11 @@ export class CopilotSocket extends ServedSocket {
     });
   }
 
+  /** Inputs taken by `send` whose answer has not ended yet (a host may bound them). */
+  get pending(): number {
+    return this.#pending;
+  }
+
   #deliver(data: string) {
     if (this.readyState === ServedSocket.OPEN) this.client?.send(data);
   }
@@ -53,7 +59,8 @@ export class CopilotSocket extends ServedSocket {
   override send(data: string | Blob | ArrayBuffer | ArrayBufferView): void {
     if (!this.accepts()) return;
     const text = typeof data === 'string' ? Promise.resolve(data) : new Response(data as BodyInit).text();
-    void text.then((input) => this.#forward(input));
+    this.#pending++;
+    void text.then((input) => this.#forward(input)).finally(() => this.#pending--);
   }
 
   async #forward(input: string) {

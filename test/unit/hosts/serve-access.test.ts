@@ -154,10 +154,14 @@ describe('the loopback server answers only its owner', () => {
     }
   });
 
-  it('answers the API to any origin, as Pieces OS does', async () => {
-    const answered = await raw(server, '/conversations', { headers: { Origin: 'https://app.example' } });
+  it('answers the API to pages of loopback origins with their origin, and refuses other sites (403)', async () => {
+    const answered = await raw(server, '/conversations', { headers: { Origin: 'http://localhost:5173' } });
     expect(answered.status).toBe(200);
-    expect(answered.headers['access-control-allow-origin']).toBe('*');
+    expect(answered.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+    const refused = await raw(server, '/conversations', { headers: { Origin: 'https://app.example' } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatch(/--allowed-origins https:\/\/app\.example/);
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
 
