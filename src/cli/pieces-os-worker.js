@@ -22,8 +22,10 @@ const USAGE = `Usage:
   pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--no-sample-assets]
                          [--allowed-hosts name,…] [--allowed-origins origin,…] [--mirror <url>|auto]
       Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
-      --data loads that file (the exportData() format) at start, if it exists,
-      and writes the store back to it on exit (Ctrl+C, SIGTERM).
+      --data loads that file (the exportData() format) at start, if it exists, and writes
+      the store back to it on exit (Ctrl+C, SIGTERM), never in place. Every write is kept
+      before it is answered in the store beside it (file.store, file.store-journal), so
+      that kill -9 loses nothing answered; the next start reads it.
       Requests must name the server in Host (its address, localhost or an IP address):
       --allowed-hosts adds names (.example.test for its subdomains; 'all' for any).
       The controls under /__pieces/ need the header X-Pieces-Control and refuse web pages:
@@ -103,14 +105,6 @@ async function serve(args) {
     fail(`--mirror must be a Pieces OS URL (http://localhost:39300) or auto, not ${values.mirror}.`);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not ${values.port}.`);
-  let data;
-  if (values.data && existsSync(values.data)) {
-    try {
-      data = JSON.parse(readFileSync(values.data, 'utf8'));
-    } catch (error) {
-      fail(`${values.data} is not JSON: ${error.message}`);
-    }
-  }
   const build = join(dist, 'node.js');
   if (!existsSync(build)) {
     console.error(`pieces-os-worker: ${build} is missing; build the package first (npm run build).`);
@@ -124,7 +118,7 @@ async function serve(args) {
     server = await startLoopbackServer({
       port,
       host: values.host,
-      data,
+      dataFile: values.data,
       log: values.log,
       sampleAssets: !values['no-sample-assets'],
       allowedHosts: hosts.includes('all') ? true : hosts,
@@ -144,13 +138,13 @@ async function serve(args) {
     if (stopping) return;
     stopping = true;
     try {
-      if (values.data) {
-        writeFileSync(values.data, JSON.stringify(await server.exportData(), null, 2) + '\n');
-        console.log(`pieces-os-worker: wrote the store to ${values.data}.`);
-      }
-    } finally {
+      // Closing writes the store to --data (the writes themselves were kept as they were answered).
       await server.close();
+      if (values.data) console.log(`pieces-os-worker: wrote the store to ${values.data}.`);
       process.exit(0);
+    } catch (error) {
+      console.error(`pieces-os-worker: could not write the store to ${values.data}: ${error.message}`);
+      process.exit(1);
     }
   };
   process.on('SIGINT', () => void stop());
