@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBuild } from '../../../vite.config.js';
 import { createNodeHost } from '../../../src/node/host.js';
 import { openDataFile, storePathFor } from '../../../src/node/data-file.js';
+import { replaceFile } from '../../../src/node/kept-store.js';
 import { createService } from '../../../src/core/service.js';
 
 const repository = resolve(import.meta.dirname, '../../..');
@@ -263,6 +264,19 @@ function counter() {
 }
 
 describe('the kept store', () => {
+  it('never leaves a file it replaces in part: a write stopped half-way leaves the old file whole', async () => {
+    const path = newFile('replaced');
+    writeFileSync(path, '{"old":true}');
+    const stopped = (function* () {
+      yield Buffer.from('{"new":');
+      throw new Error('stopped');
+    })();
+    await expect(replaceFile(path, stopped)).rejects.toThrow('stopped');
+    expect(readFileSync(path, 'utf8')).toBe('{"old":true}');
+    await replaceFile(path, ['{"new":', 'true}']);
+    expect(readFileSync(path, 'utf8')).toBe('{"new":true}');
+  });
+
   it('reads back the same data after writes interleaved with compactions', async () => {
     const data = newFile('compact');
     const open = async () => {
