@@ -231,10 +231,11 @@ export async function openKeptStore(path: string, options: KeptStoreOptions): Pr
 
   // From here on the journal is appended to: opened now, so that a path that cannot be written fails the start.
   let fd: number;
-  if (!journalHeader || journalHeader.version !== DB_VERSION || version !== DB_VERSION) {
-    // No journal yet, or one for an older layout: the records are written whole first (opened()).
+  if (!journalHeader) {
+    // No journal yet (nothing to lose in starting one).
     fd = startJournal(header.seq, []);
   } else {
+    // Appended to after its last whole entry. One for an older layout is replaced once the records are written whole (opened()).
     fd = openSync(journalPath, 'a');
     ftruncateSync(fd, journalBytes);
     fdatasyncSync(fd);
@@ -344,7 +345,7 @@ export async function openKeptStore(path: string, options: KeptStoreOptions): Pr
     factory: watchingFactory(factory, watched),
     async opened() {
       // A layout upgraded on open (a store written by an older version) is written whole before any write is kept.
-      if (version !== DB_VERSION || !journalHeader || journalHeader.version !== DB_VERSION) await compact();
+      if (version !== DB_VERSION || journalHeader?.version !== DB_VERSION) await compact();
     },
     jsonHashes: () => [...json],
     noteJson(hash) {

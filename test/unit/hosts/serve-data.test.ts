@@ -13,7 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBuild } from '../../../vite.config.js';
 import { createNodeHost } from '../../../src/node/host.js';
 import { openDataFile, storePathFor } from '../../../src/node/data-file.js';
-import { replaceFile } from '../../../src/node/kept-store.js';
+import { openKeptStore, replaceFile } from '../../../src/node/kept-store.js';
+import { openStorage } from '../../../src/storage/idb/storage.js';
+import { DB_VERSION, STORES } from '../../../src/storage/schema.js';
+import { deserialize, serialize } from 'node:v8';
+import { crc32 } from 'node:zlib';
 import { createService } from '../../../src/core/service.js';
 
 const repository = resolve(import.meta.dirname, '../../..');
@@ -301,5 +305,65 @@ describe('the kept store', () => {
     expect(await second.service.exportData()).toEqual(expected);
     second.file.close();
     expect(warnings).toEqual([]);
+  });
+});
+
+/** The frames of a kept store's file (length, CRC-32, v8 serialization), read and written as the format says. */
+function framesOf(bytes: Buffer): unknown[] {
+  const values = [];
+  for (let at = 0; at < bytes.length; ) {
+    const length = bytes.readUInt32LE(at);
+    values.push(deserialize(bytes.subarray(at + 8, at + 8 + length)));
+    at += 8 + length;
+  }
+  return values;
+}
+function framed(values: unknown[]): Buffer {
+  return Buffer.concat(
+    values.map((value) => {
+      const payload = serialize(value);
+      const head = Buffer.alloc(8);
+      head.writeUInt32LE(payload.length, 0);
+      head.writeUInt32LE(crc32(payload), 4);
+      return Buffer.concat([head, payload]);
+    }),
+  );
+}
+
+describe('a store written by an earlier version', () => {
+  it('is upgraded as a browser database is, and written whole at the new version before any write', async () => {
+    const path = join(folder, 'older.store');
+    const warn = (message: string) => expect.fail(message);
+    const first = await openKeptStore(path, { warn });
+    const storage = await openStorage({ factory: first.factory, initialData: {} });
+    await first.opened();
+    const service = createService({ storage, newId: counter(), now: () => new Date(Date.UTC(2025, 0, 1)) });
+    for (const name of ['one', 'two']) {
+      await service.handle(new Request('http://localhost:39300/conversations/create', { method: 'POST', headers: json, body: JSON.stringify({ type: 'COPILOT', name }) }));
+    }
+    const expected = await service.exportData();
+    await first.compact();
+    storage.close();
+    first.close();
+
+    // The same records as the previous layout held them: without the stores its last step added.
+    const [header, ...rest] = framesOf(readFileSync(path)) as [{ version: number }, ...Array<{ store?: string; end?: number }>];
+    const rows = rest.slice(0, -1).filter((frame) => STORES[frame.store as keyof typeof STORES] < DB_VERSION);
+    writeFileSync(path, framed([{ ...header, version: DB_VERSION - 1 }, ...rows, { end: rows.length }]));
+
+    const second = await openKeptStore(path, { warn });
+    const upgraded = await openStorage({ factory: second.factory });
+    await second.opened();
+    expect((framesOf(readFileSync(path))[0] as { version: number }).version).toBe(DB_VERSION);
+    expect(await createService({ storage: upgraded }).exportData()).toEqual(expected);
+    upgraded.close();
+    second.close();
+
+    const third = await openKeptStore(path, { warn });
+    const again = await openStorage({ factory: third.factory });
+    await third.opened();
+    expect(await createService({ storage: again }).exportData()).toEqual(expected);
+    again.close();
+    third.close();
   });
 });
