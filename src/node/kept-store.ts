@@ -351,6 +351,8 @@ export async function openKeptStore(path: string, options: KeptStoreOptions): Pr
     noteJson(hash) {
       append({ json: hash });
       json.add(hash);
+      // The file on disk is one of the last written: older hashes need not be known.
+      for (const old of json) if (json.size > 8) json.delete(old);
     },
     compact,
     close() {
