@@ -345,7 +345,7 @@ export async function openKeptStore(path: string, options: KeptStoreOptions): Pr
     factory: watchingFactory(factory, watched),
     async opened() {
       // A layout upgraded on open (a store written by an older version) is written whole before any write is kept.
-      if (version !== DB_VERSION || journalHeader?.version !== DB_VERSION) await compact();
+      if (version !== DB_VERSION || (journalHeader && journalHeader.version !== DB_VERSION)) await compact();
     },
     jsonHashes: () => [...json],
     noteJson(hash) {
