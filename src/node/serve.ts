@@ -69,7 +69,7 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
     const data = kept && kept.data !== undefined ? { data: kept.data as ServiceSettings['data'] } : {};
     nodeHost = createNodeHost({ ...options, ...data, bases: [origin] }, [origin], kept ? (initialData) => kept.open(initialData) : undefined);
     // The stored records read back now: a store that cannot be opened fails the start.
-    if (kept) await nodeHost.storage.identity();
+    if (kept) await nodeHost.storage.identity().catch((error: unknown) => (nodeHost.close(), Promise.reject(error)));
   } catch (error) {
     // Bad settings (data, a mirror of itself): nothing is left listening.
     await new Promise((resolve) => http.close(resolve));
