@@ -15,9 +15,10 @@ import { createNodeHost } from '../../../src/node/host.js';
 import { openDataFile, storePathFor } from '../../../src/node/data-file.js';
 import { openKeptStore, replaceFile } from '../../../src/node/kept-store.js';
 import { openStorage } from '../../../src/storage/idb/storage.js';
-import { DB_VERSION, STORES } from '../../../src/storage/schema.js';
+import { DB_NAME, DB_VERSION, STORES, type PiecesDB } from '../../../src/storage/schema.js';
 import { deserialize, serialize } from 'node:v8';
 import { crc32 } from 'node:zlib';
+import { wrap } from 'idb';
 import { createService } from '../../../src/core/service.js';
 
 const repository = resolve(import.meta.dirname, '../../..');
@@ -309,6 +310,16 @@ describe('the kept store', () => {
 });
 
 /** The frames of a kept store's file (length, CRC-32, v8 serialization), read and written as the format says. */
+/** Another connection to the storage's database in `factory`, whose writes are kept as the storage's are. */
+async function wrapDb(factory: IDBFactory) {
+  const request = factory.open(DB_NAME);
+  const db = await new Promise<IDBDatabase>((done, fail) => {
+    request.onsuccess = () => done(request.result);
+    request.onerror = () => fail(request.error);
+  });
+  return wrap(db) as unknown as import('idb').IDBPDatabase<PiecesDB>;
+}
+
 function framesOf(bytes: Buffer): unknown[] {
   const values = [];
   for (let at = 0; at < bytes.length; ) {
@@ -329,6 +340,31 @@ function framed(values: unknown[]): Buffer {
     }),
   );
 }
+
+describe('an auto-incremented store', () => {
+  it('goes on from the last key it generated after a start, also when that record was deleted, through compactions', async () => {
+    const path = join(folder, 'generated.store');
+    const warn = (message: string) => expect.fail(message);
+    const keys = async (kept: Awaited<ReturnType<typeof openKeptStore>>, compact: boolean) => {
+      const storage = await openStorage({ factory: kept.factory, initialData: {} });
+      await kept.opened();
+      const db = await wrapDb(kept.factory);
+      const tx = db.transaction('outbox', 'readwrite');
+      const added = await Promise.all([tx.store.add({ operation: 'a' } as never), tx.store.add({ operation: 'b' } as never)]);
+      await tx.store.clear();
+      await tx.done;
+      if (compact) await kept.compact();
+      db.close();
+      storage.close();
+      kept.close();
+      return added;
+    };
+    const first = await keys(await openKeptStore(path, { warn }), false);
+    const second = await keys(await openKeptStore(path, { warn }), true);
+    const third = await keys(await openKeptStore(path, { warn }), false);
+    expect([...first, ...second, ...third]).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
 
 describe('a store written by an earlier version', () => {
   it('is upgraded as a browser database is, and written whole at the new version before any write', async () => {
