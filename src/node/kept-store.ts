@@ -10,7 +10,7 @@
  * modules changes. The `snapshots` store is not kept: it holds conversations snapshots already
  * encoded (as Blobs), a cache checked against the change log and rebuilt from the records.
  */
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
@@ -143,7 +143,7 @@ export interface KeptStoreOptions {
 }
 
 export interface KeptStore {
-  /** The snapshot's path; the journal is `${path}-journal`. */
+  /** The snapshot's path; the journal is `${path}-journal`, the lock `${path}.lock`. */
   readonly path: string;
   /** Whether the files held nothing yet (a first start). */
   readonly fresh: boolean;
@@ -172,6 +172,48 @@ function fatal(path: string) {
  * in-memory IndexedDB. Throws, with the file named, when the files cannot be read or written.
  */
 export async function openKeptStore(path: string, options: KeptStoreOptions): Promise<KeptStore> {
+  const unlock = lock(path);
+  try {
+    return await openLocked(path, options, unlock);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+/**
+ * Takes `${path}.lock` for this process: two processes appending to one journal would each
+ * lose what the other wrote. A lock left by a process that is gone is taken over.
+ */
+function lock(path: string): () => void {
+  const file = `${path}.lock`;
+  for (;;) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeAll(fd, Buffer.from(String(process.pid)));
+      closeSync(fd);
+      return () => rmSync(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number(readFileSync(file, 'utf8'));
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
+      throw new Error(`it is in use by another process (${owner}); stop it first (or remove ${file} if no such process is a server)`);
+    }
+    rmSync(file, { force: true });
+  }
+}
+
+function alive(pid: number) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function openLocked(path: string, options: KeptStoreOptions, unlock: () => void): Promise<KeptStore> {
   const journalPath = `${path}-journal`;
   const onWriteError = options.onWriteError ?? fatal(path);
 
@@ -359,6 +401,7 @@ export async function openKeptStore(path: string, options: KeptStoreOptions): Pr
       if (closed) return;
       closed = true;
       closeSync(fd);
+      unlock();
     },
   };
   return store;

@@ -52,6 +52,8 @@ function serve(data: string, ...args: string[]) {
     void exited.then((code) => fail(new Error(`serve exited (${code}) before listening: ${err}`)));
   });
   child.stderr.on('data', (chunk) => (err += chunk));
+  // Awaited by the tests that expect it to listen; the others wait for the exit.
+  url.catch(() => {});
   return { child, url, exited, output: () => ({ out, err }) };
 }
 type Served = ReturnType<typeof serve>;
@@ -232,6 +234,19 @@ describe('serve --data: the process', () => {
       await kill(check);
     }
   }, 120_000);
+
+  it('refuses a second server on the same --data while the first runs, and takes over after kill -9', async () => {
+    const data = newFile();
+    const first = serve(data);
+    await create(await first.url, 'first');
+    const second = serve(data);
+    expect(await second.exited).toBe(1);
+    expect(second.output().err).toMatch(/cannot keep the data in .*\.store: it is in use by another process \(\d+\)/);
+    await kill(first);
+    const third = serve(data);
+    expect(((await exported(await third.url)) as { conversations: Array<{ name: string }> }).conversations.map((c) => c.name)).toEqual(['first']);
+    await kill(third);
+  });
 
   it('reports a store that cannot be written and exits with 1, before listening', async () => {
     const served = serve(join(folder, 'missing', 'folder', 'data.json'));
