@@ -22,7 +22,6 @@ import { DB_NAME, DB_VERSION, UPGRADES } from '../storage/schema.js';
 /** Stores not written to disk: derived from the others, rebuilt when needed. */
 const NOT_KEPT = new Set(['snapshots']);
 
-
 const PUT = 0;
 const DELETE = 1;
 const DELETE_RANGE = 2;
@@ -45,6 +44,7 @@ interface SnapshotHeader {
   seq: number;
   /** Per auto-incremented store, the highest key it ever generated (its rows may be gone). */
   generators: Array<[string, number]>;
+  /** The hashes of the last JSON exports written or started from (data-file.ts). */
   json: string[];
 }
 interface JournalHeader {
