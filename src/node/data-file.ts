@@ -50,8 +50,8 @@ export async function openDataFile(path: string, options: Partial<KeptStoreOptio
     if (hash && !kept.fresh && !kept.jsonHashes().includes(hash)) {
       // The export was changed (or replaced) since this store wrote it: start again from it, keeping the old store aside.
       kept.close();
-      for (const file of [storePath, `${storePath}-journal`]) if (existsSync(file)) renameSync(file, `${file}.replaced`);
-      warn(`${path} is not the export this server last wrote: starting from it (the previous store is kept as ${storePath}.replaced).`);
+      const moved = [storePath, `${storePath}-journal`].filter(existsSync).map((file) => (renameSync(file, `${file}.replaced`), `${file}.replaced`));
+      warn(`${path} is not the export this server last wrote: starting from it (the previous store is kept as ${moved.join(' and ')}).`);
       kept = await openKeptStore(storePath, { ...options, warn });
     }
     if (hash && !kept.jsonHashes().includes(hash)) kept.noteJson(hash);

@@ -9,7 +9,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'vite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBuild } from '../../../vite.config.js';
 import { createNodeHost } from '../../../src/node/host.js';
 import { openDataFile, storePathFor } from '../../../src/node/data-file.js';
@@ -32,6 +32,12 @@ beforeAll(async () => {
   cpSync(join(repository, 'src/cli'), join(packageRoot, 'src/cli'), { recursive: true });
   folder = mkdtempSync(join(tmpdir(), 'serve-data-'));
 }, 180_000);
+/** Every server a test started: killed after it, also when the test failed before killing it. */
+const started = new Set<ReturnType<typeof spawn>>();
+afterEach(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  started.clear();
+});
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 let files = 0;
@@ -40,6 +46,7 @@ const newFile = (name = 'data') => join(folder, `${name}-${++files}.json`);
 /** `serve --data file` as a process: its URL once it listens, its exit code, what it printed. */
 function serve(data: string, ...args: string[]) {
   const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--no-sample-assets', '--data', data, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
   let out = '';
   let err = '';
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
@@ -161,7 +168,8 @@ describe('serve --data: the process', () => {
     const after = (await exported(await second.url)) as typeof edited;
     expect(after.conversations.map((c) => c.name)).toEqual(['edited by hand']);
     expect(second.output().err).toContain('is not the export this server last wrote');
-    expect(existsSync(`${storePathFor(data)}.replaced`)).toBe(true);
+    expect(second.output().err).toContain(`kept as ${storePathFor(data)}-journal.replaced`);
+    expect(existsSync(`${storePathFor(data)}-journal.replaced`)).toBe(true);
     await kill(second);
   });
 
