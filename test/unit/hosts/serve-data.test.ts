@@ -45,7 +45,14 @@ const newFile = (name = 'data') => join(folder, `${name}-${++files}.json`);
 
 /** `serve --data file` as a process: its URL once it listens, its exit code, what it printed. */
 function serve(data: string, ...args: string[]) {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--no-sample-assets', '--data', data, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnServer(process.execPath, [cli, 'serve', '--port', '0', '--no-sample-assets', '--data', data, ...args]);
+}
+/** As `serve`, with files of at most `blocks` × 512 bytes (`ulimit -f`): a write past that fails (EFBIG). */
+function serveWithFilesUpTo(blocks: number, data: string) {
+  return spawnServer('/bin/sh', ['-c', `ulimit -f ${blocks} && exec "$0" "$@"`, process.execPath, cli, 'serve', '--port', '0', '--no-sample-assets', '--data', data]);
+}
+function spawnServer(command: string, args: string[]) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   started.add(child);
   let out = '';
   let err = '';
@@ -242,6 +249,26 @@ describe('serve --data: the process', () => {
       await kill(check);
     }
   }, 120_000);
+
+  it('stops without answering a write it cannot keep (the disk full), and keeps every write it answered', async () => {
+    const data = newFile();
+    // Room for the journal's first few dozen creates only.
+    const first = serveWithFilesUpTo(64, data);
+    const url = await first.url;
+    const answered: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const response = await create(url, `${i} ${'x'.repeat(1_500)}`).catch(() => null);
+      if (response?.status !== 200) break;
+      answered.push(((await response.json()) as { id: string }).id);
+    }
+    expect(await first.exited).toBe(1);
+    expect(first.output().err).toMatch(/a write could not be kept in .*\.store \(EFBIG: file too large/);
+    expect(answered.length).toBeGreaterThan(0);
+
+    const second = serve(data);
+    expect((await ids(await second.url)).sort()).toEqual(answered.sort());
+    await kill(second);
+  });
 
   it('refuses a second server on the same --data while the first runs, and takes over after kill -9', async () => {
     const data = newFile();
