@@ -24,8 +24,10 @@ const USAGE = `Usage:
                          [--max-connections 256] [--headers-timeout 10000] [--request-timeout 30000]
                          [--idle-timeout 120000] [--max-body-bytes-in-flight 67108864] [--max-questions-in-flight 8]
       Answers the Pieces OS API on http://<host>:<port> (HTTP and WebSocket) from memory.
-      --data loads that file (the exportData() format) at start, if it exists,
-      and writes the store back to it on exit (Ctrl+C, SIGTERM).
+      --data loads that file (the exportData() format) at start, if it exists, and writes
+      the store back to it on exit (Ctrl+C, SIGTERM), never in place. Every write is kept
+      before it is answered in the store beside it (file.store, file.store-journal), so
+      that kill -9 loses nothing answered; the next start reads it.
       Requests must name the server in Host (its address, localhost or an IP address):
       --allowed-hosts adds names (.example.test for its subdomains; 'all' for any).
       Web pages are answered only from loopback origins (http://localhost:*, http://127.0.0.1:*,
@@ -130,14 +132,6 @@ async function serve(args) {
     fail(`--mirror must be a Pieces OS URL (http://localhost:39300) or auto, not ${values.mirror}.`);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not ${values.port}.`);
-  let data;
-  if (values.data && existsSync(values.data)) {
-    try {
-      data = JSON.parse(readFileSync(values.data, 'utf8'));
-    } catch (error) {
-      fail(`${values.data} is not JSON: ${error.message}`);
-    }
-  }
   const build = join(dist, 'node.js');
   if (!existsSync(build)) {
     console.error(`pieces-os-worker: ${build} is missing; build the package first (npm run build).`);
@@ -155,7 +149,7 @@ async function serve(args) {
     server = await startLoopbackServer({
       port,
       host: values.host,
-      data,
+      dataFile: values.data,
       log: values.log,
       sampleAssets: !values['no-sample-assets'],
       allowedHosts: hosts.includes('all') ? true : hosts,
@@ -176,13 +170,13 @@ async function serve(args) {
     if (stopping) return;
     stopping = true;
     try {
-      if (values.data) {
-        writeFileSync(values.data, JSON.stringify(await server.exportData(), null, 2) + '\n');
-        console.log(`pieces-os-worker: wrote the store to ${values.data}.`);
-      }
-    } finally {
+      // Closing writes the store to --data (the writes themselves were kept as they were answered).
       await server.close();
+      if (values.data) console.log(`pieces-os-worker: wrote the store to ${values.data}.`);
       process.exit(0);
+    } catch (error) {
+      console.error(`pieces-os-worker: could not write the store to ${values.data}: ${error.message}`);
+      process.exit(1);
     }
   };
   process.on('SIGINT', () => void stop());

@@ -9,6 +9,7 @@ import { localChannel } from '../host/channel.js';
 import { createHost, type Host } from '../host/create-host.js';
 import type { WebSocketLike } from '../host/mirror/upstream.js';
 import { memoryStorage } from '../storage/memory.js';
+import type { Storage, StoredData } from '../storage/storage.js';
 
 /**
  * The fetch of this process as it was before any server listened (the interceptors patch the
@@ -25,11 +26,18 @@ export interface NodeHost extends Host {
 
 const NOT_SERVED = Symbol('not a socket of this service');
 
-/** `own`: the addresses this host listens on (the loopback server's), never taken for a mirrored Pieces OS. */
-export function createNodeHost(settings: ServiceSettings = {}, own: readonly string[] = []): NodeHost {
+/**
+ * `own`: the addresses this host listens on (the loopback server's), never taken for a mirrored Pieces OS.
+ * `open`: the storage (default in memory; the loopback server's `dataFile` keeps it on disk).
+ */
+export function createNodeHost(
+  settings: ServiceSettings = {},
+  own: readonly string[] = [],
+  open: (initialData: () => StoredData) => Promise<Storage> = (initialData) => memoryStorage({ initialData }),
+): NodeHost {
   // Memory is never lost: the database opens once, with the initial data.
   const host = createHost({
-    open: (_hooks, initialData) => memoryStorage({ initialData }),
+    open: (_hooks, initialData) => open(initialData),
     channel: localChannel(),
     settings,
     // The `ws` package's WebSocket: the global one (where there is one) may be patched while a server listens.

@@ -16,6 +16,7 @@ import { SOCKETS } from '../core/stream-wire.js';
 import { serviceControls, type PiecesControls } from '../host/controls.js';
 import { createNodeHost } from './host.js';
 import { failedFrame } from '../stream/copilot-socket.js';
+import { openDataFile, type DataFile } from './data-file.js';
 import { CONTROL_HEADER, refusedControl, refusedHost, refusedOrigin, type AccessOptions } from './access.js';
 import { answerControl, CONTROLS_PATH } from './http-controls.js';
 import { bridgeStream } from './stream-bridge.js';
@@ -25,6 +26,11 @@ export interface LoopbackOptions extends Omit<ServiceSettings, 'bases'>, AccessO
   port?: number;
   /** Interface to listen on; default 127.0.0.1 (loopback only). */
   host?: string;
+  /**
+   * `serve --data`: a JSON file in the data format, read at start (its data replaces `data`) and
+   * written on `close()`; every write is kept on disk beside it before it is answered (docs/testing.md).
+   */
+  dataFile?: string;
 }
 
 /** What one client may hold of the loopback server (docs/testing.md, "Bounds"). Times in ms; 0 turns a time off. */
@@ -169,6 +175,8 @@ interface Connection {
 /** Starts the service on a real port; resolves once it listens. */
 export async function startLoopbackServer(options: LoopbackOptions = {}): Promise<LoopbackServer> {
   const host = options.host ?? '127.0.0.1';
+  // Read (and its store opened) before anything listens: a file that cannot be kept fails the start.
+  const kept: DataFile | null = options.dataFile ? await openDataFile(options.dataFile) : null;
   const limits = {
     ...DEFAULT_LIMITS,
     ...Object.fromEntries(Object.entries(options).filter(([name, value]) => name in DEFAULT_LIMITS && value !== undefined)),
@@ -187,6 +195,9 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 39300, host, () => resolve());
+  }).catch((error: unknown) => {
+    kept?.close();
+    throw error;
   });
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 39300);
@@ -194,10 +205,18 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
   // Every request that reaches the port is read as addressed to `origin`, once its Host is allowed.
   let nodeHost: ReturnType<typeof createNodeHost>;
   try {
-    nodeHost = createNodeHost({ ...options, bases: [origin] }, [origin]);
+    const data = kept && kept.data !== undefined ? { data: kept.data as ServiceSettings['data'] } : {};
+    nodeHost = createNodeHost(
+      { ...options, ...data, bases: [origin] },
+      [origin],
+      kept ? (initialData) => kept.open(initialData) : undefined,
+    );
+    // The stored records read back now: a store that cannot be opened fails the start.
+    if (kept) await nodeHost.storage.identity().catch((error: unknown) => (nodeHost.close(), Promise.reject(error)));
   } catch (error) {
     // Bad settings (data, a mirror of itself): nothing is left listening.
     await new Promise((resolve) => http.close(resolve));
+    kept?.close();
     throw error;
   }
   const { service, openStream } = nodeHost;
@@ -478,15 +497,22 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
     url: origin,
     port,
     ...serviceControls(service),
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         for (const client of sockets.clients) client.terminate();
         sockets.close();
-        nodeHost.close();
         http.closeAllConnections();
         for (const socket of connections.keys()) socket.destroy();
         http.close(() => resolve());
-      }),
+      });
+      // Nothing is answered any more: the export is the store as it stays.
+      try {
+        if (kept) await kept.save(await service.exportData());
+      } finally {
+        nodeHost.close();
+        kept?.close();
+      }
+    },
   };
   states.set(server, () => ({ connections: connections.size, streams, bodyBytes }));
   return server;
