@@ -82,7 +82,7 @@ export const nodeBuild = (outDir: string): UserConfig => {
  */
 function sdkEnumChoices(): Plugin {
   const require = createRequire(import.meta.url);
-  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
   return {
     name: 'demo-sdk-enum-choices',
     transformIndexHtml: (html) =>
@@ -91,7 +91,7 @@ function sdkEnumChoices(): Plugin {
         const values = Object.values(require(`@pieces.app/pieces-os-client/dist/models/${name}.js`)[name] as Record<string, string>);
         const selected = /\bdata-selected="([^"]*)"/.exec(open)?.[1];
         const options = values.map(
-          (value) => `<option value="${escape(value)}"${value === selected ? ' selected' : ''}>${escape(value)}</option>`,
+          (value) => `<option value="${escapeHtml(value)}"${value === selected ? ' selected' : ''}>${escapeHtml(value)}</option>`,
         );
         return `${open}${options.join('')}</select>`;
       }),

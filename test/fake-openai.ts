@@ -73,7 +73,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         if (body.model === 'numbered-slow') await sleep(5);
         else await new Promise((resolve) => setImmediate(resolve));
       }
-      res.end(chunk('', 'stop') + 'data: [DONE]\n\n');
+      res.end(`${chunk('', 'stop')}data: [DONE]\n\n`);
       return;
     }
     if (body.model === 'count') {
@@ -84,7 +84,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         res.write(chunk(piece));
         await new Promise((resolve) => setImmediate(resolve));
       }
-      res.end(chunk('', 'stop') + 'data: [DONE]\n\n');
+      res.end(`${chunk('', 'stop')}data: [DONE]\n\n`);
       return;
     }
     const question = body.messages.at(-1)?.content ?? '';
@@ -103,7 +103,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       res.write(chunk(word));
       if (body.model === 'slow') await sleep(40);
     }
-    res.end(chunk('', 'stop') + 'data: [DONE]\n\n');
+    res.end(`${chunk('', 'stop')}data: [DONE]\n\n`);
   });
   server.on('connection', (socket) => {
     sockets.add(socket);

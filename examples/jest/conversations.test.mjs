@@ -8,7 +8,7 @@ const server = setupPiecesServer({
 beforeAll(() => server.listen());
 afterEach(async () => {
   await server.reset();
-  server.resetOverrides();
+  await server.resetOverrides();
 });
 afterAll(() => server.close());
 
@@ -42,7 +42,7 @@ test('streams a new conversation, live', async () => {
 });
 
 test('answers a forced 500, then the real list', async () => {
-  server.use({ operation: 'conversationsSnapshot', status: 500, body: 'The database is locked.', once: true });
+  await server.use({ operation: 'conversationsSnapshot', status: 500, body: 'The database is locked.', once: true });
   const failed = await fetch('http://localhost:1000/conversations');
   expect([failed.status, await failed.text()]).toEqual([500, 'The database is locked.']);
   expect(await names()).toEqual(['Refactor the parser']);

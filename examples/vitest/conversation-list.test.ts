@@ -29,7 +29,7 @@ const server = setupPiecesServer({
 beforeAll(() => server.listen());
 afterEach(async () => {
   await server.reset(); // back to the two conversations above
-  server.resetOverrides();
+  await server.resetOverrides();
 });
 afterAll(() => server.close());
 
@@ -60,7 +60,7 @@ it('follows a conversation created elsewhere, live', async () => {
 });
 
 it('shows the error when the snapshot fails with a 500', async () => {
-  server.use({ operation: 'conversationsSnapshot', status: 500, body: 'The database is locked.' });
+  await server.use({ operation: 'conversationsSnapshot', status: 500, body: 'The database is locked.' });
   const { list, element } = mount();
   expect((await list.until((s) => s.status !== 'loading')).error).toBe('The database is locked.');
   if (element) expect(element.textContent).toBe('Could not load conversations: The database is locked.');
@@ -68,7 +68,7 @@ it('shows the error when the snapshot fails with a 500', async () => {
 });
 
 it('shows the loading state while the answer is delayed', async () => {
-  server.use({ operation: 'conversationsSnapshot', delay: 200, once: true });
+  await server.use({ operation: 'conversationsSnapshot', delay: 200, once: true });
   const { list, element } = mount();
   expect(list.state.status).toBe('loading');
   if (element) expect(element.textContent).toBe('Loading…');

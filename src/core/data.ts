@@ -16,7 +16,7 @@ import {
 } from './enums.js';
 import { catalogueModel } from './copilot/catalogue.js';
 import { assetFromInput, type AssetInput } from './models/asset.js';
-import { CONVERSATION_FIELDS, MESSAGE_FIELDS } from './models/conversation.js';
+import type { CONVERSATION_FIELDS, MESSAGE_FIELDS } from './models/conversation.js';
 import { badRequest } from './http.js';
 import type { Clock } from './clock.js';
 import { parseApplication } from './models/application.js';

@@ -100,11 +100,13 @@ function stem(word: string): string {
 /** The terms of one word; computed once per distinct word (words repeat across a store). */
 const wordTerms = new Map<string, readonly string[]>();
 const WORD_CACHE_LIMIT = 100_000;
+/** Text with no code unit above U+007F (the same as `[\x00-\x7f]`, written without control characters). */
+const ASCII_ONLY = /^[^\u0080-\uffff]*$/;
 
 function termsOf(word: string): readonly string[] {
   let terms = wordTerms.get(word);
   if (terms) return terms;
-  const ascii = /^[\x00-\x7f]*$/.test(word);
+  const ascii = ASCII_ONLY.test(word);
   if (!(ascii ? /[A-Z_]/ : /[\p{Lu}_]/u).test(word)) {
     terms = STOP_WORDS.has(word) ? [] : [stem(word)];
   } else {
@@ -132,7 +134,7 @@ function termsOf(word: string): readonly string[] {
  */
 export function tokenize(text: string): string[] {
   // ASCII text (most code) is split by a cheaper expression than the Unicode classes.
-  const words = /^[\x00-\x7f]*$/.test(text) ? /[A-Za-z0-9_]+/g : /[\p{L}\p{N}_]+/gu;
+  const words = ASCII_ONLY.test(text) ? /[A-Za-z0-9_]+/g : /[\p{L}\p{N}_]+/gu;
   const terms: string[] = [];
   for (let match = words.exec(text); match; match = words.exec(text)) {
     for (const term of termsOf(match[0])) terms.push(term);
@@ -204,7 +206,8 @@ export class RelevanceIndex {
   #slotMap(): Map<string, number> {
     if (this.#slotsMade) return this.#slots;
     this.#slotsMade = true;
-    this.#loaded!.ids.forEach((id, slot) => this.#loadedLive![slot] && this.#slots.set(id, slot));
+    const ids = this.#loaded!.ids;
+    for (let slot = 0; slot < ids.length; slot++) if (this.#loadedLive![slot]) this.#slots.set(ids[slot]!, slot);
     return this.#slots;
   }
 
@@ -244,7 +247,7 @@ export class RelevanceIndex {
       if (!posting) this.#postings.set(term, (posting = new Map()));
       posting.set(slot, packed);
     }
-    lengths.forEach((length, f) => (this.#totalLengths[f]! += length));
+    for (let f = 0; f < lengths.length; f++) this.#totalLengths[f]! += lengths[f]!;
     this.#entries[slot] = { id: document.id, kind: document.kind, lengths, terms: [...counts.keys()] };
     this.#slotMap().set(document.id, slot);
     this.#count++;
@@ -332,9 +335,9 @@ export class RelevanceIndex {
     const live: number[] = [];
     for (let slot = 0; slot < this.#entries.length; slot++) if (this.#entry(slot)) live.push(slot);
     const renumber = new Int32Array(this.#entries.length).fill(-1);
-    live.forEach((slot, i) => (renumber[slot] = i));
+    for (let i = 0; i < live.length; i++) renumber[live[i]!] = i;
     const lengths = new Uint32Array(live.length * FIELDS.length);
-    live.forEach((slot, i) => lengths.set(this.#entries[slot]!.lengths as ArrayLike<number>, i * FIELDS.length));
+    for (let i = 0; i < live.length; i++) lengths.set(this.#entries[live[i]!]!.lengths as ArrayLike<number>, i * FIELDS.length);
     // Sorted, so that a loaded index finds a term by binary search (no table to build).
     const terms = [...new Set([...(this.#terms ?? []), ...this.#postings.keys()])].sort();
     const counts = new Uint32Array(terms.length);

@@ -51,13 +51,6 @@ export function expandBase(base: string): Base[] {
   return bases;
 }
 
-/** @deprecated kept for callers of one base; use `expandBase` for lists. */
-export function parseBase(base: string): Base {
-  const [first, ...more] = expandBase(base);
-  if (more.length) throw new TypeError(`${base} names several bases; use expandBase.`);
-  return first!;
-}
-
 /** The WebSocket form of a base: `ws://` for `http://`, `wss://` for `https://`. */
 export function webSocketBase(base: Base): Base {
   return { origin: base.origin.replace(/^http/, 'ws'), path: base.path };
@@ -95,7 +88,7 @@ export function baseMatcher(list: readonly string[], transform: (base: Base) => 
       for (const base of bases) {
         if (base.path === '') return { base, path: url.pathname };
         if (url.pathname === base.path) return { base, path: '' };
-        if (url.pathname.startsWith(base.path + '/')) return { base, path: url.pathname.slice(base.path.length) };
+        if (url.pathname.startsWith(`${base.path}/`)) return { base, path: url.pathname.slice(base.path.length) };
       }
       return null;
     },

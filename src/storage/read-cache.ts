@@ -3,7 +3,7 @@
  * clear it through the host's channel. See docs/architecture.md, "Storage".
  */
 import type { Logged, ConversationRecord, MessageRecord } from './schema.js';
-import type { Change, ConversationList, ConversationState, QueueingWrite, Storage } from './storage.js';
+import type { Change, ConversationList, QueueingWrite, Storage } from './storage.js';
 
 /** Reads whose result depends only on the stored data (and their arguments). */
 const CACHED = [

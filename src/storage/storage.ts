@@ -9,7 +9,6 @@ import type {
   AnchorRecord,
   ApplicationRecord,
   AssetRecord,
-  ChangeRecord,
   Collection,
   ConversationRecord,
   CreatedId,
@@ -411,5 +410,5 @@ export interface Storage {
   close(): void;
 }
 
-export type { ChangeRecord, Collection, CreatedId, IdPair, Logged, OutboxEntry, RecordKind };
+export type { Collection, CreatedId, IdPair, Logged, OutboxEntry, RecordKind };
 export type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, FormatRecord, ModelStateRecord, TagRecord, WebsiteRecord };

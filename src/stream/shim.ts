@@ -74,7 +74,7 @@ export function installStreamShim(options: StreamShimOptions = {}): () => void {
   /** The http(s) URL and kind of a socket URL under the bases, or null. */
   function socketOf(url: URL): { httpUrl: string; kind: SocketKind } | null {
     const match = matcher.match(url);
-    const path = match && match.path.replace(/\/+$/, '');
+    const path = match?.path.replace(/\/+$/, '');
     const kind = path ? socketKind(path) : undefined;
     if (!match || !kind) return null;
     return { httpUrl: match.base.origin.replace(/^ws/, 'http') + match.base.path + path, kind };

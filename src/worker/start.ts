@@ -30,7 +30,7 @@ export function startWorker(scope: ServiceWorkerScope, options: WorkerOptions = 
   );
   scope.addEventListener('fetch', (event) => {
     const response = worker.respond(event.request);
-    if (response) event.respondWith(response);
+    if (response !== undefined) event.respondWith(response);
   });
   say('info', `${VERSION} answering ${worker.bases.join(', ')}`);
   return worker;

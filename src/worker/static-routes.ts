@@ -21,7 +21,7 @@ export interface NetworkRule {
 }
 
 /** Characters URLPattern reads as syntax, escaped to stand for themselves. */
-const escape = (part: string) => part.replace(/[\\:*(){}+?]/g, '\\$&');
+const escapePattern = (part: string) => part.replace(/[\\:*(){}+?]/g, '\\$&');
 
 /**
  * The patterns that cover every base: one per host and port, ports that share all but
@@ -39,7 +39,7 @@ export function basePatterns(bases: readonly string[]): UrlPatternInit[] {
   const patterns: UrlPatternInit[] = [];
   for (const [host, set] of ports) {
     const url = new URL(host);
-    const base = { protocol: url.protocol.slice(0, -1), hostname: escape(url.hostname) };
+    const base = { protocol: url.protocol.slice(0, -1), hostname: escapePattern(url.hostname) };
     const tens = new Map<string, string[]>();
     for (const port of set) {
       // '' (the protocol's default port) and one-digit ports are named as they are.

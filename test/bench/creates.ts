@@ -127,9 +127,9 @@ export async function createRate({
     w.rawSeq = seq + t.changes.length;
     const tx = w.rawDb!.transaction(['changes', 'conversations', 'messages', 'activities'], 'readwrite');
     const changes = tx.objectStore('changes');
-    t.changes.forEach((change, k) => changes.add({ collection: change.collection, id: fresh.get(change.id), seq: seq + k }));
+    for (const [k, change] of t.changes.entries()) changes.add({ collection: change.collection, id: fresh.get(change.id), seq: seq + k });
     tx.objectStore('conversations').add({ ...t.conversation, id, messageIds, seq });
-    t.messages.forEach((message, k) => tx.objectStore('messages').add({ ...message, id: messageIds[k], conversation: id }));
+    for (const [k, message] of t.messages.entries()) tx.objectStore('messages').add({ ...message, id: messageIds[k], conversation: id });
     tx.objectStore('activities').add({ ...t.activity, id: activityId });
     await new Promise((resolve, reject) => {
       tx.oncomplete = resolve;

@@ -17,7 +17,11 @@ self.addEventListener('fetch', (event) => {
 });
 
 async function storedWire(name) {
-  const request = (r) => new Promise((resolve, reject) => ((r.onsuccess = () => resolve(r.result)), (r.onerror = () => reject(r.error))));
+  const request = (r) =>
+    new Promise((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
   const db = await request(indexedDB.open(name, 1));
   const blob = await request(db.transaction('wire').objectStore('wire').get(0));
   db.close();

@@ -160,7 +160,7 @@ it.skipIf(!what)('profiles', { timeout: 10 * 60_000 }, async () => {
     }
     await profiled('ours', false);
     if (what === 'creates') await profiled('raw', true);
-    writeFileSync(resolve(root, `.bench/profile-${what}.txt`), lines.join('\n') + '\n');
+    writeFileSync(resolve(root, `.bench/profile-${what}.txt`), `${lines.join('\n')}\n`);
     console.info(lines.join('\n'));
   } finally {
     await fake.close();

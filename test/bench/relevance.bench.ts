@@ -138,9 +138,27 @@ it('benchmarks the first relevance and search after a worker start', { timeout: 
     let q = 0;
     const next = () => corpus[q++ % corpus.length]!;
     const steps: Array<[string, () => Promise<number>]> = [
-      ['coldRelevance', async () => (await stop(), request('relevance', next().question!))],
-      ['coldSearch', async () => (await stop(), request('search', next().query))],
-      ['floorStart', async () => (await stop(), request('health', ''))],
+      [
+        'coldRelevance',
+        async () => {
+          await stop();
+          return request('relevance', next().question!);
+        },
+      ],
+      [
+        'coldSearch',
+        async () => {
+          await stop();
+          return request('search', next().query);
+        },
+      ],
+      [
+        'floorStart',
+        async () => {
+          await stop();
+          return request('health', '');
+        },
+      ],
       ['floorRead', async () => (await page.evaluate(keptIndex, 'read' as const)) as number],
       ['floorReadAll', async () => (await page.evaluate(keptIndex, 'readAll' as const)) as number],
       [

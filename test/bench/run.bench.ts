@@ -314,7 +314,7 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
       const small: Record<string, Record<string, number[]>> = {};
       for (const path of SMALL_READS) {
         small[path] = { floor: [], ours: [], floorBehind: [], fetch: [], msw: [], raw: [] };
-        for (const [name, page] of Object.entries(variants)) await timeReads(page, BASE + path, 10); // warm-up
+        for (const page of Object.values(variants)) await timeReads(page, BASE + path, 10); // warm-up
         for (let round = 0; round < plan.rounds; round++) {
           const order = Object.entries(variants);
           for (let k = 0; k < round % order.length; k++) order.push(order.shift()!);
@@ -875,7 +875,7 @@ function report(results: Record<string, any>) {
   const out = resolve(root, '.bench');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'results.json'), JSON.stringify(results, null, 2));
-  writeFileSync(join(out, 'results.md'), markdown + '\n');
+  writeFileSync(join(out, 'results.md'), `${markdown}\n`);
   writeFileSync(
     join(out, 'chart.svg'),
     barChart('Median time per request (lower is better)', [

@@ -9,7 +9,7 @@ import { byScore, RelevanceIndex, type Hit } from '../relevance.js';
 import { chunkRange, readKeptIndex, readKeptTexts, TEXT_CHUNK, writeKeptIndex, type KeptAssets } from './kept-index.js';
 import { assetMaterial, materialFields, messageMaterial, type Material, type Ranked } from './material.js';
 
-export { assetMaterial, messageMaterial, type Material, type Ranked } from './material.js';
+export { messageMaterial, type Material, type Ranked } from './material.js';
 
 /** How long after its last change the assets' index is kept in the database. */
 export const KEEP_INDEX_AFTER_MS = 2_000;
@@ -308,7 +308,7 @@ export class Corpus {
    */
   async #refreshAssets() {
     await this.#loadAssets();
-    while (this.#refreshing) await this.#refreshing.catch(() => {});
+    while (this.#refreshing !== null) await this.#refreshing.catch(() => {});
     if (this.#dirtyAssets.size === 0) return;
     const run = this.#rereadAssets();
     this.#refreshing = run;
@@ -342,14 +342,14 @@ export class Corpus {
   assetChanged(id: string, seq = 0): void {
     this.#announcedSeq = Math.max(this.#announcedSeq, seq);
     // Changes made while the first load reads are re-read after it too: the load may predate them.
-    if (this.#assets) this.#dirtyAssets.add(id);
+    if (this.#assets !== null) this.#dirtyAssets.add(id);
     // Kept up to date even where nothing searches (loading it first), for the next start.
     this.#keepLater();
   }
 
   /** A conversation or one of its messages was written or deleted. */
   conversationChanged(id: string): void {
-    if (this.#messages) this.#dirty.add(id);
+    if (this.#messages !== null) this.#dirty.add(id);
   }
 
   async #sameDatabase() {

@@ -167,7 +167,7 @@ export function extractiveAnswer(request: Omit<AnswerRequest, 'signal'>): string
     } else {
       const label = material.name ? `**${material.name}**` : 'a seed you sent';
       lines.push(`${i === 0 ? 'Best match' : 'Also relevant'}: ${label}${material.language ? ` (${material.language})` : ''}:`, '');
-      lines.push('```' + (material.language ?? ''), ...passage.split('\n'), '```', '');
+      lines.push(`\`\`\`${material.language ?? ''}`, ...passage.split('\n'), '```', '');
     }
   }
   lines.push('To get generated answers, configure an OpenAI-compatible model endpoint (for example a local Ollama).');

@@ -41,9 +41,9 @@ export function recordActivity(context: OperationContext, activity: ActivityReco
         waiting = [];
         try {
           for (const change of await service.storage.recordActivities(group.map((item) => item.activity))) service.notify(change);
-          group.forEach((item) => item.done());
+          for (const item of group) item.done();
         } catch (error) {
-          group.forEach((item) => item.done(error));
+          for (const item of group) item.done(error);
         }
       }
       writing = false;

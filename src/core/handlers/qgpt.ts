@@ -34,16 +34,18 @@ export async function findRelevant(service: ServiceContext, input: RelevanceQuer
   for (const id of input.messages) if (corpus.get(id)?.kind !== 'message') throw notFound(`No message with id ${id}.`);
 
   const found = new Map<string, Found>();
-  const add = (items: Found[]) => items.forEach((item) => found.has(item.id) || found.set(item.id, item));
+  const add = (items: Found[]) => {
+    for (const item of items) if (!found.has(item.id)) found.set(item.id, item);
+  };
   if (input.database) add(await corpus.search(input.query, { assets: true, limit: RELEVANT_LIMIT }));
   if (named.length) {
     add(await corpus.search(input.query, { assets: input.assets.length > 0, messages: input.messages.length > 0, ids: new Set(named) }));
   }
   const seeds = new RelevanceIndex();
   const seedIds = input.seeds.map((_, i) => `~seed-${String(i).padStart(6, '0')}`);
-  input.seeds.forEach((seed, i) =>
-    seeds.set({ id: seedIds[i]!, kind: 'seed', fields: { text: seed.text, ...(seed.name ? { name: seed.name } : {}) } }),
-  );
+  for (const [i, seed] of input.seeds.entries()) {
+    seeds.set({ id: seedIds[i]!, kind: 'seed', fields: { text: seed.text, ...(seed.name ? { name: seed.name } : {}) } });
+  }
   const seedOf = (i: number, score: number): Found => ({
     id: seedIds[i]!,
     kind: 'seed',
@@ -55,7 +57,7 @@ export async function findRelevant(service: ServiceContext, input: RelevanceQuer
 
   const ranked = [...found.values()].sort(byScore);
   for (const id of named) if (!found.has(id)) ranked.push({ ...corpus.get(id)!, score: 0 });
-  seedIds.forEach((id, i) => found.has(id) || ranked.push(seedOf(i, 0)));
+  for (const [i, id] of seedIds.entries()) if (!found.has(id)) ranked.push(seedOf(i, 0));
   return ranked;
 }
 

@@ -137,10 +137,12 @@ export async function searchAssets(context: OperationContext) {
         .map((asset) => [asset.record.id, asset.tags.filter((tag) => wanted.has(tag.text.toLowerCase())).length] as const)
         .filter(([, count]) => count > 0),
     );
-    const base =
-      query !== undefined
-        ? await ranked(context, query, false)
-        : (await copilot.corpus.load({ assets: true }), [...tagged.keys()].map((id) => ({ ...copilot.corpus.get(id)!, score: 0 })));
+    let base: Ranked[];
+    if (query !== undefined) base = await ranked(context, query, false);
+    else {
+      await copilot.corpus.load({ assets: true });
+      base = [...tagged.keys()].map((id) => ({ ...copilot.corpus.get(id)!, score: 0 }));
+    }
     hits = base
       .filter((hit) => tagged.has(hit.id))
       .map((hit) => ({ ...hit, score: query !== undefined ? hit.score : tagged.get(hit.id)! }))

@@ -97,7 +97,7 @@ export function summarizeAsset(asset: SummaryInput): string {
     `Top-level declarations: ${shown.length ? shown.join(', ') + (more > 0 ? ` and ${more} more` : '') : 'none found'}`,
     ...(asset.description ? [`Description: ${asset.description}`] : []),
     `Excerpt:`,
-    '```' + asset.language,
+    `\`\`\`${asset.language}`,
     excerpt + (lines.length > EXCERPT_LINES ? '\n…' : ''),
     '```',
   ].join('\n');

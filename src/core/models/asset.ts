@@ -5,9 +5,9 @@
  * activities (`activity.ts`), the SDK models (`asset-wire.ts`: Asset, Format, FlattenedAsset,
  * Annotation, Tag, Website) and what search reads (`asset-material.ts`).
  */
-export { assetFromInput, derivedDescription, derivedName, parseAssets, SERVICE_APPLICATION, type AssetInput } from './asset-records.js';
-export { draftWire, parseSeed, type ParsedSeed } from './asset-seed.js';
+export { assetFromInput, parseAssets, type AssetInput } from './asset-records.js';
+export { draftWire, parseSeed } from './asset-seed.js';
 export { parseFormatValue, parseNewAnnotation, updateAnnotation, updateAsset, updatedAssetId, withValue } from './asset-update.js';
 export { activity, activityWire } from './activity.js';
-export { annotationWire, assetWire, flattenedAsset, flattenedFormat, formatWire, tagWire, websiteWire } from './asset-wire.js';
-export { assetMaterialOf, INDEXED_TEXT_LIMIT, summaryInput } from './asset-material.js';
+export { annotationWire, assetWire, formatWire, tagWire, websiteWire } from './asset-wire.js';
+export { assetMaterialOf, summaryInput } from './asset-material.js';

@@ -178,9 +178,9 @@ const FIELDS = {
 /** `{iterable: [{id, …}]}`, e.g. FlattenedAssets, FlattenedWebsites, FlattenedAnnotations. */
 function flattened(value: unknown, path: string): JsonObject {
   const record = object(value, path);
-  required(record, 'iterable', path, array).forEach((item, i) =>
-    required(object(item, `${path}.iterable[${i}]`), 'id', `${path}.iterable[${i}]`, string),
-  );
+  for (const [i, item] of required(record, 'iterable', path, array).entries()) {
+    required(object(item, `${path}.iterable[${i}]`), 'id', `${path}.iterable[${i}]`, string);
+  }
   return record;
 }
 
@@ -483,7 +483,7 @@ export function derivedName(messages: MessageRecord[]): string | undefined {
     if (line.length <= 60) return line;
     const cut = line.slice(0, 59);
     const space = cut.lastIndexOf(' ');
-    return (space > 30 ? cut.slice(0, space) : cut).trimEnd() + '…';
+    return `${(space > 30 ? cut.slice(0, space) : cut).trimEnd()}…`;
   }
   return undefined;
 }

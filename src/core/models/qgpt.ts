@@ -50,7 +50,7 @@ export interface RelevanceQuery {
 export function parseRelevanceInput(value: unknown, path = 'relevance'): RelevanceQuery {
   const input = object(value, path);
   const query = required(input, 'query', path, string);
-  optional(input, 'paths', path, array)?.forEach((item, i) => string(item, `${path}.paths[${i}]`));
+  for (const [i, item] of (optional(input, 'paths', path, array) ?? []).entries()) string(item, `${path}.paths[${i}]`);
   optional(input, 'application', path, string);
   const model = optional(input, 'model', path, string);
   const seedsValue = optional(input, 'seeds', path, object);

@@ -4,6 +4,7 @@
  */
 import type { Service } from '../../core/service.js';
 import { storedJson } from '../../core/validate.js';
+import type { SessionRecord } from '../../storage/schema.js';
 import type { Storage } from '../../storage/storage.js';
 import type { Follower, Synced } from './follower.js';
 import { aboutOf } from './outbox-plan.js';
@@ -21,7 +22,7 @@ import type { Rewritten } from './rewrite-request.js';
 import { mirrorOf } from './writes.js';
 import type { Write } from './write.js';
 
-const record = (value: unknown) => (typeof value === 'object' && value !== null ? (value as Record<string, any>) : {});
+const record = (value: unknown) => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {});
 
 export class Keeper {
   #keeping: Promise<void> = Promise.resolve();
@@ -96,7 +97,8 @@ export class Keeper {
             return;
           }
           case 'Session': {
-            const session = record(answer);
+            // The upstream's session, as its API shapes it.
+            const session = record(answer) as { id?: unknown; opened?: SessionRecord['opened']; closed?: SessionRecord['closed'] };
             if (typeof session.id !== 'string' || !session.opened) return;
             const application = context.entry.application;
             await write({

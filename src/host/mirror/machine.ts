@@ -275,7 +275,7 @@ export class MirrorMachine {
    * current: only it removes or changes entries).
    */
   reload(appended = false): Promise<void> {
-    if (this.#reloading) return this.#reloading.then(() => (this.#dirty ? this.reload(appended) : undefined));
+    if (this.#reloading !== null) return this.#reloading.then(() => (this.#dirty ? this.reload(appended) : undefined));
     this.#dirty = false;
     const after = appended ? this.#entries.at(-1)?.seq : undefined;
     this.#reloading = Promise.all([this.storage.outboxEntries(after), after === undefined ? this.storage.idPairs() : null])

@@ -7,7 +7,7 @@
 import { OPERATIONS } from '../../core/routes.js';
 import type { OutboxEntry, RecordKind } from '../../storage/schema.js';
 import { rewriteIds } from '../../shared/rewrite-ids.js';
-import { mirrorOf, PARAM_KINDS, readBodyPath, type MirrorSpec, type QueuedCall } from './writes.js';
+import { mirrorOf, readBodyPath, type MirrorSpec, type QueuedCall } from './writes.js';
 
 /** The route table's rows of the write operations. */
 const ROUTES = new Map(OPERATIONS.filter((o) => mirrorOf(o.name)).map((o) => [o.name, o]));
@@ -72,9 +72,6 @@ export function pathOf(entry: Pick<OutboxEntry, 'operation'>, call: { params: Re
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''));
   return call.query ? `${path}?${call.query}` : path;
 }
-
-/** The kind of record a path parameter names. */
-export const paramKind = (name: string): RecordKind | undefined => PARAM_KINDS[name];
 
 /** The record a create makes its record inside (deleted with it), when its declaration says so. */
 function container(entry: OutboxEntry): string | undefined {

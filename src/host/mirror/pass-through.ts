@@ -77,7 +77,7 @@ export class PassThrough {
     loop.needUpstream('request');
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
     const text = hasBody ? await request.text() : null;
-    if (this.replayer.remapping) await this.replayer.remapping;
+    if (this.replayer.remapping !== null) await this.replayer.remapping;
     // A read when no id was ever re-keyed goes as it is (the common case: no route to look up).
     const context =
       !hasBody && !machine.upstreamOf.size ? asIs(request, path) : rewriteRequest(request, url, path, text, machine.upstreamOf);

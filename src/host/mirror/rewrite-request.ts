@@ -32,11 +32,11 @@ export function rewriteRequest(
   const header = request.headers.get('application') ?? request.headers.get('x-application-id') ?? undefined;
   let body: unknown;
   try {
-    body = text && text.trim() ? JSON.parse(text) : undefined;
+    body = text?.trim() ? JSON.parse(text) : undefined;
   } catch {
     body = undefined;
   }
-  const parseable = !text || !text.trim() || body !== undefined;
+  const parseable = !text?.trim() || body !== undefined;
   const entry = {
     seq: 0,
     operation: found?.operation.name ?? '',

@@ -92,20 +92,6 @@ export interface MirrorSpec {
   };
 }
 
-/** The kind of record a path parameter names. */
-export const PARAM_KINDS: Readonly<Record<string, RecordKind>> = {
-  conversation: 'conversation',
-  message: 'conversationMessage',
-  asset: 'asset',
-  application: 'application',
-  session: 'session',
-  format: 'format',
-  annotation: 'annotation',
-  tag: 'tag',
-  website: 'website',
-  anchor: 'anchor',
-};
-
 type Json = unknown;
 const isRecord = (value: unknown): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -132,7 +118,10 @@ export function mapBodyPath(body: Json, path: string, visit: (id: string) => str
 /** The strings a body path reaches. */
 export function readBodyPath(body: Json, path: string): string[] {
   const found: string[] = [];
-  mapBodyPath(body, path, (id) => (found.push(id), id));
+  mapBodyPath(body, path, (id) => {
+    found.push(id);
+    return id;
+  });
   return found;
 }
 

@@ -20,7 +20,7 @@ async function engagement(tx: AnyTx, range: { application: string } | { from: st
   if ('application' in range) {
     const byKind = events.index('by-application-kind');
     const counts = await Promise.all(KINDS.map(([kind]) => byKind.count([range.application, kind])));
-    KINDS.forEach(([, field], i) => (result[field] = counts[i]!));
+    for (const [i, [, field]] of KINDS.entries()) result[field] = counts[i]!;
     const last = await events
       .index('by-application-at')
       .openCursor(IDBKeyRange.bound([range.application, ''], [range.application, '\uffff']), 'prev');

@@ -206,7 +206,7 @@ function groupCommit(db: IDBPDatabase<PiecesDB>): (create: Create) => Promise<Ch
         const group = waiting.splice(0, GROUP_LIMIT);
         try {
           const changes = await createTogether(db, group);
-          group.forEach((job, i) => job.resolve(changes[i]!));
+          for (const [i, job] of group.entries()) job.resolve(changes[i]!);
         } catch (error) {
           if (group.length === 1) {
             group[0]!.reject(error);
@@ -481,5 +481,3 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
     },
   };
 }
-
-export type { NewAsset };

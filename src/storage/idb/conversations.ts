@@ -153,7 +153,7 @@ function groupCommit(db: IDBPDatabase<PiecesDB>, next: NextKey): (create: Create
             }
             throw error;
           });
-          group.forEach((job, i) => job.resolve(changes[i]!));
+          for (const [i, job] of group.entries()) job.resolve(changes[i]!);
         } catch (error) {
           if (group.length === 1) {
             group[0]!.reject(error);

@@ -75,7 +75,7 @@ export function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, int
   const last = requests[requests.length - 1]!;
   return new Promise((resolve, reject) => {
     last.onsuccess = () => {
-      requests.forEach((request, i) => into.push({ ...items[i]!, seq: request.result }));
+      for (const [i, request] of requests.entries()) into.push({ ...items[i]!, seq: request.result });
       const seq = last.result;
       // A failed delete aborts the transaction: the write fails with it.
       if (seq > CHANGE_LOG_LIMIT) store.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));

@@ -100,9 +100,9 @@ describe('assetsCreateNewAsset', () => {
     const python = second.tags!.iterable.find((tag) => tag.text === 'python')!;
     expect(python.id).toBe(first.tags!.iterable[0]!.id);
     const tag = await new TagApi(t.configuration).tagsSpecificTagSnapshot({ tag: python.id });
-    expect(tag.assets?.iterable!.map((x) => x.id).sort()).toEqual([first.id, second.id].sort());
+    expect(tag.assets?.iterable?.map((x) => x.id).sort()).toEqual([first.id, second.id].sort());
     const site = await new WebsiteApi(t.configuration).websitesSpecificWebsiteSnapshot({ website: second.websites!.iterable[0]!.id });
-    expect([site.url, site.name, site.assets?.iterable![0]?.id]).toEqual(['https://go.dev/', 'Go', second.id]);
+    expect([site.url, site.name, site.assets?.iterable?.[0]?.id]).toEqual(['https://go.dev/', 'Go', second.id]);
     for (const [text, specific] of [
       ['{"a": [1, 2]}', 'json'],
       ['SELECT id FROM users WHERE name = ?', 'sql'],

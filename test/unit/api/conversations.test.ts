@@ -8,7 +8,6 @@ import {
   instanceOfConversations,
   instanceOfConversationsCreateFromAssetOutput,
   instanceOfFlattenedConversations,
-  type SeededConversation,
 } from '@pieces.app/pieces-os-client';
 import { SAMPLE_ASSETS } from '../../../src/core/fixtures/sample-assets.js';
 import { BASE, MODEL, dump, jsonPost, seeded, setup } from '../support/harness.js';

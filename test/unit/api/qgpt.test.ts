@@ -217,7 +217,7 @@ describe('question', () => {
   it('answers 502 with the model’s own message when the model fails, storing nothing', async () => {
     const failing: ModelAdapter = {
       description: 'failing',
-      // eslint-disable-next-line require-yield
+      // biome-ignore lint/correctness/useYield: a model that fails before its first token yields nothing.
       async *answer() {
         throw new ModelError('The model endpoint http://127.0.0.1:9/v1/chat/completions could not be reached: connect ECONNREFUSED.');
       },

@@ -200,7 +200,10 @@ describe('the kept search index, kept with the writes', () => {
     await first.call('/search/neural_code?query=curlew');
     const added = (await first.call('/assets/create', seed('curlew two'))).id;
     const getAsset = first.storage.getAsset.bind(first.storage);
-    vi.spyOn(first.storage, 'getAsset').mockImplementation(async (id) => (await wait(100), getAsset(id)));
+    vi.spyOn(first.storage, 'getAsset').mockImplementation(async (id) => {
+      await wait(100);
+      return getAsset(id);
+    });
     // Both begin after the write: the second must not answer before the first has read it.
     const [one, two] = await Promise.all([first.call('/search/neural_code?query=curlew'), first.call('/search/neural_code?query=curlew')]);
     expect(idsOf(one)).toContain(added);

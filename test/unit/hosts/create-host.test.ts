@@ -19,7 +19,13 @@ function recording(channel: ChangeChannel = localChannel()) {
   const posted: unknown[] = [];
   return {
     posted,
-    channel: { ...channel, post: (message: Parameters<ChangeChannel['post']>[0]) => (posted.push(message), channel.post(message)) },
+    channel: {
+      ...channel,
+      post: (message: Parameters<ChangeChannel['post']>[0]) => {
+        posted.push(message);
+        return channel.post(message);
+      },
+    },
   };
 }
 
@@ -84,7 +90,14 @@ describe('createHost', () => {
     const settings = { data: { conversations: [conversation] } };
     // How often the initial data is made: only where a database may take it (its first start).
     let made = 0;
-    const open = (initialData: () => StoredData) => openStorage({ name, initialData: () => (made++, initialData()) });
+    const open = (initialData: () => StoredData) =>
+      openStorage({
+        name,
+        initialData: () => {
+          made++;
+          return initialData();
+        },
+      });
     const first = createHost({ open: (_h, data) => open(data), channel: localChannel(), settings });
     expect((await first.service.exportData()).conversations.map((c) => c.id)).toEqual([conversation.id]);
     expect(made).toBe(1);

@@ -196,15 +196,13 @@ it('random writes, outages and faults end with the upstream and the local copy e
       // The upstream's own sample assets are there from the start.
       const model: Model = {
         conversations: [],
-        assets: up
-          .snapshot()
-          .assets.map((a) => ({
-            id: a.id,
-            format: a.formats.iterable[0].id,
-            name: a.name,
-            text: a.original.reference.fragment.string.raw,
-            comments: [],
-          })),
+        assets: up.snapshot().assets.map((a) => ({
+          id: a.id,
+          format: a.formats.iterable[0].id,
+          name: a.name,
+          text: a.original.reference.fragment.string.raw,
+          comments: [],
+        })),
         anchors: [],
       };
       const locals = new Set<string>();

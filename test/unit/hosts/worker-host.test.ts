@@ -22,7 +22,9 @@ function fakeScope() {
     skipWaiting: async () => {},
     addEventListener: (type: string, listener: (event: never) => void) => listeners.set(type, [...(listeners.get(type) ?? []), listener]),
   } as unknown as ServiceWorkerScope;
-  const dispatch = (type: string, event: object) => listeners.get(type)?.forEach((listener) => listener(event as never));
+  const dispatch = (type: string, event: object) => {
+    for (const listener of listeners.get(type) ?? []) listener(event as never);
+  };
   /** Dispatches a fetch event; resolves with the response, or undefined when the worker let it pass. */
   const fetch = (request: Request) => {
     let answered: Promise<Response> | Response | undefined;
@@ -52,7 +54,7 @@ describe('startWorker', () => {
     startWorker(host.scope, { databaseName: databaseName(), bases: ['http://localhost:4321/api'] });
     const answered = await host.fetch(new Request('http://localhost:4321/api/applications'));
     expect(answered?.status).toBe(200);
-    expect(((await answered?.json()) as { iterable: Array<{ name: string }> }).iterable.map((a) => a.name)).toEqual(['OS_SERVER']);
+    expect(((await answered!.json()) as { iterable: Array<{ name: string }> }).iterable.map((a) => a.name)).toEqual(['OS_SERVER']);
     expect(host.fetch(new Request('http://localhost:1000/applications'))).toBeUndefined();
     expect(host.fetch(new Request('http://127.0.0.1/index.html'))).toBeUndefined();
   });
@@ -258,7 +260,7 @@ describe('createPiecesWorker', () => {
     const pieces = createPiecesWorker({ databaseName: databaseName(), sampleAssets: false }, host.scope);
     host.scope.addEventListener('fetch', (event) => {
       const response = pieces.respond(event.request, event);
-      if (response) event.respondWith(response);
+      if (response !== undefined) event.respondWith(response);
     });
     expect((await host.fetch(new Request('http://localhost:1000/conversations')))?.status).toBe(200);
     expect(host.fetch(new Request('http://127.0.0.1/index.html'))).toBeUndefined();

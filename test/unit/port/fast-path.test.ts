@@ -3,9 +3,9 @@
  * The fast path's port protocol (src/port/): request and response framing,
  * streamed bodies, a dead port's fallback to fetch, and no write run twice.
  */
-import { MessageChannel, MessagePort } from 'node:worker_threads';
+import { MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PortClient, type ClientPort } from '../../../src/port/client.js';
+import { PortClient } from '../../../src/port/client.js';
 import { ID_HEADER, LOCK_PREFIX, REPLAY_HEADER, type ToPage, type ToWorker } from '../../../src/port/protocol.js';
 import { createPortServer } from '../../../src/port/server.js';
 import { channel, closePorts, joined } from '../support/ports.js';
@@ -421,7 +421,11 @@ describe('fast path failures', () => {
       },
       fetch: async (request) => (server.answerRetry(request) ?? respond(request))!,
     });
-    const get = () => client.request(new Request('http://localhost:1000/applications')).then(async (r) => (await r.text(), r.status));
+    const get = () =>
+      client.request(new Request('http://localhost:1000/applications')).then(async (r) => {
+        await r.text();
+        return r.status;
+      });
     expect(await get()).toBe(200);
     clock += 60_000;
     expect(await get()).toBe(200);
@@ -570,7 +574,12 @@ describe('fast path failures', () => {
       return ready;
     };
     const names: string[] = [];
-    const locking = createPortServer(service().respond, { lock: async (name) => (names.push(name), true) });
+    const locking = createPortServer(service().respond, {
+      lock: async (name) => {
+        names.push(name);
+        return true;
+      },
+    });
     expect(await readyOf(locking)).toEqual({ type: 'ready', instance: locking.instance, lock: LOCK_PREFIX + locking.instance });
     expect(names).toEqual([LOCK_PREFIX + locking.instance]);
     const refused = createPortServer(service().respond, { lock: async () => false });

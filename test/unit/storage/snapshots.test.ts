@@ -177,7 +177,10 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
       request.onsuccess = () => {
         const tx = request.result.transaction('snapshots', 'readwrite');
         tx.objectStore('snapshots').put({ ...broken, body: {} });
-        tx.oncomplete = () => (request.result.close(), resolve());
+        tx.oncomplete = () => {
+          request.result.close();
+          resolve();
+        };
         tx.onerror = () => reject(tx.error);
       };
     });
@@ -280,7 +283,10 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
       request.onsuccess = () => {
         const tx = request.result.transaction('snapshots', 'readwrite');
         tx.objectStore('snapshots').put({ ...whole, body: {} });
-        tx.oncomplete = () => (request.result.close(), resolve());
+        tx.oncomplete = () => {
+          request.result.close();
+          resolve();
+        };
         tx.onerror = () => reject(tx.error);
       };
     });

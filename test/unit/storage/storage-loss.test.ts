@@ -150,7 +150,11 @@ describe('a database of the same name that is not ours', () => {
     ['at an older version with stores missing', DB_VERSION - 1, ['meta']],
   ])('is rebuilt when %s', async (_label, version, stores) => {
     const name = freshName();
-    const stray = await openDB(name, version, { upgrade: (db) => stores.forEach((store) => db.createObjectStore(store)) });
+    const stray = await openDB(name, version, {
+      upgrade: (db) => {
+        for (const store of stores) db.createObjectStore(store);
+      },
+    });
     stray.close();
     const t = workerService(name);
     const response = await t.create('works');

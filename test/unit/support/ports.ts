@@ -9,7 +9,9 @@ import { createPortServer, type PortLike } from '../../../src/port/server.js';
 const opened: Array<{ close(): void }> = [];
 
 /** Closes every port opened since the last call (call it in `afterEach`). */
-export const closePorts = () => opened.splice(0).forEach((port) => port.close());
+export const closePorts = () => {
+  for (const port of opened.splice(0)) port.close();
+};
 
 /** A new channel: the page's end and the worker's. */
 export function channel() {

@@ -311,7 +311,7 @@ function checkType(type: FieldType, value: unknown, path: string, out: Violation
       return;
     case 'array':
       if (!Array.isArray(value)) out.push({ path, message: `expected an array, got ${describe(value)}` });
-      else value.forEach((item, i) => checkType(type.of, item, `${path}[${i}]`, out));
+      else for (const [i, item] of value.entries()) checkType(type.of, item, `${path}[${i}]`, out);
       return;
     case 'map':
       if (!isObject(value)) out.push({ path, message: `expected an object (a map), got ${describe(value)}` });
