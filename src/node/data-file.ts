@@ -28,7 +28,7 @@ export interface DataFile {
 const hashOf = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
 
 /** The store beside a JSON file: `data.json` → `data.store`, any other name gets `.store` appended. */
-export const storePathFor = (path: string) => (path.endsWith('.json') ? path.slice(0, -'.json'.length) : path) + '.store';
+export const storePathFor = (path: string) => `${path.endsWith('.json') ? path.slice(0, -'.json'.length) : path}.store`;
 
 export async function openDataFile(path: string, options: Partial<KeptStoreOptions> = {}): Promise<DataFile> {
   const warn = options.warn ?? ((message: string) => console.warn(`pieces-os-worker: ${message}`));
@@ -50,9 +50,10 @@ export async function openDataFile(path: string, options: Partial<KeptStoreOptio
     if (hash && !kept.fresh && !kept.jsonHashes().includes(hash)) {
       // The export was changed (or replaced) since this store wrote it: start again from it, keeping the old store aside.
       kept.close();
-      const moved = [storePath, `${storePath}-journal`]
-        .filter(existsSync)
-        .map((file) => (renameSync(file, `${file}.replaced`), `${file}.replaced`));
+      const moved = [storePath, `${storePath}-journal`].filter(existsSync).map((file) => {
+        renameSync(file, `${file}.replaced`);
+        return `${file}.replaced`;
+      });
       warn(`${path} is not the export this server last wrote: starting from it (the previous store is kept as ${moved.join(' and ')}).`);
       kept = await openKeptStore(storePath, { ...options, warn });
     }
@@ -69,7 +70,7 @@ export async function openDataFile(path: string, options: Partial<KeptStoreOptio
       return storage;
     },
     async save(exported) {
-      const text = JSON.stringify(exported, null, 2) + '\n';
+      const text = `${JSON.stringify(exported, null, 2)}\n`;
       // Noted first: whether the rename happens or not, the file there is one the store knows.
       kept.noteJson(hashOf(text));
       await replaceFile(path, [text]);

@@ -48,8 +48,10 @@ export function createNodeHost(
   // The service's sockets, fed by this host (handshake and catch-up through `fetch`,
   // announcements from this service only), on a constructor of their own.
   const sockets = {
-    WebSocket: function NotServed() {
-      throw NOT_SERVED;
+    WebSocket: class {
+      constructor() {
+        throw NOT_SERVED;
+      }
     } as unknown as typeof WebSocket,
   };
   host.feedStreams({ target: sockets });

@@ -462,7 +462,10 @@ async function restore(
     });
     for (const { store, values, keys } of rows) {
       const target = tx.objectStore(store);
-      values.forEach((value, i) => (keys ? target.put(value, keys[i]) : target.put(value)));
+      for (const [i, value] of values.entries()) {
+        if (keys) target.put(value, keys[i]);
+        else target.put(value);
+      }
     }
     for (const entry of entries) if ('ops' in entry) for (const op of entry.ops) replay(tx.objectStore(op[1]), op);
     // An auto-incremented store goes on from the highest key it generated, even where that row is gone.
@@ -576,15 +579,17 @@ function watchStore(store: IDBObjectStore, ops: Op[]) {
   const name = store.name;
   const { put, add, delete: remove, clear, openCursor, openKeyCursor, index } = store as unknown as Record<string, Method>;
   // The value as given, at the call (the store clones it then too); the key once the store has it.
-  const write = (method: Method) =>
-    function (...args: unknown[]) {
+  const write =
+    (method: Method) =>
+    (...args: unknown[]) => {
       const bytes = serialize(args[0]);
       const request = method.apply(store, args) as IDBRequest<IDBValidKey>;
       return onSuccess(request, ops, () => [PUT, name, request.result, bytes]);
     };
   const cursors = new WeakSet<IDBCursor>();
-  const watchCursors = (method: Method, source: object) =>
-    function (...args: unknown[]) {
+  const watchCursors =
+    (method: Method, source: object) =>
+    (...args: unknown[]) => {
       const request = method.apply(source, args) as IDBRequest<IDBCursor | null>;
       request.addEventListener('success', () => {
         const cursor = request.result;

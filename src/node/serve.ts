@@ -212,7 +212,12 @@ export async function startLoopbackServer(options: LoopbackOptions = {}): Promis
       kept ? (initialData) => kept.open(initialData) : undefined,
     );
     // The stored records read back now: a store that cannot be opened fails the start.
-    if (kept) await nodeHost.storage.identity().catch((error: unknown) => (nodeHost.close(), Promise.reject(error)));
+    if (kept) {
+      await nodeHost.storage.identity().catch((error: unknown) => {
+        nodeHost.close();
+        throw error;
+      });
+    }
   } catch (error) {
     // Bad settings (data, a mirror of itself): nothing is left listening.
     await new Promise((resolve) => http.close(resolve));

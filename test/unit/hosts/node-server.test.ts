@@ -234,7 +234,7 @@ describe('stream', () => {
 
   it('fails a stream socket as a refused connection under a network-error override', async () => {
     const s = server();
-    s.use({ operation: 'conversationsStreamIdentifiers', networkError: true });
+    await s.use({ operation: 'conversationsStreamIdentifiers', networkError: true });
     const socket = new WebSocket(STREAM);
     const events: string[] = [];
     socket.onopen = () => events.push('open');
@@ -248,7 +248,7 @@ describe('stream', () => {
 describe('overrides', () => {
   it('answer a status and body by operation, by path and method, and once', async () => {
     const s = server();
-    s.use(
+    await s.use(
       { operation: 'conversationsSnapshot', status: 500, body: 'The database is on fire.' },
       { path: '/applications/{application}', method: 'GET', status: 404, body: { message: 'gone' }, once: true },
     );
@@ -265,20 +265,20 @@ describe('overrides', () => {
     expect(await (await fetch(`${BASE}/applications/${id}`)).text()).toBe(`No application with id ${id}.`);
     // Method filter: a POST to the same path is not matched.
     expect((await fetch(`${BASE}/conversations`, { method: 'POST' })).status).toBe(405);
-    s.resetOverrides();
+    await s.resetOverrides();
     expect((await fetch(`${BASE}/conversations`)).status).toBe(200);
   });
 
   it('the newest override wins', async () => {
     const s = server();
-    s.use({ operation: 'applicationsSnapshot', status: 500 });
-    s.use({ operation: 'applicationsSnapshot', status: 503 });
+    await s.use({ operation: 'applicationsSnapshot', status: 500 });
+    await s.use({ operation: 'applicationsSnapshot', status: 503 });
     expect((await fetch(`${BASE}/applications`)).status).toBe(503);
   });
 
   it("answer with their headers in place of the service's of the same name, in any case", async () => {
     const s = server();
-    s.use({
+    await s.use({
       operation: 'conversationsSnapshot',
       status: 200,
       body: '<p>No conversations.</p>',
@@ -294,10 +294,10 @@ describe('overrides', () => {
 
   it('fail with a network error', async () => {
     const s = server();
-    s.use({ path: '/conversations/identifiers', networkError: true, once: true });
+    await s.use({ path: '/conversations/identifiers', networkError: true, once: true });
     await expect(fetch(`${BASE}/conversations/identifiers`)).rejects.toThrow(TypeError);
     await expect(get(`${BASE}/applications`)).resolves.toMatch(/^200/);
-    s.use({ path: '/applications', networkError: true });
+    await s.use({ path: '/applications', networkError: true });
     await expect(get(`${BASE}/applications`)).rejects.toThrow();
     await expect(xhr(`${BASE}/applications`)).rejects.toThrow('network error');
   });
@@ -306,7 +306,7 @@ describe('overrides', () => {
     vi.useFakeTimers({ toFake: ['setTimeout'] });
     try {
       const s = server();
-      s.use(
+      await s.use(
         { operation: 'conversationsCreateSpecificConversation', delay: 2_000 },
         { operation: 'applicationsSnapshot', delay: 500, status: 500 },
       );
@@ -502,7 +502,10 @@ describe('kept overrides (the worker keeps them in its database)', () => {
     });
     expect(await (await service.handle(new Request(`${BASE}/.well-known/health`))).text()).toBe('ok');
     let settled = false;
-    const pending = service.handle(new Request(`${BASE}/conversations`)).then((response) => ((settled = true), response));
+    const pending = service.handle(new Request(`${BASE}/conversations`)).then((response) => {
+      settled = true;
+      return response;
+    });
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(settled).toBe(false);
     release([{ operation: 'conversationsSnapshot', status: 503, once: true }, { nonsense: true }]);

@@ -174,7 +174,7 @@ describe('serve --data: the process', () => {
       });
     const previous = await host.service.exportData();
     host.close();
-    writeFileSync(data, JSON.stringify(previous, null, 2) + '\n');
+    writeFileSync(data, `${JSON.stringify(previous, null, 2)}\n`);
 
     const first = serve(data, '--no-sample-assets');
     expect(await exported(await first.url)).toEqual(previous);

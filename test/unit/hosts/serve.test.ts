@@ -94,7 +94,7 @@ describe('startLoopbackServer', () => {
   });
 
   it('drops the connection for a network-error override, and answers after it', async () => {
-    server.use({ operation: 'applicationsSnapshot', networkError: true, once: true });
+    await server.use({ operation: 'applicationsSnapshot', networkError: true, once: true });
     await expect(fetch(`${server.url}/applications`)).rejects.toThrow(TypeError);
     expect((await fetch(`${server.url}/applications`)).status).toBe(200);
   });
