@@ -20,16 +20,19 @@ export function grouped(value: unknown, path: string): JsonObject {
 /** A list's items, holes of a sparse array (possible from JavaScript callers) read as missing items. */
 export const dense = (items: unknown[]): unknown[] => Array.from(items);
 
+/** The items of one key of the data (none when it is absent). */
 export function list(data: JsonObject, key: string): unknown[] {
   return dense(optional(data, key, 'data', array) ?? []);
 }
 
+/** Bytes as base64 (in chunks, so that a large value does not overflow the call stack). */
 export const toBase64 = (bytes: Uint8Array) => {
   let binary = '';
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(binary);
 };
 
+/** Base64 as bytes; anything else a 400. */
 export function fromBase64(value: unknown, path: string): Uint8Array {
   try {
     return Uint8Array.from(atob(string(value, path)), (c) => c.charCodeAt(0));

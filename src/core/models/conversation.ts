@@ -1,7 +1,8 @@
 /**
- * Conversations and their messages: from what clients send (SeededConversation,
- * Conversation, SeededConversationMessage, ConversationMessage) to stored
- * records, and from records to the wire.
+ * Conversations: from what clients send (SeededConversation, Conversation) to stored records.
+ * Their messages (`message.ts`), the anchors and annotations they are created with
+ * (`anchor-seed.ts`), their wire JSON (`conversation-wire.ts`) and the SDK's field lists
+ * (`conversation-fields.ts`) are modules of their own, re-exported here.
  */
 import { ConversationTypeEnum } from '../enums.js';
 import type { AnchorRecord, ConversationRecord, MessageRecord } from '../../storage/schema.js';
