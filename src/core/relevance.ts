@@ -3,6 +3,11 @@
  * time, deterministic (ties broken by id).
  */
 
+import { languageText, tokenize } from './relevance/tokenize.js';
+
+export { bestPassage } from './relevance/passage.js';
+export { tokenize } from './relevance/tokenize.js';
+
 export type Field = 'name' | 'language' | 'description' | 'text';
 
 const FIELDS: readonly Field[] = ['name', 'language', 'description', 'text'];
@@ -36,116 +41,6 @@ export interface SearchOptions {
   limit?: number;
   /** The hits in no particular order (their scores as ever): for a caller that combines several searches. */
   unordered?: boolean;
-}
-
-const STOP_WORDS = new Set(
-  (
-    'a an and are as at be but by can could did do does for from had has have how i if in into is it its ' +
-    'me my of on or our should so than that the their them then there these this those to was we were what ' +
-    'when where which who why will with would you your about please explain tell show'
-  ).split(' '),
-);
-
-/** Spelled-out names for common language extensions, so "python" finds `.py` assets. */
-const LANGUAGE_NAMES: Record<string, string> = {
-  ts: 'typescript',
-  tsx: 'typescript',
-  js: 'javascript',
-  jsx: 'javascript',
-  mjs: 'javascript',
-  cjs: 'javascript',
-  py: 'python',
-  rb: 'ruby',
-  rs: 'rust',
-  go: 'go',
-  java: 'java',
-  kt: 'kotlin',
-  cs: 'csharp',
-  cpp: 'cpp',
-  cc: 'cpp',
-  c: 'c',
-  h: 'c',
-  hpp: 'cpp',
-  swift: 'swift',
-  php: 'php',
-  sh: 'shell',
-  bash: 'shell',
-  zsh: 'shell',
-  sql: 'sql',
-  md: 'markdown',
-  html: 'html',
-  css: 'css',
-  scss: 'css',
-  json: 'json',
-  yaml: 'yaml',
-  yml: 'yaml',
-  toml: 'toml',
-  dart: 'dart',
-  lua: 'lua',
-  r: 'r',
-  scala: 'scala',
-  txt: 'text',
-};
-
-/** Folds plural forms onto one term ("retries" → "retry", "timers" → "timer"). */
-function stem(word: string): string {
-  if (word.length <= 3 || /\d/.test(word)) return word;
-  if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
-  if (word.endsWith('sses')) return word.slice(0, -2);
-  if (/(?:xes|ches|shes)$/.test(word)) return word.slice(0, -2);
-  if (word.endsWith('s') && !/(?:ss|us|is)$/.test(word)) return word.slice(0, -1);
-  return word;
-}
-
-/** The terms of one word; computed once per distinct word (words repeat across a store). */
-const wordTerms = new Map<string, readonly string[]>();
-const WORD_CACHE_LIMIT = 100_000;
-/** Text with no code unit above U+007F (the same as `[\x00-\x7f]`, written without control characters). */
-const ASCII_ONLY = /^[^\u0080-\uffff]*$/;
-
-function termsOf(word: string): readonly string[] {
-  let terms = wordTerms.get(word);
-  if (terms) return terms;
-  const ascii = ASCII_ONLY.test(word);
-  if (!(ascii ? /[A-Z_]/ : /[\p{Lu}_]/u).test(word)) {
-    terms = STOP_WORDS.has(word) ? [] : [stem(word)];
-  } else {
-    const parts = word
-      .replace(ascii ? /([a-z0-9])([A-Z])/g : /([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
-      .replace(ascii ? /([A-Z])([A-Z][a-z]{2,})/g : /(\p{Lu})(\p{Lu}\p{Ll}{2,})/gu, '$1 $2')
-      .split(/[\s_]+/)
-      .filter(Boolean)
-      .map((part) => part.toLowerCase());
-    const whole = parts.join('');
-    terms = [
-      ...(parts.length > 1 && !STOP_WORDS.has(whole) ? [stem(whole)] : []),
-      ...parts.filter((part) => !STOP_WORDS.has(part)).map(stem),
-    ];
-  }
-  if (wordTerms.size >= WORD_CACHE_LIMIT) wordTerms.clear();
-  wordTerms.set(word, terms);
-  return terms;
-}
-
-/**
- * Terms of a text: words lower-cased, identifiers split at camelCase,
- * snake_case and kebab-case boundaries (keeping the whole identifier too),
- * stop words dropped, plurals folded.
- */
-export function tokenize(text: string): string[] {
-  // ASCII text (most code) is split by a cheaper expression than the Unicode classes.
-  const words = ASCII_ONLY.test(text) ? /[A-Za-z0-9_]+/g : /[\p{L}\p{N}_]+/gu;
-  const terms: string[] = [];
-  for (let match = words.exec(text); match; match = words.exec(text)) {
-    for (const term of termsOf(match[0])) terms.push(term);
-  }
-  return terms;
-}
-
-function languageText(language: string): string {
-  const key = language.toLowerCase();
-  const name = LANGUAGE_NAMES[key];
-  return name && name !== key ? `${key} ${name}` : key;
 }
 
 interface Entry {
@@ -206,8 +101,9 @@ export class RelevanceIndex {
   #slotMap(): Map<string, number> {
     if (this.#slotsMade) return this.#slots;
     this.#slotsMade = true;
-    const ids = this.#loaded!.ids;
-    for (let slot = 0; slot < ids.length; slot++) if (this.#loadedLive![slot]) this.#slots.set(ids[slot]!, slot);
+    this.#loaded!.ids.forEach((id, slot) => {
+      if (this.#loadedLive![slot]) this.#slots.set(id, slot);
+    });
     return this.#slots;
   }
 
@@ -247,7 +143,9 @@ export class RelevanceIndex {
       if (!posting) this.#postings.set(term, (posting = new Map()));
       posting.set(slot, packed);
     }
-    for (let f = 0; f < lengths.length; f++) this.#totalLengths[f]! += lengths[f]!;
+    lengths.forEach((length, f) => {
+      this.#totalLengths[f]! += length;
+    });
     this.#entries[slot] = { id: document.id, kind: document.kind, lengths, terms: [...counts.keys()] };
     this.#slotMap().set(document.id, slot);
     this.#count++;
@@ -335,9 +233,13 @@ export class RelevanceIndex {
     const live: number[] = [];
     for (let slot = 0; slot < this.#entries.length; slot++) if (this.#entry(slot)) live.push(slot);
     const renumber = new Int32Array(this.#entries.length).fill(-1);
-    for (let i = 0; i < live.length; i++) renumber[live[i]!] = i;
+    live.forEach((slot, i) => {
+      renumber[slot] = i;
+    });
     const lengths = new Uint32Array(live.length * FIELDS.length);
-    for (let i = 0; i < live.length; i++) lengths.set(this.#entries[live[i]!]!.lengths as ArrayLike<number>, i * FIELDS.length);
+    live.forEach((slot, i) => {
+      lengths.set(this.#entries[slot]!.lengths as ArrayLike<number>, i * FIELDS.length);
+    });
     // Sorted, so that a loaded index finds a term by binary search (no table to build).
     const terms = [...new Set([...(this.#terms ?? []), ...this.#postings.keys()])].sort();
     const counts = new Uint32Array(terms.length);
@@ -497,38 +399,4 @@ export interface IndexState {
   counts: Uint32Array;
   /** For each term in order, its postings: pairs of (document, packed field counts). */
   postings: Uint32Array;
-}
-
-/**
- * The passage of `text` that best matches the query: the window of up to
- * `lines` lines holding the most query terms (the earliest on a tie), with
- * its character offsets. The whole text when it is that short.
- */
-export function bestPassage(text: string, query: string, lines = 12): { text: string; start: number; end: number } {
-  const all = text.split('\n');
-  if (all.length <= lines) return { text, start: 0, end: text.length };
-  const wanted = new Set(tokenize(query));
-  const hits = all.map((line) => tokenize(line).filter((term) => wanted.has(term)).length);
-  let best = 0;
-  let bestHits = -1;
-  let window = 0;
-  for (let i = 0; i < all.length; i++) {
-    window += hits[i]!;
-    if (i >= lines) window -= hits[i - lines]!;
-    const first = Math.max(0, i - lines + 1);
-    if (i >= lines - 1 && window > bestHits) {
-      bestHits = window;
-      best = first;
-    }
-  }
-  const offsets: number[] = [];
-  let offset = 0;
-  for (const line of all) {
-    offsets.push(offset);
-    offset += line.length + 1;
-  }
-  const start = offsets[best]!;
-  const lastLine = best + lines - 1;
-  const end = offsets[lastLine]! + all[lastLine]!.length;
-  return { text: text.slice(start, end), start, end };
 }
