@@ -4,14 +4,4 @@
  */
 export { parseData } from './data/parse.js';
 export { toData } from './data/export.js';
-export {
-  type AssetData,
-  type ConversationData,
-  DATA_VERSION,
-  type FormatData,
-  type GroupedTimestamp,
-  type PiecesData,
-  type PiecesSeed,
-  type SeedConversation,
-  type SeedMessage,
-} from './data/format.js';
+export type { PiecesData, PiecesSeed } from './data/format.js';

@@ -1,5 +1,4 @@
 /** Console messages and errors of the page library, every one prefixed `[pieces-os-worker]`. */
-export { PREFIX } from '../shared/console.js';
 import { PREFIX } from '../shared/console.js';
 
 /** What to do when the worker script is missing or stale. */

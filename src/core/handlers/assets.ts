@@ -63,6 +63,9 @@ export async function assetFormats(context: OperationContext) {
   return reply({ iterable: asset.formats.map((format) => formatWire(format, asset, withText)) });
 }
 
+/** The same operations under the AssetsApi's names. */
+export { assetSnapshot as assetsSpecificAssetSnapshot, assetFormats as assetsSpecificAssetFormatsSnapshot };
+
 export async function assetsCreateNewAsset(context: OperationContext) {
   const withText = transferables(context.url);
   const body = await readJson(context.request, context.service.maxBodyBytes);

@@ -31,9 +31,8 @@ import { FIELDS } from './conversation-fields.js';
 import { messageRecord, seedMessage } from './message.js';
 
 export { anchorRecord, listedAnchor, seedAnchor } from './anchor-seed.js';
-export { CONVERSATION_FIELDS, MESSAGE_FIELDS } from './conversation-fields.js';
 export { conversationJson, conversationMessagesJson } from './conversation-wire.js';
-export { messageRecord, messageText, parseModel, seedMessage, updateMessage } from './message.js';
+export { messageRecord, messageText, seedMessage, updateMessage } from './message.js';
 
 export interface Seeded {
   record: Omit<ConversationRecord, 'seq'>;
