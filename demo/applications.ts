@@ -45,11 +45,13 @@ export function mountApplications(api: Api, { act }: Errors, watch: ServiceWatch
     );
     const target = $<HTMLSelectElement>('#event-application');
     const chosen = target.value;
+    // The OS's own entry (OS_SERVER, listed first) records no usage events: not offered.
+    const os = applications[0]?.name === 'OS_SERVER' ? applications[0].id : undefined;
     target.replaceChildren(
       h('option', { value: '' }, 'no application'),
-      ...applications.map((app) =>
-        h('option', { value: app.id, ...(app.id === chosen ? { selected: '' } : {}) }, `${app.name} ${app.version}`),
-      ),
+      ...applications
+        .filter((app) => app.id !== os)
+        .map((app) => h('option', { value: app.id, ...(app.id === chosen ? { selected: '' } : {}) }, `${app.name} ${app.version}`)),
     );
   }
 

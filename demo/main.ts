@@ -28,7 +28,7 @@ const errors = mountErrors();
 
 async function main() {
   setStatus('starting', 'Worker starting…');
-  // ?bases=<comma-separated URLs>, ?worker=<script URL> and ?mirror=<Pieces OS URL, or auto> explore other set-ups.
+  // ?bases=<comma-separated URLs>, ?worker=<script URL>, ?mirror=<Pieces OS URL, or auto> and ?sampleAssets=0 explore other set-ups.
   const params = new URLSearchParams(location.search);
   const bases = params.get('bases')?.split(',');
   const mirror = params.get('mirror');
@@ -39,6 +39,7 @@ async function main() {
     ...(bases ? { bases } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
     ...(mirror ? { mirror: { upstream: mirror } } : {}),
+    ...(params.get('sampleAssets') === '0' ? { sampleAssets: false } : {}),
   };
   const service = await startPiecesService(options);
   const base = service.bases[0]!;

@@ -18,7 +18,7 @@ import { permissionStep } from './mirror-permission.js';
 import type { MirrorStatus } from '../core/mirror-spec.js';
 
 /** The worker's settings that travel to it (the rest of `ServiceSettings` is the worker script's to set: `startWorker`). */
-export interface StartOptions extends Pick<ServiceSettings, 'bases'> {
+export interface StartOptions extends Pick<ServiceSettings, 'bases' | 'sampleAssets'> {
   /** URL of the worker script; default `/pieces-os-worker.js`. Its own query is kept. */
   url?: string;
   /** Registration scope; default the script's folder. */
@@ -136,6 +136,7 @@ export async function startPiecesService(options: StartOptions = {}): Promise<Pi
       stream: options.stream !== false,
       syncProbes: options.syncProbes !== false,
       log: options.log,
+      ...(options.sampleAssets === false ? { sampleAssets: false } : {}),
       ...(options.mirror ? { mirror: options.mirror } : {}),
     });
     ask = host.ask;

@@ -16,6 +16,7 @@ export interface WorkerModeOptions {
   bases?: readonly string[];
   register?: boolean;
   log?: boolean;
+  sampleAssets?: boolean;
   mirror?: { upstream: string };
 }
 
@@ -42,11 +43,12 @@ export async function askWorker(request: PageRequest, worker?: ServiceWorker | n
 
 class TimeoutError extends Error {}
 
-/** The worker script URL: the given one with its own query kept, plus `bases`, `log` and `mirror` when given. */
+/** The worker script URL: the given one with its own query kept, plus `bases`, `log`, `sampleAssets` and `mirror` when given. */
 export function workerURL(options: WorkerModeOptions): URL {
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', options.bases.join(','));
   if (options.log) url.searchParams.set('log', '1');
+  if (options.sampleAssets === false) url.searchParams.set('sampleAssets', '0');
   if (options.mirror) url.searchParams.set('mirror', options.mirror.upstream);
   return url;
 }

@@ -29,6 +29,27 @@ export interface ReconnectOptions {
 /** Errors a transaction gets from a closed or closing connection, or from stores that are not there. */
 const CONNECTION_ERRORS = new Set(['InvalidStateError', 'NotFoundError', 'TransactionInactiveError']);
 
+/**
+ * Errors of an open or a transaction the browser aborted: for a reason of its own, or because it is
+ * closing the connection (Chromium's "Clear site data" aborts the opens and transactions under way,
+ * "The connection was closed." or "Connection is closing because of: Force close delete origin.",
+ * before it reports the close).
+ */
+const ABORT_ERRORS = new Set(['AbortError', 'UnknownError']);
+
+/**
+ * Whether a connection whose transaction was aborted still works: a read that no cache answers.
+ * On a connection the browser is closing it fails (the new transaction is refused or aborted too).
+ */
+async function stillOpen(storage: Storage): Promise<boolean> {
+  try {
+    await storage.changesSince(Number.MAX_SAFE_INTEGER);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 interface Connection {
   opening: Promise<Storage>;
   /** The storage, once open: calls then use it at once. */
@@ -109,7 +130,13 @@ export function reconnectingStorage(
         storage = await ready(connection);
         return await (pick(storage)[key] as (...a: unknown[]) => Promise<unknown>)(...args);
       } catch (error) {
-        const gone = connection.lost !== null || CONNECTION_ERRORS.has((error as { name?: string })?.name ?? '');
+        const name = (error as { name?: string })?.name ?? '';
+        // An aborted open (the origin's data being cleared) opened nothing; an aborted transaction, on a
+        // connection that is closing, wrote nothing: both are tried once more on a new connection.
+        const gone =
+          connection.lost !== null ||
+          CONNECTION_ERRORS.has(name) ||
+          (ABORT_ERRORS.has(name) && (storage === undefined || !(await stillOpen(storage))));
         if (!gone) throw error;
         connection.lost ??= `the connection failed: ${(error as Error)?.message ?? error}`;
         if (current === connection) current = null;

@@ -1,7 +1,7 @@
 /**
  * The standalone worker script (built to `pieces-os-worker.js`). Its options
  * come from the script URL, which `startPiecesService()` sets:
- * `pieces-os-worker.js?bases=<comma-separated URLs>&log=1&mirror=<Pieces OS URL, or auto>` (and
+ * `pieces-os-worker.js?bases=<comma-separated URLs>&log=1&sampleAssets=0&mirror=<Pieces OS URL, or auto>` (and
  * `groupCommit=0`, for comparisons).
  */
 import { startWorker } from './start.js';
@@ -15,5 +15,6 @@ startWorker(scope, {
   ...(bases ? { bases: bases.split(',').filter(Boolean) } : {}),
   ...(mirror ? { mirror: { upstream: mirror } } : {}),
   ...(params.get('log') === '1' ? { log: true } : {}),
+  ...(params.get('sampleAssets') === '0' ? { sampleAssets: false } : {}),
   ...(params.get('groupCommit') === '0' ? { groupCommit: false } : {}),
 });

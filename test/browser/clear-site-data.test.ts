@@ -53,6 +53,47 @@ describe.skipIf(engine.name !== 'chromium')('clearing the site in Chromium', () 
     expect(await ids(page)).toEqual([after.id]);
   });
 
+  it('DevTools "Clear site data" while creates run: every create answers 200 (kept) or 503, never 500', async () => {
+    const { context, page } = await demo();
+    await page.evaluate(() => {
+      window.burstDone = 0;
+      const create = (i: number) =>
+        fetch('http://localhost:1000/conversations/create', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({
+            type: 'COPILOT',
+            name: `burst ${i}`,
+            messages: [{ role: 'USER', fragment: { string: { raw: `message ${i}` } } }],
+          }),
+        }).then(async (r) => {
+          window.burstDone++;
+          return { status: r.status, id: r.ok ? ((await r.json()) as { id: string }).id : undefined, body: r.ok ? '' : await r.text() };
+        });
+      // 10 writers, 15 creates each, one after another: creates are in flight from before the clearing to after it.
+      window.burst = Promise.all(
+        Array.from({ length: 10 }, async (_, writer) => {
+          const outcome = [];
+          for (let i = 0; i < 15; i++) outcome.push(await create(writer * 15 + i));
+          return outcome;
+        }),
+      ).then((outcomes) => outcomes.flat());
+    });
+    // Cleared once the first create was answered, with the rest in flight (was: up to all 150 answered 500).
+    await page.waitForFunction(() => window.burstDone >= 1);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Storage.clearDataForOrigin', { origin: new URL(inject('demoUrl')).origin, storageTypes: 'indexeddb' });
+    await cdp.detach();
+    const outcome = await page.evaluate(() => window.burst);
+    const failed = outcome.filter((o) => o.status !== 200 && o.status !== 503);
+    expect(failed.map((o) => `${o.status} ${o.body}`)).toEqual([]);
+    expect(outcome.filter((o) => o.status === 200).length).toBeGreaterThan(0);
+    // What is stored now was acknowledged.
+    const acknowledged = outcome.flatMap((o) => (o.id ? [o.id] : []));
+    for (const id of await ids(page)) expect(acknowledged).toContain(id);
+    expect((await create(page)).status).toBe(200);
+  });
+
   it('a Clear-Site-Data response: the demo says lost, then recovered, and works', async () => {
     const { page } = await demo();
     await create(page);
@@ -84,5 +125,7 @@ describe.skipIf(engine.name !== 'chromium')('clearing the site in Chromium', () 
 declare global {
   interface Window {
     pillStates: string[];
+    burstDone: number;
+    burst: Promise<Array<{ status: number; id?: string; body: string }>>;
   }
 }

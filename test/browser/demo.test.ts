@@ -256,6 +256,9 @@ describe('the demo page', () => {
     await expect.poll(() => page.textContent('#application-list')).toContain('OBSIDIAN 1.5.0');
     const id = await page.inputValue('#event-application');
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    // Listed, but not offered: the OS's own entry records no usage events.
+    expect(await page.textContent('#application-list')).toContain('OS_SERVER');
+    expect(await page.textContent('#event-application')).not.toContain('OS_SERVER');
     for (const event of ['interaction', 'keyboard', 'installation', 'update']) {
       await page.click(`[data-event="${event}"]`);
     }

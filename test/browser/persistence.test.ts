@@ -38,6 +38,17 @@ const conversations = (page: Page) =>
     return body.iterable.map((c) => ({ id: c.id, name: c.name, text: c.messages.iterable[0]?.reference.fragment.string.raw }));
   });
 
+/** The conversations snapshot as the demo reads it (`transferables=true`): its status and ids, or what the fetch threw. */
+const snapshotIds = (page: Page) =>
+  page.evaluate(async () => {
+    try {
+      const response = await fetch('http://localhost:1000/conversations?transferables=true');
+      return { status: response.status, ids: ((await response.json()) as { iterable: Array<{ id: string }> }).iterable.map((c) => c.id) };
+    } catch (error) {
+      return { error: String(error) };
+    }
+  });
+
 describe(`persistence and control in ${engine.name}`, () => {
   it('answers the first requests of the very first load, once startPiecesService resolves', async () => {
     const { page } = await start();
@@ -60,6 +71,34 @@ describe(`persistence and control in ${engine.name}`, () => {
     contexts.pop();
     const restarted = await start(profile, { restartable: true });
     expect(await conversations(restarted.page)).toEqual([{ id, name: 'durable', text: 'durable text' }]);
+  });
+
+  it("reads the kept snapshot after a browser restart on the same profile: in the demo, and by the page's fetch", async (test) => {
+    need(test, 'restart');
+    // The issue's steps (WebKit: its small browser on a real profile, driven through WebKitWebDriver): the demo
+    // open, a conversation with a message created by the page's fetch (34 KB: its kept body is a file of its own).
+    const { context, page, profile } = await start(undefined, { restartable: true });
+    const text = `kept ${'across a restart '.repeat(2_000)}`;
+    const id = await page.evaluate(async (raw) => {
+      const response = await fetch('http://localhost:1000/conversations/create', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ type: 'COPILOT', name: 'kept', messages: [{ role: 'USER', fragment: { string: { raw } } }] }),
+      });
+      return ((await response.json()) as { id: string }).id;
+    }, text);
+    // The demo reads the snapshot again for the change: its body is kept.
+    await page.waitForFunction(() => document.querySelector('#conversation-list')?.textContent?.includes('kept'));
+    expect(await snapshotIds(page)).toEqual({ status: 200, ids: [id] });
+    await context.close();
+    contexts.pop();
+
+    const restarted = await start(profile, { restartable: true });
+    await restarted.page.waitForFunction(() => document.querySelector('#conversation-list')?.textContent?.includes('kept'));
+    expect(await restarted.page.textContent('#status')).toBe('Offline-ready');
+    expect(await restarted.page.evaluate(() => document.querySelector<HTMLElement>('#error')!.hidden)).toBe(true);
+    expect(await snapshotIds(restarted.page)).toEqual({ status: 200, ids: [id] });
+    expect((await conversations(restarted.page)).map((c) => c.text)).toEqual([text]);
   });
 
   it('keeps data across a worker stop', async (test) => {

@@ -12,13 +12,12 @@
  * MiniBrowser's automation mode always uses throwaway storage, so a test that
  * restarts the browser on its profile runs in webkit-profile-browser.py, a
  * small WebKit2GTK browser (the same engine, through python3-gi) that keeps
- * its data in the profile folder.
+ * its data in the profile folder, driven through WebKitWebDriver as MiniBrowser is.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Builder, By, type WebDriver } from 'selenium-webdriver';
 import { ScriptedPage, sleep, Unsupported, type BrowserContext, type Capability, type Engine, type Page } from './driver.js';
 import { freePort } from '../free-port.js';
@@ -62,25 +61,6 @@ async function startXvfb(): Promise<{ display: string; process: ChildProcess }> 
     xvfb.on('exit', (code) => reject(new Error(`Xvfb exited with ${code}`)));
   });
   return { display, process: xvfb };
-}
-
-/** What neither WebKit browser can do (see LACKS). */
-abstract class WebKitContextBase implements BrowserContext {
-  abstract readonly profile: string;
-  abstract newPage(): Promise<Page>;
-  abstract close(): Promise<void>;
-  stopWorkers(): Promise<void> {
-    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
-  }
-  hardReload(): Promise<void> {
-    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
-  }
-  setOffline(): Promise<void> {
-    throw new Unsupported('webkit', 'offline', LACKS.offline!);
-  }
-  workerHeap(): Promise<number> {
-    throw new Unsupported('webkit', 'workerHeap', LACKS.workerHeap!);
-  }
 }
 
 class WebKitPage extends ScriptedPage {
@@ -183,7 +163,7 @@ class WebKitPage extends ScriptedPage {
   }
 }
 
-class WebKitContext extends WebKitContextBase {
+class WebKitContext implements BrowserContext {
   private queue: Promise<unknown> = Promise.resolve();
   private current: string | undefined;
   private first: string | undefined;
@@ -194,7 +174,6 @@ class WebKitContext extends WebKitContextBase {
     readonly profile: string,
     first: string,
   ) {
-    super();
     this.first = this.current = first;
   }
 
@@ -234,101 +213,30 @@ class WebKitContext extends WebKitContextBase {
     await this.driver.quit().catch(() => {});
     for (const child of this.processes) child.kill();
   }
-}
 
-/** webkit-profile-browser.py: one JSON command per line, one answer per command. */
-class ProfileBrowser {
-  private next = 0;
-  private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-
-  constructor(readonly child: ChildProcess) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const { id, value, error } = JSON.parse(line) as { id: number; value?: unknown; error?: string };
-      const waiter = this.waiting.get(id);
-      this.waiting.delete(id);
-      if (error !== undefined) waiter?.reject(new Error(error));
-      else waiter?.resolve(value);
-    });
-    child.on('exit', (code) => {
-      for (const waiter of this.waiting.values()) waiter.reject(new Error(`the WebKit2GTK browser exited with ${code}`));
-      this.waiting.clear();
-    });
+  // What WebKit cannot do (see LACKS).
+  stopWorkers(): Promise<void> {
+    throw new Unsupported('webkit', 'stopWorkers', LACKS.stopWorkers!);
   }
-
-  send<T>(command: string, fields: object = {}): Promise<T> {
-    const id = this.next++;
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.child.stdin!.write(`${JSON.stringify({ id, command, ...fields })}\n`);
-    });
+  hardReload(): Promise<void> {
+    throw new Unsupported('webkit', 'hardReload', LACKS.hardReload!);
   }
-}
-
-class ProfilePage extends ScriptedPage {
-  constructor(
-    private readonly browser: ProfileBrowser,
-    private readonly page: number,
-  ) {
-    super();
+  setOffline(): Promise<void> {
+    throw new Unsupported('webkit', 'offline', LACKS.offline!);
   }
-  async goto(url: string) {
-    await this.browser.send('goto', { page: this.page, url });
+  workerHeap(): Promise<number> {
+    throw new Unsupported('webkit', 'workerHeap', LACKS.workerHeap!);
   }
-  protected async run<A, R>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
-    // The browser awaits the returned promise; the function's result travels as JSON.
-    const body = `return (async () => JSON.stringify({ v: await (${fn.toString()})(JSON.parse(arg)) }))();`;
-    const json = await this.browser.send<string>('call', { page: this.page, body, arg: JSON.stringify(arg ?? null) });
-    return (JSON.parse(json) as { v: R }).v;
-  }
-  async reload() {
-    await this.browser.send('reload', { page: this.page });
-  }
-  async screenshot(path: string) {
-    await this.browser.send('screenshot', { page: this.page, path });
-  }
-  async close() {
-    await this.browser.send('close', { page: this.page });
-  }
-}
-
-class ProfileContext extends WebKitContextBase {
-  constructor(
-    private readonly browser: ProfileBrowser,
-    private readonly xvfb: ChildProcess,
-    readonly profile: string,
-  ) {
-    super();
-  }
-
-  async newPage(): Promise<Page> {
-    return new ProfilePage(this.browser, await this.browser.send<number>('open'));
-  }
-
-  async close() {
-    const exited = new Promise((resolve) => this.browser.child.once('exit', resolve));
-    await this.browser.send('quit').catch(() => {});
-    await Promise.race([exited, sleep(5_000)]);
-    this.browser.child.kill();
-    this.xvfb.kill();
-  }
-}
-
-async function launchProfileBrowser(profile: string): Promise<ProfileContext> {
-  check(PYTHON, 'python3 with python3-gi and gir1.2-webkit2-4.1');
-  const xvfb = await startXvfb();
-  const child = spawn(PYTHON, [join(import.meta.dirname, 'webkit-profile-browser.py'), profile], {
-    env: { ...process.env, DISPLAY: xvfb.display },
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  return new ProfileContext(new ProfileBrowser(child), xvfb.process, profile);
 }
 
 export const engine: Engine = {
   name: 'webkit',
   async launch(given, options) {
     const profile = given ?? mkdtempSync(join(tmpdir(), 'pieces-webkit-'));
-    if (given !== undefined || options?.restartable) return launchProfileBrowser(profile);
-    check(MINIBROWSER, 'MiniBrowser');
+    // MiniBrowser's automation storage is throwaway: a browser started again on a profile is the small one that keeps it.
+    const restartable = given !== undefined || options?.restartable;
+    if (restartable) check(PYTHON, 'python3 with python3-gi and gir1.2-webkit2-4.1');
+    else check(MINIBROWSER, 'MiniBrowser');
     check('/usr/bin/WebKitWebDriver', 'WebKitWebDriver');
     const xvfb = await startXvfb();
     const port = await freePort();
@@ -338,7 +246,16 @@ export const engine: Engine = {
     });
     const processes = [webDriver, xvfb.process];
     try {
-      const driver = await connect(port);
+      const driver = await connect(
+        port,
+        restartable
+          ? {
+              name: 'webkit-profile-browser',
+              binary: PYTHON,
+              args: [join(import.meta.dirname, 'webkit-profile-browser.py'), profile, '--automation'],
+            }
+          : { name: 'MiniBrowser', binary: MINIBROWSER, args: ['--automation'] },
+      );
       await driver.manage().setTimeouts({ script: 120_000, pageLoad: 60_000 });
       return new WebKitContext(driver, processes, profile, await driver.getWindowHandle());
     } catch (error) {
@@ -350,7 +267,7 @@ export const engine: Engine = {
 };
 
 /** Opens a session once WebKitWebDriver listens. */
-async function connect(port: number): Promise<WebDriver> {
+async function connect(port: number, browser: { name: string; binary: string; args: string[] }): Promise<WebDriver> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
@@ -364,8 +281,8 @@ async function connect(port: number): Promise<WebDriver> {
   return new Builder()
     .usingServer(`http://127.0.0.1:${port}`)
     .withCapabilities({
-      browserName: 'MiniBrowser',
-      'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+      browserName: browser.name,
+      'webkitgtk:browserOptions': { binary: browser.binary, args: browser.args },
     })
     .build();
 }

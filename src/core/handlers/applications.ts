@@ -12,9 +12,10 @@ import { defined, embeddedSchema, integerArray, object, optional, required, stri
 const now = ({ service }: OperationContext) => service.clock.now().toISOString();
 
 /**
- * The application an event is scoped to: the `X-Application-ID` header, or
+ * The application an event or session is scoped to: the `X-Application-ID` header, or
  * the `application` header connected clients send, when present (it must name
- * a registered application, or one the same request registers).
+ * a registered application, or one the same request registers; the OS's own entry,
+ * listed with them, has no usage of its own and is refused by name).
  */
 async function scope({ request, service }: OperationContext, registering: ApplicationRecord[] = []) {
   const name = request.headers.get('x-application-id') !== null ? 'X-Application-ID' : 'application';
@@ -22,6 +23,11 @@ async function scope({ request, service }: OperationContext, registering: Applic
   if (header === null || header === '') return registering[0]?.id;
   const id = uuid(header, `The ${name} header`);
   if (registering.some((a) => a.id === id) || (await service.storage.hasApplication(id))) return id;
+  if (id === (await osId(service))) {
+    throw badRequest(
+      `Application ${id} (${name} header) is the OS's own entry (OS_SERVER): it records no usage events or sessions. Send them with a registered application's id, or without the header.`,
+    );
+  }
   throw notFound(`No application ${id} is registered (${name} header).`);
 }
 

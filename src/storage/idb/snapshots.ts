@@ -41,6 +41,19 @@ const segmentKey = (segment: SnapshotSegment) => `${segment.start}:${segment.bui
 /** Meta key set once a stored segment Blob was found unreadable: this database keeps bodies as text from then on. */
 const BLOBS_LOST = 'snapshotBlobsLost';
 
+/**
+ * Whether a Blob read from the database stays readable, with its own bytes, once its record is
+ * replaced or deleted: a kept body handed to a page is read there while later writes replace the
+ * segment it came from. WebKit's do not once the Blob they were written from is collected (the
+ * file goes with the record, or later holds another body: the page's read fails with "Blob loading
+ * failed", or reads another body). That depends on when the engine collects the Blob written, so
+ * no probe shows it: WebKit is told by its user agent (Blink's AppleWebKit version is frozen at
+ * 537.36; Gecko's user agent names none).
+ */
+export function blobsOutliveRecords(userAgent: string): boolean {
+  return !/AppleWebKit\/(?!537\.36)/.test(userAgent);
+}
+
 type PlanTx = IDBPTransaction<PiecesDB, Array<'snapshots' | 'changes' | 'conversations'>, 'readonly'>;
 
 /**
@@ -111,16 +124,30 @@ export const SETTLE_MS = 2_000;
 export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS }: { settleMs?: number } = {}): SnapshotStore {
   /**
    * Whether segment bodies are stored as Blobs (kept out of the JavaScript heap): where the
-   * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), and
-   * until the database refuses one (WebKit's private sessions do). Else they are stored as text.
+   * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), where a
+   * Blob read from the database outlives its record (not in WebKit: what a database kept there as
+   * Blobs is dropped, and rebuilt as text), and until the database refuses one (WebKit's private
+   * sessions do). Else they are stored as text. Found out at the first write.
    */
   const nativeBlobs = blobsClone();
-  let storesBlobs: boolean | Promise<boolean> =
-    nativeBlobs &&
-    db.get('meta', BLOBS_LOST).then(
-      (lost) => !lost,
-      () => true,
-    );
+  let storesBlobs: boolean | Promise<boolean> | undefined;
+  const blobsStored = () =>
+    (storesBlobs ??=
+      nativeBlobs &&
+      db
+        .get('meta', BLOBS_LOST)
+        .then(
+          async (lost) => {
+            if (lost) return false;
+            if (blobsOutliveRecords(typeof navigator === 'undefined' ? '' : navigator.userAgent)) return true;
+            // What was kept as Blobs may already read as another body: every variant is encoded again.
+            await drop({ variant: 0 });
+            await drop({ variant: 1 });
+            return false;
+          },
+          () => true,
+        )
+        .catch(() => false));
   /** Per variant, the kept segments whose body this connection found readable (by start and build). */
   const readable: [Set<string>, Set<string>] = [new Set(), new Set()];
   /** Per variant, the `built` of the whole body this connection found readable. */
@@ -201,7 +228,7 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
         for (const record of records) yield tx.store.put(record);
       });
     };
-    if (!(await storesBlobs)) return write(false);
+    if (!(await blobsStored())) return write(false);
     try {
       await write(true);
     } catch {
@@ -219,7 +246,7 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
    * last read: the variant is stable), over more than one segment, where bodies are Blobs.
    */
   async function keepWhole(variant: 0 | 1, body: Blob, built: number) {
-    if (writingWhole[variant] || !(await storesBlobs)) return;
+    if (writingWhole[variant] || !(await blobsStored())) return;
     writingWhole[variant] = true;
     try {
       const tx = db.transaction('snapshots', 'readwrite');
@@ -302,7 +329,11 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
   }
 
   return {
-    conversationsSnapshot: (withMessages, encode) => orRebuilt(withMessages ? 1 : 0, () => snapshot(withMessages, encode)),
+    // Where kept Blobs cannot be served (see blobsOutliveRecords), those a database holds are dropped before the first read.
+    conversationsSnapshot: async (withMessages, encode) => {
+      await blobsStored();
+      return orRebuilt(withMessages ? 1 : 0, () => snapshot(withMessages, encode));
+    },
 
     conversationIds: () =>
       orRebuilt(0, async () => {

@@ -116,6 +116,31 @@ describe('usage events', () => {
     expect(await engagementOf(t, app)).toEqual({ interactions: 0, keyboard: 0, installations: 0, updates: 0 });
   });
 
+  it("refuses events and sessions for the OS's own entry (listed by GET /applications) with 400 saying so, storing nothing", async () => {
+    const t = await setup();
+    const listed = ((await (await t.fetch(`${BASE}/applications`)).json()) as { iterable: Array<{ id: string; name: string }> }).iterable;
+    const os = listed.find((a) => a.name === 'OS_SERVER')!.id;
+    const before = await dump(t.databaseName);
+    const requests: Array<[string, unknown]> = [
+      ['/applications/usage/engagement/interaction', { description: 'x' }],
+      ['/applications/usage/engagement/keyboard', { description: 'k', shortcut: [17, 67] }],
+      ['/applications/session/open', undefined],
+    ];
+    for (const [path, body] of requests) {
+      for (const header of ['X-Application-ID', 'application']) {
+        const response = await t.fetch(
+          `${BASE}${path}`,
+          body === undefined ? { method: 'POST', headers: { [header]: os } } : jsonPost(body, { [header]: os }),
+        );
+        expect(response.status, path).toBe(400);
+        expect(await response.text()).toBe(
+          `Application ${os} (${header} header) is the OS's own entry (OS_SERVER): it records no usage events or sessions. Send them with a registered application's id, or without the header.`,
+        );
+      }
+    }
+    expect(await dump(t.databaseName)).toBe(before);
+  });
+
   it('installation upserts its application and answers 204', async () => {
     const t = await setup();
     const installed = application({ name: 'OBSIDIAN' });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conversationJson } from '../../../src/core/models/conversation.js';
 import { openStorage } from '../../../src/storage/idb/storage.js';
+import { blobsOutliveRecords } from '../../../src/storage/idb/snapshots.js';
 import type { ConversationRecord, MessageRecord, SnapshotSegment } from '../../../src/storage/schema.js';
 import { isPartition, planSnapshot, SEGMENT_END, SEGMENT_SIZE, WHOLE } from '../../../src/storage/snapshot-plan.js';
 import type { Change, Storage } from '../../../src/storage/storage.js';
@@ -438,5 +439,52 @@ describe('snapshot segment bodies', () => {
       full.mockRestore();
       storage.close();
     }
+  });
+});
+
+describe('kept Blobs where a Blob read from the database dies with its record (WebKit)', () => {
+  const WEBKIT = 'Mozilla/5.0 (X11; Ubuntu; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/26.0 Safari/605.1.15';
+  beforeEach(async () => {
+    vi.stubGlobal('Blob', (await import('node:buffer')).Blob);
+  });
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
+
+  it('tells WebKit by its user agent', () => {
+    expect(blobsOutliveRecords(WEBKIT)).toBe(false);
+    // Chrome on iOS is WebKit too.
+    expect(
+      blobsOutliveRecords(
+        'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/140.0 Mobile/15E148 Safari/604.1',
+      ),
+    ).toBe(false);
+    expect(
+      blobsOutliveRecords('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36'),
+    ).toBe(true);
+    expect(blobsOutliveRecords('Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0')).toBe(true);
+    expect(blobsOutliveRecords('')).toBe(true);
+  });
+
+  it('drops what a database kept as Blobs before the first read, and keeps bodies as text from then on', async () => {
+    const t = await setup({ sampleAssets: false });
+    const big = 'x'.repeat(SEGMENT_SIZE / 4);
+    for (let i = 0; i < 12; i++)
+      await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) });
+    await new Blob([await t.storage.conversationsSnapshot(true, conversationJson)]).text();
+    await settle();
+    expect((await segmentsOf(t.databaseName)).some((s) => s.body instanceof Blob)).toBe(true);
+    t.storage.close();
+
+    vi.spyOn(navigator, 'userAgent', 'get').mockReturnValue(WEBKIT);
+    const storage = await openStorage({ name: t.databaseName, initialData: {} });
+    const body = await new Blob([await storage.conversationsSnapshot(true, conversationJson)]).text();
+    expect(body).toBe(await fromRecords(storage, true));
+    await settle();
+    const kept = await segmentsOf(t.databaseName);
+    expect(kept.filter((s) => s.variant === 1).length).toBeGreaterThan(0);
+    expect(kept.every((s) => typeof s.body === 'string')).toBe(true);
+    storage.close();
   });
 });
