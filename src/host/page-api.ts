@@ -55,8 +55,6 @@ export async function answerPageRequest(service: HostService, request: PageReque
         ok: true,
         mapping: Object.fromEntries([...(await service.modelMapping())].map(([id, adapter]) => [id, adapter.description])),
       };
-    case 'pieces:get-model':
-      return { ok: true, model: (await service.model()).description };
     case 'pieces:mirror-permission': {
       const { granted, upstream, reason } = request as { granted?: unknown; upstream?: unknown; reason?: unknown };
       const report = {

@@ -51,7 +51,7 @@ export function watchService(service: WatchedService, restart: () => Promise<Wat
     if (next === state && why === reason) return;
     state = next;
     reason = why;
-    if (next !== 'lost') waiting.splice(0).forEach((resolve) => resolve());
+    if (next !== 'lost') for (const resolve of waiting.splice(0)) resolve();
     target.dispatchEvent(new CustomEvent('statechange', { detail: { state, reason } }));
   }
 

@@ -257,7 +257,7 @@ describe(`request bodies in ${engine.name}`, () => {
       expect(changedByRejected).toEqual([]);
       const answers = normalise(raw);
       const report = list.map((c, i) => ({ operation: c.operation, sent: c.label, contentType: c.contentType, ...answers[i]! }));
-      await expect(JSON.stringify(report, null, 2) + '\n').toMatchFileSnapshot('./__snapshots__/bodies.json');
+      await expect(`${JSON.stringify(report, null, 2)}\n`).toMatchFileSnapshot('./__snapshots__/bodies.json');
       const page = await context.newPage();
       await page.goto(inject('demoUrl'));
       await page.waitForSelector('#status[data-state="ready"]');

@@ -140,7 +140,7 @@ async function askInPane(page: Page, question: string): Promise<string | null> {
 }
 
 /** Chooses the model in the pane's model form: an OpenAI-compatible endpoint, or none. */
-async function useModelInPane(page: Page, endpoint: { baseUrl: string; model: string } | null) {
+async function chooseModelInPane(page: Page, endpoint: { baseUrl: string; model: string } | null) {
   await page.selectOption('#model-kind', endpoint ? 'openai' : 'extractive');
   if (endpoint) {
     await page.fill('#model-base-url', endpoint.baseUrl);
@@ -155,7 +155,7 @@ async function useModelInPane(page: Page, endpoint: { baseUrl: string; model: st
 async function freshPane(page: Page) {
   await page.reload();
   await page.waitForSelector('body[data-loaded="true"]');
-  await useModelInPane(page, null);
+  await chooseModelInPane(page, null);
 }
 
 /** The newest message of the chat log: entirely in view in the log, the log scrolled to its end. */
@@ -236,7 +236,7 @@ describe(`the copilot in ${engine.name}`, () => {
     await ended(page, 'default');
     const extractive = await framesOf(page, 'default');
     expect(extractive.at(-1)!.status).toBe('COMPLETED');
-    expect(chunks(extractive).join('')).toMatch(/^No model is configured[^]*Best match: \*\*debounce\.ts\*\*/);
+    expect(chunks(extractive).join('')).toMatch(/^No model is configured[\s\S]*Best match: \*\*debounce\.ts\*\*/);
 
     await setModel(page, { type: 'openai', baseUrl: fake.baseUrl, model: 'llama3.2' });
     await send(page, { request: 'ok', conversation: conversation.id, question: { query: 'hello there', relevant: { iterable: [] } } });
@@ -292,7 +292,7 @@ describe(`the copilot in ${engine.name}`, () => {
     await page.click('#chat-ask');
     await page.waitForSelector('#chat-state[data-state="done"]');
     expect(await page.textContent('#chat-log .bubble.user .text')).toBe('How do I retry with exponential backoff?');
-    expect(await page.textContent('#chat-log .bubble.assistant .text')).toMatch(/^No model is configured[^]*retry\.py/);
+    expect(await page.textContent('#chat-log .bubble.assistant .text')).toMatch(/^No model is configured[\s\S]*retry\.py/);
 
     await page.selectOption('#model-kind', 'openai');
     await page.fill('#model-base-url', fake.baseUrl);
@@ -316,13 +316,13 @@ describe(`the copilot in ${engine.name}`, () => {
   it('after an answer failed (model endpoint unreachable), the next question on no model is answered: the pane never keeps a conversation that was not stored', async () => {
     await freshPane(page);
     const unreachable = `http://127.0.0.1:${await freePort()}/v1`;
-    await useModelInPane(page, { baseUrl: unreachable, model: 'llama3.2' });
+    await chooseModelInPane(page, { baseUrl: unreachable, model: 'llama3.2' });
     const before = await storeIds(page);
     expect(await askInPane(page, 'a first question, never answered')).toBe('failed');
     expect(await page.textContent('#chat-log .bubble.fail')).toContain(unreachable);
     expect(await storeIds(page)).toEqual(before);
 
-    await useModelInPane(page, null);
+    await chooseModelInPane(page, null);
     expect(await askInPane(page, 'How do I retry with exponential backoff?')).toBe('done');
     expect(await page.textContent('#chat-log .bubble.assistant:last-child .text')).toMatch(/^No model is configured/);
     const after = await storeIds(page);
@@ -394,7 +394,7 @@ describe(`the copilot in ${engine.name}`, () => {
     // The fake model answers "Answer to: <question>": an answer with HTML and a javascript: link in it.
     const hostile =
       'hi <script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2"> [link](javascript:window.pwned=3) **bold**';
-    await useModelInPane(page, { baseUrl: fake.baseUrl, model: 'llama3.2' });
+    await chooseModelInPane(page, { baseUrl: fake.baseUrl, model: 'llama3.2' });
     expect(await askInPane(page, hostile)).toBe('done');
     const shown = async () =>
       page.evaluate(() => {
@@ -426,7 +426,7 @@ describe(`the copilot in ${engine.name}`, () => {
     await page.click(`#conversation-list li[data-id="${id}"] .link`);
     await page.waitForFunction(() => document.querySelectorAll('#chat-log .bubble.assistant').length === 2);
     expect(await shown()).toEqual(expected);
-    await useModelInPane(page, null);
+    await chooseModelInPane(page, null);
   });
 
   it('keeps the newest message in view: the log scrolls to each answer, and to an error', async () => {
@@ -439,10 +439,10 @@ describe(`the copilot in ${engine.name}`, () => {
       expect(await askInPane(page, question)).toBe('done');
       expect(await newestInView(page)).toEqual({ top: true, bottom: true, atEnd: true });
     }
-    await useModelInPane(page, { baseUrl: `http://127.0.0.1:${await freePort()}/v1`, model: 'llama3.2' });
+    await chooseModelInPane(page, { baseUrl: `http://127.0.0.1:${await freePort()}/v1`, model: 'llama3.2' });
     expect(await askInPane(page, 'this one fails')).toBe('failed');
     expect(await page.getAttribute('#chat-log > :last-child', 'class')).toContain('fail');
     expect(await newestInView(page)).toEqual({ top: true, bottom: true, atEnd: true });
-    await useModelInPane(page, null);
+    await chooseModelInPane(page, null);
   });
 });

@@ -75,7 +75,7 @@ describe.skipIf(engine.name !== 'chromium')('installed from git', () => {
     execFileSync('git', ['clone', '--quiet', root, clone]);
     app = join(work, 'app');
     mkdirSync(join(app, 'src'), { recursive: true });
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'an-app', private: true, type: 'module' }, null, 2) + '\n');
+    writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'an-app', private: true, type: 'module' }, null, 2)}\n`);
     installLog = npm(['install', '--no-audit', '--no-fund', '--prefer-offline', `git+file://${clone}`], app);
     npm(
       ['install', '--no-audit', '--no-fund', '--prefer-offline', `vite@${version('vite')}`, `@types/node@${version('@types/node')}`],

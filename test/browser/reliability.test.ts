@@ -250,9 +250,10 @@ describe("the worker's memory under reads of unknown ids", () => {
         for (let batch = 0; batch < 100; batch++) {
           const reads = Array.from({ length: 100 }, (_, i) =>
             // Each body read, as a client does (Chromium refuses a page's requests past 20,000 unread responses).
-            fetch(`http://localhost:1000/applications/${i % 2 ? 'sessions/' : ''}${crypto.randomUUID()}`).then(
-              async (r) => (await r.text(), statuses.add(r.status)),
-            ),
+            fetch(`http://localhost:1000/applications/${i % 2 ? 'sessions/' : ''}${crypto.randomUUID()}`).then(async (r) => {
+              await r.text();
+              statuses.add(r.status);
+            }),
           );
           await Promise.all(reads);
         }

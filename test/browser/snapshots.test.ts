@@ -190,14 +190,14 @@ describe(`snapshots kept ready to send in ${engine.name}`, () => {
           stored = await storedSegments(first.page);
         // Each variant kept whole as well (where bodies are Blobs): one more file to lose.
         const whole = await keptWhole(first.page, ids);
-        if (whole) test.annotate('kept whole too');
+        if (whole) await test.annotate('kept whole too');
         await contexts.pop()!.close();
         // What a browser may do to the files behind stored Blobs (WebKit loses them on restart; eviction, a crash):
         // here they are deleted, in every engine, between two runs of the browser.
         const lost = deleteFiles ? blobFiles(first.profile) : [];
         if (deleteFiles && stored.some((s) => s.kind === 'Blob')) expect(lost.length).toBeGreaterThan(0);
         for (const file of lost) rmSync(file);
-        if (deleteFiles) test.annotate(`${lost.length} Blob files deleted`);
+        if (deleteFiles) await test.annotate(`${lost.length} Blob files deleted`);
         const second = await start(first.profile);
         const full = await expectTrue(second.page, ids);
         expect(full.map((c) => c.name)).toEqual(ids.map((_, i) => `r${i}`));

@@ -225,7 +225,7 @@ describe(`a 16 MiB asset, in ${engine.name}`, () => {
       const tooBig = await fetch(`${host}/assets/create`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: envelope(text + 'x'),
+        body: envelope(`${text}x`),
       });
       await fetch(`${host}/assets/${asset.id}/delete`, { method: 'POST' });
       return {

@@ -261,9 +261,7 @@ describe(`an IDE integration (the JupyterLab extension's connector) in ${engine.
               port = String(p);
               break;
             }
-          } catch {
-            continue;
-          }
+          } catch {}
         }
       }
       const host = `http://localhost:${port}`;

@@ -48,7 +48,7 @@ window.lab = {
     } catch (error) {
       return { error: (error as Error).message, logs };
     } finally {
-      methods.forEach((name, i) => (console[name] = originals[i]!));
+      for (const [i, name] of methods.entries()) console[name] = originals[i]!;
     }
   },
   async startInFrame(url, options = {}) {

@@ -1,13 +1,3 @@
-/**
- * A small React app built the way Pieces's example web app (pieces-app/example-typescript,
- * `src/app/App.tsx` and `src/app/components/Asset/Asset.tsx`) is: the SDK 4.1.0 classes with
- * their default configuration (http://localhost:1000), `connect` for the application, snippets
- * listed from `assetsSnapshot` with `original.reference.classification.specific`, created from a
- * Seed, renamed by sending the Asset back to `assetUpdate`, deleted with `assetsDeleteAsset`,
- * previewed from `original.reference.fragment.string.raw`, searched with `fullTextSearch`, and
- * an activity list from `activitiesSnapshot`. The service is started as an app starts it.
- */
-import * as React from 'react';
 import { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import * as Pieces from '@pieces.app/pieces-os-client';
@@ -50,6 +40,7 @@ function App({ application }: { application: Pieces.Application }) {
       .then((list) => setActivities(list.iterable.filter((a) => a.asset != null).map((a) => `${a.asset!.name}`)));
   const failed = (e: unknown) => setError(String(e));
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: loads once, on mount, as the example app does.
   useEffect(() => {
     refresh().catch(failed);
     refreshActivities().catch(failed);
@@ -96,7 +87,13 @@ function App({ application }: { application: Pieces.Application }) {
       <h2>Saved Snippets</h2>
       <ul id="snippets">
         {snippets.map((s) => (
-          <li key={s.id} data-id={s.id} className={s.id === selected ? 'selected' : ''} onClick={() => select(s.id).catch(failed)}>
+          <li
+            key={s.id}
+            data-id={s.id}
+            className={s.id === selected ? 'selected' : ''}
+            onClick={() => select(s.id).catch(failed)}
+            onKeyDown={(e) => e.key === 'Enter' && select(s.id).catch(failed)}
+          >
             <h3>{s.name}</h3>
             <p className="classification">{s.classification}</p>
           </li>
@@ -108,18 +105,18 @@ function App({ application }: { application: Pieces.Application }) {
       <h3>Create a New Snippet</h3>
       <input id="name" value={name} onChange={(e) => setName(e.target.value)} placeholder="name" />
       <textarea id="data" value={data} onChange={(e) => setData(e.target.value)} />
-      <button id="create" onClick={() => create().catch(failed)}>
+      <button type="button" id="create" onClick={() => create().catch(failed)}>
         Create
       </button>
       <input id="rename" value={rename} onChange={(e) => setRename(e.target.value)} placeholder="new name" />
-      <button id="do-rename" onClick={() => doRename().catch(failed)}>
+      <button type="button" id="do-rename" onClick={() => doRename().catch(failed)}>
         Rename
       </button>
-      <button id="delete" onClick={() => remove().catch(failed)}>
+      <button type="button" id="delete" onClick={() => remove().catch(failed)}>
         Delete
       </button>
       <input id="query" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="search" />
-      <button id="search" onClick={() => search().catch(failed)}>
+      <button type="button" id="search" onClick={() => search().catch(failed)}>
         Search
       </button>
       <ul id="results" data-ready={results === null ? 'no' : 'yes'}>
@@ -129,6 +126,7 @@ function App({ application }: { application: Pieces.Application }) {
       </ul>
       <ul id="activities">
         {activities.map((a, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: activities can repeat a name; their place in the list is what tells them apart.
           <li key={i}>{a}</li>
         ))}
       </ul>
