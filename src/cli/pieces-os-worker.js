@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // pieces-os-worker init <public dir> [--save]: copies the worker script into the folder an app serves statically.
-// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--mirror <url>|auto] [bounds]: the service on a loopback port.
+// pieces-os-worker serve [--port 39300] [--host 127.0.0.1] [--data file.json] [--log] [--mirror <url>|auto]
+// [bounds]: the service on a loopback port.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

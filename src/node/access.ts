@@ -58,7 +58,10 @@ export function isLoopbackOrigin(origin: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || name === '127.0.0.1' || name === '[::1]';
 }
 
-/** Why a request (HTTP or a WebSocket upgrade) with this `Origin` is refused, or null: no Origin (not a web page), a loopback or an allowed one. */
+/**
+ * Why a request (HTTP or a WebSocket upgrade) with this `Origin` is refused, or null: no Origin (not a web
+ * page), a loopback or an allowed one.
+ */
 export function refusedOrigin(origin: string | undefined, options: AccessOptions): string | null {
   if (origin === undefined || isLoopbackOrigin(origin) || (options.allowedOrigins ?? []).includes(origin)) return null;
   return `Web pages of the origin ${JSON.stringify(origin.slice(0, 200))} are refused (only loopback origins are allowed by default); start the server with --allowed-origins ${origin.slice(0, 200)} (the allowedOrigins option) to allow it.`;

@@ -200,7 +200,10 @@ export async function setModel(model?: ModelConfig, forModel?: string): Promise<
   return (reply as Extract<PageReply, { model: string }>).model;
 }
 
-/** The copilot's current model (with `forModel`: the one that answers that catalogue model), described (e.g. `llama3.2 at http://127.0.0.1:11434/v1`). */
+/**
+ * The copilot's current model (with `forModel`: the one that answers that catalogue model), described (e.g.
+ * `llama3.2 at http://127.0.0.1:11434/v1`).
+ */
 export async function getModel(forModel?: string): Promise<string> {
   return ((await ask({ type: 'pieces:get-model', ...(forModel ? { for: forModel } : {}) })) as Extract<PageReply, { model: string }>).model;
 }

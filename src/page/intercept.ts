@@ -9,7 +9,10 @@ import { XMLHttpRequestInterceptor } from '@mswjs/interceptors/XMLHttpRequest';
 import { interceptRequests, type Answer } from '../host/intercept.js';
 import { keepSyncXhrNative } from './sync-xhr.js';
 
-/** Intercepts the page's requests; `owns(url)` says which URLs the service answers (a `fetch` of any other goes straight to the page's `fetch`). */
+/**
+ * Intercepts the page's requests; `owns(url)` says which URLs the service answers (a `fetch` of any other
+ * goes straight to the page's `fetch`).
+ */
 export function interceptPageRequests(answer: Answer, owns: (url: URL) => boolean): () => void {
   const NativeXhr = globalThis.XMLHttpRequest;
   const stop = interceptRequests([new FetchInterceptor(), new XMLHttpRequestInterceptor()], answer, owns);

@@ -77,7 +77,8 @@ export class CopilotSocket extends ServedSocket {
         this.#deliver(failedFrame(input, response.status, (await response.text()) || `The stream answered ${response.status}.`));
         return;
       }
-      // Frames that came as frames (from the service itself, or over the fast path's port): delivered as they are, those sent together at once.
+      // Frames that came as frames (from the service itself, or over the fast path's port): delivered as they
+      // are, those sent together at once.
       const frames = framesOf(response);
       if (frames) {
         controller.signal.addEventListener('abort', () => frames.cancel(), { once: true });

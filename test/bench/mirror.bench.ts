@@ -303,7 +303,10 @@ it('benchmarks the mirror', { timeout: 30 * 60_000 }, async () => {
   recordRun('mirror', { plan, machine: results.machine as Record<string, unknown>, figures: figuresOf });
 });
 
-/** The benchmark's pages and the worker scripts, served with cross-origin isolation (5 µs timers): ours, the pass-through floor's and a page no worker controls, each on an origin of its own. */
+/**
+ * The benchmark's pages and the worker scripts, served with cross-origin isolation (5 µs timers): ours, the
+ * pass-through floor's and a page no worker controls, each on an origin of its own.
+ */
 async function sitePages() {
   const outDir = await buildSite('mirror', {
     pages: ['ours', 'passthrough', 'plain'],

@@ -13,7 +13,8 @@
  *   `start()` take it off the network and back on the same port, its data kept.
  * - identifier streams (one frame of every id, then one per change) and a copilot stream;
  * - the asset family (assets with their formats, annotations, tags and websites; anchors, and
- *   their associations with conversations and assets; activities) in its own internal shapes, written to the SDK 4.1.0 models on the way out:
+ * their associations with conversations and assets; activities) in its own internal shapes, written to the
+ * SDK 4.1.0 models on the way out:
  *   one `BOTH` format per asset, its own names (the text's first line) and its own DESCRIPTION
  *   ("Saved by <application>") when the seed gives none.
  */

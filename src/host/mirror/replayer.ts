@@ -11,7 +11,10 @@ import { aboutOf, collapse, pathOf, rewrite, routeOf, specOf, touches, unreachab
 import { isTemporary, UpstreamError, type Upstream } from './upstream.js';
 import type { Write } from './write.js';
 
-/** A create looked for after a lost answer is one the upstream made at most this long before it was sent (one machine's clock, some slack). */
+/**
+ * A create looked for after a lost answer is one the upstream made at most this long before it was sent (one
+ * machine's clock, some slack).
+ */
 const CLOCK_SLACK_MS = 5_000;
 
 export class Replayer {

@@ -223,7 +223,10 @@ function seededText(value: unknown): string | undefined {
   return undefined;
 }
 
-/** An asset found on the upstream is the one a queued create made: the seed's name (when given), and its text as the asset's original or preview. */
+/**
+ * An asset found on the upstream is the one a queued create made: the seed's name (when given), and its text
+ * as the asset's original or preview.
+ */
 export function sameAsset(call: QueuedCall, candidate: unknown): boolean {
   const body = isRecord(call.body) ? call.body : {};
   const seeded = isRecord(body.asset) ? body.asset : body;

@@ -71,7 +71,10 @@ const kind = <S extends RecordStore, P = never>(row: Kind<S, P>) => row as unkno
 /** A reference, checked against the two stores' record types. */
 const ref = <R, S extends RecordStore | 'meta'>(reference: Reference<R, S>) => reference as unknown as Reference<R>;
 
-/** The record with its list `key` naming `local` by `upstream` instead (once: a list that named both keeps the first place); itself when it does not name it. */
+/**
+ * The record with its list `key` naming `local` by `upstream` instead (once: a list that named both keeps the
+ * first place); itself when it does not name it.
+ */
 function renamedIn<T, K extends keyof T>(record: T, key: K, { local, upstream }: Rekeyed): T {
   const ids = record[key] as string[] | undefined;
   if (!ids?.includes(local)) return record;

@@ -107,7 +107,8 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
       return value;
     },
     close: () => db.close(),
-    // The same storage, its writes of records made for the scope (the rest of the connection's state is shared: group commit, kept snapshots).
+    // The same storage, its writes of records made for the scope (the rest of the connection's state is
+    // shared: group commit, kept snapshots).
     queueing: (scope) => ({
       ...storage,
       ...applications.queueing(scope),
