@@ -28,8 +28,7 @@ export function interceptRequests(
 ): () => void {
   const before = globalThis.fetch;
   const interceptor = new BatchInterceptor({ name: 'pieces-os-worker', interceptors: [...interceptors] });
-  // biome-ignore lint/nursery/noMisusedPromises: the interceptors await each 'request' listener (emitAsync)
-  // before they let a request through, so the listener must return its promise.
+  // biome-ignore lint/nursery/noMisusedPromises: the interceptors await each 'request' listener (emitAsync) before they let a request through, so the listener must return its promise.
   interceptor.on('request', async ({ request, controller }) => {
     const response = answer(request);
     if (!response) return;
