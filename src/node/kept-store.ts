@@ -9,137 +9,21 @@
  * through the standard IndexedDB API of the connection the storage opens: nothing of the storage
  * modules changes. The `snapshots` store is not kept: it holds conversations snapshots already
  * encoded (as Blobs), a cache checked against the change log and rebuilt from the records.
+ *
+ * Here the store is opened, appended to and compacted; the files' format is in kept-format.ts,
+ * the recording of writes in kept-record.ts, the snapshot in kept-snapshot.ts, the lock in
+ * kept-lock.ts.
  */
-import {
-  closeSync,
-  existsSync,
-  fdatasyncSync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
-import { open as openFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { deserialize, serialize } from 'node:v8';
-import { crc32 } from 'node:zlib';
-import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
-import { wrap } from 'idb';
-import { DB_NAME, DB_VERSION, UPGRADES } from '../storage/schema.js';
+import { closeSync, fdatasyncSync, ftruncateSync, openSync } from 'node:fs';
+import { IDBFactory } from 'fake-indexeddb';
+import { DB_VERSION } from '../storage/schema.js';
+import { replaceFileSync, writeAll } from './kept-files.js';
+import { frame, PUT, readJournal, readSnapshot, type Entry, type JournalHeader, type Op } from './kept-format.js';
+import { lock } from './kept-lock.js';
+import { watchDatabase, watchingFactory } from './kept-record.js';
+import { restore, writeSnapshot } from './kept-snapshot.js';
 
-/** Stores not written to disk: derived from the others, rebuilt when needed. */
-const NOT_KEPT = new Set(['snapshots']);
-
-const PUT = 0;
-const DELETE = 1;
-const DELETE_RANGE = 2;
-const CLEAR = 3;
-/** One change to one store: the key as the store reported it, the value as given (structured-clone bytes). */
-type Op =
-  | [typeof PUT, string, IDBValidKey, Buffer]
-  | [typeof DELETE, string, IDBValidKey]
-  | [typeof DELETE_RANGE, string, unknown, unknown, boolean, boolean]
-  | [typeof CLEAR, string];
-
-/** A journal entry: one committed transaction's changes, or a JSON export's hash (see data-file.ts). */
-type Entry = { seq: number; ops: Op[] } | { seq: number; json: string };
-
-interface SnapshotHeader {
-  format: 'pieces-os-worker store';
-  /** The database version (schema.ts) the records are laid out for. */
-  version: number;
-  /** The last journal entry the snapshot holds. */
-  seq: number;
-  /** Per auto-incremented store, the highest key it ever generated (its rows may be gone). */
-  generators: Array<[string, number]>;
-  /** The hashes of the last JSON exports written or started from (data-file.ts). */
-  json: string[];
-}
-interface JournalHeader {
-  format: 'pieces-os-worker journal';
-  version: number;
-  /** The snapshot's `seq` when the journal was started. */
-  base: number;
-}
-type Rows = { store: string; values: unknown[]; keys?: IDBValidKey[] } | { end: number };
-
-// Frames: length (u32 LE), CRC-32 of the payload (u32 LE), payload (v8 serialization).
-const HEAD = 8;
-
-function frame(value: unknown): Buffer {
-  const payload = serialize(value);
-  const out = Buffer.allocUnsafe(HEAD + payload.length);
-  out.writeUInt32LE(payload.length, 0);
-  out.writeUInt32LE(crc32(payload), 4);
-  payload.copy(out, HEAD);
-  return out;
-}
-
-/** The whole, intact frames at the start of `bytes`, and where the last of them ends. */
-function readFrames(bytes: Buffer): { values: unknown[]; end: number } {
-  const values: unknown[] = [];
-  let at = 0;
-  while (at + HEAD <= bytes.length) {
-    const length = bytes.readUInt32LE(at);
-    if (at + HEAD + length > bytes.length) break;
-    const payload = bytes.subarray(at + HEAD, at + HEAD + length);
-    if (crc32(payload) !== bytes.readUInt32LE(at + 4)) break;
-    try {
-      values.push(deserialize(payload));
-    } catch {
-      break;
-    }
-    at += HEAD + length;
-  }
-  return { values, end: at };
-}
-
-function writeAll(fd: number, bytes: Buffer) {
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
-}
-
-/** Makes a rename in `dir` durable (where directories can be opened: not on Windows). */
-function syncDirectory(dir: string) {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, 'r');
-    fsyncSync(fd);
-  } catch {
-    // Not supported here; the rename itself is atomic.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/** Writes `bytes` to `path` without ever leaving it torn: to `path.tmp`, fsync'ed, renamed over it. */
-export async function replaceFile(path: string, chunks: Iterable<Buffer | string>): Promise<void> {
-  const temporary = `${path}.tmp`;
-  const file = await openFile(temporary, 'w');
-  try {
-    for (const chunk of chunks) await (typeof chunk === 'string' ? file.write(chunk) : file.write(chunk));
-    await file.sync();
-  } finally {
-    await file.close();
-  }
-  renameSync(temporary, path);
-  syncDirectory(dirname(path));
-}
-
-function replaceFileSync(path: string, bytes: Buffer) {
-  const temporary = `${path}.tmp`;
-  const fd = openSync(temporary, 'w');
-  try {
-    writeAll(fd, bytes);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, path);
-  syncDirectory(dirname(path));
-}
+export { replaceFile } from './kept-files.js';
 
 export interface KeptStoreOptions {
   /** Reports what a start found and repaired (an unfinished write skipped). */
@@ -192,83 +76,14 @@ export async function openKeptStore(path: string, options: KeptStoreOptions): Pr
   }
 }
 
-/**
- * Takes `${path}.lock` for this process: two processes appending to one journal would each
- * lose what the other wrote. A lock left by a process that is gone is taken over.
- */
-function lock(path: string): () => void {
-  const file = `${path}.lock`;
-  for (;;) {
-    try {
-      const fd = openSync(file, 'wx');
-      writeAll(fd, Buffer.from(String(process.pid)));
-      closeSync(fd);
-      return () => rmSync(file, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const owner = Number(readFileSync(file, 'utf8'));
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
-      throw new Error(`it is in use by another process (${owner}); stop it first (or remove ${file} if no such process is a server)`);
-    }
-    rmSync(file, { force: true });
-  }
-}
-
-function alive(pid: number) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function openLocked(path: string, options: KeptStoreOptions, unlock: () => void): Promise<KeptStore> {
   const journalPath = `${path}-journal`;
   const onWriteError = options.onWriteError ?? fatal(path);
 
   // The snapshot: always whole (written aside and renamed); anything else is refused, not repaired.
-  let header: SnapshotHeader = { format: 'pieces-os-worker store', version: DB_VERSION, seq: 0, generators: [], json: [] };
-  let rows: Array<Extract<Rows, { store: string }>> = [];
-  let snapshotBytes = 0;
-  if (existsSync(path)) {
-    const bytes = readFileSync(path);
-    snapshotBytes = bytes.length;
-    const { values } = readFrames(bytes);
-    const [first, ...rest] = values as [SnapshotHeader, ...Rows[]];
-    const last = rest.pop();
-    if (first?.format !== 'pieces-os-worker store' || !last || !('end' in last) || last.end !== rest.length) {
-      throw new Error(`${path} is not a whole pieces-os-worker store (it was left untouched).`);
-    }
-    header = first;
-    rows = rest as typeof rows;
-  }
-  if (header.version > DB_VERSION) {
-    throw new Error(
-      `${path} was written by a newer version of pieces-os-worker (database version ${header.version}; this one reads ${DB_VERSION}); it was left untouched.`,
-    );
-  }
-
+  let { header, rows, bytes: snapshotBytes } = readSnapshot(path);
   // The journal: its entries after the snapshot, up to the first one not written whole.
-  let entries: Entry[] = [];
-  let journalHeader: JournalHeader | undefined;
-  let journalBytes = 0;
-  if (existsSync(journalPath)) {
-    const bytes = readFileSync(journalPath);
-    const { values, end } = readFrames(bytes);
-    journalHeader = values[0] as JournalHeader | undefined;
-    if (values.length && journalHeader?.format !== 'pieces-os-worker journal') {
-      throw new Error(`${journalPath} is not a pieces-os-worker journal (it was left untouched).`);
-    }
-    entries = (values.slice(1) as Entry[]).filter((entry) => entry.seq > header.seq);
-    journalBytes = end;
-    if (end < bytes.length) {
-      options.warn(
-        `${journalPath}: skipped ${bytes.length - end} bytes at its end, a write that never finished (it was never answered); the ${values.length ? values.length - 1 : 0} entries before it are kept.`,
-      );
-    }
-  }
+  let { header: journalHeader, entries, end: journalBytes } = readJournal(journalPath, header.seq, options.warn);
   const version = journalHeader && entries.length ? journalHeader.version : header.version;
   const fresh = !rows.length && !entries.length && header.seq === 0;
   let seq = entries.length ? entries[entries.length - 1]!.seq : header.seq;
@@ -357,44 +172,7 @@ async function openLocked(path: string, options: KeptStoreOptions, unlock: () =>
     compacting = [];
     try {
       const at = seq;
-      const db = wrap(database);
-      const names = [...database.objectStoreNames].filter((name) => !NOT_KEPT.has(name));
-      const tx = db.transaction(names as never[], 'readonly');
-      const read = await Promise.all(
-        names.map(async (name) => {
-          const store = tx.objectStore(name as never);
-          const [values, keys] = await Promise.all([store.getAll(), store.keyPath === null ? store.getAllKeys() : undefined]);
-          return { store: name, values, keys };
-        }),
-      );
-      const frames = function* () {
-        yield frame({
-          format: 'pieces-os-worker store',
-          version: database.version,
-          seq: at,
-          generators: [...generators],
-          json: [...json],
-        } satisfies SnapshotHeader);
-        let count = 0;
-        for (const { store, values, keys } of read) {
-          // Frames of about a thousand records: none too large to read back.
-          for (let from = 0; from < values.length || from === 0; from += 1_000) {
-            yield frame({ store, values: values.slice(from, from + 1_000), ...(keys ? { keys: keys.slice(from, from + 1_000) } : {}) });
-            count++;
-          }
-        }
-        yield frame({ end: count });
-      };
-      let written = 0;
-      await replaceFile(
-        path,
-        (function* () {
-          for (const bytes of frames()) {
-            written += bytes.length;
-            yield bytes;
-          }
-        })(),
-      );
+      const written = await writeSnapshot(path, database, at, generators, json);
       if (closed) return;
       // Synchronously from here: no entry is appended until the new journal is in place.
       const next = startJournal(at, compacting);
@@ -434,203 +212,4 @@ async function openLocked(path: string, options: KeptStoreOptions, unlock: () =>
     },
   };
   return store;
-}
-
-/** Loads the snapshot's records and replays the journal's entries, in one transaction, into a database at `version`. */
-async function restore(
-  factory: IDBFactory,
-  version: number,
-  rows: Array<Extract<Rows, { store: string }>>,
-  entries: Entry[],
-  generators: Map<string, number>,
-) {
-  const request = factory.open(DB_NAME, version);
-  request.addEventListener('upgradeneeded', () => {
-    const db = wrap(request.result) as never;
-    const tx = wrap(request.transaction!) as never;
-    for (let step = 0; step < version; step++) UPGRADES[step]!(db, tx);
-  });
-  const database = await new Promise<IDBDatabase>((resolve, reject) => {
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-  try {
-    const tx = database.transaction([...database.objectStoreNames], 'readwrite');
-    const done = new Promise<void>((resolve, reject) => {
-      tx.oncomplete = () => resolve();
-      tx.onabort = () => reject(tx.error ?? new Error('the transaction was aborted'));
-    });
-    for (const { store, values, keys } of rows) {
-      const target = tx.objectStore(store);
-      for (const [i, value] of values.entries()) {
-        if (keys) target.put(value, keys[i]);
-        else target.put(value);
-      }
-    }
-    for (const entry of entries) if ('ops' in entry) for (const op of entry.ops) replay(tx.objectStore(op[1]), op);
-    // An auto-incremented store goes on from the highest key it generated, even where that row is gone.
-    for (const [name, highest] of generators) {
-      const target = tx.objectStore(name);
-      if (typeof target.keyPath !== 'string' || !target.autoIncrement) continue;
-      const present = target.count(highest);
-      present.onsuccess = () => {
-        if (present.result) return;
-        target.put(withKey({}, target.keyPath as string, highest));
-        target.delete(highest);
-      };
-    }
-    await done;
-  } finally {
-    database.close();
-  }
-}
-
-function withKey(value: unknown, keyPath: string, key: IDBValidKey) {
-  const parts = keyPath.split('.');
-  let at = value as Record<string, unknown>;
-  for (const part of parts.slice(0, -1)) at = (at[part] ??= {}) as Record<string, unknown>;
-  at[parts[parts.length - 1]!] = key;
-  return value;
-}
-
-function replay(store: IDBObjectStore, op: Op) {
-  switch (op[0]) {
-    case PUT: {
-      const value = deserialize(op[3]);
-      if (store.keyPath === null) store.put(value, op[2]);
-      // A key the store generated is not in the value as given: it goes back where the store put it.
-      else store.put(store.autoIncrement && typeof store.keyPath === 'string' ? withKey(value, store.keyPath, op[2]) : value);
-      return;
-    }
-    case DELETE:
-      store.delete(op[2]);
-      return;
-    case DELETE_RANGE: {
-      const [, , lower, upper, lowerOpen, upperOpen] = op;
-      store.delete(
-        lower === undefined
-          ? IDBKeyRange.upperBound(upper, upperOpen)
-          : upper === undefined
-            ? IDBKeyRange.lowerBound(lower, lowerOpen)
-            : IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen),
-      );
-      return;
-    }
-    case CLEAR:
-      store.clear();
-  }
-}
-
-/** `factory`, with every database it opens watched by `watch` before anyone else sees it. */
-function watchingFactory(factory: IDBFactory, watch: (database: IDBDatabase) => void): IDBFactory {
-  return {
-    open(name: string, version?: number) {
-      const request = factory.open(name, version);
-      // Registered before the caller's listeners: the connection is watched before its first use.
-      request.addEventListener('success', () => watch(request.result));
-      return request;
-    },
-    deleteDatabase: (name: string) => factory.deleteDatabase(name),
-    cmp: (a: unknown, b: unknown) => factory.cmp(a, b),
-    databases: () => factory.databases(),
-  };
-}
-
-type Method = (...args: unknown[]) => unknown;
-
-/**
- * Records, per write transaction of `database`, what it does to each kept store, and hands the
- * list to `commit` when it completes: from the first listener of its `complete` event, before
- * anything that waits on the transaction learns that it committed.
- */
-function watchDatabase(database: IDBDatabase, commit: (ops: Op[]) => void, autoIncremented: Set<string>) {
-  const transaction = database.transaction as unknown as Method;
-  database.transaction = function (this: IDBDatabase, ...args: unknown[]) {
-    const tx = transaction.apply(this, args) as IDBTransaction;
-    if (args[1] !== 'readwrite') return tx;
-    const ops: Op[] = [];
-    const objectStore = tx.objectStore as unknown as Method;
-    const watched = new WeakSet<IDBObjectStore>();
-    tx.objectStore = function (this: IDBTransaction, name: string) {
-      const store = objectStore.call(this, name) as IDBObjectStore;
-      if (!NOT_KEPT.has(name) && !watched.has(store)) {
-        watched.add(store);
-        if (store.autoIncrement) autoIncremented.add(name);
-        watchStore(store, ops);
-      }
-      return store;
-    } as IDBTransaction['objectStore'];
-    tx.addEventListener('complete', () => {
-      if (ops.length) commit(ops);
-    });
-    return tx;
-  } as IDBDatabase['transaction'];
-}
-
-/** Once `request` succeeds, `op` (called then) joins `ops`. */
-function onSuccess(request: IDBRequest, ops: Op[], op: () => Op) {
-  request.addEventListener('success', () => ops.push(op()));
-  return request;
-}
-
-const isRange = (query: unknown): query is IDBKeyRange => typeof query === 'object' && query !== null && 'lowerOpen' in query;
-
-function watchStore(store: IDBObjectStore, ops: Op[]) {
-  const name = store.name;
-  const { put, add, delete: remove, clear, openCursor, openKeyCursor, index } = store as unknown as Record<string, Method>;
-  // The value as given, at the call (the store clones it then too); the key once the store has it.
-  const write =
-    (method: Method) =>
-    (...args: unknown[]) => {
-      const bytes = serialize(args[0]);
-      const request = method.apply(store, args) as IDBRequest<IDBValidKey>;
-      return onSuccess(request, ops, () => [PUT, name, request.result, bytes]);
-    };
-  const cursors = new WeakSet<IDBCursor>();
-  const watchCursors =
-    (method: Method, source: object) =>
-    (...args: unknown[]) => {
-      const request = method.apply(source, args) as IDBRequest<IDBCursor | null>;
-      request.addEventListener('success', () => {
-        const cursor = request.result;
-        if (!cursor || cursors.has(cursor)) return;
-        cursors.add(cursor);
-        const { update, delete: removeAt } = cursor as unknown as Record<string, Method>;
-        Object.assign(cursor, {
-          update(value: unknown) {
-            const bytes = serialize(value);
-            const written = update!.call(cursor, value) as IDBRequest<IDBValidKey>;
-            return onSuccess(written, ops, () => [PUT, name, written.result, bytes]);
-          },
-          delete() {
-            const key = structuredClone(cursor.primaryKey);
-            return onSuccess(removeAt!.call(cursor) as IDBRequest, ops, () => [DELETE, name, key]);
-          },
-        });
-      });
-      return request;
-    };
-  const indexes = new WeakSet<IDBIndex>();
-  Object.assign(store, {
-    put: write(put!),
-    add: write(add!),
-    delete(query: unknown) {
-      const op: Op = isRange(query)
-        ? [DELETE_RANGE, name, structuredClone(query.lower), structuredClone(query.upper), query.lowerOpen, query.upperOpen]
-        : [DELETE, name, structuredClone(query as IDBValidKey)];
-      return onSuccess(remove!.call(store, query) as IDBRequest, ops, () => op);
-    },
-    clear: () => onSuccess(clear!.call(store) as IDBRequest, ops, () => [CLEAR, name]),
-    openCursor: watchCursors(openCursor!, store),
-    openKeyCursor: watchCursors(openKeyCursor!, store),
-    index(indexName: string) {
-      const found = index!.call(store, indexName) as IDBIndex;
-      if (!indexes.has(found)) {
-        indexes.add(found);
-        const { openCursor: open, openKeyCursor: openKeys } = found as unknown as Record<string, Method>;
-        Object.assign(found, { openCursor: watchCursors(open!, found), openKeyCursor: watchCursors(openKeys!, found) });
-      }
-      return found;
-    },
-  });
 }
