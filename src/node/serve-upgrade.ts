@@ -48,7 +48,8 @@ export function upgrades({
   let streams = 0;
   const overQuestions = questionsBound(maxQuestionsInFlight);
 
-  // The service logs a fed socket's connection (its handshake); the copilot socket has none, and a refused upgrade never reaches the service.
+  // The service logs a fed socket's connection (its handshake); the copilot socket has none, and a refused
+  // upgrade never reaches the service.
   const logUpgrade = (url: URL, status: number, started: number) => {
     const path = url.pathname.replace(/\/+$/, '');
     const operation = Object.hasOwn(SOCKETS, path) ? operationFor('GET', path) : undefined;
