@@ -70,8 +70,7 @@ function start() {
     (url) => listening.some((server) => server.service.pathUnderBase(url) !== null),
   );
   const sockets = new WebSocketInterceptor();
-  // biome-ignore lint/nursery/noMisusedPromises: the interceptors await each 'connection' listener before
-  // they let a socket through, so the listener must return its promise.
+  // biome-ignore lint/nursery/noMisusedPromises: the interceptors await each 'connection' listener before they let a socket through, so the listener must return its promise.
   sockets.on('connection', async ({ client, server }) => {
     const feed = openStream(client.url.href);
     if (!feed) {
