@@ -32,34 +32,12 @@ import {
 } from '../validate.js';
 import { parseApplication } from './application.js';
 import { assetRecords, type AssetParts, type Content } from './asset-records.js';
+import { FIELDS } from './conversation-fields.js';
 
 const SEED_FIELDS = ['schema', 'asset', 'person', 'anchor', 'website', 'type'];
 const SEEDED_ASSET_FIELDS = ['schema', 'metadata', 'application', 'format', 'discovered', 'available', 'pseudo', 'enrichment', 'demo'];
 const METADATA_FIELDS = ['schema', 'name', 'mechanism', 'tags', 'websites', 'sensitives', 'persons', 'annotations', 'hints', 'anchors'];
 const SEEDED_ANNOTATION_LINKS = ['person', 'model', 'anchor', 'conversation'];
-const SEEDED_ANNOTATION_FIELDS = [
-  'schema',
-  'mechanism',
-  'asset',
-  'person',
-  'type',
-  'text',
-  'model',
-  'pseudo',
-  'favorited',
-  'anchor',
-  'conversation',
-  'workstreamSummary',
-  'messages',
-  'assets',
-  'persons',
-  'anchors',
-  'conversations',
-  'websites',
-  'tags',
-  'summaries',
-  'workstreamEvents',
-];
 
 function bytesOf(value: unknown, path: string): Uint8Array {
   const items = array(value, path);
@@ -151,7 +129,7 @@ function atobSafe(encoded: string, path: string): string {
 /** A SeededAnnotation of a seed's metadata: its type, text and the links it keeps (as references). */
 export function seededAnnotation(value: unknown, path: string): { type: string; text: string; extra: JsonObject } {
   const seeded = object(value, path);
-  knownKeys(seeded, SEEDED_ANNOTATION_FIELDS, path, 'SeededAnnotation');
+  knownKeys(seeded, FIELDS.SeededAnnotation, path, 'SeededAnnotation');
   optional(seeded, 'schema', path, embeddedSchema);
   const type = required(seeded, 'type', path, (v, p) => oneOf(v, AnnotationTypeEnum, p));
   const text = required(seeded, 'text', path, string);
