@@ -5,7 +5,6 @@
  * every socket and HTTP path). Cross-origin pages in a real browser: test/browser/serve-access.test.ts.
  */
 import { execFile } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,29 +12,7 @@ import { WebSocket } from 'ws';
 import { OPERATIONS } from '../../../src/core/routes.js';
 import { SOCKETS } from '../../../src/core/stream-wire.js';
 import { startLoopbackServer, type LoopbackServer } from '../../../src/node/serve.js';
-
-/** A raw HTTP request with the headers given as they are (Host included); status, headers and body. */
-function raw(server: LoopbackServer, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const request = httpRequest(
-      {
-        host: '127.0.0.1',
-        port: server.port,
-        path,
-        method: options.method ?? 'GET',
-        headers: options.headers,
-        setHost: !options.headers?.Host,
-      },
-      (response) => {
-        let body = '';
-        response.on('data', (chunk) => (body += chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
-      },
-    );
-    request.on('error', reject);
-    request.end(options.body);
-  });
-}
+import { raw } from '../support/raw-http.js';
 
 const CONTROL = { 'X-Pieces-Control': '1', 'Content-Type': 'application/json' };
 

@@ -11,6 +11,7 @@ import { WebSocket } from 'ws';
 import { formatEntry } from '../../../src/core/log.js';
 import { setupPiecesServer } from '../../../src/node/index.js';
 import { loopbackState, startLoopbackServer, type LoopbackOptions, type LoopbackServer } from '../../../src/node/serve.js';
+import { raw } from '../support/raw-http.js';
 
 let servers: LoopbackServer[] = [];
 afterEach(async () => {
@@ -39,22 +40,6 @@ const untilClosed = (socket: Socket) =>
     socket.on('error', () => resolve(text));
     socket.on('close', () => resolve(text));
   });
-
-/** A request with exactly the headers given; status, headers and body. */
-function raw(server: LoopbackServer, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const request = httpRequest(
-      { host: '127.0.0.1', port: server.port, path, method: options.method ?? 'GET', headers: options.headers, agent: false },
-      (response) => {
-        let body = '';
-        response.on('data', (chunk) => (body += chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
-      },
-    );
-    request.on('error', reject);
-    request.end(options.body);
-  });
-}
 
 /** Health is answered (on a connection of its own). */
 const healthy = async (server: LoopbackServer) => expect((await raw(server, '/.well-known/health')).status).toBe(200);
