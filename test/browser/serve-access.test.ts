@@ -1,7 +1,8 @@
 /**
- * The loopback server against real web pages: a page on another site can call the API (as it can
- * a running Pieces OS) but cannot use the controls (fetch, no-cors, a form, a preflighted header),
- * cannot read them, and cannot reach the server under a DNS-rebinding name.
+ * The loopback server against real web pages: a page on a loopback origin (a local dev server) can
+ * call the API but cannot use the controls (fetch, no-cors, a form, a preflighted header) or read
+ * them; a page of another site can neither read nor change anything (simple requests included), and
+ * cannot reach the server under a DNS-rebinding name.
  */
 import 'fake-indexeddb/auto';
 import { createServer, type Server } from 'node:http';
@@ -16,14 +17,15 @@ describe('a running loopback server, from web pages of other sites', () => {
   let context: BrowserContext;
   let page: Page;
   let before: string;
+  let sitePort: number;
 
   beforeAll(async () => {
     server = await startLoopbackServer({ port: await freePort() });
     await server.seed({ conversations: [{ type: 'COPILOT', name: 'the user data' }] });
     before = JSON.stringify(await server.exportData());
-    ({ context } = await launch(undefined, { loopbackHosts: ['rebound.test'] }));
-    // Another site: a page the user visits, on an origin of its own.
-    const sitePort = await freePort();
+    ({ context } = await launch(undefined, { loopbackHosts: ['rebound.test', 'another.test'] }));
+    // A page on a loopback origin of its own (a local dev server), and the same server as another site.
+    sitePort = await freePort();
     site = createServer((_request, response) => response.end('<!doctype html><title>another site</title><body></body>'));
     await new Promise<void>((resolve) => site.listen(sitePort, '127.0.0.1', resolve));
     page = await context.newPage();
@@ -35,7 +37,7 @@ describe('a running loopback server, from web pages of other sites', () => {
     site?.close();
   });
 
-  it('can call the API, as it can a running Pieces OS', async () => {
+  it('a page on a loopback origin can call the API, as it can a running Pieces OS', async () => {
     const names = await page.evaluate(async (url) => {
       const response = await fetch(`${url}/conversations`);
       return ((await response.json()) as { iterable: Array<{ name: string }> }).iterable.map((c) => c.name);
@@ -84,6 +86,56 @@ describe('a running loopback server, from web pages of other sites', () => {
     expect(outcomes.read).toBe('network error');
     expect(outcomes.readSimple).toBe('network error');
     expect(JSON.stringify(await server.exportData())).toBe(before);
+  });
+
+  it('a page of another site can neither read nor change anything: reads, a simple delete, a rename, both sockets', async (test) => {
+    need(test, 'loopbackHosts');
+    const another = await context.newPage();
+    await another.goto(`http://another.test:${sitePort}/`);
+    const [conversation] = (await server.exportData()).conversations!;
+    const outcomes = await another.evaluate(
+      async ({ url, id }) => {
+        const attempt = (path: string, init?: RequestInit) =>
+          fetch(`${url}${path}`, init).then(
+            (r) => (r.type === 'opaque' ? 'opaque' : `${r.status}`),
+            () => 'network error',
+          );
+        const socket = (path: string) =>
+          new Promise<string>((resolve) => {
+            const ws = new WebSocket(`${url.replace('http', 'ws')}${path}`);
+            ws.onopen = () => {
+              ws.close();
+              resolve('open');
+            };
+            ws.onerror = () => resolve('refused');
+          });
+        return {
+          read: await attempt('/conversations'),
+          delete: await attempt(`/conversations/${id}/delete`, { method: 'POST', mode: 'no-cors' }),
+          rename: await attempt(`/conversation/${id}/rename`, { method: 'POST', mode: 'no-cors' }),
+          create: await attempt('/conversations/create', {
+            method: 'POST',
+            mode: 'no-cors',
+            headers: { 'Content-Type': 'text/plain' },
+            body: '{"type":"COPILOT","name":"planted"}',
+          }),
+          stream: await socket('/conversations/stream/identifiers'),
+          copilot: await socket('/qgpt/stream'),
+        };
+      },
+      { url: server.url, id: conversation!.id },
+    );
+    // A read is refused (no CORS answer for another site), a simple request leaves nothing behind.
+    expect(outcomes).toEqual({
+      read: 'network error',
+      delete: 'opaque',
+      rename: 'opaque',
+      create: 'opaque',
+      stream: 'refused',
+      copilot: 'refused',
+    });
+    expect(JSON.stringify(await server.exportData())).toBe(before);
+    await another.close();
   });
 
   it('cannot reach it under a DNS-rebinding name: HTTP, the controls and sockets are refused', async (test) => {
