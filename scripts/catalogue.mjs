@@ -14,9 +14,10 @@
  * `{}` for each path parameter; in the name `*` stands for the camelCase of
  * the path's fixed segments (`^` for it capitalised).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { writeGenerated } from './generated.mjs';
 
 const require = createRequire(import.meta.url);
 const root = dirname(require.resolve('@pieces.app/pieces-os-client/package.json'));
@@ -104,17 +105,39 @@ function decode(): Entry[] {
   });
 }
 
-const fixed = (entry: Entry) => entry.parts.filter((p) => p !== '{}').length;
+/** How many segments of an entry's path are fixed (not \`{}\`), counted as routes count theirs. */
+const fixed = (entry: Entry) => entry.parts.filter((p) => p && p !== '{}').length;
 
-/** The SDK operation (\`Class.method\`) for a method and path, if it is one; \`{}\` segments match any non-empty segment. */
-export function knownOperation(method: string, path: string): string | undefined {
+/** Every operation of the SDK: method, path (\`{}\` for a parameter) and \`Class.method\`. */
+export function catalogueEntries(): Array<{ method: string; path: string; name: string }> {
+  entries ??= decode();
+  return entries.map(({ method, parts, name }) => ({ method, path: parts.join('/'), name }));
+}
+
+/** The SDK operations whose path \`path\` matches (\`{}\` segments match any non-empty segment), most specific first. */
+function matching(path: string): Entry[] {
   entries ??= decode();
   const segments = path.split('/');
-  const matches = entries
+  return entries
     .filter(({ parts }) => parts.length === segments.length && parts.every((part, i) => (part === '{}' ? segments[i] !== '' : part === segments[i])))
     .sort((a, b) => fixed(b) - fixed(a));
+}
+
+/** The SDK operation (\`Class.method\`) for a method and path, if it is one (of another method when none has this one). */
+export function knownOperation(method: string, path: string): string | undefined {
+  const matches = matching(path);
   return (matches.find((m) => m.method === method.toUpperCase()) ?? matches[0])?.name;
 }
+
+/**
+ * Whether the SDK spells out, as a path of its own, what a route with \`routeFixed\` fixed segments
+ * reads as a parameter (\`/assets/draft\` against \`/assets/{asset}\`): then the path is that
+ * operation's, not the route's.
+ */
+export function namedMoreExactly(path: string, routeFixed: number): boolean {
+  const best = matching(path)[0];
+  return best !== undefined && fixed(best) > routeFixed;
+}
 `;
-writeFileSync(new URL('../src/core/catalogue.ts', import.meta.url), out);
-console.log(`${count} operations written to src/core/catalogue.ts`);
+writeGenerated(new URL('../src/core/catalogue.ts', import.meta.url), out, 'scripts/catalogue.mjs');
+if (!process.argv.includes('--check')) console.log(`${count} operations written to src/core/catalogue.ts`);

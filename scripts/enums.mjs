@@ -8,8 +8,8 @@
  * ENUMS lists the enumerations the service uses (SDK_NAME where the SDK names one otherwise),
  * TYPES the union types it names. The file is left as written here (biome.json excludes it).
  */
-import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { writeGenerated } from './generated.mjs';
 
 const require = createRequire(import.meta.url);
 const sdk = require('@pieces.app/pieces-os-client');
@@ -85,4 +85,4 @@ for (const name of ENUMS) {
   out += one.length <= 100 ? `${one}\n` : `export const ${name} = [\n${wrap(values, 100, '  ').join('\n')}\n] as const;\n`;
 }
 out += `\n${TYPES.map((type) => `export type ${type} = (typeof ${type}Enum)[number];`).join('\n')}\n`;
-writeFileSync(new URL('../src/core/enums.ts', import.meta.url), out);
+writeGenerated(new URL('../src/core/enums.ts', import.meta.url), out, 'scripts/enums.mjs');
