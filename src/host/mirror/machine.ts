@@ -236,10 +236,20 @@ export class MirrorMachine {
     return this.#go(before, ['paused']);
   }
 
-  /** The replayer's status, heard by a host that does not replay (a page blocked here stays blocked until it is allowed). */
+  /**
+   * The replayer's status, heard by a host that does not replay: it takes the replayer's phase, except
+   * where it keeps its own (a page blocked here tries nothing until it is allowed; a replayer's
+   * `blocked` is the replayer's page's own), and then shows what the replayer sees all the same.
+   */
   heard(status: MirrorStatus) {
+    if (this.isClosed) return;
     this.#base = status.upstream;
-    this.#go(status.state, ['unknown', 'down', 'probing', 'draining', 'up'], status.lastError);
+    if (status.state === 'blocked' || !this.#go(status.state, ['unknown', 'down', 'probing', 'draining', 'up'], status.lastError)) {
+      const changed = status.state !== this.#shown || status.lastError !== this.#lastError;
+      this.#shown = status.state;
+      this.#lastError = status.lastError;
+      if (changed) this.announce();
+    }
     this.settle();
     this.outboxChanged();
   }

@@ -74,7 +74,6 @@ it('stays blocked, whatever the work still in flight reports, until the page is 
     () => machine.unreachable(new Error('refused')),
     () => machine.draining(),
     () => machine.drained(),
-    () => machine.heard({ state: 'up', upstream: BASE, outbox: [], setAside: [], lastError: null }),
   ]) {
     event();
     expect(seen()).toEqual({ phase: 'blocked', state: 'blocked', lastError: 'denied' });
@@ -119,6 +118,31 @@ it('closed is for good', () => {
     event();
   expect(machine.phase).toBe('closed');
   expect(machine.resume()).toBe(false);
+});
+
+it('a host blocked here that does not replay tries nothing itself, and shows what the replayer sees', () => {
+  const other = new MirrorMachine({ outboxEntries: async () => [], idPairs: async () => [] }, channel, null);
+  other.blocked('denied');
+  other.heard({ state: 'up', upstream: BASE, outbox: [], setAside: [], lastError: null });
+  expect({ phase: other.phase, state: other.state, lastError: other.lastError, live: other.live }).toEqual({
+    phase: 'blocked',
+    state: 'up',
+    lastError: null,
+    live: false,
+  });
+  expect(other.probeStarted()).toBe(false);
+  // The replayer's own refusal is shown, not taken: this host is not blocked by it.
+  const third = new MirrorMachine({ outboxEntries: async () => [], idPairs: async () => [] }, channel, null);
+  third.heard({ state: 'blocked', upstream: BASE, outbox: [], setAside: [], lastError: 'denied there' });
+  expect({ phase: third.phase, state: third.state, lastError: third.lastError }).toEqual({
+    phase: 'unknown',
+    state: 'blocked',
+    lastError: 'denied there',
+  });
+  third.heard({ state: 'up', upstream: BASE, outbox: [], setAside: [], lastError: null });
+  expect({ phase: third.phase, state: third.state }).toEqual({ phase: 'up', state: 'up' });
+  other.close();
+  third.close();
 });
 
 it('a host that does not replay takes the state the replayer announces', () => {
