@@ -70,8 +70,9 @@ export function formatWire(format: FormatRecord, whole: StoredAsset, withValue: 
 
 export const annotationWire = (annotation: AnnotationRecord): JsonObject => annotation;
 
-export function tagWire(tag: TagRecord): JsonObject {
-  const { assets, mechanism: _mechanism, created, updated, ...rest } = tag;
+/** A tag or a website, with the assets it is on (its `mechanism` is the store's own). */
+function linkedWire(record: TagRecord | WebsiteRecord): JsonObject {
+  const { assets, mechanism: _mechanism, created, updated, ...rest } = record;
   return {
     ...rest,
     created: time(created),
@@ -80,15 +81,8 @@ export function tagWire(tag: TagRecord): JsonObject {
   };
 }
 
-export function websiteWire(website: WebsiteRecord): JsonObject {
-  const { assets, mechanism: _mechanism, created, updated, ...rest } = website;
-  return {
-    ...rest,
-    created: time(created),
-    updated: time(updated),
-    ...(assets.length ? { assets: { iterable: assets.map((id) => ({ id })), indices: indices(assets.map((id) => ({ id }))) } } : {}),
-  };
-}
+export const tagWire: (tag: TagRecord) => JsonObject = linkedWire;
+export const websiteWire: (website: WebsiteRecord) => JsonObject = linkedWire;
 
 /**
  * The SDK Asset of a stored asset: its formats whole, its original and preview
