@@ -4,6 +4,11 @@ import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 
 export default defineConfig({
+  // The worker's imports are pre-bundled at start-up with the page's. Otherwise the dev server
+  // finds them only when the worker asks for them, re-bundles, and reloads the page while the
+  // worker installs: a worker that then fails to install never controls the page.
+  // (workbox-window is imported by the plugin's virtual register module, which the scan does not see.)
+  optimizeDeps: { entries: ['index.html', 'src/sw.js'], include: ['workbox-window'] },
   plugins: [
     VitePWA({
       strategies: 'injectManifest',
