@@ -1,8 +1,12 @@
 /**
  * Builds the worker and the demo once, and serves the demo on 127.0.0.1 for
  * the whole browser suite. Tests read the URL from `inject('demoUrl')`.
+ *
+ * What the suite makes in the temporary folder (browser profiles, which tests
+ * reopen across restarts, builds, packed apps) goes in one folder of the run,
+ * removed when the run ends: several gigabytes a run otherwise.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -18,6 +22,10 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // Read by tmpdir() in the test files' processes, which start after this.
+  const scratch = mkdtempSync(join(tmpdir(), 'pieces-run-'));
+  const previous = process.env.TMPDIR;
+  process.env.TMPDIR = scratch;
   const configFile = resolve(root, 'vite.config.ts');
   mkdirSync(resolve(root, 'public'), { recursive: true });
   // A worker that reports another version, for the version-mismatch test.
@@ -72,5 +80,8 @@ export default async function setup(project: TestProject) {
   project.provide('demoUrl', `http://127.0.0.1:${address.port}/`);
   return async () => {
     await server.close();
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
   };
 }
