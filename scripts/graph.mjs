@@ -116,7 +116,7 @@ function model(name) {
   return found;
 }
 
-/** A type in SHAPES' notation: `s` string, `n` number, `b` boolean, `d` date-time, a model or enum name, `T[]` array, `T{}` map. */
+/** A type in SHAPES' notation: `s` string, `n` number, `b` boolean, `d` date-time, `o` any object, a model or enum name, `T[]` array, `T{}` map. */
 function parseType(text, where) {
   const primitive = { string: 's', number: 'n', boolean: 'b', Date: 'd' }[text];
   if (primitive) return primitive;
@@ -136,9 +136,12 @@ const lowerFirst = (s) => s[0].toLowerCase() + s.slice(1);
 
 /** kind → its Referenced… model (one reference) and its model. StreamedIdentifier names the SDK's kinds. */
 const referencedOf = new Map();
+/** kind → its key in a StreamedIdentifier on the wire ('workstream_summary'). */
+const streamedKey = new Map();
 for (const f of model('StreamedIdentifier').fields) {
-  if (f.key === 'deleted') continue;
+  if (f.key === 'deleted' || f.key === 'schema') continue;
   referencedOf.set(f.prop, f.type);
+  streamedKey.set(f.prop, f.key);
 }
 /** The model a Referenced… model references: ReferencedPerson.reference is a FlattenedPerson → Person (ReferencedModel has no reference: Model). */
 const modelOfReferenced = (referenced) =>
@@ -207,6 +210,7 @@ for (const [kind, m] of [...candidates].sort(([a], [b]) => (a < b ? -1 : 1))) {
     seeded: create?.input,
     plural: snapshot?.output,
     own: OWN.has(kind),
+    streamed: streamedKey.get(kind),
     referenced: referencedOf.get(kind) ?? `Referenced${m}`,
     collection: c,
     ops: Object.fromEntries(Object.entries(ops).flatMap(([role, o]) => (o ? [[role, op(o)]] : []))),
@@ -283,7 +287,10 @@ function listing(from, to) {
 const relations = [];
 for (const associate of associations.filter((o) => /\/associate\//.test(o.path))) {
   const disassociate = associations.find((o) => o.path === associate.path.replace('/associate/', '/disassociate/'));
-  if (!disassociate || disassociate.api !== associate.api) throw new Error(`${associate.name}: no disassociation`);
+  if (disassociate?.api !== associate.api || disassociate.name !== associate.name.replace('Associate', 'Disassociate')) {
+    throw new Error(`${associate.name}: no disassociation of the same name in the same API (PAIRS in graph.ts derives it)`);
+  }
+  if (associate.params.length !== 2) throw new Error(`${associate.name}: ${associate.params.length} path parameters`);
   const fromPath = itemPathOf(associate.path);
   const from = kinds.find((k) => k.ops.item?.path === fromPath || k.ops.scores?.path.startsWith(`${fromPath}/`));
   const segments = associate.path.slice(fromPath.length + 1).split('/');
@@ -322,15 +329,24 @@ if (relations.length * 2 !== associations.length)
 
 // ---- Shapes --------------------------------------------------------------------------------
 
+/**
+ * The shapes the generic path validates bodies with: the models and Seeded models of the kinds no
+ * hand-written store serves, and every model nested in them, except what a Referenced… model's
+ * `reference` holds (the other record, flattened: any object, `o`), which would bring in most of the
+ * SDK; the generic path keeps a reference's id.
+ */
 const shapes = new Map();
 function collect(type) {
   const name = type.replace(/(\[\]|\{\})+$/, '');
   if (name.length === 1 || shapes.has(name)) return;
-  const found = model(name);
+  let found = model(name);
+  if (found.kind === 'model' && kinds.some((k) => k.referenced === name)) {
+    found = { ...found, fields: found.fields.map((f) => (f.key === 'reference' ? { ...f, type: 'o' } : f)) };
+  }
   shapes.set(name, found);
   if (found.kind === 'model') for (const f of found.fields) collect(f.type);
 }
-for (const k of kinds) {
+for (const k of kinds.filter((k) => !k.own)) {
   collect(k.model);
   if (k.seeded) collect(k.seeded);
 }
@@ -351,7 +367,15 @@ for (const s of shapes.values())
 // ---- The file ------------------------------------------------------------------------------
 
 const union = (names) => names.map((n) => `'${n}'`).join(' | ');
-const rowLine = ({ referenced, collection, ...row }) => `  ${JSON.stringify(row)},`;
+const q = (text) => `'${text}'`;
+const opText = (o) => `op(${[o.name, o.method, o.path, o.api, ...(o.query ?? [])].map(q).join(', ')})`;
+const rowLine = ({ referenced, collection, ops, references, ...row }) =>
+  `  {${Object.entries(row)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}: ${JSON.stringify(value).replace(/"/g, "'")}`)
+    .join(', ')}, ops: {${Object.entries(ops)
+    .map(([role, o]) => `${role}: ${opText(o)}`)
+    .join(', ')}}, references: ${JSON.stringify(references).replace(/"/g, "'")}},`;
 const out = `/**
  * The material graph of the Pieces OS API (SDK ${version}): ${kinds.length} kinds, ${relations.length} association pairs and
  * ${shapes.size} model shapes, written by scripts/graph.mjs from the SDK's API classes and models. Do not edit.
@@ -385,6 +409,8 @@ export interface KindRow {
   plural?: string;
   /** A hand-written store serves it today. */
   own: boolean;
+  /** Its key in a StreamedIdentifier on the wire ('workstream_summary'), where StreamedIdentifier has one. */
+  streamed?: string;
   /** SDK operations by role, where the SDK has the operation. */
   ops: Partial<Record<OpRole, Operation>>;
   /**
@@ -396,6 +422,14 @@ export interface KindRow {
    */
   references: Readonly<Record<string, { kind: MaterialKind; many: boolean; model?: string }>>;
 }
+
+const op = (name: string, method: 'GET' | 'POST', path: string, api: string, ...query: string[]): Operation => ({
+  name,
+  method,
+  path,
+  api,
+  ...(query.length ? { query } : {}),
+});
 
 export const KINDS: readonly KindRow[] = [
 ${kinds.map(rowLine).join('\n')}
@@ -419,15 +453,30 @@ export interface RelationRow {
   params: readonly [string, string];
 }
 
-export const RELATIONS: readonly RelationRow[] = [
-${relations.map((r) => `  ${JSON.stringify(r)},`).join('\n')}
+/**
+ * One a line: [associate name, associate path, API class, from, to, fromKey, toKey] ('' for no key).
+ * The disassociation is the association's name and path with Disassociate and /disassociate/.
+ */
+const PAIRS: ReadonlyArray<readonly [string, string, string, MaterialKind, MaterialKind, string, string]> = [
+${relations.map((r) => `  ${JSON.stringify([r.associate.name, r.associate.path, r.associate.api, r.from, r.to, r.fromKey ?? '', r.toKey ?? ''])},`).join('\n')}
 ];
 
+export const RELATIONS: readonly RelationRow[] = PAIRS.map(([name, path, api, from, to, fromKey, toKey]) => ({
+  associate: { name, path, api },
+  disassociate: { name: name.replace('Associate', 'Disassociate'), path: path.replace('/associate/', '/disassociate/'), api },
+  from,
+  to,
+  ...(fromKey ? { fromKey } : {}),
+  ...(toKey ? { toKey } : {}),
+  params: [/\\{(\\w+)\\}/.exec(path)![1]!, /\\{(\\w+)\\}$/.exec(path)![1]!],
+}));
+
 /**
- * The shapes of the kind models, their Seeded models and every model nested in them, one a line:
- * a model \`Name key:type,key?:type\` (\`?\` optional; \`|null\` after a type: null allowed), an enum
- * \`Name=value|value\`. A type is \`s\` string, \`n\` number, \`b\` boolean, \`d\` ISO-8601 date-time, a
- * model or enum name, \`T[]\` an array, \`T{}\` a map of string keys. src/shared/shapes.ts reads them.
+ * The shapes of the models and Seeded models of the generic kinds and of every model nested in them,
+ * one a line: a model \`Name key:type,key?:type\` (\`?\` optional; \`|null\` after a type: null allowed),
+ * an enum \`Name=value|value\`. A type is \`s\` string, \`n\` number, \`b\` boolean, \`d\` ISO-8601
+ * date-time, \`o\` any object (a Referenced… model's \`reference\`: the generic path keeps a reference's
+ * id), a model or enum name, \`T[]\` an array, \`T{}\` a map of string keys. src/shared/shapes.ts reads them.
  */
 export const SHAPES = ${JSON.stringify(shapeLines.join('\n'))};
 `;
