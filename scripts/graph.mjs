@@ -258,6 +258,26 @@ function referencesOf(m, prefix = '', seen = new Set([m])) {
 }
 for (const k of kinds) k.references = referencesOf(k.model);
 
+/**
+ * The fields of a generic kind's Seeded model that name records of other kinds: a reference or list
+ * (as in references), or a bare id, a string field named as the SDK names the kind in a
+ * StreamedIdentifier (SeededPerson.asset, SeededAnnotation.workstream_summary); `into`, the
+ * model's top-level field of that kind (the same key, else the only one).
+ */
+function seedsOf(k) {
+  const out = {};
+  for (const f of model(k.seeded).fields) {
+    const named = f.type === 's' && kinds.find((o) => o.streamed === f.key);
+    const ref = referenceOf(f.type) ?? (named && { kind: named.kind, many: false, id: true });
+    if (!ref) continue;
+    const fields = Object.entries(k.references).filter(([key, r]) => r.kind === ref.kind && !key.includes('.'));
+    const into = fields.find(([key]) => key === f.key) ?? (fields.length === 1 ? fields[0] : undefined);
+    out[f.key] = { ...ref, ...(into ? { into: into[0] } : {}) };
+  }
+  return out;
+}
+for (const k of kinds) if (!k.own && k.seeded) k.seeds = seedsOf(k);
+
 // ---- Relations -----------------------------------------------------------------------------
 
 /** The kind whose collection path is `segments` exactly (`['workstream_pattern_engine', 'sources']`). */
@@ -369,13 +389,15 @@ for (const s of shapes.values())
 const union = (names) => names.map((n) => `'${n}'`).join(' | ');
 const q = (text) => `'${text}'`;
 const opText = (o) => `op(${[o.name, o.method, o.path, o.api, ...(o.query ?? [])].map(q).join(', ')})`;
-const rowLine = ({ referenced, collection, ops, references, ...row }) =>
+const rowLine = ({ referenced, collection, ops, references, seeds, ...row }) =>
   `  {${Object.entries(row)
     .filter(([, value]) => value !== undefined)
     .map(([key, value]) => `${key}: ${JSON.stringify(value).replace(/"/g, "'")}`)
     .join(', ')}, ops: {${Object.entries(ops)
     .map(([role, o]) => `${role}: ${opText(o)}`)
-    .join(', ')}}, references: ${JSON.stringify(references).replace(/"/g, "'")}},`;
+    .join(
+      ', ',
+    )}}, references: ${JSON.stringify(references).replace(/"/g, "'")}${seeds ? `, seeds: ${JSON.stringify(seeds).replace(/"/g, "'")}` : ''}},`;
 const out = `/**
  * The material graph of the Pieces OS API (SDK ${version}): ${kinds.length} kinds, ${relations.length} association pairs and
  * ${shapes.size} model shapes, written by scripts/graph.mjs from the SDK's API classes and models. Do not edit.
@@ -421,6 +443,12 @@ export interface KindRow {
    * record whole or flattened (Conversation.application: 'Application', Sensitive.asset: 'FlattenedAsset').
    */
   references: Readonly<Record<string, { kind: MaterialKind; many: boolean; model?: string }>>;
+  /**
+   * For a generic kind, the fields of its Seeded model that name records of other kinds: a reference
+   * or a list as in \`references\`, or (\`id\`) a bare id string (SeededPerson.asset); \`into\`, the model's
+   * top-level field of that kind the created record lists it in (Person.assets), where there is one.
+   */
+  seeds?: Readonly<Record<string, { kind: MaterialKind; many: boolean; model?: string; id?: true; into?: string }>>;
 }
 
 const op = (name: string, method: 'GET' | 'POST', path: string, api: string, ...query: string[]): Operation => ({

@@ -101,6 +101,18 @@ describe('KINDS', () => {
     expect(kind('person').references.workstream_events).toEqual({ kind: 'workstreamEvent', many: true });
     expect(kind('conversation').references['grounding.temporal.workstreams']).toEqual({ kind: 'range', many: true });
   });
+
+  it('lists the Seeded model’s fields that name other records, and the model field each lands in', () => {
+    for (const row of KINDS.filter((k) => !k.own && k.seeded)) {
+      for (const [key, seed] of Object.entries(row.seeds ?? {})) {
+        const type = fieldAt(row.seeded!, key);
+        if (seed.id) expect({ type, key }, `${row.seeded}.${key}`).toEqual({ type: { kind: 'string' }, key: kind(seed.kind).streamed });
+        else expect(kindListed(type), `${row.seeded}.${key}`).toEqual({ kind: seed.kind, many: seed.many });
+        if (seed.into) expect(row.references[seed.into]?.kind, `${row.model}.${seed.into}`).toBe(seed.kind);
+      }
+    }
+    expect(kind('person').seeds?.asset).toEqual({ kind: 'asset', many: false, id: true, into: 'assets' });
+  });
 });
 
 describe('RELATIONS', () => {
