@@ -68,13 +68,21 @@ for (const file of readdirSync(APIS)
       method,
       path,
       input: /body: \(0, index_1\.(\w+)ToJSON\)/.exec(body)?.[1],
-      output: /index_1\.(\w+)FromJSON\)\(jsonValue\)/.exec(body)?.[1],
+      output: /index_1\.(\w+)FromJSON\)\(jsonValue\)/.exec(body)?.[1] ?? (/new runtime\.TextApiResponse/.test(body) ? 'text' : undefined),
       query: [...body.matchAll(/queryParameters\['(\w+)'\] =/g)].map((m) => m[1]),
       params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]),
     });
   }
 }
-const op = ({ name, method, path, api, query }) => ({ name, method, path, api, ...(query.length ? { query } : {}) });
+const op = ({ name, method, path, api, input, output, query }) => ({
+  name,
+  method,
+  path,
+  api,
+  body: input ?? '',
+  answer: output ?? '',
+  query,
+});
 
 // ---- The SDK's models (read as test/unit/support/sdk-shape.ts reads them) --------------------
 
@@ -312,7 +320,9 @@ for (const associate of associations.filter((o) => /\/associate\//.test(o.path))
   }
   if (associate.params.length !== 2) throw new Error(`${associate.name}: ${associate.params.length} path parameters`);
   const fromPath = itemPathOf(associate.path);
-  const from = kinds.find((k) => k.ops.item?.path === fromPath || k.ops.scores?.path.startsWith(`${fromPath}/`));
+  const from = kinds.find((k) => k.ops.item?.path === fromPath);
+  if (from?.ops.item.api !== associate.api)
+    throw new Error(`${associate.name}: not in the API of a kind's item snapshot (PAIRS in graph.ts derives it)`);
   const segments = associate.path.slice(fromPath.length + 1).split('/');
   const middle = segments.slice(0, segments.indexOf('associate'));
   let to;
@@ -388,7 +398,7 @@ for (const s of shapes.values())
 
 const union = (names) => names.map((n) => `'${n}'`).join(' | ');
 const q = (text) => `'${text}'`;
-const opText = (o) => `op(${[o.name, o.method, o.path, o.api, ...(o.query ?? [])].map(q).join(', ')})`;
+const opText = (o) => `op(${[o.name, o.method, o.path, o.api, o.body, o.answer, ...o.query].map(q).join(', ')})`;
 const rowLine = ({ referenced, collection, ops, references, seeds, ...row }) =>
   `  {${Object.entries(row)
     .filter(([, value]) => value !== undefined)
@@ -417,6 +427,10 @@ export interface Operation {
   path: string;
   /** The SDK's API class: 'PersonsApi'. */
   api: string;
+  /** The request body's model, where it takes one ('SearchInput'). */
+  body?: string;
+  /** The answer's model ('SearchedPersons'), or 'text' where the SDK reads the answer as text; absent for no answer. */
+  answer?: string;
   /** The query parameters the SDK sends, where it sends any ('transferables'). */
   query?: readonly string[];
 }
@@ -451,11 +465,13 @@ export interface KindRow {
   seeds?: Readonly<Record<string, { kind: MaterialKind; many: boolean; model?: string; id?: true; into?: string }>>;
 }
 
-const op = (name: string, method: 'GET' | 'POST', path: string, api: string, ...query: string[]): Operation => ({
+const op = (name: string, method: 'GET' | 'POST', path: string, api: string, body: string, answer: string, ...query: string[]): Operation => ({
   name,
   method,
   path,
   api,
+  ...(body ? { body } : {}),
+  ...(answer ? { answer } : {}),
   ...(query.length ? { query } : {}),
 });
 
@@ -482,22 +498,29 @@ export interface RelationRow {
 }
 
 /**
- * One a line: [associate name, associate path, API class, from, to, fromKey, toKey] ('' for no key).
- * The disassociation is the association's name and path with Disassociate and /disassociate/.
+ * One a line: [associate name, its path after the \`from\` kind's item path, from, to, fromKey, toKey]
+ * ('' for no key). The association is in the API class of \`from\`'s item snapshot; the disassociation
+ * is its name and path with Disassociate and /disassociate/.
  */
-const PAIRS: ReadonlyArray<readonly [string, string, string, MaterialKind, MaterialKind, string, string]> = [
-${relations.map((r) => `  ${JSON.stringify([r.associate.name, r.associate.path, r.associate.api, r.from, r.to, r.fromKey ?? '', r.toKey ?? ''])},`).join('\n')}
+const PAIRS: ReadonlyArray<readonly [string, string, MaterialKind, MaterialKind, string, string]> = [
+${relations.map((r) => `  ${JSON.stringify([r.associate.name, r.associate.path.slice(kinds.find((k) => k.kind === r.from).ops.item.path.length + 1), r.from, r.to, r.fromKey ?? '', r.toKey ?? ''])},`).join('\n')}
 ];
 
-export const RELATIONS: readonly RelationRow[] = PAIRS.map(([name, path, api, from, to, fromKey, toKey]) => ({
-  associate: { name, path, api },
-  disassociate: { name: name.replace('Associate', 'Disassociate'), path: path.replace('/associate/', '/disassociate/'), api },
-  from,
-  to,
-  ...(fromKey ? { fromKey } : {}),
-  ...(toKey ? { toKey } : {}),
-  params: [/\\{(\\w+)\\}/.exec(path)![1]!, /\\{(\\w+)\\}$/.exec(path)![1]!],
-}));
+const items = new Map(KINDS.map((k) => [k.kind, k.ops.item]));
+
+export const RELATIONS: readonly RelationRow[] = PAIRS.map(([name, tail, from, to, fromKey, toKey]) => {
+  const item = items.get(from)!;
+  const path = \`\${item.path}/\${tail}\`;
+  return {
+    associate: { name, path, api: item.api },
+    disassociate: { name: name.replace('Associate', 'Disassociate'), path: path.replace('/associate/', '/disassociate/'), api: item.api },
+    from,
+    to,
+    ...(fromKey ? { fromKey } : {}),
+    ...(toKey ? { toKey } : {}),
+    params: [/\\{(\\w+)\\}/.exec(path)![1]!, /\\{(\\w+)\\}$/.exec(path)![1]!],
+  };
+});
 
 /**
  * The shapes of the models and Seeded models of the generic kinds and of every model nested in them,
