@@ -185,14 +185,6 @@ for (const [kind, m] of [...candidates].sort(([a], [b]) => (a < b ? -1 : 1))) {
   const snapshot = collectionOf(m);
   const c = snapshot?.path;
   const find = (method, path, check = () => true) => operations.find((o) => o.method === method && o.path === path && check(o));
-  const withParam = (prefix, suffix = '') =>
-    operations.filter(
-      (o) =>
-        o.path.startsWith(`${prefix}/{`) &&
-        o.path.endsWith(`}${suffix}`) &&
-        o.params.length === 1 &&
-        /^\/\{\w+\}$/.test(o.path.slice(prefix.length, o.path.length - suffix.length)),
-    );
   const create = c && find('POST', `${c}/create`, (o) => o.output === m);
   if (!OWN.has(kind) && !associationModels.has(m) && !create) continue;
   const update = operations.find((o) => o.method === 'POST' && /\/update$/.test(o.path) && o.input === m && o.output === m);
@@ -206,7 +198,7 @@ for (const [kind, m] of [...candidates].sort(([a], [b]) => (a < b ? -1 : 1))) {
     item,
     create,
     update,
-    delete: c && withParam(c, '/delete').find((o) => o.method === 'POST'),
+    delete: c && operations.find((o) => o.method === 'POST' && o.params.length === 1 && o.path === `${c}/{${o.params[0]}}/delete`),
     stream: c && find('GET', `${c}/stream/identifiers`),
     search: c && find('POST', `${c}/search`),
     scores: item && find('POST', `${item.path}/scores/increment`),
@@ -325,25 +317,26 @@ for (const associate of associations.filter((o) => /\/associate\//.test(o.path))
     throw new Error(`${associate.name}: not in the API of a kind's item snapshot (PAIRS in graph.ts derives it)`);
   const segments = associate.path.slice(fromPath.length + 1).split('/');
   const middle = segments.slice(0, segments.indexOf('associate'));
+  // Either `<to's collection>[/<field path in to>]` (persons, conversations/grounding/sources), or a
+  // field path in `from` ending on a list of `to` (grounding/messages, grounding/temporal_range/workstreams).
+  const lead = middle
+    .map((_, i) => ({ to: kindOfCollection(middle.slice(0, middle.length - i)), rest: middle.slice(middle.length - i) }))
+    .find((split) => split.to);
   let to;
   let fromKey;
   let toKey;
-  // `<to's collection>[/<field path in to>]`, else `<field path in from>` naming to's collection or a list of it.
-  for (let i = middle.length; i > 0 && !to; i--)
-    to = kindOfCollection(middle.slice(0, i)) && { kind: kindOfCollection(middle.slice(0, i)), rest: middle.slice(i) };
-  if (to) {
-    fromKey = listing(from, to.kind.kind);
-    toKey = to.rest.length ? walk(to.kind, to.rest, from.kind) : listing(to.kind, from.kind);
-    to = to.kind;
+  if (lead) {
+    to = lead.to;
+    fromKey = listing(from, to.kind);
+    toKey = lead.rest.length ? walk(to, lead.rest, from.kind) : listing(to, from.kind);
   } else {
-    const ref = Object.entries(from.references).find(([key]) => key === middle.map((s) => ALIASES[s] ?? s).join('.'));
+    const named = from.references[middle.map((s) => ALIASES[s] ?? s).join('.')];
     const tail = middle.findIndex((_, i) => kindOfCollection(middle.slice(i)));
-    to = ref ? kinds.find((k) => k.kind === ref[1].kind) : kindOfCollection(middle.slice(tail));
+    to = named ? kinds.find((k) => k.kind === named.kind) : tail >= 0 ? kindOfCollection(middle.slice(tail)) : undefined;
     if (!to) throw new Error(`${associate.name}: no kind at ${middle.join('/')}`);
     fromKey = walk(from, middle, to.kind);
     toKey = listing(to, from.kind);
   }
-  if (!from || !to) throw new Error(`${associate.name}: sides not found`);
   relations.push({
     associate: { name: associate.name, path: associate.path, api: associate.api },
     disassociate: { name: disassociate.name, path: disassociate.path, api: disassociate.api },
