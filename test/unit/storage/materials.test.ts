@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { openDB } from 'idb';
 import { openStorage } from '../../../src/storage/idb/storage.js';
 import { cacheReads } from '../../../src/storage/read-cache.js';
+import { reconnectingStorage } from '../../../src/storage/reconnect.js';
 import { DB_VERSION, STORES, UPGRADES, type CreatedId, type PiecesDB } from '../../../src/storage/schema.js';
 import type { GenericKind, MaterialRecord } from '../../../src/storage/schema.js';
 import { materialKey, type OutboxInput, type OutboxScope, type Storage } from '../../../src/storage/storage.js';
@@ -28,7 +29,11 @@ const person = (id: string, name: string, summaries: string[] = []) => ({
     ...(summaries.length ? { workstreamSummaries: { iterable: summaries.map((s) => ({ id: s })) } } : {}),
   },
 });
-const summary = (id: string, name: string) => ({ kind: 'workstreamSummary' as const, id, value: { id, name, created: stamp, updated: stamp } });
+const summary = (id: string, name: string) => ({
+  kind: 'workstreamSummary' as const,
+  id,
+  value: { id, name, created: stamp, updated: stamp },
+});
 
 /** Writes the records, as a create does (nothing read first). */
 const create = (storage: Storage, ...records: Array<Omit<MaterialRecord, 'seq'>>) => storage.editMaterials([], () => ({ put: records }));
@@ -240,6 +245,18 @@ describe('materials', () => {
     storage.close();
   });
 
+  it("is forwarded by the reconnecting storage, a request's queueing view included", async () => {
+    const name = freshName();
+    const storage = reconnectingStorage(async () => cacheReads(await openStorage({ name }), null));
+    const write = scopeOf('personsCreateNewPerson');
+    const { changes } = await storage.queueing(write.scope).editMaterials([], () => ({ put: [person('p1', 'one')] }));
+    expect(changes.map((c) => [c.collection, c.id])).toEqual([['person', 'p1']]);
+    expect(write.queued.map((e) => e.created)).toEqual([[{ kind: 'person', id: 'p1' }]]);
+    expect((await storage.getMaterial('person', 'p1'))?.value).toEqual(person('p1', 'one').value);
+    expect((await storage.listMaterials('person')).map((m) => m.id)).toEqual(['p1']);
+    storage.close();
+  });
+
   it('dumps, wipes and loads back the same records, in the same order', async () => {
     const storage = await openStorage({ name: freshName() });
     await create(storage, person('p2', 'b'), summary('s1', 'x'));
@@ -269,9 +286,12 @@ describe('materials', () => {
       ['s1', undefined],
     ]);
     // Loading without replacing keeps what is stored, and a stored record its place.
-    await storage.loadData({ ...empty(), materials: [person('p3', 'c'), { ...person('p2', 'b'), value: { id: 'p2', changed: true } }] }, {
-      replace: false,
-    });
+    await storage.loadData(
+      { ...empty(), materials: [person('p3', 'c'), { ...person('p2', 'b'), value: { id: 'p2', changed: true } }] },
+      {
+        replace: false,
+      },
+    );
     expect((await storage.listMaterials('person')).map((m) => [m.id, m.value.changed ?? false])).toEqual([
       ['p2', true],
       ['p1', false],
