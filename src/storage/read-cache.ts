@@ -24,6 +24,8 @@ const CACHED = [
   'listActivities',
   'listExternalApplications',
   'listModelStates',
+  'getMaterial',
+  'listMaterials',
   // Meta values (the OS and user ids, sign-in, the model's configuration): read by every
   // connect, user and applications read, under keys the code names (never a client's).
   'getMeta',
@@ -64,6 +66,7 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   putExternalApplications: ['listExternalApplications'],
   editAnchor: ['listConversations', ...ASSET_READS],
   setModelState: ['listModelStates'],
+  editMaterials: ['getMaterial', 'listMaterials'],
   setSignedIn: ['getMeta'],
   ensureMeta: ['getMeta'],
   setMeta: ['getMeta'],
@@ -166,9 +169,8 @@ export function cacheReads(
     }
     if (ids) cache.set(idsKey('conversation'), { ids, seq: last });
     // The id lists the changes did not touch are as true at the new sequence number.
-    for (const collection of ['conversationMessage', 'asset', 'application', 'activity', 'anchor', 'range', 'model'] as const) {
-      const kept = cache.get(idsKey(collection)) as { ids: string[]; seq: number } | undefined;
-      if (kept) cache.set(idsKey(collection), { ids: kept.ids, seq: last });
+    for (const [k, kept] of cache) {
+      if (k.startsWith('listIds:') && k !== idsKey('conversation')) cache.set(k, { ids: (kept as { ids: string[] }).ids, seq: last });
     }
   }
 

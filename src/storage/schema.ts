@@ -17,6 +17,7 @@ import type {
   ExternalApplicationRecord,
   FormatRecord,
   IdPair,
+  MaterialRecord,
   MessageRecord,
   ModelStateRecord,
   OutboxEntry,
@@ -26,7 +27,7 @@ import type {
   TagRecord,
   WebsiteRecord,
 } from './schema/records.js';
-import { mirrorStores, UPGRADES, type UpgradeTransaction } from './schema/upgrades.js';
+import { materialStore, mirrorStores, UPGRADES, type UpgradeTransaction } from './schema/upgrades.js';
 
 export type * from './schema/records.js';
 export { descriptionAnnotationId, LEGACY_APPLICATION, UPGRADES } from './schema/upgrades.js';
@@ -79,6 +80,8 @@ export interface PiecesDB extends DBSchema {
   outbox: { key: number; value: OutboxEntry };
   /** Ids of records created locally → the ids the mirrored Pieces OS gave them. */
   idmap: { key: string; value: IdPair };
+  /** Materials of the kinds the generic path stores (GenericKind), by `[kind, id]`; listed by kind in creation order. */
+  materials: { key: [string, string]; value: MaterialRecord; indexes: { 'by-kind-seq': [string, number] } };
 }
 
 export const DB_NAME = 'pieces-os-worker';
@@ -107,6 +110,7 @@ export const STORES: Record<StoreNames<PiecesDB>, number> = {
   search: 7,
   outbox: UPGRADES.indexOf(mirrorStores) + 1,
   idmap: UPGRADES.indexOf(mirrorStores) + 1,
+  materials: UPGRADES.indexOf(materialStore) + 1,
 };
 
 /** The stores a database at `version` must have and `db` lacks. */

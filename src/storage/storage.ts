@@ -15,8 +15,10 @@ import type {
   EventRecord,
   ExternalApplicationRecord,
   FormatRecord,
+  GenericKind,
   IdPair,
   Logged,
+  MaterialRecord,
   MessageRecord,
   ModelStateRecord,
   OutboxEntry,
@@ -122,7 +124,30 @@ export interface StoredData {
   /** In creation order. */
   anchors: AnchorRecord[];
   models: ModelStateRecord[];
+  /**
+   * Materials of the generic kinds, each kind in creation order (absent: none). Without `seq`: a
+   * loaded material is listed in the order given (one stored before keeps its place, unless replaced).
+   */
+  materials?: Array<Omit<MaterialRecord, 'seq'>>;
 }
+
+/** Which material: its kind and id. */
+export interface MaterialKey {
+  kind: GenericKind;
+  id: string;
+}
+
+/**
+ * What an edit of materials writes: whole records to put (a new one gets `seq` = its change's;
+ * a stored one keeps its own), and records to delete.
+ */
+export interface MaterialEdit {
+  put?: Array<Omit<MaterialRecord, 'seq'> & { seq?: number }>;
+  delete?: MaterialKey[];
+}
+
+/** The key of a material in the maps `editMaterials` gives: `${kind}/${id}`. */
+export const materialKey = ({ kind, id }: MaterialKey) => `${kind}/${id}`;
 
 /**
  * What an edit of an anchor writes: the anchor (null: delete it), and the
@@ -184,7 +209,8 @@ export type QueueingWrite =
   | 'editAsset'
   | 'deleteAsset'
   | 'putAnnotation'
-  | 'deleteAnnotation';
+  | 'deleteAnnotation'
+  | 'editMaterials';
 
 /**
  * What the mirror writes in one transaction: records as the upstream has them, records it no
@@ -238,6 +264,7 @@ export interface MirrorBatch {
  *   given here is then never stored, and pairing it with the upstream's changes nothing).
  * - `editAsset`: the annotations the edit puts that the asset did not have.
  * - `editAnchor`: the anchor, when there was none.
+ * - `editMaterials`: the records it puts that were not stored, in put order.
  */
 export interface Storage {
   /**
@@ -318,6 +345,23 @@ export interface Storage {
     linked: (current: AnchorRecord | undefined) => AnchorLinks,
     edit: (current: AnchorRecord | undefined, found: AnchorLinked) => AnchorEdit | undefined,
   ): Promise<Change[]>;
+
+  getMaterial(kind: GenericKind, id: string): Promise<MaterialRecord | undefined>;
+  /** Every material of a kind, in creation order. */
+  listMaterials(kind: GenericKind): Promise<MaterialRecord[]>;
+  /**
+   * One transaction: reads the records `keys` names (those that exist), then those `more(found)`
+   * names (e.g. a delete reads the record, then every record its references list), and writes what
+   * `edit(found)` returns: `put` (whole records; a new one gets `seq` = its change's seq, a stored
+   * one keeps its own), `delete` (keys). Each record written or deleted logs one change of its kind.
+   * `edit` may throw (nothing changes) or return undefined (nothing to change: nothing logged,
+   * nothing queued). `found` maps `${kind}/${id}` (materialKey) to the records read.
+   */
+  editMaterials(
+    keys: ReadonlyArray<MaterialKey>,
+    edit: (found: Map<string, MaterialRecord>) => MaterialEdit | undefined,
+    more?: (found: Map<string, MaterialRecord>) => ReadonlyArray<MaterialKey>,
+  ): Promise<{ found: Map<string, MaterialRecord>; changes: Change[] }>;
 
   /** The catalogue models' local state (only models whose state was changed). */
   listModelStates(): Promise<ModelStateRecord[]>;
@@ -410,5 +454,5 @@ export interface Storage {
   close(): void;
 }
 
-export type { Collection, CreatedId, IdPair, Logged, OutboxEntry, RecordKind };
+export type { Collection, CreatedId, GenericKind, IdPair, Logged, MaterialRecord, OutboxEntry, RecordKind };
 export type { ActivityRecord, AnchorRecord, AnnotationRecord, AssetRecord, FormatRecord, ModelStateRecord, TagRecord, WebsiteRecord };

@@ -4,7 +4,7 @@
  * and the ids and change log the identifier streams read.
  */
 import { unwrap, type IDBPDatabase } from 'idb';
-import type { ActivityRecord, AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
+import type { ActivityRecord, AnchorRecord, MessageRecord, PiecesDB } from '../schema.js';
 import type { Change, OutboxScope, Storage } from '../storage.js';
 import { relinked } from '../anchor-links.js';
 import { commit, log, queueing, readChanges, type Queueable, type Queued, abortOnThrow } from './transactions.js';
@@ -29,18 +29,14 @@ interface CreateJob extends Create {
 /** Most creates written in one group transaction. */
 const GROUP_LIMIT = 64;
 
-/** The store of each collection's records; none for ranges, which nothing here creates. */
-const STORE_OF: Record<
-  Exclude<Collection, 'conversation'>,
-  'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models' | null
-> = {
+/** The store of each collection with a hand-written store (the rest are materials: see materials.ts). */
+export const STORE_OF: Readonly<Record<string, 'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models'>> = {
   conversationMessage: 'messages',
   asset: 'assets',
   application: 'applications',
   activity: 'activities',
   anchor: 'anchors',
   model: 'models',
-  range: null,
 };
 
 /**
@@ -336,14 +332,16 @@ export function conversationStore(
 }
 
 /** The ids of a collection other than conversations (whose ids come with the snapshots, see snapshots.ts), and the last change. */
-export async function listIdsOf(db: IDBPDatabase<PiecesDB>, collection: Exclude<Collection, 'conversation'>) {
-  const name = STORE_OF[collection];
-  const tx = db.transaction(name ? [name, 'changes'] : ['changes']);
+export async function listIdsOf(
+  db: IDBPDatabase<PiecesDB>,
+  name: 'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models',
+): Promise<{ ids: string[]; seq: number }> {
+  const tx = db.transaction([name, 'changes']);
   const keys = () => {
     if (name === 'assets') return tx.objectStore('assets').index('by-name').getAllKeys();
     if (name === 'activities') return tx.objectStore('activities').index('by-created').getAllKeys();
     if (name === 'anchors') return tx.objectStore('anchors').index('by-created').getAllKeys();
-    return name ? tx.objectStore(name).getAllKeys() : Promise.resolve([]);
+    return tx.objectStore(name).getAllKeys();
   };
   const [ids, last] = await Promise.all([keys(), tx.objectStore('changes').openCursor(null, 'prev')]);
   await tx.done;

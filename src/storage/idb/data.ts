@@ -1,7 +1,7 @@
 /** The whole store at once: every record read in one transaction (export), or written in one (seed, reset, import). */
 import type { IDBPDatabase } from 'idb';
-import type { Collection, PiecesDB } from '../schema.js';
-import type { Change, Storage, StoredData } from '../storage.js';
+import type { GenericKind, PiecesDB } from '../schema.js';
+import { materialKey, type Change, type Storage, type StoredData } from '../storage.js';
 import { commit, log } from './transactions.js';
 import { SIGNED_IN_KEY } from '../storage.js';
 
@@ -26,6 +26,7 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
         activities,
         anchors,
         models,
+        materials,
       ] = await Promise.all([
         tx.objectStore('applications').getAll(),
         tx.objectStore('sessions').getAll(),
@@ -41,6 +42,8 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
         tx.objectStore('activities').index('by-created').getAll(),
         tx.objectStore('anchors').index('by-created').getAll(),
         tx.objectStore('models').getAll(),
+        // By kind, each kind in creation order.
+        tx.objectStore('materials').index('by-kind-seq').getAll(),
       ]);
       await tx.done;
       const byId = new Map(messages.map((m) => [m.id, m]));
@@ -61,6 +64,7 @@ export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' 
         external,
         anchors,
         models,
+        materials: materials.map(({ seq: _seq, ...material }) => material),
       };
     },
   };
@@ -82,6 +86,7 @@ const RECORD_STORES = [
   'activities',
   'anchors',
   'models',
+  'materials',
 ] as const;
 
 /**
@@ -100,16 +105,19 @@ export async function loadData(
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, signedIn] = await Promise.all([
-    store('conversations').getAll(),
-    store('messages').getAllKeys(),
-    store('assets').getAllKeys(),
-    store('applications').getAllKeys(),
-    store('activities').getAllKeys(),
-    store('anchors').getAllKeys(),
-    store('models').getAllKeys(),
-    store('meta').get(SIGNED_IN_KEY),
-  ]);
+  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn] = await Promise.all(
+    [
+      store('conversations').getAll(),
+      store('messages').getAllKeys(),
+      store('assets').getAllKeys(),
+      store('applications').getAllKeys(),
+      store('activities').getAllKeys(),
+      store('anchors').getAllKeys(),
+      store('models').getAllKeys(),
+      store('materials').getAllKeys(),
+      store('meta').get(SIGNED_IN_KEY),
+    ],
+  );
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
     conversation: new Set(data.conversations.map(({ conversation }) => conversation.id)),
@@ -119,10 +127,11 @@ export async function loadData(
     activity: new Set(data.activities.map((a) => a.id)),
     anchor: new Set(data.anchors.map((a) => a.id)),
     model: new Set(data.models.map((m) => m.id)),
-    range: new Set<string>(),
   };
+  const materials = data.materials ?? [];
+  const incomingMaterials = new Set(materials.map(materialKey));
   // What goes: with `replace`, every record not given again; else the messages an updated conversation no longer has.
-  const removed = (collection: Collection, ids: string[]) =>
+  const removed = (collection: keyof typeof incoming, ids: string[]) =>
     ids.filter((id) => !incoming[collection].has(id)).map((id) => ({ collection, id, deleted: true as const }));
   const gone = replace
     ? [
@@ -132,6 +141,9 @@ export async function loadData(
         ...removed('application', applicationIds),
         ...removed('activity', activityIds),
         ...removed('anchor', anchorIds),
+        ...materialKeys
+          .filter(([kind, id]) => !incomingMaterials.has(materialKey({ kind: kind as GenericKind, id })))
+          .map(([kind, id]) => ({ collection: kind as GenericKind, id, deleted: true as const })),
         // A model's state removed is the catalogue's again: a change, not a deletion of the model.
         ...removed('model', modelIds).map(({ deleted: _deleted, ...change }) => change),
         // The local user is as configured again.
@@ -152,7 +164,16 @@ export async function loadData(
     ...data.activities.map(({ id }) => ({ collection: 'activity' as const, id })),
     ...data.anchors.map(({ id }) => ({ collection: 'anchor' as const, id })),
     ...data.models.map(({ id }) => ({ collection: 'model' as const, id })),
+    ...materials.map(({ kind, id }) => ({ collection: kind, id })),
   ];
+  // A material stored before keeps its place in its kind's order (unless replaced); a new one's is its change's.
+  const keptSeq = replace
+    ? new Map<string, number>()
+    : new Map(
+        (await Promise.all(materials.map(({ kind, id }) => store('materials').get([kind, id])))).flatMap((m) =>
+          m ? [[materialKey(m), m.seq] as const] : [],
+        ),
+      );
   const changes: Change[] = [];
   await commit(tx, function* () {
     if (replace) {
@@ -176,13 +197,18 @@ export async function loadData(
     for (const { messages } of data.conversations) for (const message of messages) yield store('messages').put(message);
     // A new conversation's snapshot order is the sequence number of its change; an updated one keeps its place.
     yield log(store('changes'), [...gone, ...written], changes).then(() =>
-      Promise.all(
-        data.conversations.map(({ conversation }) => {
+      Promise.all([
+        ...data.conversations.map(({ conversation }) => {
           const kept = replace ? undefined : existing.get(conversation.id)?.seq;
           const seq = kept ?? changes.find((c) => c.collection === 'conversation' && c.id === conversation.id && !c.deleted)!.seq;
           return store('conversations').put({ ...conversation, seq });
         }),
-      ),
+        ...materials.map(({ kind, id, value }) => {
+          const seq =
+            keptSeq.get(materialKey({ kind, id })) ?? changes.find((c) => c.collection === kind && c.id === id && !c.deleted)!.seq;
+          return store('materials').put({ kind, id, seq, value });
+        }),
+      ]),
     );
     yield store('meta').put(true, 'seeded');
     // Loading may give a conversation another snapshot order (which the segments assume never happens): start them afresh.

@@ -5,15 +5,16 @@
  */
 import { wrap, type IDBPDatabase } from 'idb';
 import { randomUUID } from '../../shared/uuid.js';
-import { DB_NAME, missingStores, type PiecesDB } from '../schema.js';
+import { DB_NAME, missingStores, type GenericKind, type PiecesDB } from '../schema.js';
 import type { Storage, StoredData } from '../storage.js';
 import { applicationStore } from './applications.js';
 import { anchorStore } from './anchors.js';
 import { assetStore } from './assets.js';
 import { connect, type ConnectionEvents } from './connection.js';
 import { conversationStore } from './conversations.js';
-import { listIdsOf } from './conversations.js';
+import { listIdsOf, STORE_OF } from './conversations.js';
 import { dataStore, loadData } from './data.js';
+import { materialIds, materialStore } from './materials.js';
 import { mirrorStore } from './mirror.js';
 import { snapshotStore } from './snapshots.js';
 
@@ -47,6 +48,7 @@ const EMPTY: StoredData = {
   activities: [],
   anchors: [],
   models: [],
+  materials: [],
 };
 
 export async function openStorage(options: OpenStorageOptions = {}): Promise<Storage> {
@@ -68,15 +70,23 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const conversations = conversationStore(db, { groupCommit: options.groupCommit });
   const assets = assetStore(db);
   const anchors = anchorStore(db);
+  const materials = materialStore(db);
   const storage: Storage = {
     ...applications,
     ...conversations,
     ...snapshotMethods,
     ...assets,
     ...anchors,
+    ...materials,
     ...dataStore(db),
     ...mirrorStore(db),
-    listIds: (collection) => (collection === 'conversation' ? conversationIds() : listIdsOf(db, collection)),
+    // A collection with no hand-written store is a kind of material.
+    listIds: (collection) =>
+      collection === 'conversation'
+        ? conversationIds()
+        : Object.hasOwn(STORE_OF, collection)
+          ? listIdsOf(db, STORE_OF[collection]!)
+          : materialIds(db, collection as GenericKind),
     identity: async () => identity,
     getSearchIndex: (name) => db.get('search', name),
     async putSearchIndex(name, index) {
@@ -115,12 +125,13 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
       ...conversations.queueing(scope),
       ...assets.queueing(scope),
       ...anchors.queueing(scope),
+      ...materials.queueing(scope),
     }),
   };
   return storage;
 }
 
-const isEmpty = (data: StoredData) => Object.values(data).every((records) => records.length === 0);
+const isEmpty = (data: StoredData) => Object.values(data).every((records) => !records?.length);
 
 /**
  * On the first start of a database: gives it its identity (a random id: a wiped and recreated

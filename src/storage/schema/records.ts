@@ -2,7 +2,10 @@
  * What is stored: the record of every store (schema.ts says which store holds which, with its
  * indexes), and the records the mirror's outbox and id map keep.
  */
+import type { GenericKind } from '../../shared/graph.js';
 import type { JsonObject } from '../../shared/json.js';
+
+export type { GenericKind };
 
 export type EventKind = 'interaction' | 'keyboard' | 'installation' | 'update';
 
@@ -161,6 +164,19 @@ export interface AnchorRecord {
   json: string;
 }
 
+/**
+ * A material of a kind with no hand-written store (the generic path: see src/shared/graph.ts), keyed
+ * by `[kind, id]` and listed by `[kind, seq]`.
+ */
+export interface MaterialRecord {
+  kind: GenericKind;
+  id: string;
+  /** The change-sequence number of its creation: list order (oldest first). */
+  seq: number;
+  /** Its wire JSON: the SDK model (`Person`, …), references as the SDK writes them (Flattened lists). */
+  value: JsonObject & { id: string };
+}
+
 /** A catalogue model's local state, where it differs from the catalogue's (a download done). */
 export interface ModelStateRecord {
   id: string;
@@ -214,8 +230,20 @@ export interface IdPair {
   kind: RecordKind;
 }
 
-/** The collections with an identifier stream; the names are StreamedIdentifier's keys. */
-export type Collection = 'conversation' | 'conversationMessage' | 'asset' | 'application' | 'activity' | 'anchor' | 'range' | 'model';
+/**
+ * The collections with an identifier stream; the names are StreamedIdentifier's keys (the kinds the
+ * generic material store keeps among them).
+ */
+export type Collection =
+  | 'conversation'
+  | 'conversationMessage'
+  | 'asset'
+  | 'application'
+  | 'activity'
+  | 'anchor'
+  | 'range'
+  | 'model'
+  | GenericKind;
 
 /**
  * What the change log records changes of: the collections, and the local user's

@@ -16,6 +16,11 @@ export const mirrorStores: UpgradeStep = (db) => {
   db.createObjectStore('idmap', { keyPath: 'local' });
 };
 
+/** The generic materials' store (see STORES in schema.ts): the kinds with no hand-written store. */
+export const materialStore: UpgradeStep = (db) => {
+  db.createObjectStore('materials', { keyPath: ['kind', 'id'] }).createIndex('by-kind-seq', ['kind', 'seq'], { unique: true });
+};
+
 /** Step N brings a database from version N-1 to version N. Append, never edit. */
 export const UPGRADES: UpgradeStep[] = [
   // 1: the initial layout.
@@ -154,6 +159,8 @@ export const UPGRADES: UpgradeStep[] = [
   // 8: a mirrored Pieces OS: the outbox of operations queued while it was away, and the map of
   // ids created locally to the ids it gave them.
   mirrorStores,
+  // 9: materials of the kinds the generic path stores (persons, hints, workstream summaries, …).
+  materialStore,
 ];
 
 /** An asset as stored before step 7: one text, its language, a description. */

@@ -257,8 +257,8 @@ export function installResponseCheck() {
   });
 }
 
-/** What each frame a socket sends is, by the socket's kind. */
-const FRAME_MODEL: Record<SocketKind, string> = {
+/** What each frame a socket sends is, by the socket's kind (a material kind's: StreamedIdentifiers). */
+const FRAME_MODEL: Partial<Record<SocketKind, string>> = {
   conversation: 'StreamedIdentifiers',
   conversationMessage: 'StreamedIdentifiers',
   asset: 'StreamedIdentifiers',
@@ -288,7 +288,7 @@ function kindOf(url: URL): SocketKind | undefined {
 export function checkFrame(url: URL, data: string): Violation[] {
   const kind = kindOf(url);
   if (!kind) return [{ path: '$', message: `a frame on ${url.pathname}, which is no socket of the service` }];
-  const model = FRAME_MODEL[kind];
+  const model = FRAME_MODEL[kind] ?? 'StreamedIdentifiers';
   if (model === 'HealthStreamMessage' || (model === 'UserStreamMessage' && data === '')) return check(model, data);
   return parsed(data, '$', (value) => check(model, value));
 }
