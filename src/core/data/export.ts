@@ -2,7 +2,7 @@
 import type { AnnotationRecord, FormatRecord } from '../../storage/schema.js';
 import type { StoredData } from '../../storage/storage.js';
 import { toBase64 } from './fields.js';
-import { type ConversationData, DATA_VERSION, type PiecesData } from './format.js';
+import { type ConversationData, DATA_VERSION, type MaterialData, type MaterialsData, type PiecesData } from './format.js';
 
 /** Stored records as the data format. */
 export function toData(stored: StoredData): PiecesData {
@@ -11,6 +11,9 @@ export function toData(stored: StoredData): PiecesData {
   for (const a of [...stored.annotations].sort((x, y) => (x.id < y.id ? -1 : 1))) {
     if (a.asset) annotationsOf.set(a.asset.id, [...(annotationsOf.get(a.asset.id) ?? []), a]);
   }
+  // Stored by kind, each kind in creation order.
+  const materials: MaterialsData = {};
+  for (const { kind, value } of stored.materials ?? []) (materials[kind] ??= []).push(value as MaterialData);
   return {
     version: DATA_VERSION,
     // Stored records are what parseData and the handlers made: the shapes of the data format.
@@ -37,5 +40,6 @@ export function toData(stored: StoredData): PiecesData {
     externalApplications: stored.external,
     anchors: stored.anchors.map((a) => JSON.parse(a.json) as PiecesData['anchors'][number]),
     models: stored.models,
+    materials,
   };
 }

@@ -1,6 +1,6 @@
 /** Values of the data format read as written: times, lists, bytes in base64, and lists without repeats. */
 import { badRequest } from '../http.js';
-import { array, object, optional, required, string, type JsonObject } from '../validate.js';
+import { array, object, optional, required, string, type Json, type JsonObject } from '../validate.js';
 
 /** An ISO-8601 time, kept as written. */
 export function iso(value: unknown, path: string): string {
@@ -23,6 +23,36 @@ export const dense = (items: unknown[]): unknown[] => Array.from(items);
 /** The items of one key of the data (none when it is absent). */
 export function list(data: JsonObject, key: string): unknown[] {
   return dense(optional(data, key, 'data', array) ?? []);
+}
+
+/** What a value that is not JSON is, for a message: `NaN`, `a function`, `a Date`, `absent`. */
+const whatItIs = (value: unknown) =>
+  value === undefined
+    ? 'absent'
+    : typeof value === 'number'
+      ? String(value)
+      : typeof value === 'object'
+        ? `a ${(value as object).constructor?.name ?? 'object'}`
+        : `a ${typeof value}`;
+
+/**
+ * A JSON value, kept as written: null, a string, a finite number, a boolean, a list of them or a
+ * plain object of them (a key whose value is undefined counts as absent, as JSON writes it).
+ * Anything else (a function, a Date, NaN, a hole in a list) is a 400 naming where it is.
+ */
+export function json(value: unknown, path: string): Json {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (Array.isArray(value)) {
+    for (const [i, item] of dense(value).entries()) json(item, `${path}[${i}]`);
+    return value as Json[];
+  }
+  const prototype = typeof value === 'object' ? Object.getPrototypeOf(value) : undefined;
+  if (prototype === Object.prototype || prototype === null) {
+    for (const [key, item] of Object.entries(value as object)) if (item !== undefined) json(item, `${path}.${key}`);
+    return value as JsonObject;
+  }
+  throw badRequest(`${path} must be JSON (null, a string, a number, a boolean, a list or an object), not ${whatItIs(value)}.`);
 }
 
 /** Bytes as base64 (in chunks, so that a large value does not overflow the call stack). */

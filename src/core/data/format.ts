@@ -8,6 +8,7 @@ import type {
   EventRecord,
   ExternalApplicationRecord,
   FormatRecord,
+  GenericKind,
   ModelStateRecord,
   SessionRecord,
   TagRecord,
@@ -15,6 +16,10 @@ import type {
 } from '../../storage/schema.js';
 import type { JsonObject } from '../validate.js';
 
+/**
+ * The format's version: every document of an earlier version must still load, so it changes only
+ * when a key's meaning does; a new optional section (as `anchors`, `models`, `materials`) leaves it.
+ */
 export const DATA_VERSION = 1;
 
 /** A conversation with its messages inline, as exported (every id and time set). */
@@ -42,7 +47,15 @@ export interface PiecesData {
   anchors: Array<Record<string, unknown> & { id: string; type: string; points: { iterable: unknown[] } }>;
   /** The catalogue models downloaded here. */
   models: ModelStateRecord[];
+  /** The materials of the generic path's kinds: per kind (that has any), its records' wire JSON in creation order. */
+  materials: MaterialsData;
 }
+
+/** A material as exported: its wire JSON (the SDK's model of its kind: `Person`, …, references as Flattened lists). */
+export type MaterialData = Record<string, unknown> & { id: string; created: GroupedTimestamp; updated: GroupedTimestamp };
+
+/** Materials by kind (the kind's key in the SDK's StreamedIdentifier: `person`, `workstreamSummary`). */
+export type MaterialsData = { [K in GenericKind]?: MaterialData[] };
 
 /** A format as exported: bytes (a value that is not text) in base64. */
 export type FormatData = Omit<FormatRecord, 'asset' | 'bytes'> & { bytes?: string };
@@ -105,4 +118,8 @@ export interface PiecesSeed {
   anchors?: Array<Record<string, unknown> & { type: string; points: { iterable: unknown[] } }>;
   /** Catalogue models' local state: `{ id, downloaded: true }` for a model downloaded here. */
   models?: Array<{ id: string; downloaded: boolean }>;
+  /** Materials by kind, each kind's in creation order; id and times optional. */
+  materials?: {
+    [K in GenericKind]?: Array<Record<string, unknown> & { id?: string; created?: GroupedTimestamp; updated?: GroupedTimestamp }>;
+  };
 }

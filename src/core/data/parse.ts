@@ -4,12 +4,12 @@ import { badRequest } from '../http.js';
 import { parseApplication } from '../models/application.js';
 import type { TagRecord, WebsiteRecord } from '../../storage/schema.js';
 import type { StoredData } from '../../storage/storage.js';
-import { object } from '../validate.js';
+import { object, optional } from '../validate.js';
 import { parseAnnotation, parseAsset, parseLinked } from './assets.js';
 import { parseConversation } from './conversation.js';
 import { list, unique } from './fields.js';
 import { DATA_VERSION } from './format.js';
-import { parseActivity, parseAnchor, parseEvent, parseExternal, parseModelState, parseSession } from './records.js';
+import { parseActivity, parseAnchor, parseEvent, parseExternal, parseMaterials, parseModelState, parseSession } from './records.js';
 
 const KEYS = [
   'version',
@@ -25,6 +25,7 @@ const KEYS = [
   'externalApplications',
   'anchors',
   'models',
+  'materials',
 ];
 
 /** Validates seed data into stored records; a message names the first problem. */
@@ -102,5 +103,6 @@ export function parseData(value: unknown, clock: Clock): StoredData {
       'anchors',
     ),
     models: unique(each('models', parseModelState), (m) => m.id, 'models'),
+    materials: optional(data, 'materials', 'data', (v) => parseMaterials(v, clock)) ?? [],
   };
 }

@@ -1,4 +1,4 @@
-/** The other records of the data format: sessions, events, activities, external applications, anchors, models. */
+/** The other records of the data format: sessions, events, activities, external applications, anchors, models, materials. */
 import { AnchorTypeEnum, MechanismEnum } from '../enums.js';
 import type { Clock } from '../clock.js';
 import { catalogueModel } from '../copilot/catalogue.js';
@@ -10,11 +10,13 @@ import type {
   EventKind,
   EventRecord,
   ExternalApplicationRecord,
+  GenericKind,
+  MaterialRecord,
   ModelStateRecord,
   SessionRecord,
 } from '../../storage/schema.js';
 import { array, boolean, object, oneOf, optional, required, string, uuid } from '../validate.js';
-import { grouped, iso } from './fields.js';
+import { dense, grouped, iso, json, unique } from './fields.js';
 
 const EVENT_KINDS: readonly EventKind[] = ['interaction', 'keyboard', 'installation', 'update'];
 
@@ -76,4 +78,44 @@ export function parseModelState(value: unknown, path: string): ModelStateRecord 
   const id = required(input, 'id', path, string);
   if (!catalogueModel(id)) throw badRequest(`${path}.id ${JSON.stringify(id)} is not a model of the catalogue (GET /models lists them).`);
   return { id, downloaded: required(input, 'downloaded', path, boolean) };
+}
+
+/**
+ * The kinds a `materials` section holds: every GenericKind (the generic path's kinds, in
+ * src/shared/graph.ts), as a value. tsc refuses this list when it lacks a GenericKind or has another name.
+ */
+const MATERIAL_KINDS = Object.keys({
+  anchorPoint: true,
+  hint: true,
+  person: true,
+  range: true,
+  sensitive: true,
+  workstreamPatternEngineSource: true,
+  workstreamPatternEngineSourceWindow: true,
+  workstreamSummary: true,
+} satisfies Record<GenericKind, true>) as readonly GenericKind[];
+
+const isMaterialKind = (kind: string): kind is GenericKind => (MATERIAL_KINDS as readonly string[]).includes(kind);
+
+/**
+ * `materials`: per kind, its records' wire JSON in creation order (the order given), each with an
+ * id (a UUID; assigned when missing, unique in its kind) and its `created` and `updated` times
+ * (now, and `created`, when missing). A record is kept as written otherwise; it must be JSON.
+ */
+export function parseMaterials(value: unknown, clock: Clock): Array<Omit<MaterialRecord, 'seq'>> {
+  const path = 'data.materials';
+  const section = object(value, path);
+  return Object.keys(section).flatMap((kind) => {
+    if (!isMaterialKind(kind)) throw badRequest(`${path} has an unknown kind "${kind}"; the kinds are ${MATERIAL_KINDS.join(', ')}.`);
+    const records = dense(array(section[kind], `${path}.${kind}`)).map((item, i) => {
+      const at = `${path}.${kind}[${i}]`;
+      const input = object(item, at);
+      json(input, at);
+      const id = optional(input, 'id', at, uuid) ?? clock.newId();
+      const created = optional(input, 'created', at, grouped) ?? { value: clock.now().toISOString() };
+      const updated = optional(input, 'updated', at, grouped) ?? created;
+      return { kind, id, value: { ...input, id, created, updated } };
+    });
+    return unique(records, (m) => m.id, `materials.${kind}`);
+  });
 }

@@ -22,6 +22,9 @@ const valid = {
   events: [{ id: '99999999-9999-4999-8999-999999999999', kind: 'interaction', at: '2025-01-01T00:00:00Z', payload: { description: 'x' } }],
   assets: [{ id: 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', name: 'a.ts', text: 'export {}' }],
   externalApplications: [{ name: 'Obsidian', version: '1.5' }],
+  materials: {
+    person: [{ id: 'cccccccc-cccc-4ccc-8ccc-cccccccccccc', type: { basic: { name: 'Ada' } }, created: { value: '2025-01-01T00:00:00Z' } }],
+  },
 };
 
 type Path = Array<string | number>;

@@ -423,6 +423,94 @@ describe('data', () => {
     expect(() => setupPiecesServer({ data: { assets: [{ name: 'a.ts' } as never] } })).toThrow('data.assets[0].text is required.');
   });
 
+  it('carries materials: seeded by kind in the order given, exported so, and the same after export, wipe, seed', async () => {
+    const s = server(clock());
+    const stamp = { value: '2024-05-01T10:00:00.000Z' };
+    const [ada, bob, summary] = [
+      '33333333-3333-4333-8333-333333333333',
+      '11111111-1111-4111-8111-111111111111',
+      '22222222-2222-4222-8222-222222222222',
+    ];
+    await s.seed({
+      materials: {
+        // Listed in creation order, not by id; references as the SDK writes them.
+        person: [
+          { id: ada, type: { basic: { name: 'Ada' } }, created: stamp, updated: stamp, summaries: { iterable: [{ id: summary }] } },
+          { id: bob, type: { basic: { name: 'Bob' } }, created: stamp, updated: stamp },
+        ],
+        // Id and times assigned when missing.
+        workstreamSummary: [
+          { name: 'Monday', persons: { iterable: [{ id: ada }] } },
+          { id: summary, name: 'Tuesday' },
+        ],
+      },
+    });
+    const exported = await s.exportData();
+    expect(exported.materials).toEqual({
+      person: [
+        { id: ada, type: { basic: { name: 'Ada' } }, created: stamp, updated: stamp, summaries: { iterable: [{ id: summary }] } },
+        { id: bob, type: { basic: { name: 'Bob' } }, created: stamp, updated: stamp },
+      ],
+      workstreamSummary: [
+        {
+          name: 'Monday',
+          persons: { iterable: [{ id: ada }] },
+          id: '00000000-0000-4000-8000-000000000001',
+          created: { value: '2025-01-01T00:00:01.000Z' },
+          updated: { value: '2025-01-01T00:00:01.000Z' },
+        },
+        { id: summary, name: 'Tuesday', created: { value: '2025-01-01T00:00:02.000Z' }, updated: { value: '2025-01-01T00:00:02.000Z' } },
+      ],
+    });
+    const text = JSON.stringify(exported);
+    await s.reset();
+    expect((await s.exportData()).materials).toEqual({});
+    await s.seed(JSON.parse(text));
+    expect(JSON.stringify(await s.exportData())).toBe(text);
+    // Seeded again without a wipe: a material given again keeps its place in its kind's order.
+    await s.seed({ materials: { person: [{ ...exported.materials.person![0]!, type: { basic: { name: 'Ada L.' } } }] } });
+    expect((await s.exportData()).materials.person!.map((p) => [p.id, (p.type as { basic: { name: string } }).basic.name])).toEqual([
+      [ada, 'Ada L.'],
+      [bob, 'Bob'],
+    ]);
+  });
+
+  it('refuses an invalid materials section with a message naming where, loading none of it', async () => {
+    const s = server();
+    const stamp = { value: '2024-05-01T10:00:00Z' };
+    await s.seed({ materials: { person: [{ id: '44444444-4444-4444-8444-444444444444', created: stamp, type: {} }] } });
+    const before = JSON.stringify(await s.exportData());
+    const refused: Array<[unknown, string | RegExp]> = [
+      [[], 'data.materials must be a JSON object, not an array.'],
+      [{ people: [] }, /^data.materials has an unknown kind "people"; the kinds are .*\bperson\b/],
+      [JSON.parse('{"__proto__": []}'), /^data.materials has an unknown kind "__proto__"/],
+      [{ person: {} }, /^data.materials.person must be an array, not /],
+      [{ hint: [{ text: 'kept?' }], person: [{ type: {} }, 'Ada'] }, 'data.materials.person[1] must be a JSON object, not a string.'],
+      [{ person: [{ id: 'p1' }] }, 'data.materials.person[0].id must be a UUID, not "p1".'],
+      [
+        { range: [{ created: { value: 'yesterday' } }] },
+        'data.materials.range[0].created.value must be an ISO-8601 date, not "yesterday".',
+      ],
+      [{ person: [{ updated: stamp.value }] }, 'data.materials.person[0].updated must be a JSON object, not a string.'],
+      [
+        { sensitive: [{ id: '55555555-5555-4555-8555-555555555555' }, { id: '55555555-5555-4555-8555-555555555555' }] },
+        'data.materials.sensitive lists 55555555-5555-4555-8555-555555555555 twice.',
+      ],
+      [
+        { person: [{ type: { basic: { name: Number.NaN } } }] },
+        'data.materials.person[0].type.basic.name must be JSON (null, a string, a number, a boolean, a list or an object), not NaN.',
+      ],
+      [{ person: [{ seen: [new Date(0)] }] }, /^data.materials.person\[0\].seen\[0\] must be JSON .*, not a Date\.$/],
+    ];
+    for (const [materials, message] of refused) {
+      await expect(s.seed({ materials } as never)).rejects.toThrow(message);
+      expect(JSON.stringify(await s.exportData())).toBe(before);
+    }
+    expect(() => setupPiecesServer({ data: { materials: { people: [] } } as never })).toThrow(
+      /^data.materials has an unknown kind "people"/,
+    );
+  });
+
   it('reset() goes back to the initial data: sample assets and the data option', async () => {
     const s = server({
       sampleAssets: true,

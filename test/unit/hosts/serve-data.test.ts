@@ -505,6 +505,31 @@ describe('a store written by an earlier version', () => {
 });
 
 describe('materials', () => {
+  it('in a --data file are served after a restart, and written back to it on exit', async () => {
+    const data = newFile('materials');
+    const stamp = { value: '2025-01-01T00:00:00.000Z' };
+    const [ada, bob, summary] = [
+      '33333333-3333-4333-8333-333333333333',
+      '11111111-1111-4111-8111-111111111111',
+      '22222222-2222-4222-8222-222222222222',
+    ];
+    const materials = {
+      person: [
+        { id: ada, type: { basic: { name: 'Ada' } }, created: stamp, updated: stamp, summaries: { iterable: [{ id: summary }] } },
+        { id: bob, type: { basic: { name: 'Bob' } }, created: stamp, updated: stamp },
+      ],
+      workstreamSummary: [{ id: summary, name: 'Monday', created: stamp, updated: stamp, persons: { iterable: [{ id: ada }] } }],
+    };
+    writeFileSync(data, JSON.stringify({ version: 1, materials }));
+    const first = serve(data);
+    expect(((await exported(await first.url)) as { materials: unknown }).materials).toEqual(materials);
+    expect(await stop(first)).toBe(0);
+    expect(JSON.parse(readFileSync(data, 'utf8')).materials).toEqual(materials);
+    const second = serve(data);
+    expect(((await exported(await second.url)) as { materials: unknown }).materials).toEqual(materials);
+    await kill(second);
+  });
+
   it('are kept across starts of the store (keyed by [kind, id], in creation order), from the journal and after a compaction', async () => {
     const path = join(folder, 'materials.store');
     const warn = (message: string) => expect.fail(message);
