@@ -2,6 +2,8 @@
 import { AnchorTypeEnum, MechanismEnum } from '../enums.js';
 import type { Clock } from '../clock.js';
 import { catalogueModel } from '../copilot/catalogue.js';
+import { KINDS } from '../../shared/graph.js';
+import { checkShape } from '../../shared/shapes.js';
 import { badRequest } from '../http.js';
 import { parseApplication } from '../models/application.js';
 import type {
@@ -80,20 +82,9 @@ export function parseModelState(value: unknown, path: string): ModelStateRecord 
   return { id, downloaded: required(input, 'downloaded', path, boolean) };
 }
 
-/**
- * The kinds a `materials` section holds: every GenericKind (the generic path's kinds, in
- * src/shared/graph.ts), as a value. tsc refuses this list when it lacks a GenericKind or has another name.
- */
-const MATERIAL_KINDS = Object.keys({
-  anchorPoint: true,
-  hint: true,
-  person: true,
-  range: true,
-  sensitive: true,
-  workstreamPatternEngineSource: true,
-  workstreamPatternEngineSourceWindow: true,
-  workstreamSummary: true,
-} satisfies Record<GenericKind, true>) as readonly GenericKind[];
+/** The kinds the generic path stores, with their models (the graph table's rows with no hand-written store). */
+const MATERIAL_MODELS = new Map(KINDS.filter((row) => !row.own).map((row) => [row.kind as GenericKind, row.model]));
+const MATERIAL_KINDS = [...MATERIAL_MODELS.keys()];
 
 const isMaterialKind = (kind: string): kind is GenericKind => (MATERIAL_KINDS as readonly string[]).includes(kind);
 
@@ -114,7 +105,11 @@ export function parseMaterials(value: unknown, clock: Clock): Array<Omit<Materia
       const id = optional(input, 'id', at, uuid) ?? clock.newId();
       const created = optional(input, 'created', at, grouped) ?? { value: clock.now().toISOString() };
       const updated = optional(input, 'updated', at, grouped) ?? created;
-      return { kind, id, value: { ...input, id, created, updated } };
+      const record = { ...input, id, created, updated };
+      // Strictly its SDK model, as the generic path answers it.
+      const problem = checkShape(MATERIAL_MODELS.get(kind)!, record, at);
+      if (problem) throw badRequest(`${problem}.`);
+      return { kind, id, value: record };
     });
     return unique(records, (m) => m.id, `materials.${kind}`);
   });

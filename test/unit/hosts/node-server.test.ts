@@ -426,40 +426,46 @@ describe('data', () => {
   it('carries materials: seeded by kind in the order given, exported so, and the same after export, wipe, seed', async () => {
     const s = server(clock());
     const stamp = { value: '2024-05-01T10:00:00.000Z' };
-    const [ada, bob, summary] = [
+    const [ada, bob, tuesday] = [
       '33333333-3333-4333-8333-333333333333',
       '11111111-1111-4111-8111-111111111111',
       '22222222-2222-4222-8222-222222222222',
     ];
     await s.seed({
       materials: {
-        // Listed in creation order, not by id; references as the SDK writes them.
+        // Listed in creation order, not by id; each record its SDK model (here a Person, a Hint).
         person: [
-          { id: ada, type: { basic: { name: 'Ada' } }, created: stamp, updated: stamp, summaries: { iterable: [{ id: summary }] } },
+          { id: ada, type: { basic: { name: 'Ada' } }, created: stamp, updated: stamp },
           { id: bob, type: { basic: { name: 'Bob' } }, created: stamp, updated: stamp },
         ],
         // Id and times assigned when missing.
-        workstreamSummary: [
-          { name: 'Monday', persons: { iterable: [{ id: ada }] } },
-          { id: summary, name: 'Tuesday' },
+        hint: [
+          { type: 'SUGGESTED_QUERY', text: 'Monday' },
+          { id: tuesday, type: 'QGPT_HINT', text: 'Tuesday' },
         ],
       },
     });
     const exported = await s.exportData();
     expect(exported.materials).toEqual({
       person: [
-        { id: ada, type: { basic: { name: 'Ada' } }, created: stamp, updated: stamp, summaries: { iterable: [{ id: summary }] } },
+        { id: ada, type: { basic: { name: 'Ada' } }, created: stamp, updated: stamp },
         { id: bob, type: { basic: { name: 'Bob' } }, created: stamp, updated: stamp },
       ],
-      workstreamSummary: [
+      hint: [
         {
-          name: 'Monday',
-          persons: { iterable: [{ id: ada }] },
+          type: 'SUGGESTED_QUERY',
+          text: 'Monday',
           id: '00000000-0000-4000-8000-000000000001',
           created: { value: '2025-01-01T00:00:01.000Z' },
           updated: { value: '2025-01-01T00:00:01.000Z' },
         },
-        { id: summary, name: 'Tuesday', created: { value: '2025-01-01T00:00:02.000Z' }, updated: { value: '2025-01-01T00:00:02.000Z' } },
+        {
+          id: tuesday,
+          type: 'QGPT_HINT',
+          text: 'Tuesday',
+          created: { value: '2025-01-01T00:00:02.000Z' },
+          updated: { value: '2025-01-01T00:00:02.000Z' },
+        },
       ],
     });
     const text = JSON.stringify(exported);
@@ -485,7 +491,10 @@ describe('data', () => {
       [{ people: [] }, /^data.materials has an unknown kind "people"; the kinds are .*\bperson\b/],
       [JSON.parse('{"__proto__": []}'), /^data.materials has an unknown kind "__proto__"/],
       [{ person: {} }, /^data.materials.person must be an array, not /],
-      [{ hint: [{ text: 'kept?' }], person: [{ type: {} }, 'Ada'] }, 'data.materials.person[1] must be a JSON object, not a string.'],
+      [
+        { hint: [{ type: 'QGPT_HINT', text: 'kept?' }], person: [{ type: {} }, 'Ada'] },
+        'data.materials.person[1] must be a JSON object, not a string.',
+      ],
       [{ person: [{ id: 'p1' }] }, 'data.materials.person[0].id must be a UUID, not "p1".'],
       [
         { range: [{ created: { value: 'yesterday' } }] },
@@ -493,9 +502,18 @@ describe('data', () => {
       ],
       [{ person: [{ updated: stamp.value }] }, 'data.materials.person[0].updated must be a JSON object, not a string.'],
       [
-        { sensitive: [{ id: '55555555-5555-4555-8555-555555555555' }, { id: '55555555-5555-4555-8555-555555555555' }] },
-        'data.materials.sensitive lists 55555555-5555-4555-8555-555555555555 twice.',
+        {
+          person: [
+            { id: '55555555-5555-4555-8555-555555555555', type: {} },
+            { id: '55555555-5555-4555-8555-555555555555', type: {} },
+          ],
+        },
+        'data.materials.person lists 55555555-5555-4555-8555-555555555555 twice.',
       ],
+      // Each record strictly its kind's SDK model.
+      [{ person: [{ type: { basic: { name: 7 } } }] }, /^data\.materials\.person\[0\]\.type\.basic\.name: /],
+      [{ hint: [{ type: 'SOMETIMES', text: 'x' }] }, /^data\.materials\.hint\[0\]\.type: /],
+      [{ person: [{ type: {}, nickname: 'A' }] }, /^data\.materials\.person\[0\]\.nickname: /],
       [
         { person: [{ type: { basic: { name: Number.NaN } } }] },
         'data.materials.person[0].type.basic.name must be JSON (null, a string, a number, a boolean, a list or an object), not NaN.',

@@ -518,7 +518,24 @@ describe('materials', () => {
         { id: ada, type: { basic: { name: 'Ada' } }, created: stamp, updated: stamp, summaries: { iterable: [{ id: summary }] } },
         { id: bob, type: { basic: { name: 'Bob' } }, created: stamp, updated: stamp },
       ],
-      workstreamSummary: [{ id: summary, name: 'Monday', created: stamp, updated: stamp, persons: { iterable: [{ id: ada }] } }],
+      workstreamSummary: [
+        {
+          id: summary,
+          name: 'Monday',
+          created: stamp,
+          updated: stamp,
+          model: {
+            id: '44444444-4444-4444-8444-444444444444',
+            version: '1',
+            created: stamp,
+            name: 'Local',
+            cloud: false,
+            type: 'BALANCED',
+            usage: 'CODE_CONVERSATION',
+          },
+          persons: { iterable: [{ id: ada }] },
+        },
+      ],
     };
     writeFileSync(data, JSON.stringify({ version: 1, materials }));
     const first = serve(data);
