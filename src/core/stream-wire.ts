@@ -2,7 +2,8 @@
  * The wire between the service and the sockets it feeds (which paths, handshake and catch-up bodies,
  * frames, announcements): written by the stream handlers and read by the page's shim.
  */
-import type { Change, Collection } from '../storage/storage.js';
+import { KINDS } from '../shared/graph.js';
+import type { Change, Collection, GenericKind } from '../storage/storage.js';
 import type { MirrorStatus } from './mirror-spec.js';
 
 /** Name of the BroadcastChannel on which a host announces committed changes. */
@@ -30,16 +31,17 @@ export type SocketKind = Collection | 'health' | 'user' | 'vision' | 'copilot' |
 
 /**
  * The WebSocket paths the service serves, and what each carries (the route
- * table has a GET route for each: the handshake).
+ * table has a GET route for each: the handshake): the identifier stream of
+ * every kind the generic path stores (from the graph table), and these.
  */
 export const SOCKETS: Readonly<Record<string, SocketKind>> = {
+  ...Object.fromEntries(KINDS.flatMap((row) => (!row.own && row.ops.stream ? [[row.ops.stream.path, row.kind as GenericKind]] : []))),
   '/conversations/stream/identifiers': 'conversation',
   '/messages/stream/identifiers': 'conversationMessage',
   '/assets/stream/identifiers': 'asset',
   '/applications/stream/identifiers': 'application',
   '/activities/stream/identifiers': 'activity',
   '/anchors/stream/identifiers': 'anchor',
-  '/ranges/stream/identifiers': 'range',
   '/models/stream/identifiers': 'model',
   '/.well-known/stream/health': 'health',
   '/user/stream': 'user',
