@@ -3,7 +3,7 @@
  * frames, announcements): written by the stream handlers and read by the page's shim.
  */
 import { KINDS } from '../shared/graph.js';
-import type { Change, Collection, GenericKind } from '../storage/storage.js';
+import type { Change, Collection, GenericKind, Logged } from '../storage/storage.js';
 import type { MirrorStatus } from './mirror-spec.js';
 
 /** Name of the BroadcastChannel on which a host announces committed changes. */
@@ -136,12 +136,22 @@ export function readAnnouncement(data: unknown): { change: Change } | { database
   return data.type === 'change' && isChange(data.change) ? { change: data.change } : null;
 }
 
+/**
+ * The key of a collection's items in a StreamedIdentifier on the wire: its name, but for a
+ * workstream summary (the SDK's StreamedIdentifierToJSON writes `workstreamSummary` as
+ * `workstream_summary`).
+ */
+const streamKey = (collection: Logged): string => (collection === 'workstreamSummary' ? 'workstream_summary' : collection);
+
 /** A socket's first frame on an identifier stream: every id of the collection (StreamedIdentifiers). */
 export function identifiersFrame(collection: Collection, ids: readonly string[]) {
-  return { iterable: ids.map((id) => ({ [collection]: { id } })) };
+  const key = streamKey(collection);
+  return { iterable: ids.map((id) => ({ [key]: { id } })) };
 }
 
 /** The frame for one change: a StreamedIdentifiers with one item. */
 export function changeFrame(change: Change): string {
-  return JSON.stringify({ iterable: [{ [change.collection]: { id: change.id }, ...(change.deleted ? { deleted: true } : {}) }] });
+  return JSON.stringify({
+    iterable: [{ [streamKey(change.collection)]: { id: change.id }, ...(change.deleted ? { deleted: true } : {}) }],
+  });
 }

@@ -51,7 +51,8 @@ function backKey(kind: MaterialKind, other: MaterialKind): { key: string; many: 
   const key = relation ? (relation.from === kind ? relation.fromKey : relation.toKey) : undefined;
   const references = kindRow(kind).references;
   const chosen = key ?? Object.keys(references).find((name) => references[name]!.kind === other && references[name]!.many);
-  return chosen === undefined ? undefined : { key: chosen, many: references[chosen]?.many ?? true };
+  // A field holding whole records (`model`) is not written here.
+  return chosen === undefined || references[chosen]?.model ? undefined : { key: chosen, many: references[chosen]?.many ?? true };
 }
 
 /** The generic records a record's references list (the others are written by their own stores). */
@@ -66,7 +67,7 @@ function linkedBack(other: MaterialRecord, kind: MaterialKind, id: string, linke
   // Unlisted from every field of it that lists the kind.
   let value: JsonObject = other.value;
   for (const [key, reference] of Object.entries(kindRow(other.kind).references))
-    if (reference.kind === kind) value = relinked(value, key, reference.many, id, false);
+    if (reference.kind === kind && !reference.model) value = relinked(value, key, reference.many, id, false);
   return value;
 }
 
@@ -179,7 +180,8 @@ async function listers(storage: Storage, kind: MaterialKind, id: string): Promis
     const fields = Object.entries(row.references).filter(([, reference]) => reference.kind === kind);
     if (fields.length === 0) continue;
     for (const record of await storage.listMaterials(row.kind as GenericKind))
-      if (fields.some(([key, reference]) => listed(record.value, key, reference.many).includes(id))) found.push({ kind: record.kind, id: record.id });
+      if (fields.some(([key, reference]) => listed(record.value, key, reference.many).includes(id)))
+        found.push({ kind: record.kind, id: record.id });
   }
   return found;
 }
@@ -281,7 +283,11 @@ export interface MaterialOperation {
 }
 
 /** What the generic path answers for one role of a kind's operations. */
-function handlerOf(row: KindRow, role: keyof KindRow['ops'], path: string): Omit<MaterialOperation, 'name' | 'api' | 'method' | 'path'> | undefined {
+function handlerOf(
+  row: KindRow,
+  role: keyof KindRow['ops'],
+  path: string,
+): Omit<MaterialOperation, 'name' | 'api' | 'method' | 'path'> | undefined {
   switch (role) {
     case 'snapshot':
       return { handler: snapshot(row) };

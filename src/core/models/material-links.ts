@@ -6,7 +6,8 @@
 import { KINDS, type GenericKind, type KindRow, type MaterialKind } from '../../shared/graph.js';
 import type { JsonObject } from '../validate.js';
 
-export type Reference = { kind: MaterialKind; many: boolean };
+/** A reference field: `model` where it holds whole records, not ids (see KindRow.references). */
+export type Reference = { kind: MaterialKind; many: boolean; model?: string };
 
 const ROWS = new Map<MaterialKind, KindRow>(KINDS.map((row) => [row.kind, row]));
 
@@ -56,20 +57,13 @@ export function relinked(value: JsonObject, key: string, many: boolean, id: stri
   const current = at(value, key);
   const field = isObject(current) ? current : {};
   const items = Array.isArray(field.iterable) ? field.iterable : [];
-  const next = linked
-    ? [...items, { id }]
-    : items.filter((item) => !(isObject(item) && item.id === id));
+  const next = linked ? [...items, { id }] : items.filter((item) => !(isObject(item) && item.id === id));
   const indices = isObject(field.indices) ? { ...(field.indices as Record<string, unknown>) } : undefined;
   if (indices) {
     if (linked) indices[id] = items.length;
     else delete indices[id];
   }
   return withField(value, key, { ...field, iterable: next, ...(indices ? { indices } : {}) });
-}
-
-/** The reference fields of `kind`'s model that list records of `other`. */
-export function fieldsListing(kind: MaterialKind, other: MaterialKind): Array<[string, Reference]> {
-  return Object.entries(kindRow(kind).references).filter(([, reference]) => reference.kind === other);
 }
 
 /** Every record (kind and id) a record's reference fields list, each once. */

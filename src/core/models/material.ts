@@ -21,7 +21,7 @@ import type { Clock } from '../clock.js';
 import { badRequest } from '../http.js';
 import { isObject, type JsonObject } from '../validate.js';
 import { fieldsOf } from './material-shapes.js';
-import { kindRow, listed } from './material-links.js';
+import { listed } from './material-links.js';
 
 const BY_MODEL = new Map<string, MaterialKind>();
 for (const row of KINDS) {
@@ -75,13 +75,15 @@ export function seedRecord(row: KindRow, seed: JsonObject, clock: Clock): { valu
     const kind = seedFieldKind(key, type);
     if (kind) {
       const ids = seedIds(given, type);
-      const reference = Object.entries(row.references).find(([name, r]) => r.kind === kind && (name === key || name.startsWith(key)))
-        ?? Object.entries(row.references).find(([, r]) => r.kind === kind);
-      if (reference) {
+      const reference =
+        Object.entries(row.references).find(([name, r]) => r.kind === kind && name === key) ??
+        Object.entries(row.references).find(([, r]) => r.kind === kind);
+      if (reference && !reference[1].model) {
         const [name, { many }] = reference;
         value[name] = many ? { iterable: ids.map((id) => ({ id })) } : { id: ids[0]! };
-      } else if (field && ids[0] !== undefined && field.type === `Flattened${kindRow(kind).model}`) {
-        resolve.push({ key, kind, id: ids[0] });
+      } else if (reference && !reference[1].many && ids[0] !== undefined) {
+        // A field holding the record whole (a Sensitive's FlattenedAsset): the caller reads it.
+        resolve.push({ key: reference[0], kind, id: ids[0] });
       }
       continue;
     }
@@ -180,7 +182,8 @@ export function incrementedScore(row: KindRow, body: JsonObject, value: JsonObje
   const score: JsonObject = isObject(value.score) ? { ...value.score } : { manual: 0, automatic: 0 };
   for (const [name, flag] of Object.entries(seeded)) {
     if (name === 'schema') continue;
-    if (!(SCORE_KEYS as readonly string[]).includes(name)) throw badRequest(`seededScoreIncrement.${key}.${name} is not a field of SeededScore.`);
+    if (!(SCORE_KEYS as readonly string[]).includes(name))
+      throw badRequest(`seededScoreIncrement.${key}.${name} is not a field of SeededScore.`);
     if (typeof flag !== 'boolean') throw badRequest(`seededScoreIncrement.${key}.${name} must be true or false.`);
     if (flag) score[name] = (typeof score[name] === 'number' ? (score[name] as number) : 0) + 1;
   }

@@ -157,7 +157,7 @@ async function waitFirst(t: Awaited<ReturnType<typeof setup>>): Promise<string> 
 }
 
 describe('ranges', () => {
-  it('the stream sends the empty snapshot at once; GET /ranges is empty; GET /range/{id} is a 404 naming the range (ranges are the generic path\'s: materials.test.ts)', async () => {
+  it("the stream sends the empty snapshot at once; GET /ranges is empty; GET /range/{id} is a 404 naming the range (ranges are the generic path's: materials.test.ts)", async () => {
     const t = await setup();
     const stream = sockets(t).open('ws://localhost:1000/ranges/stream/identifiers');
     await until(() => stream.frames.length === 1, 'the snapshot');
