@@ -6,8 +6,6 @@
 import { KINDS, type GenericKind, type KindRow, type MaterialKind } from '../../shared/graph.js';
 import type { JsonObject } from '../validate.js';
 
-/** A reference field: `model` where it holds whole records, not ids (see KindRow.references). */
-export type Reference = { kind: MaterialKind; many: boolean; model?: string };
 
 const ROWS = new Map<MaterialKind, KindRow>(KINDS.map((row) => [row.kind, row]));
 
