@@ -241,9 +241,13 @@ export type WriteOperationName = Exclude<Extract<(typeof TABLE)[number], { metho
 /**
  * Every operation: the rows above, then the generic path's, one per SDK operation of each kind with
  * no hand-written store and of each association between two such kinds, made from the graph table
- * (src/core/handlers/materials.ts): `personsCreateNewPerson` is there, under its SDK name.
+ * (src/core/handlers/materials.ts): `personsCreateNewPerson` is there, under its SDK name. Static
+ * paths come before `{param}` paths.
  */
-export const OPERATIONS: readonly Operation[] = [...TABLE, ...MATERIAL_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [
+  ...[...TABLE, ...MATERIAL_OPERATIONS].filter((operation) => !operation.path.includes('{')),
+  ...[...TABLE, ...MATERIAL_OPERATIONS].filter((operation) => operation.path.includes('{')),
+];
 
 export type PathMatcher = (path: string) => Record<string, string> | null;
 
