@@ -68,13 +68,21 @@ for (const file of readdirSync(APIS)
       method,
       path,
       input: /body: \(0, index_1\.(\w+)ToJSON\)/.exec(body)?.[1],
-      output: /index_1\.(\w+)FromJSON\)\(jsonValue\)/.exec(body)?.[1],
+      output: /index_1\.(\w+)FromJSON\)\(jsonValue\)/.exec(body)?.[1] ?? (/new runtime\.TextApiResponse/.test(body) ? 'text' : undefined),
       query: [...body.matchAll(/queryParameters\['(\w+)'\] =/g)].map((m) => m[1]),
       params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]),
     });
   }
 }
-const op = ({ name, method, path, api, query }) => ({ name, method, path, api, ...(query.length ? { query } : {}) });
+const op = ({ name, method, path, api, input, output, query }) => ({
+  name,
+  method,
+  path,
+  api,
+  body: input ?? '',
+  answer: output ?? '',
+  query,
+});
 
 // ---- The SDK's models (read as test/unit/support/sdk-shape.ts reads them) --------------------
 
@@ -116,7 +124,7 @@ function model(name) {
   return found;
 }
 
-/** A type in SHAPES' notation: `s` string, `n` number, `b` boolean, `d` date-time, a model or enum name, `T[]` array, `T{}` map. */
+/** A type in SHAPES' notation: `s` string, `n` number, `b` boolean, `d` date-time, `o` any object, a model or enum name, `T[]` array, `T{}` map. */
 function parseType(text, where) {
   const primitive = { string: 's', number: 'n', boolean: 'b', Date: 'd' }[text];
   if (primitive) return primitive;
@@ -136,9 +144,12 @@ const lowerFirst = (s) => s[0].toLowerCase() + s.slice(1);
 
 /** kind → its Referenced… model (one reference) and its model. StreamedIdentifier names the SDK's kinds. */
 const referencedOf = new Map();
+/** kind → its key in a StreamedIdentifier on the wire ('workstream_summary'). */
+const streamedKey = new Map();
 for (const f of model('StreamedIdentifier').fields) {
-  if (f.key === 'deleted') continue;
+  if (f.key === 'deleted' || f.key === 'schema') continue;
   referencedOf.set(f.prop, f.type);
+  streamedKey.set(f.prop, f.key);
 }
 /** The model a Referenced… model references: ReferencedPerson.reference is a FlattenedPerson → Person (ReferencedModel has no reference: Model). */
 const modelOfReferenced = (referenced) =>
@@ -174,14 +185,6 @@ for (const [kind, m] of [...candidates].sort(([a], [b]) => (a < b ? -1 : 1))) {
   const snapshot = collectionOf(m);
   const c = snapshot?.path;
   const find = (method, path, check = () => true) => operations.find((o) => o.method === method && o.path === path && check(o));
-  const withParam = (prefix, suffix = '') =>
-    operations.filter(
-      (o) =>
-        o.path.startsWith(`${prefix}/{`) &&
-        o.path.endsWith(`}${suffix}`) &&
-        o.params.length === 1 &&
-        /^\/\{\w+\}$/.test(o.path.slice(prefix.length, o.path.length - suffix.length)),
-    );
   const create = c && find('POST', `${c}/create`, (o) => o.output === m);
   if (!OWN.has(kind) && !associationModels.has(m) && !create) continue;
   const update = operations.find((o) => o.method === 'POST' && /\/update$/.test(o.path) && o.input === m && o.output === m);
@@ -195,7 +198,7 @@ for (const [kind, m] of [...candidates].sort(([a], [b]) => (a < b ? -1 : 1))) {
     item,
     create,
     update,
-    delete: c && withParam(c, '/delete').find((o) => o.method === 'POST'),
+    delete: c && operations.find((o) => o.method === 'POST' && o.params.length === 1 && o.path === `${c}/{${o.params[0]}}/delete`),
     stream: c && find('GET', `${c}/stream/identifiers`),
     search: c && find('POST', `${c}/search`),
     scores: item && find('POST', `${item.path}/scores/increment`),
@@ -207,6 +210,7 @@ for (const [kind, m] of [...candidates].sort(([a], [b]) => (a < b ? -1 : 1))) {
     seeded: create?.input,
     plural: snapshot?.output,
     own: OWN.has(kind),
+    streamed: streamedKey.get(kind),
     referenced: referencedOf.get(kind) ?? `Referenced${m}`,
     collection: c,
     ops: Object.fromEntries(Object.entries(ops).flatMap(([role, o]) => (o ? [[role, op(o)]] : []))),
@@ -254,6 +258,26 @@ function referencesOf(m, prefix = '', seen = new Set([m])) {
 }
 for (const k of kinds) k.references = referencesOf(k.model);
 
+/**
+ * The fields of a generic kind's Seeded model that name records of other kinds: a reference or list
+ * (as in references), or a bare id, a string field named as the SDK names the kind in a
+ * StreamedIdentifier (SeededPerson.asset, SeededAnnotation.workstream_summary); `into`, the
+ * model's top-level field of that kind (the same key, else the only one).
+ */
+function seedsOf(k) {
+  const out = {};
+  for (const f of model(k.seeded).fields) {
+    const named = f.type === 's' && kinds.find((o) => o.streamed === f.key);
+    const ref = referenceOf(f.type) ?? (named && { kind: named.kind, many: false, id: true });
+    if (!ref) continue;
+    const fields = Object.entries(k.references).filter(([key, r]) => r.kind === ref.kind && !key.includes('.'));
+    const into = fields.find(([key]) => key === f.key) ?? (fields.length === 1 ? fields[0] : undefined);
+    out[f.key] = { ...ref, ...(into ? { into: into[0] } : {}) };
+  }
+  return out;
+}
+for (const k of kinds) if (!k.own && k.seeded) k.seeds = seedsOf(k);
+
 // ---- Relations -----------------------------------------------------------------------------
 
 /** The kind whose collection path is `segments` exactly (`['workstream_pattern_engine', 'sources']`). */
@@ -283,30 +307,36 @@ function listing(from, to) {
 const relations = [];
 for (const associate of associations.filter((o) => /\/associate\//.test(o.path))) {
   const disassociate = associations.find((o) => o.path === associate.path.replace('/associate/', '/disassociate/'));
-  if (!disassociate || disassociate.api !== associate.api) throw new Error(`${associate.name}: no disassociation`);
+  if (disassociate?.api !== associate.api || disassociate.name !== associate.name.replace('Associate', 'Disassociate')) {
+    throw new Error(`${associate.name}: no disassociation of the same name in the same API (PAIRS in graph.ts derives it)`);
+  }
+  if (associate.params.length !== 2) throw new Error(`${associate.name}: ${associate.params.length} path parameters`);
   const fromPath = itemPathOf(associate.path);
-  const from = kinds.find((k) => k.ops.item?.path === fromPath || k.ops.scores?.path.startsWith(`${fromPath}/`));
+  const from = kinds.find((k) => k.ops.item?.path === fromPath);
+  if (from?.ops.item.api !== associate.api)
+    throw new Error(`${associate.name}: not in the API of a kind's item snapshot (PAIRS in graph.ts derives it)`);
   const segments = associate.path.slice(fromPath.length + 1).split('/');
   const middle = segments.slice(0, segments.indexOf('associate'));
+  // Either `<to's collection>[/<field path in to>]` (persons, conversations/grounding/sources), or a
+  // field path in `from` ending on a list of `to` (grounding/messages, grounding/temporal_range/workstreams).
+  const lead = middle
+    .map((_, i) => ({ to: kindOfCollection(middle.slice(0, middle.length - i)), rest: middle.slice(middle.length - i) }))
+    .find((split) => split.to);
   let to;
   let fromKey;
   let toKey;
-  // `<to's collection>[/<field path in to>]`, else `<field path in from>` naming to's collection or a list of it.
-  for (let i = middle.length; i > 0 && !to; i--)
-    to = kindOfCollection(middle.slice(0, i)) && { kind: kindOfCollection(middle.slice(0, i)), rest: middle.slice(i) };
-  if (to) {
-    fromKey = listing(from, to.kind.kind);
-    toKey = to.rest.length ? walk(to.kind, to.rest, from.kind) : listing(to.kind, from.kind);
-    to = to.kind;
+  if (lead) {
+    to = lead.to;
+    fromKey = listing(from, to.kind);
+    toKey = lead.rest.length ? walk(to, lead.rest, from.kind) : listing(to, from.kind);
   } else {
-    const ref = Object.entries(from.references).find(([key]) => key === middle.map((s) => ALIASES[s] ?? s).join('.'));
+    const named = from.references[middle.map((s) => ALIASES[s] ?? s).join('.')];
     const tail = middle.findIndex((_, i) => kindOfCollection(middle.slice(i)));
-    to = ref ? kinds.find((k) => k.kind === ref[1].kind) : kindOfCollection(middle.slice(tail));
+    to = named ? kinds.find((k) => k.kind === named.kind) : tail >= 0 ? kindOfCollection(middle.slice(tail)) : undefined;
     if (!to) throw new Error(`${associate.name}: no kind at ${middle.join('/')}`);
     fromKey = walk(from, middle, to.kind);
     toKey = listing(to, from.kind);
   }
-  if (!from || !to) throw new Error(`${associate.name}: sides not found`);
   relations.push({
     associate: { name: associate.name, path: associate.path, api: associate.api },
     disassociate: { name: disassociate.name, path: disassociate.path, api: disassociate.api },
@@ -322,15 +352,24 @@ if (relations.length * 2 !== associations.length)
 
 // ---- Shapes --------------------------------------------------------------------------------
 
+/**
+ * The shapes the generic path validates bodies with: the models and Seeded models of the kinds no
+ * hand-written store serves, and every model nested in them, except what a Referenced… model's
+ * `reference` holds (the other record, flattened: any object, `o`), which would bring in most of the
+ * SDK; the generic path keeps a reference's id.
+ */
 const shapes = new Map();
 function collect(type) {
   const name = type.replace(/(\[\]|\{\})+$/, '');
   if (name.length === 1 || shapes.has(name)) return;
-  const found = model(name);
+  let found = model(name);
+  if (found.kind === 'model' && kinds.some((k) => k.referenced === name)) {
+    found = { ...found, fields: found.fields.map((f) => (f.key === 'reference' ? { ...f, type: 'o' } : f)) };
+  }
   shapes.set(name, found);
   if (found.kind === 'model') for (const f of found.fields) collect(f.type);
 }
-for (const k of kinds) {
+for (const k of kinds.filter((k) => !k.own)) {
   collect(k.model);
   if (k.seeded) collect(k.seeded);
 }
@@ -351,7 +390,17 @@ for (const s of shapes.values())
 // ---- The file ------------------------------------------------------------------------------
 
 const union = (names) => names.map((n) => `'${n}'`).join(' | ');
-const rowLine = ({ referenced, collection, ...row }) => `  ${JSON.stringify(row)},`;
+const q = (text) => `'${text}'`;
+const opText = (o) => `op(${[o.name, o.method, o.path, o.api, o.body, o.answer, ...o.query].map(q).join(', ')})`;
+const rowLine = ({ referenced, collection, ops, references, seeds, ...row }) =>
+  `  {${Object.entries(row)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}: ${JSON.stringify(value).replace(/"/g, "'")}`)
+    .join(', ')}, ops: {${Object.entries(ops)
+    .map(([role, o]) => `${role}: ${opText(o)}`)
+    .join(
+      ', ',
+    )}}, references: ${JSON.stringify(references).replace(/"/g, "'")}${seeds ? `, seeds: ${JSON.stringify(seeds).replace(/"/g, "'")}` : ''}},`;
 const out = `/**
  * The material graph of the Pieces OS API (SDK ${version}): ${kinds.length} kinds, ${relations.length} association pairs and
  * ${shapes.size} model shapes, written by scripts/graph.mjs from the SDK's API classes and models. Do not edit.
@@ -371,6 +420,10 @@ export interface Operation {
   path: string;
   /** The SDK's API class: 'PersonsApi'. */
   api: string;
+  /** The request body's model, where it takes one ('SearchInput'). */
+  body?: string;
+  /** The answer's model ('SearchedPersons'), or 'text' where the SDK reads the answer as text; absent for no answer. */
+  answer?: string;
   /** The query parameters the SDK sends, where it sends any ('transferables'). */
   query?: readonly string[];
 }
@@ -385,6 +438,8 @@ export interface KindRow {
   plural?: string;
   /** A hand-written store serves it today. */
   own: boolean;
+  /** Its key in a StreamedIdentifier on the wire ('workstream_summary'), where StreamedIdentifier has one. */
+  streamed?: string;
   /** SDK operations by role, where the SDK has the operation. */
   ops: Partial<Record<OpRole, Operation>>;
   /**
@@ -395,7 +450,23 @@ export interface KindRow {
    * record whole or flattened (Conversation.application: 'Application', Sensitive.asset: 'FlattenedAsset').
    */
   references: Readonly<Record<string, { kind: MaterialKind; many: boolean; model?: string }>>;
+  /**
+   * For a generic kind, the fields of its Seeded model that name records of other kinds: a reference
+   * or a list as in \`references\`, or (\`id\`) a bare id string (SeededPerson.asset); \`into\`, the model's
+   * top-level field of that kind the created record lists it in (Person.assets), where there is one.
+   */
+  seeds?: Readonly<Record<string, { kind: MaterialKind; many: boolean; model?: string; id?: true; into?: string }>>;
 }
+
+const op = (name: string, method: 'GET' | 'POST', path: string, api: string, body: string, answer: string, ...query: string[]): Operation => ({
+  name,
+  method,
+  path,
+  api,
+  ...(body ? { body } : {}),
+  ...(answer ? { answer } : {}),
+  ...(query.length ? { query } : {}),
+});
 
 export const KINDS: readonly KindRow[] = [
 ${kinds.map(rowLine).join('\n')}
@@ -419,15 +490,37 @@ export interface RelationRow {
   params: readonly [string, string];
 }
 
-export const RELATIONS: readonly RelationRow[] = [
-${relations.map((r) => `  ${JSON.stringify(r)},`).join('\n')}
+/**
+ * One a line: [associate name, its path after the \`from\` kind's item path, from, to, fromKey, toKey]
+ * ('' for no key). The association is in the API class of \`from\`'s item snapshot; the disassociation
+ * is its name and path with Disassociate and /disassociate/.
+ */
+const PAIRS: ReadonlyArray<readonly [string, string, MaterialKind, MaterialKind, string, string]> = [
+${relations.map((r) => `  ${JSON.stringify([r.associate.name, r.associate.path.slice(kinds.find((k) => k.kind === r.from).ops.item.path.length + 1), r.from, r.to, r.fromKey ?? '', r.toKey ?? ''])},`).join('\n')}
 ];
 
+const items = new Map(KINDS.map((k) => [k.kind, k.ops.item]));
+
+export const RELATIONS: readonly RelationRow[] = PAIRS.map(([name, tail, from, to, fromKey, toKey]) => {
+  const item = items.get(from)!;
+  const path = \`\${item.path}/\${tail}\`;
+  return {
+    associate: { name, path, api: item.api },
+    disassociate: { name: name.replace('Associate', 'Disassociate'), path: path.replace('/associate/', '/disassociate/'), api: item.api },
+    from,
+    to,
+    ...(fromKey ? { fromKey } : {}),
+    ...(toKey ? { toKey } : {}),
+    params: [/\\{(\\w+)\\}/.exec(path)![1]!, /\\{(\\w+)\\}$/.exec(path)![1]!],
+  };
+});
+
 /**
- * The shapes of the kind models, their Seeded models and every model nested in them, one a line:
- * a model \`Name key:type,key?:type\` (\`?\` optional; \`|null\` after a type: null allowed), an enum
- * \`Name=value|value\`. A type is \`s\` string, \`n\` number, \`b\` boolean, \`d\` ISO-8601 date-time, a
- * model or enum name, \`T[]\` an array, \`T{}\` a map of string keys. src/shared/shapes.ts reads them.
+ * The shapes of the models and Seeded models of the generic kinds and of every model nested in them,
+ * one a line: a model \`Name key:type,key?:type\` (\`?\` optional; \`|null\` after a type: null allowed),
+ * an enum \`Name=value|value\`. A type is \`s\` string, \`n\` number, \`b\` boolean, \`d\` ISO-8601
+ * date-time, \`o\` any object (a Referenced… model's \`reference\`: the generic path keeps a reference's
+ * id), a model or enum name, \`T[]\` an array, \`T{}\` a map of string keys. src/shared/shapes.ts reads them.
  */
 export const SHAPES = ${JSON.stringify(shapeLines.join('\n'))};
 `;

@@ -5,8 +5,8 @@
  */
 import { SHAPES } from './graph.js';
 
-/** A field type: 's' string, 'n' number, 'b' boolean, 'd' ISO-8601 date-time, a model or enum name, or an array or map of one. */
-export type FieldType = 's' | 'n' | 'b' | 'd' | { ref: string } | { array: FieldType } | { map: FieldType };
+/** A field type: 's' string, 'n' number, 'b' boolean, 'd' ISO-8601 date-time, 'o' any object, a model or enum name, or an array or map of one. */
+export type FieldType = 's' | 'n' | 'b' | 'd' | 'o' | { ref: string } | { array: FieldType } | { map: FieldType };
 
 export interface ShapeField {
   /** The key on the wire. */
@@ -26,7 +26,7 @@ let shapes: Map<string, Shape> | undefined;
 function parseType(text: string): FieldType {
   if (text.endsWith('[]')) return { array: parseType(text.slice(0, -2)) };
   if (text.endsWith('{}')) return { map: parseType(text.slice(0, -2)) };
-  return text === 's' || text === 'n' || text === 'b' || text === 'd' ? text : { ref: text };
+  return text === 's' || text === 'n' || text === 'b' || text === 'd' || text === 'o' ? text : { ref: text };
 }
 
 function decode(): Map<string, Shape> {
@@ -119,6 +119,8 @@ function checkType(type: FieldType, value: unknown, path: string): string | unde
       return typeof value === 'boolean' ? undefined : `${path}: expected a boolean, got ${describe(value)}`;
     case 'n':
       return typeof value === 'number' && Number.isFinite(value) ? undefined : `${path}: expected a number, got ${describe(value)}`;
+    case 'o':
+      return isObject(value) ? undefined : `${path}: expected an object, got ${describe(value)}`;
     case 'd':
       return typeof value === 'string' && ISO_DATE_TIME.test(value) && !Number.isNaN(Date.parse(value))
         ? undefined

@@ -4,7 +4,7 @@
  * and the ids and change log the identifier streams read.
  */
 import { unwrap, type IDBPDatabase } from 'idb';
-import type { ActivityRecord, AnchorRecord, Collection, MessageRecord, PiecesDB } from '../schema.js';
+import type { ActivityRecord, AnchorRecord, MessageRecord, PiecesDB } from '../schema.js';
 import type { Change, OutboxScope, Storage } from '../storage.js';
 import { relinked } from '../anchor-links.js';
 import { commit, log, queueing, readChanges, type Queueable, type Queued, abortOnThrow } from './transactions.js';

@@ -105,17 +105,19 @@ export async function loadData(
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn] = await Promise.all([
-    store('conversations').getAll(),
-    store('messages').getAllKeys(),
-    store('assets').getAllKeys(),
-    store('applications').getAllKeys(),
-    store('activities').getAllKeys(),
-    store('anchors').getAllKeys(),
-    store('models').getAllKeys(),
-    store('materials').getAllKeys(),
-    store('meta').get(SIGNED_IN_KEY),
-  ]);
+  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn] = await Promise.all(
+    [
+      store('conversations').getAll(),
+      store('messages').getAllKeys(),
+      store('assets').getAllKeys(),
+      store('applications').getAllKeys(),
+      store('activities').getAllKeys(),
+      store('anchors').getAllKeys(),
+      store('models').getAllKeys(),
+      store('materials').getAllKeys(),
+      store('meta').get(SIGNED_IN_KEY),
+    ],
+  );
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
     conversation: new Set(data.conversations.map(({ conversation }) => conversation.id)),
@@ -202,7 +204,8 @@ export async function loadData(
           return store('conversations').put({ ...conversation, seq });
         }),
         ...materials.map(({ kind, id, value }) => {
-          const seq = keptSeq.get(materialKey({ kind, id })) ?? changes.find((c) => c.collection === kind && c.id === id && !c.deleted)!.seq;
+          const seq =
+            keptSeq.get(materialKey({ kind, id })) ?? changes.find((c) => c.collection === kind && c.id === id && !c.deleted)!.seq;
           return store('materials').put({ kind, id, seq, value });
         }),
       ]),

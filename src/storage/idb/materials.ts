@@ -79,13 +79,19 @@ function materialWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<S
               ...removed.map(({ kind, id }) => ({ collection: kind, id, deleted: true as const })),
             ],
             changes,
-          ).then(() =>
-            Promise.all(
-              puts.map(({ kind, id, value }, i) =>
-                materials.put({ kind, id, seq: stored.get(materialKey({ kind, id }))?.seq ?? changes[i]!.seq, value }),
-              ),
-            ),
-          );
+          ).then(() => {
+            const requests: Array<Promise<unknown>> = [];
+            try {
+              for (const [i, { kind, id, value }] of puts.entries()) {
+                requests.push(materials.put({ kind, id, seq: stored.get(materialKey({ kind, id }))?.seq ?? changes[i]!.seq, value }));
+              }
+            } catch (error) {
+              // A record the database cannot store (it aborts the transaction): the puts issued before it fail with it.
+              for (const request of requests) request.catch(() => {});
+              throw error;
+            }
+            return Promise.all(requests);
+          });
           if (outbox) {
             const created = puts.filter((record) => !stored.has(materialKey(record))).map(({ kind, id }) => ({ kind, id }));
             yield outbox.append(tx.objectStore('outbox'), created);

@@ -39,6 +39,11 @@ export function mirrorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'outboxEn
   };
 }
 
+/**
+ * Materials of the generic kinds (the materials store) are not mirrored this round: no kind's row
+ * names them, so a pair or a removal of such a kind changes no record (the pair is kept in the id
+ * map), and `replace` never lists them (its kinds are the hand-written ones).
+ */
 async function write(tx: MirrorTx, batch: MirrorBatch): Promise<Change[]> {
   const w = mirrorWrite(tx);
   if (batch.clearIdMap) await tx.objectStore('idmap').clear();

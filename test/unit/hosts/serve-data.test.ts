@@ -503,3 +503,35 @@ describe('a store written by an earlier version', () => {
     third.close();
   });
 });
+
+describe('materials', () => {
+  it('are kept across starts of the store (keyed by [kind, id], in creation order), from the journal and after a compaction', async () => {
+    const path = join(folder, 'materials.store');
+    const warn = (message: string) => expect.fail(message);
+    const stamp = { value: '2025-01-01T00:00:00.000Z' };
+    const person = (id: string) => ({ kind: 'person' as const, id, value: { id, created: stamp, updated: stamp } });
+    const reopen = async (compact: boolean) => {
+      const kept = await openKeptStore(path, { warn });
+      const storage = await openStorage({ factory: kept.factory, initialData: {} });
+      await kept.opened();
+      const read = { listed: await storage.listMaterials('person'), ids: (await storage.listIds('person')).ids };
+      if (compact) await kept.compact();
+      return { kept, storage, read };
+    };
+    const first = await reopen(false);
+    await first.storage.editMaterials([], () => ({ put: [person('p2'), person('p1')] }));
+    await first.storage.editMaterials([], () => ({ put: [person('p3')], delete: [{ kind: 'person', id: 'p2' }] }));
+    const expected = await first.storage.listMaterials('person');
+    expect(expected.map((m) => m.id)).toEqual(['p1', 'p3']);
+    first.storage.close();
+    first.kept.close();
+    for (const compact of [true, false]) {
+      const next = await reopen(compact);
+      expect(next.read.listed).toEqual(expected);
+      expect(next.read.ids).toEqual(['p1', 'p3']);
+      expect(await next.storage.getMaterial('person', 'p3')).toEqual(expected[1]);
+      next.storage.close();
+      next.kept.close();
+    }
+  });
+});
