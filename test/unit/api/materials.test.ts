@@ -32,6 +32,7 @@ function sample(type: FieldType, seen: string[] = []): unknown {
   if (type === 'n') return 1;
   if (type === 'b') return false;
   if (type === 'd') return new Date().toISOString();
+  if (type === 'o') return {};
   if ('array' in type) return [];
   if ('map' in type) return {};
   const shape = shapeOf(type.ref);
