@@ -6,7 +6,6 @@
 import { KINDS, type GenericKind, type KindRow, type MaterialKind } from '../../shared/graph.js';
 import type { JsonObject } from '../validate.js';
 
-
 const ROWS = new Map<MaterialKind, KindRow>(KINDS.map((row) => [row.kind, row]));
 
 /** The table's row of a kind. */
