@@ -253,3 +253,66 @@ describe('the mirror', () => {
     ]);
   });
 });
+
+describe('references written with the record', () => {
+  it('a seed that lists generic records is listed back by them in the same write; an unknown one is a 404 naming its kind, writing nothing', async () => {
+    const { t, call } = await harness();
+    const person = await create(call, row('person'));
+    const summarySeed = { ...(await seedOf(call, row('workstreamSummary'))), persons: { iterable: [{ id: person.id }] } };
+    const summary = (await (await call('/workstream_summaries/create', jsonPost(summarySeed))).json()) as Json;
+    expect(summary.persons.iterable).toEqual([{ id: person.id }]);
+    expect(((await (await call(`/person/${person.id}`)).json()) as Json).summaries.iterable).toEqual([{ id: summary.id }]);
+
+    // SeededRange.summary (a ReferencedWorkstreamSummary) becomes Range.summaries, and the summary lists the range.
+    const range = (await (await call('/ranges/create', jsonPost({ summary: { id: summary.id } }))).json()) as Json;
+    expect(range.summaries.iterable).toEqual([{ id: summary.id }]);
+    expect(((await (await call(`/workstream_summary/${summary.id}`)).json()) as Json).ranges.iterable).toEqual([{ id: range.id }]);
+
+    const settled = await dump(t.databaseName);
+    const stranger = crypto.randomUUID();
+    const unknown = await call('/ranges/create', jsonPost({ summary: { id: stranger } }));
+    expect([unknown.status, await unknown.text()]).toEqual([404, `No workstreamSummary with id ${stranger} (listed by the new range).`]);
+    expect(await dump(t.databaseName)).toBe(settled);
+
+    // Deleting the summary unlists it from the person and the range.
+    expect((await call(`/workstream_summaries/${summary.id}/delete`, { method: 'POST' })).status).toBe(204);
+    expect(((await (await call(`/person/${person.id}`)).json()) as Json).summaries.iterable).toEqual([]);
+    expect(((await (await call(`/range/${range.id}`)).json()) as Json).summaries.iterable).toEqual([]);
+  });
+
+  it('an update that starts or stops listing a generic record changes that record too', async () => {
+    const { call } = await harness();
+    const person = await create(call, row('person'));
+    const event = await create(call, row('workstreamEvent'));
+    const listed = (await (
+      await call('/person/update', jsonPost({ ...person, workstream_events: { iterable: [{ id: event.id }] } }))
+    ).json()) as Json;
+    expect(listed.workstream_events.iterable).toEqual([{ id: event.id }]);
+    expect(((await (await call(`/workstream_event/${event.id}`)).json()) as Json).persons.iterable).toEqual([{ id: person.id }]);
+    await call('/person/update', jsonPost({ ...listed, workstream_events: { iterable: [] } }));
+    expect(((await (await call(`/workstream_event/${event.id}`)).json()) as Json).persons.iterable).toEqual([]);
+    const stranger = crypto.randomUUID();
+    const unknown = await call('/person/update', jsonPost({ ...listed, workstream_events: { iterable: [{ id: stranger }] } }));
+    expect([unknown.status, await unknown.text()]).toEqual([404, `No workstreamEvent with id ${stranger} (person lists it).`]);
+  });
+
+  it("a hint's asset, mechanism and model: the asset listed, the mechanism keyed by it (the SDK's map of asset id to mechanism)", async () => {
+    const { call } = await harness();
+    const asset = await existing(call, 'asset');
+    const hint = (await (
+      await call('/hints/create', jsonPost({ type: 'SUGGESTED_QUERY', text: 'how', asset, mechanism: 'AUTOMATIC' }))
+    ).json()) as Json;
+    expect(hint).toMatchObject({
+      assets: { iterable: [{ id: asset }] },
+      mechanisms: { [asset]: 'AUTOMATIC' },
+      type: 'SUGGESTED_QUERY',
+      text: 'how',
+    });
+    expect(hint.score).toEqual({ manual: 0, automatic: 0 });
+    // Searched without transferables: the items without their records.
+    const found = (await (
+      await call('/hints/search?transferables=false', jsonPost({ engines: { iterable: [{ query: 'how' }] } }))
+    ).json()) as Json;
+    expect(found).toEqual({ iterable: [{ exact: true, similarity: 1, identifier: hint.id }] });
+  });
+});
