@@ -297,6 +297,20 @@ describe('references written with the record', () => {
     expect([unknown.status, await unknown.text()]).toEqual([404, `No workstreamEvent with id ${stranger} (person lists it).`]);
   });
 
+  it('a record of a hand-written kind it names must exist (404 naming its kind, nothing written); it is listed as given', async () => {
+    const { t, call } = await harness();
+    const settled = await dump(t.databaseName);
+    const stranger = crypto.randomUUID();
+    const point = await call('/anchor_points/create', jsonPost({ type: 'FILE', fullpath: '/a/b.ts', anchor: stranger }));
+    expect([point.status, await point.text()]).toEqual([404, `No anchor with id ${stranger} (listed by the new anchorPoint).`]);
+    const sensitive = await call('/sensitives/create', jsonPost({ ...(await seedOf(call, row('sensitive'))), asset: stranger }));
+    expect([sensitive.status, await sensitive.text()]).toEqual([404, `No asset with id ${stranger} (seededSensitive.asset).`]);
+    expect(await dump(t.databaseName)).toBe(settled);
+    const person = await create(call, row('person'));
+    const unknown = await call('/person/update', jsonPost({ ...person, tags: { iterable: [{ id: stranger }] } }));
+    expect([unknown.status, await unknown.text()]).toEqual([404, `No tag with id ${stranger} (person lists it).`]);
+  });
+
   it("a hint's asset, mechanism and model: the asset listed, the mechanism keyed by it (the SDK's map of asset id to mechanism)", async () => {
     const { call } = await harness();
     const asset = await existing(call, 'asset');
