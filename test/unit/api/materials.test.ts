@@ -10,7 +10,6 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { GENERIC_KINDS, GENERIC_RELATIONS, MATERIAL_OPERATIONS } from '../../../src/core/handlers/materials.js';
-import { seedFieldKind } from '../../../src/core/models/material.js';
 import { findRoute, OPERATIONS } from '../../../src/core/routes.js';
 import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
@@ -58,11 +57,10 @@ async function seedOf(call: Call, kind: KindRow): Promise<Json> {
   const seed: Json = {};
   for (const field of shape.fields.values()) {
     if (!field.required) continue;
-    const named =
-      typeof field.type === 'string' || 'ref' in field.type
-        ? seedFieldKind(field.key, typeof field.type === 'string' ? field.type : field.type.ref)
-        : undefined;
-    seed[field.key] = named ? (field.type === 's' ? await existing(call, named) : { id: await existing(call, named) }) : sample(field.type);
+    // A field naming a record (not holding one whole): an id of one that exists.
+    const named = kind.seeds?.[field.key];
+    const id = named && !named.model && !named.many ? await existing(call, named.kind) : undefined;
+    seed[field.key] = id === undefined ? sample(field.type) : named!.id ? id : { id };
   }
   return seed;
 }
@@ -102,8 +100,8 @@ describe.each(GENERIC_KINDS.map((kind) => [kind.kind, kind] as const))('%s', (_n
     if (ops.stream) {
       const stream = sockets(t).open(`ws://localhost:1000${ops.stream.path}`);
       await until(() => stream.frames.length === 1, 'the first frame');
-      // (StreamedIdentifier's wire key for a workstream summary is workstream_summary.)
-      const key = kind.kind === 'workstreamSummary' ? 'workstream_summary' : kind.kind;
+      // (StreamedIdentifier's wire key: workstream_summary for a workstream summary.)
+      const key = kind.streamed ?? kind.kind;
       expect(JSON.parse(stream.frames[0]!).iterable).toContainEqual({ [key]: { id: made.id } });
     }
     if (ops.search) {
