@@ -16,6 +16,7 @@ import * as conversations from './handlers/conversations.js';
 import * as qgpt from './handlers/qgpt.js';
 import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
+import { MATERIAL_OPERATIONS } from './handlers/materials.js';
 import * as search from './handlers/search.js';
 import * as models from './handlers/models.js';
 import * as os from './handlers/os.js';
@@ -152,9 +153,6 @@ const TABLE = table(
   op('anchorsSnapshot', 'GET /anchors', anchors),
   op('anchorsCreateNewAnchor', 'POST /anchors/create', anchors),
   op('anchorsStreamIdentifiers', 'WS /anchors/stream/identifiers', streams),
-  'RangesApi',
-  op('rangesSnapshot', 'GET /ranges', anchors),
-  op('rangesStreamIdentifiers', 'WS /ranges/stream/identifiers', streams),
   'OSApi',
   op('signIntoOS', 'POST /os/sign_in', os),
   op('signOutOfOS', 'POST /os/sign_out', os),
@@ -225,11 +223,13 @@ const TABLE = table(
   op('assetDisassociateAnchor', 'POST /asset/{asset}/anchors/disassociate/{anchor}', anchors),
   'AnchorsApi',
   op('anchorsDeleteSpecificAnchor', 'POST /anchors/{anchor}/delete', anchors),
-  'RangeApi',
-  op('rangesSpecificRangeSnapshot', 'GET /range/{range}', anchors),
 ) satisfies readonly Operation[];
 
-/** The name of an operation the service answers, as the SDK names it (`conversationsSnapshot`). */
+/**
+ * The name of an operation the service answers, as the SDK names it (`conversationsSnapshot`): a row
+ * of the table above. (The generic path's rows, `MATERIAL_OPERATIONS`, are named by the graph
+ * table, src/shared/graph.ts, whose names are strings.)
+ */
 export type OperationName = (typeof TABLE)[number]['name'];
 
 /**
@@ -238,7 +238,16 @@ export type OperationName = (typeof TABLE)[number]['name'];
  */
 export type WriteOperationName = Exclude<Extract<(typeof TABLE)[number], { method: 'POST' }>, { readOnly: true }>['name'];
 
-export const OPERATIONS: readonly Operation[] = TABLE;
+/**
+ * Every operation: the rows above, then the generic path's, one per SDK operation of each kind with
+ * no hand-written store and of each association between two such kinds, made from the graph table
+ * (src/core/handlers/materials.ts): `personsCreateNewPerson` is there, under its SDK name. Static
+ * paths come before `{param}` paths.
+ */
+export const OPERATIONS: readonly Operation[] = [
+  ...[...TABLE, ...MATERIAL_OPERATIONS].filter((operation) => !operation.path.includes('{')),
+  ...[...TABLE, ...MATERIAL_OPERATIONS].filter((operation) => operation.path.includes('{')),
+];
 
 export type PathMatcher = (path: string) => Record<string, string> | null;
 

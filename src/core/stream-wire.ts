@@ -2,7 +2,8 @@
  * The wire between the service and the sockets it feeds (which paths, handshake and catch-up bodies,
  * frames, announcements): written by the stream handlers and read by the page's shim.
  */
-import type { Change, Collection } from '../storage/storage.js';
+import { KINDS } from '../shared/graph.js';
+import type { Change, Collection, GenericKind, Logged } from '../storage/storage.js';
 import type { MirrorStatus } from './mirror-spec.js';
 
 /** Name of the BroadcastChannel on which a host announces committed changes. */
@@ -30,16 +31,17 @@ export type SocketKind = Collection | 'health' | 'user' | 'vision' | 'copilot' |
 
 /**
  * The WebSocket paths the service serves, and what each carries (the route
- * table has a GET route for each: the handshake).
+ * table has a GET route for each: the handshake): the identifier stream of
+ * every kind the generic path stores (from the graph table), and these.
  */
 export const SOCKETS: Readonly<Record<string, SocketKind>> = {
+  ...Object.fromEntries(KINDS.flatMap((row) => (!row.own && row.ops.stream ? [[row.ops.stream.path, row.kind as GenericKind]] : []))),
   '/conversations/stream/identifiers': 'conversation',
   '/messages/stream/identifiers': 'conversationMessage',
   '/assets/stream/identifiers': 'asset',
   '/applications/stream/identifiers': 'application',
   '/activities/stream/identifiers': 'activity',
   '/anchors/stream/identifiers': 'anchor',
-  '/ranges/stream/identifiers': 'range',
   '/models/stream/identifiers': 'model',
   '/.well-known/stream/health': 'health',
   '/user/stream': 'user',
@@ -134,12 +136,20 @@ export function readAnnouncement(data: unknown): { change: Change } | { database
   return data.type === 'change' && isChange(data.change) ? { change: data.change } : null;
 }
 
+/** The key of each kind's items in a StreamedIdentifier on the wire where it is not its name (`workstream_summary`), from the graph table. */
+const STREAMED = new Map(KINDS.flatMap((row) => (row.streamed && row.streamed !== row.kind ? [[row.kind as string, row.streamed]] : [])));
+
+const streamKey = (collection: Logged): string => STREAMED.get(collection) ?? collection;
+
 /** A socket's first frame on an identifier stream: every id of the collection (StreamedIdentifiers). */
 export function identifiersFrame(collection: Collection, ids: readonly string[]) {
-  return { iterable: ids.map((id) => ({ [collection]: { id } })) };
+  const key = streamKey(collection);
+  return { iterable: ids.map((id) => ({ [key]: { id } })) };
 }
 
 /** The frame for one change: a StreamedIdentifiers with one item. */
 export function changeFrame(change: Change): string {
-  return JSON.stringify({ iterable: [{ [change.collection]: { id: change.id }, ...(change.deleted ? { deleted: true } : {}) }] });
+  return JSON.stringify({
+    iterable: [{ [streamKey(change.collection)]: { id: change.id }, ...(change.deleted ? { deleted: true } : {}) }],
+  });
 }

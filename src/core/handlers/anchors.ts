@@ -1,8 +1,7 @@
 /**
  * Handlers of AnchorsApi and AnchorApi (anchors: created on their own or with
  * a conversation, the same records either way; associated with conversations
- * and assets from either side), and of RangesApi and RangeApi (ranges: nothing
- * here creates one, so there are none to read).
+ * and assets from either side). (Ranges are the generic path's: handlers/materials.ts.)
  */
 import type { OperationContext } from '../context.js';
 import { badRequest, notFound, readJson, reply } from '../http.js';
@@ -130,14 +129,3 @@ export const conversationAssociateAnchor = anchorAssociateConversation;
 export const conversationDisassociateAnchor = anchorDisassociateConversation;
 export const assetAssociateAnchor = anchorAssociateAsset;
 export const assetDisassociateAnchor = anchorDisassociateAsset;
-
-/** rangesSnapshot: no range is ever created here. */
-export async function rangesSnapshot() {
-  return reply('{"iterable":[]}');
-}
-
-/** rangesSpecificRangeSnapshot: a 404 that names the range (none exists here). */
-export async function rangesSpecificRangeSnapshot(context: OperationContext): Promise<Response> {
-  const id = uuid(context.params.range, 'The range id');
-  throw notFound(`No range with id ${id}: this service creates no ranges (they come from long-term memory, which is off).`);
-}

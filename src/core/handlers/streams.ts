@@ -51,8 +51,6 @@ export const applicationsStreamIdentifiers = identifierStream('application', asy
   return [os, ...stored.filter((id) => id !== os)];
 });
 export const anchorsStreamIdentifiers = identifierStream('anchor');
-/** Nothing here creates ranges: the first message is the empty snapshot. */
-export const rangesStreamIdentifiers = identifierStream('range');
 export const activitiesStreamIdentifiers = identifierStream('activity');
 
 /** getWellKnownStreamHealth: `ok:<os id>` on open, then periodically while the service answers. */

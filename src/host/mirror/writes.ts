@@ -20,6 +20,7 @@
  * answered here and not queued.
  */
 import type { WriteOperationName } from '../../core/routes.js';
+import { GENERIC_KINDS, GENERIC_RELATIONS } from '../../core/handlers/materials.js';
 import type { CreatedId, RecordKind } from '../../storage/schema.js';
 
 /**
@@ -410,7 +411,36 @@ export const WRITES = {
   anchorsDeleteSpecificAnchor: { about: { kind: 'anchor', at: 'param:anchor' }, deletes: true },
 } satisfies Record<WriteOperationName, MirrorSpec>;
 
-const DECLARED: ReadonlyMap<string, MirrorSpec> = new Map(Object.entries(WRITES));
+/**
+ * The writes of the generic path, from the graph table as its routes are: a create is about the
+ * record it creates (its answer's id); an update about its body's `id`; a delete and a score
+ * increment about their path parameter; an association (or its undoing) about the record whose
+ * path it hangs on (both ids are path parameters, rewritten on replay). Without an `answers`
+ * model, the record is read again from the upstream (or, for what no stream follows, the write is
+ * made here too).
+ */
+export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
+  ...GENERIC_KINDS.flatMap((row) => {
+    const kind = row.kind as RecordKind;
+    const param = (path: string): IdPlace => `param:${/\{(\w+)\}/.exec(path)![1]!}`;
+    const { create, update, delete: remove, scores } = row.ops;
+    return [
+      ...(create ? [[create.name, { about: { kind, at: 'created' }, creates: createdAt(kind) }] as const] : []),
+      ...(update ? [[update.name, { about: { kind, at: 'body:id' } }] as const] : []),
+      ...(remove ? [[remove.name, { about: { kind, at: param(remove.path) }, deletes: true }] as const] : []),
+      ...(scores ? [[scores.name, { about: { kind, at: param(scores.path) } }] as const] : []),
+    ] satisfies Array<readonly [string, MirrorSpec]>;
+  }),
+  ...GENERIC_RELATIONS.flatMap((relation) => {
+    const spec: MirrorSpec = { about: { kind: relation.from as RecordKind, at: `param:${relation.params[0]}` } };
+    return [
+      [relation.associate.name, spec],
+      [relation.disassociate.name, spec],
+    ] as const;
+  }),
+]);
+
+const DECLARED: ReadonlyMap<string, MirrorSpec> = new Map([...Object.entries(WRITES), ...MATERIAL_WRITES]);
 
 /** The declaration of a write operation; undefined for an operation that writes nothing (a read, a search). */
 export const mirrorOf = (operation: string): MirrorSpec | undefined => DECLARED.get(operation);

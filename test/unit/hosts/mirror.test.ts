@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { OPERATIONS, type WriteOperationName } from '../../../src/core/routes.js';
 import { createService } from '../../../src/core/service.js';
-import { WRITES, type MirrorSpec } from '../../../src/host/mirror/writes.js';
+import { MATERIAL_WRITES, WRITES, type MirrorSpec } from '../../../src/host/mirror/writes.js';
 import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
 import { setupPiecesServer, WebSocket as ServedWebSocket } from '../../../src/node/index.js';
 import { startUpstream, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
@@ -793,8 +793,8 @@ describe('the write table', () => {
     const incomplete: Record<WriteOperationName, MirrorSpec> = rest;
     expect(Object.keys(incomplete)).not.toContain('conversationUpdate');
     expect(conversationUpdate.about.kind).toBe('conversation');
-    // The operations the type counts as writes are the ones the route table serves as writes: every POST that changes something.
-    expect(Object.keys(WRITES).sort()).toEqual(
+    // The operations declared (the table's, and the generic path's from the graph table) are the ones the route table serves as writes: every POST that changes something.
+    expect([...Object.keys(WRITES), ...MATERIAL_WRITES.keys()].sort()).toEqual(
       OPERATIONS.filter((o) => o.method === 'POST' && !o.readOnly)
         .map((o) => o.name)
         .sort(),

@@ -5,12 +5,14 @@
  * SDK clients, plain fetch, the worker host — is checked; the violations of a
  * test fail it in `afterEach`.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
+import { MATERIAL_OPERATIONS } from '../../../src/core/handlers/materials.js';
 import { OPERATIONS } from '../../../src/core/routes.js';
 import { socketKind, type SocketKind } from '../../../src/core/stream-wire.js';
 import { ServedSocket } from '../../../src/stream/served-socket.js';
-import { check, type Violation } from './sdk-shape.js';
+import { check, SDK_MODELS, type Violation } from './sdk-shape.js';
 
 /**
  * What an operation answers on success: an SDK model (by name), no body, plain
@@ -120,9 +122,6 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   anchorsStreamIdentifiers: identifierStream,
   anchorSpecificAnchorSnapshot: 'Anchor',
   anchorsDeleteSpecificAnchor: EMPTY,
-  rangesSnapshot: 'Ranges',
-  rangesStreamIdentifiers: identifierStream,
-  rangesSpecificRangeSnapshot: 'Range',
   signIntoOS: 'UserProfile',
   signOutOfOS: 'Users',
   osAppletLaunch: 'ActiveOSServerApplet',
@@ -130,7 +129,22 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   allocationsDisconnectCloud: TEXT,
   workstreamPatternEngineProcessorsVisionStatus: 'WorkstreamPatternEngineStatus',
   workstreamPatternEngineProcessorsVisionStatusStream: 'VisionStreamHandshake',
+  // The generic path's operations: what the SDK's own API class reads from each.
+  ...Object.fromEntries(MATERIAL_OPERATIONS.map((op) => [op.name, op.socket ? identifierStream : sdkReturns(op.api, op.name)])),
 };
+
+/** What an SDK operation answers, read from its API class: the model of its `…FromJSON`, no body (VoidApiResponse) or text. */
+function sdkReturns(api: string, name: string): Returns {
+  const source = readFileSync(join(SDK_MODELS, '../apis', `${api}.js`), 'utf8');
+  const start = source.indexOf(`async ${name}Raw(`);
+  if (start < 0) throw new Error(`${api}.${name} is not an operation of the SDK`);
+  const body = source.slice(start, source.indexOf('\n    async ', start + 1));
+  const model = /JSONApiResponse\(response, \(jsonValue\) => \(0, index_1\.(\w+)FromJSON\)/.exec(body)?.[1];
+  if (model) return model;
+  if (body.includes('VoidApiResponse')) return EMPTY;
+  if (body.includes('TextApiResponse')) return TEXT;
+  throw new Error(`what ${api}.${name} answers is not read from the SDK`);
+}
 
 /** The violations of one 2xx response of `operation` (read from a clone: the response stays unread). */
 export async function checkResponse(operation: string, url: URL, response: Response): Promise<Violation[]> {

@@ -19,6 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { KINDS } from '../../../src/shared/graph.js';
 
 export type FieldType =
   | { kind: 'string' | 'number' | 'boolean' | 'date' }
@@ -107,7 +108,18 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
 
 /** Enums of the hand-written models. */
 const HAND_WRITTEN_ENUMS: Record<string, readonly string[]> = {
-  StreamCollection: ['conversation', 'conversationMessage', 'asset', 'application', 'activity', 'anchor', 'range', 'model', 'user'],
+  StreamCollection: [
+    'conversation',
+    'conversationMessage',
+    'asset',
+    'application',
+    'activity',
+    'anchor',
+    'model',
+    'user',
+    // The kinds the generic path stores (range among them), from the graph table.
+    ...KINDS.filter((row) => !row.own).map((row) => row.kind),
+  ],
 };
 
 /**
