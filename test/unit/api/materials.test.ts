@@ -1,3 +1,4 @@
+// @vitest-environment node
 /**
  * The generic path (src/core/handlers/materials.ts), generated from the graph table: for every kind
  * with no hand-written store, create → read → list → update → stream frame → search → score →
