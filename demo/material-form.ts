@@ -16,7 +16,7 @@ const DEPTH = 3;
 type Json = Record<string, unknown>;
 
 /** A kind's model name as the service names a body of it in messages: SeededPerson → seededPerson. */
-export const lower = (model: string) => model[0]!.toLowerCase() + model.slice(1);
+const lower = (model: string) => model[0]!.toLowerCase() + model.slice(1);
 
 const labelFor = (path: string[]) => path[path.length - 1]!;
 const idFor = (path: string[]) => `material-field-${path.join('-')}`;

@@ -33,7 +33,7 @@ const fill = (path: string, ...ids: string[]) => {
 const LABEL_KEYS = ['name', 'text', 'readable', 'fullpath', 'title', 'email', 'username', 'url'];
 
 /** A record's name for a list: the first text among LABEL_KEYS, found breadth first; else its id. */
-export function labelOf(record: Json): string {
+function labelOf(record: Json): string {
   let level: Json[] = [record];
   for (let depth = 0; depth < 3 && level.length; depth++) {
     for (const key of LABEL_KEYS) {
