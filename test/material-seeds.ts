@@ -5,7 +5,6 @@
  * (test/unit/api/materials.test.ts) and its browser walk (test/browser/materials.test.ts), which
  * fills them in the page.
  */
-import { seedFieldKind } from '../src/core/models/material.js';
 import type { KindRow, MaterialKind } from '../src/shared/graph.js';
 import { shapeOf, type FieldType } from '../src/shared/shapes.js';
 
@@ -28,11 +27,11 @@ export function sample(type: FieldType, seen: string[] = []): unknown {
   return Object.fromEntries([...shape.fields.values()].filter((f) => f.required).map((f) => [f.key, sample(f.type, [...seen, type.ref])]));
 }
 
-/** A required seed field that names a record of `kind`: a bare id (`as: 'id'`), a `{ id }`, or a Flattened list of one. */
+/** A required seed field that names a record of `kind` (the table's `seeds`): a bare id (`as: 'id'`) or a `{ id }`. */
 export interface SeedNeed {
   key: string;
   kind: MaterialKind;
-  as: 'id' | 'reference' | 'list';
+  as: 'id' | 'reference';
 }
 
 /** A kind's minimal seed: `seed` has every required field but those `needs` names, which take an existing record's id. */
@@ -47,9 +46,9 @@ export function seedPlan(row: KindRow): SeedPlan {
   const plan: SeedPlan = { seed: {}, needs: [] };
   for (const field of shape.fields.values()) {
     if (!field.required) continue;
-    const type = typeof field.type === 'string' ? field.type : 'ref' in field.type ? field.type.ref : undefined;
-    const kind = type === undefined ? undefined : seedFieldKind(field.key, type);
-    if (kind) plan.needs.push({ key: field.key, kind, as: type === 's' ? 'id' : type!.startsWith('Flattened') ? 'list' : 'reference' });
+    // A field naming a record (not holding one whole, nor a list): an id of one that exists.
+    const named = row.seeds?.[field.key];
+    if (named && !named.model && !named.many) plan.needs.push({ key: field.key, kind: named.kind, as: named.id ? 'id' : 'reference' });
     else plan.seed[field.key] = sample(field.type);
   }
   return plan;
@@ -60,7 +59,7 @@ export async function filledSeed(plan: SeedPlan, idOf: (kind: MaterialKind) => P
   const seed: Record<string, unknown> = structuredClone(plan.seed);
   for (const need of plan.needs) {
     const id = await idOf(need.kind);
-    seed[need.key] = need.as === 'id' ? id : need.as === 'reference' ? { id } : { iterable: [{ id }] };
+    seed[need.key] = need.as === 'id' ? id : { id };
   }
   return seed;
 }

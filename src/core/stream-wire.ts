@@ -136,12 +136,10 @@ export function readAnnouncement(data: unknown): { change: Change } | { database
   return data.type === 'change' && isChange(data.change) ? { change: data.change } : null;
 }
 
-/**
- * The key of a collection's items in a StreamedIdentifier on the wire: its name, but for a
- * workstream summary (the SDK's StreamedIdentifierToJSON writes `workstreamSummary` as
- * `workstream_summary`).
- */
-const streamKey = (collection: Logged): string => (collection === 'workstreamSummary' ? 'workstream_summary' : collection);
+/** The key of each kind's items in a StreamedIdentifier on the wire where it is not its name (`workstream_summary`), from the graph table. */
+const STREAMED = new Map(KINDS.flatMap((row) => (row.streamed && row.streamed !== row.kind ? [[row.kind as string, row.streamed]] : [])));
+
+const streamKey = (collection: Logged): string => STREAMED.get(collection) ?? collection;
 
 /** A socket's first frame on an identifier stream: every id of the collection (StreamedIdentifiers). */
 export function identifiersFrame(collection: Collection, ids: readonly string[]) {

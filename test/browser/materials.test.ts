@@ -78,7 +78,7 @@ async function walk({ base, sources, items, kind, relations }: Walk): Promise<Se
     const seed: Json = structuredClone(source.plan.seed);
     for (const need of source.plan.needs) {
       const id = await idOf(need.kind);
-      seed[need.key] = need.as === 'id' ? id : need.as === 'reference' ? { id } : { iterable: [{ id }] };
+      seed[need.key] = need.as === 'id' ? id : { id };
     }
     const made = await call(source.create, seed);
     if (made.status !== 200) throw new Error(`${source.create}: ${made.status} ${made.text}`);

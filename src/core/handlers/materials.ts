@@ -14,7 +14,7 @@ import type { OperationContext, OperationHandler } from '../context.js';
 import { badRequest, notFound, readJson, reply } from '../http.js';
 import { flattenedAsset } from '../models/asset-wire.js';
 import { incrementedScore, lower, searchMaterials, seedRecord, updatedRecord } from '../models/material.js';
-import { isGeneric, kindRow, listed, referencedBy, relinked } from '../models/material-links.js';
+import { isGeneric, keyOf, kindRow, listed, referencedBy, relinked } from '../models/material-links.js';
 import { searchQuery } from '../models/search.js';
 import { isObject, uuid, type JsonObject } from '../validate.js';
 import { clock, publish, transferables } from './common.js';
@@ -79,6 +79,30 @@ const RESOLVERS: Partial<Record<MaterialKind, (storage: Storage, id: string) => 
   },
 };
 
+/** Whether a record of a hand-written kind exists, for the kinds whose store can say. */
+const OWN_EXISTS: Partial<Record<MaterialKind, (storage: Storage, id: string) => Promise<unknown>>> = {
+  asset: (storage, id) => storage.getAsset(id),
+  anchor: (storage, id) => storage.getAnchor(id),
+  annotation: (storage, id) => storage.getAnnotation(id),
+  application: async (storage, id) => (await storage.hasApplication(id)) || undefined,
+  conversation: (storage, id) => storage.getConversation(id),
+  conversationMessage: (storage, id) => storage.getMessage(id),
+  tag: (storage, id) => storage.getTag(id),
+  website: (storage, id) => storage.getWebsite(id),
+};
+
+/**
+ * A 404 naming the first record of a hand-written kind that `links` name and that does not exist
+ * (read before the write: that store's records are not part of its transaction, and a record
+ * listing them is not listed back by them yet).
+ */
+async function ownExist(storage: Storage, links: ReadonlyArray<{ kind: MaterialKind; id: string }>, where: string): Promise<void> {
+  for (const { kind, id } of links) {
+    const exists = OWN_EXISTS[kind];
+    if (!isGeneric(kind) && exists && !(await exists(storage, id))) throw noSuch(kind, id, where);
+  }
+}
+
 async function body(context: OperationContext, model: string): Promise<JsonObject> {
   const value = await readJson(context.request, context.service.maxBodyBytes);
   if (value === undefined) throw badRequest(`The request body is required: send a ${model}.`);
@@ -113,6 +137,7 @@ const create = (row: KindRow) => async (context: OperationContext) => {
     value[key] = whole;
   }
   const kind = row.kind as GenericKind;
+  await ownExist(storage, referencedBy(kind, value), ` (listed by the new ${kind})`);
   const links = genericLinks(kind, value);
   const { changes } = await storage.editMaterials(links, (found) => {
     const others = links.map((link) => {
@@ -137,9 +162,16 @@ const update = (row: KindRow) => async (context: OperationContext) => {
   const kind = row.kind as GenericKind;
   const id = uuid(sent.id, `${lower(row.model)}.id`);
   const time = clock(context);
+  const { storage } = context.service;
+  const stored = await storage.getMaterial(kind, id);
+  if (stored) {
+    const before = new Set(referencedBy(kind, stored.value).map((link) => keyOf(link.kind, link.id)));
+    const added = referencedBy(kind, sent).filter((link) => !before.has(keyOf(link.kind, link.id)));
+    await ownExist(storage, added, ` (${lower(row.model)} lists it)`);
+  }
   let answer: Value | undefined;
   const keyed = (links: Link[]) => new Set(links.map(materialKey));
-  const { changes } = await context.service.storage.editMaterials(
+  const { changes } = await storage.editMaterials(
     [{ kind, id }],
     (found) => {
       const stored = found.get(materialKey({ kind, id }));

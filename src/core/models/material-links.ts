@@ -63,11 +63,13 @@ export function relinked(value: JsonObject, key: string, many: boolean, id: stri
   return withField(value, key, { ...field, iterable: next, ...(indices ? { indices } : {}) });
 }
 
-/** Every record (kind and id) a record's reference fields list, each once. */
+/** Every record (kind and id) a record's reference fields list, each once (not those it holds whole). */
 export function referencedBy(kind: MaterialKind, value: JsonObject): Array<{ kind: MaterialKind; id: string }> {
   const seen = new Set<string>();
   const found: Array<{ kind: MaterialKind; id: string }> = [];
   for (const [key, reference] of Object.entries(kindRow(kind).references)) {
+    // A field holding a record whole (a WorkstreamEvent's Application) embeds it: no link.
+    if (reference.model) continue;
     for (const id of listed(value, key, reference.many)) {
       if (seen.has(keyOf(reference.kind, id))) continue;
       seen.add(keyOf(reference.kind, id));

@@ -5,10 +5,10 @@
  *
  * A Seeded model becomes its record the way Pieces OS makes one (SDK 4.1.0's models):
  * - a field the model has, of the same type, is copied (`type`, `text`, `name`, …);
- * - a field naming records of another kind (`asset: "id"`, `summary: {id}`, `anchors:
- *   {iterable:[…]}`) lists them in the model's reference field for that kind (`assets`,
- *   `summaries`, `anchors`), and a single reference whose model field holds the record itself
- *   (a Sensitive's `asset`, a FlattenedAsset) holds it (`resolved`);
+ * - a field naming records of another kind (the table's `seeds`: `asset: "id"`, `summary: {id}`,
+ *   `anchors: {iterable:[…]}`) lists them in the model's field it names (`assets`, `summaries`,
+ *   `anchors`), and where that field holds the record whole (a Sensitive's `asset`, a
+ *   FlattenedAsset) the caller reads it (`resolve`);
  * - a seed's `mechanism`, `access` or `model` goes into the model's map of them keyed by the
  *   seed's `asset` (`mechanisms`, `access`, `models`: "a Map<String, …> where the key is an asset
  *   id", the SDK's own words), when the seed names an asset;
@@ -16,34 +16,11 @@
  *   `mechanism` of MANUAL (what the user made by hand) where the seed gave none.
  */
 import type { GenericKind, KindRow, MaterialKind } from '../../shared/graph.js';
-import { KINDS } from '../../shared/graph.js';
 import type { Clock } from '../clock.js';
 import { badRequest } from '../http.js';
 import { isObject, type JsonObject } from '../validate.js';
 import { fieldsOf } from './material-shapes.js';
 import { listed } from './material-links.js';
-
-const BY_MODEL = new Map<string, MaterialKind>();
-for (const row of KINDS) {
-  BY_MODEL.set(row.model, row.kind);
-  if (row.plural) BY_MODEL.set(row.plural, row.kind);
-}
-
-/** The kind a seed field names records of: by its type (`ReferencedX`, `FlattenedXs`), or a string field named after a kind (`asset`). */
-export function seedFieldKind(key: string, type: string): MaterialKind | undefined {
-  const named = /^(?:Referenced|Flattened)(\w+)$/.exec(type);
-  if (named) return BY_MODEL.get(named[1]!);
-  if (type === 's') return KINDS.find((row) => row.kind === key)?.kind;
-  return undefined;
-}
-
-/** The ids a seed field names (a string id, a `{id}`, or a Flattened list). */
-function seedIds(value: unknown, type: string): string[] {
-  if (type === 's') return typeof value === 'string' ? [value] : [];
-  if (!isObject(value)) return [];
-  if (typeof value.id === 'string') return [value.id];
-  return listed({ list: value }, 'list', true);
-}
 
 const stamp = (clock: Clock) => ({ value: clock.now().toISOString() });
 
@@ -68,23 +45,19 @@ export function seedRecord(row: KindRow, seed: JsonObject, clock: Clock): { valu
     const type = seeded.get(key)?.type;
     if (key === 'schema' || type === undefined || given === null || given === undefined) continue;
     const field = model.get(key);
-    if (field && field.type === type) {
-      value[key] = given;
+    const named = row.seeds?.[key];
+    // A field naming records (the table's `seeds`), but for one holding a record whole of the model's own type (copied).
+    if (named && !(named.model && field?.type === type)) {
+      const target = named.into === undefined ? undefined : row.references[named.into];
+      const ids = named.id ? [given as string] : listed({ given } as JsonObject, 'given', named.many);
+      if (named.into && target && !target.model)
+        value[named.into] = target.many ? { iterable: ids.map((id) => ({ id })) } : { id: ids[0]! };
+      else if (named.into && target && !target.many && ids[0] !== undefined)
+        resolve.push({ key: named.into, kind: named.kind, id: ids[0] });
       continue;
     }
-    const kind = seedFieldKind(key, type);
-    if (kind) {
-      const ids = seedIds(given, type);
-      const reference =
-        Object.entries(row.references).find(([name, r]) => r.kind === kind && name === key) ??
-        Object.entries(row.references).find(([, r]) => r.kind === kind);
-      if (reference && !reference[1].model) {
-        const [name, { many }] = reference;
-        value[name] = many ? { iterable: ids.map((id) => ({ id })) } : { id: ids[0]! };
-      } else if (reference && !reference[1].many && ids[0] !== undefined) {
-        // A field holding the record whole (a Sensitive's FlattenedAsset): the caller reads it.
-        resolve.push({ key: reference[0], kind, id: ids[0] });
-      }
+    if (field && field.type === type) {
+      value[key] = given;
       continue;
     }
     const map = [`${key}s`, key].find((name) => model.get(name)?.type === `${type}{}`);

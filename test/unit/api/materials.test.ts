@@ -73,8 +73,8 @@ describe.each(GENERIC_KINDS.map((kind) => [kind.kind, kind] as const))('%s', (_n
     if (ops.stream) {
       const stream = sockets(t).open(`ws://localhost:1000${ops.stream.path}`);
       await until(() => stream.frames.length === 1, 'the first frame');
-      // (StreamedIdentifier's wire key for a workstream summary is workstream_summary.)
-      const key = kind.kind === 'workstreamSummary' ? 'workstream_summary' : kind.kind;
+      // (StreamedIdentifier's wire key: workstream_summary for a workstream summary.)
+      const key = kind.streamed ?? kind.kind;
       expect(JSON.parse(stream.frames[0]!).iterable).toContainEqual({ [key]: { id: made.id } });
     }
     if (ops.search) {
@@ -266,6 +266,20 @@ describe('references written with the record', () => {
     const stranger = crypto.randomUUID();
     const unknown = await call('/person/update', jsonPost({ ...listed, workstream_events: { iterable: [{ id: stranger }] } }));
     expect([unknown.status, await unknown.text()]).toEqual([404, `No workstreamEvent with id ${stranger} (person lists it).`]);
+  });
+
+  it('a record of a hand-written kind it names must exist (404 naming its kind, nothing written); it is listed as given', async () => {
+    const { t, call } = await harness();
+    const settled = await dump(t.databaseName);
+    const stranger = crypto.randomUUID();
+    const point = await call('/anchor_points/create', jsonPost({ type: 'FILE', fullpath: '/a/b.ts', anchor: stranger }));
+    expect([point.status, await point.text()]).toEqual([404, `No anchor with id ${stranger} (listed by the new anchorPoint).`]);
+    const sensitive = await call('/sensitives/create', jsonPost({ ...(await seedOf(call, row('sensitive'))), asset: stranger }));
+    expect([sensitive.status, await sensitive.text()]).toEqual([404, `No asset with id ${stranger} (seededSensitive.asset).`]);
+    expect(await dump(t.databaseName)).toBe(settled);
+    const person = await create(call, row('person'));
+    const unknown = await call('/person/update', jsonPost({ ...person, tags: { iterable: [{ id: stranger }] } }));
+    expect([unknown.status, await unknown.text()]).toEqual([404, `No tag with id ${stranger} (person lists it).`]);
   });
 
   it("a hint's asset, mechanism and model: the asset listed, the mechanism keyed by it (the SDK's map of asset id to mechanism)", async () => {
