@@ -12,6 +12,7 @@ import { mountConversation } from './conversation.js';
 import { mountConversations } from './conversations.js';
 import { restrictConnections } from './csp.js';
 import { mountErrors } from './errors.js';
+import { mountMaterials } from './materials.js';
 import { mountExternalApplications } from './external.js';
 import { mountHeader, setStatus } from './header.js';
 import { mountModels } from './models.js';
@@ -61,6 +62,7 @@ async function main() {
   mountUsageEvents(api, applications, sessions, errors);
   const external = mountExternalApplications(api);
   const models = mountModels(api, base, errors);
+  const materials = mountMaterials(api, base, errors, watch);
 
   // The service has started: a pane that cannot load (a mirrored Pieces OS without one of its
   // operations, say) shows its error, and the others load all the same.
@@ -68,6 +70,7 @@ async function main() {
   await shown(assets.load());
   await shown(conversations.listen());
   await shown(snippets.listen());
+  await shown(materials.listen());
   await Promise.all(
     [header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh(), indicator.refresh()].map(shown),
   );

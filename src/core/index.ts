@@ -1,6 +1,10 @@
 /** The service core, for hosts other than the Service Worker (tests, Node, other runtimes). */
 export { createService, DEFAULT_BASES, type Service, type ServiceOptions } from './service.js';
 export { OPERATIONS, operationFor, type Operation, type OperationName } from './routes.js';
+// The material graph: the kinds and associations the SDK models, the shapes of their models, and those the generic path stores.
+export { KINDS, RELATIONS, type GenericKind, type KindRow, type MaterialKind, type RelationRow } from '../shared/graph.js';
+export { checkShape, shapeOf, type FieldType, type Shape, type ShapeField } from '../shared/shapes.js';
+export { GENERIC_KINDS, GENERIC_RELATIONS } from './handlers/materials.js';
 export type { ServiceSettings } from './options.js';
 export { MAX_BODY_BYTES } from './http.js';
 export { baseMatcher, expandBase, type Base, type BaseMatcher } from '../shared/bases.js';

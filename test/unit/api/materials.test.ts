@@ -14,7 +14,8 @@ import { findRoute, OPERATIONS } from '../../../src/core/routes.js';
 import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
 import { KINDS, RELATIONS, type KindRow, type MaterialKind } from '../../../src/shared/graph.js';
-import { shapeOf, type FieldType } from '../../../src/shared/shapes.js';
+import { shapeOf } from '../../../src/shared/shapes.js';
+import { filledSeed, SAMPLE_TEXT, seedPlan } from '../../material-seeds.js';
 import { BASE, dump, jsonPost, setup } from '../support/harness.js';
 import { sockets, until } from '../support/sockets.js';
 
@@ -24,23 +25,7 @@ type Json = Record<string, any>;
 const row = (kind: MaterialKind) => KINDS.find((r) => r.kind === kind)!;
 const fill = (path: string, ids: Record<string, string>) =>
   path.replace(/\{(\w+)\}/g, (_m, name: string) => ids[name] ?? crypto.randomUUID());
-const TEXT = 'sample text';
-
-/** A value of a field type that its shape allows (required fields only, an enum's first value but UNKNOWN). */
-function sample(type: FieldType, seen: string[] = []): unknown {
-  if (type === 's') return TEXT;
-  if (type === 'n') return 1;
-  if (type === 'b') return false;
-  if (type === 'd') return new Date().toISOString();
-  if (type === 'o') return {};
-  if ('array' in type) return [];
-  if ('map' in type) return {};
-  const shape = shapeOf(type.ref);
-  if (!shape) throw new Error(`no shape for ${type.ref}`);
-  if (shape.kind === 'enum') return [...shape.values].find((v) => v !== 'UNKNOWN');
-  if (seen.includes(type.ref)) return {};
-  return Object.fromEntries([...shape.fields.values()].filter((f) => f.required).map((f) => [f.key, sample(f.type, [...seen, type.ref])]));
-}
+const TEXT = SAMPLE_TEXT;
 
 /** An id of an existing record of `kind` (made for the purpose where the kind is the generic path's or an anchor). */
 async function existing(call: Call, kind: MaterialKind): Promise<string> {
@@ -51,19 +36,7 @@ async function existing(call: Call, kind: MaterialKind): Promise<string> {
 }
 
 /** A valid Seeded body of a kind: its required fields, those naming a record given one that exists. */
-async function seedOf(call: Call, kind: KindRow): Promise<Json> {
-  const shape = shapeOf(kind.seeded!);
-  if (shape?.kind !== 'model') throw new Error(`no shape for ${kind.seeded}`);
-  const seed: Json = {};
-  for (const field of shape.fields.values()) {
-    if (!field.required) continue;
-    // A field naming a record (not holding one whole): an id of one that exists.
-    const named = kind.seeds?.[field.key];
-    const id = named && !named.model && !named.many ? await existing(call, named.kind) : undefined;
-    seed[field.key] = id === undefined ? sample(field.type) : named!.id ? id : { id };
-  }
-  return seed;
-}
+const seedOf = (call: Call, kind: KindRow): Promise<Json> => filledSeed(seedPlan(kind), (named) => existing(call, named));
 
 async function create(call: Call, kind: KindRow): Promise<Json> {
   const response = await call(kind.ops.create!.path, jsonPost(await seedOf(call, kind)));
