@@ -13,7 +13,7 @@ import { $, h, when } from './dom.js';
 import type { Errors } from './errors.js';
 import { materialForm, type MaterialForm } from './material-form.js';
 
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
 type Material = Json & { id: string; created?: { value: string } };
 
 export interface MaterialsPane {
@@ -32,6 +32,8 @@ const fill = (path: string, ...ids: string[]) => {
 /** The keys whose text names a record, looked for in it (and in its nested models) in this order. */
 const LABEL_KEYS = ['name', 'text', 'readable', 'fullpath', 'title', 'email', 'username', 'url'];
 
+const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** A record's name for a list: the first text among LABEL_KEYS, found breadth first; else its id. */
 function labelOf(record: Json): string {
   let level: Json[] = [record];
@@ -40,16 +42,19 @@ function labelOf(record: Json): string {
       const found = level.find((node) => typeof node[key] === 'string' && node[key]);
       if (found) return found[key] as string;
     }
-    level = level.flatMap((node) => Object.values(node).filter((v): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)));
+    level = level.flatMap((node) => Object.values(node).filter(isJson));
   }
   return String(record.id ?? '?');
 }
 
 /** The ids a reference field of a record lists (a Flattened list, or one reference). */
 function idsAt(record: Json, key: string, many: boolean): string[] {
-  const node = key.split('.').reduce<any>((at, step) => at?.[step], record);
-  if (!node) return [];
-  if (many) return Array.isArray(node.iterable) ? node.iterable.map((item: Json) => item.id).filter(Boolean) : [];
+  const node = key.split('.').reduce<unknown>((at, step) => (isJson(at) ? at[step] : undefined), record);
+  if (!isJson(node)) return [];
+  if (many)
+    return Array.isArray(node.iterable)
+      ? node.iterable.flatMap((item: unknown) => (isJson(item) && typeof item.id === 'string' ? [item.id] : []))
+      : [];
   return typeof node.id === 'string' ? [node.id] : [];
 }
 
