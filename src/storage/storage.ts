@@ -227,21 +227,24 @@ export interface MirrorBatch {
     /** Assets whole: each replaces the stored one with what hangs on it (its formats, annotations, its place on tags and websites). */
     assets?: StoredAsset[];
     messages?: MessageRecord[];
+    /** Materials of the generic kinds, each replacing the stored one of its kind and id (a new one listed last). */
+    materials?: Array<Omit<MaterialRecord, 'seq'>>;
   };
-  /** Records the upstream no longer has (a conversation with its messages, an asset with what hangs on it). */
+  /** Records the upstream no longer has (a conversation with its messages, an asset with what hangs on it, a material). */
   remove?: Array<{ kind: RecordKind; id: string }>;
   /**
    * These kinds become exactly the records `put` gives, plus the ids in `keep`, plus the records
    * the outbox's entries created that the id map does not map yet (not on the upstream: read in
    * this transaction, so that a write queued meanwhile is never dropped).
    */
-  replace?: { kinds: Array<'conversation' | 'application' | 'asset' | 'anchor' | 'activity'>; keep: readonly string[] };
+  replace?: { kinds: Array<'conversation' | 'application' | 'asset' | 'anchor' | 'activity' | GenericKind>; keep: readonly string[] };
   /**
    * Local records the upstream now has under its own ids: each is re-keyed (a conversation's
    * messages follow it; what names an application follows it; an asset's formats, annotations,
    * places on tags and websites and activities follow it; the conversations that list an anchor
-   * list it under its new id), logged as the local id deleted and the upstream id added, and the
-   * pair kept in the id map. A pair whose upstream id is already stored drops the local record
+   * list it under its new id; a material keeps its place in its kind's list, and every material
+   * that lists a re-keyed record of any kind lists its new id), logged as the local id deleted and
+   * the upstream id added, and the pair kept in the id map. A pair whose upstream id is already stored drops the local record
    * instead (the upstream's copy is kept).
    */
   rekey?: IdPair[];

@@ -12,6 +12,8 @@
  *   the connection without answering, stay silent, or refuse the connection; `stop()` and
  *   `start()` take it off the network and back on the same port, its data kept.
  * - identifier streams (one frame of every id, then one per change) and a copilot stream;
+ * - persons and workstream summaries (as the SDK writes them, each listing the other), their
+ *   associations and identifier streams;
  * - the asset family (assets with their formats, annotations, tags and websites; anchors, and
  * their associations with conversations and assets; activities) in its own internal shapes, written to the
  * SDK 4.1.0 models on the way out:
@@ -55,7 +57,15 @@ export interface LogEntry {
   outcome: number | 'dropped' | 'silent' | 'refused';
 }
 
-type Collection = 'conversation' | 'conversationMessage' | 'application' | 'asset' | 'anchor' | 'activity';
+type Collection =
+  | 'conversation'
+  | 'conversationMessage'
+  | 'application'
+  | 'asset'
+  | 'anchor'
+  | 'activity'
+  | 'person'
+  | 'workstream_summary';
 
 /** An asset as this upstream keeps it (written as an SDK Asset on the way out). */
 interface AssetRow {
@@ -95,6 +105,9 @@ interface Stored {
   /** Anchors with the ids of their conversations and assets. */
   anchors: Map<string, Json & { conversations: string[]; assets: string[] }>;
   activities: Map<string, Json & { asset?: string }>;
+  /** Persons and workstream summaries as the SDK writes them (their lists of each other `Flattened…` lists). */
+  persons: Map<string, Json>;
+  summaries: Map<string, Json>;
 }
 
 const SCHEMA = { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' };
@@ -106,6 +119,8 @@ const STREAMS: Record<string, Collection> = {
   '/assets/stream/identifiers': 'asset',
   '/anchors/stream/identifiers': 'anchor',
   '/activities/stream/identifiers': 'activity',
+  '/persons/stream/identifiers': 'person',
+  '/workstream_summaries/stream/identifiers': 'workstream_summary',
 };
 
 /** The asset events it records, with the SDK's values for them. */
@@ -168,6 +183,8 @@ export class IndependentPiecesOS {
       websites: new Map(),
       anchors: new Map(),
       activities: new Map(),
+      persons: new Map(),
+      summaries: new Map(),
     };
   }
 
@@ -235,6 +252,8 @@ export class IndependentPiecesOS {
       anchors: [...this.#data.anchors.values()].reverse().map((a) => this.#anchorWire(a)),
       activities: [...this.#data.activities.values()].map((a) => this.#activityWire(a)),
       annotations: [...this.#data.annotations.values()],
+      persons: [...this.#data.persons.values()].reverse(),
+      summaries: [...this.#data.summaries.values()].reverse(),
     };
   }
 
@@ -425,6 +444,8 @@ export class IndependentPiecesOS {
       asset: this.#data.assets,
       anchor: this.#data.anchors,
       activity: this.#data.activities,
+      person: this.#data.persons,
+      workstream_summary: this.#data.summaries,
     }[collection];
     return [...map.keys()].reverse();
   }
@@ -434,6 +455,8 @@ export class IndependentPiecesOS {
     const collection = STREAMS[url.pathname.replace(/\/$/, '')];
     const path = url.pathname;
     if (!collection && path !== '/qgpt/stream' && path !== '/.well-known/stream/health') {
+      // A client may reset the connection as it reads the refusal: nothing more to do with it.
+      socket.on('error', () => {});
       socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
       return;
     }
@@ -586,6 +609,25 @@ export class IndependentPiecesOS {
       ['/asset/*/anchors/disassociate/*', 1, 0, 'asset', false],
     ] as const) {
       if ((m = is('POST', pattern))) return void this.#relateAnchor(m[a]!, kind, m[o]!, add);
+    }
+    // Persons and workstream summaries, and their associations (each lists the other).
+    for (const [list, item, map, collection] of [
+      ['persons', 'person', this.#data.persons, 'person'],
+      ['workstream_summaries', 'workstream_summary', this.#data.summaries, 'workstream_summary'],
+    ] as const) {
+      if (is('GET', `/${list}`)) return { iterable: [...map.values()].reverse() };
+      if (is('POST', `/${list}/create`)) return this.#createMaterial(map, collection, body);
+      if (is('POST', `/${item}/update`)) return this.#updateMaterial(map, collection, body);
+      if ((m = is('POST', `/${list}/*/delete`))) return void this.#deleteMaterial(map, collection, m[0]!);
+      if ((m = is('GET', `/${item}/*`))) return this.#found(map, m[0]!, item);
+    }
+    for (const [pattern, otherMap, key, back, add] of [
+      ['/person/*/persons/associate/*', this.#data.persons, 'persons', 'persons', true],
+      ['/person/*/persons/disassociate/*', this.#data.persons, 'persons', 'persons', false],
+      ['/person/*/workstream_summaries/associate/*', this.#data.summaries, 'summaries', 'persons', true],
+      ['/person/*/workstream_summaries/disassociate/*', this.#data.summaries, 'summaries', 'persons', false],
+    ] as const) {
+      if ((m = is('POST', pattern))) return void this.#relatePerson(m[0]!, otherMap, m[1]!, key, back, add);
     }
     if (is('GET', '/activities')) return { iterable: [...this.#data.activities.values()].map((a) => this.#activityWire(a)) };
     if ((m = is('GET', '/activity/*'))) return this.#activityWire(this.#found(this.#data.activities, m[0]!, 'activity'));
@@ -1173,6 +1215,76 @@ export class IndependentPiecesOS {
     else if (listed.length) conversation.anchors = { iterable: listed };
     else delete conversation.anchors;
     this.#touch(conversation);
+  }
+
+  // ---- persons and workstream summaries ------------------------------------------------------
+
+  /** A person (from a SeededPerson) or a workstream summary (from a SeededWorkstreamSummary): the seed's fields, with its own id and dates; the persons a summary lists list it. */
+  #createMaterial(map: Map<string, Json>, collection: Collection, body: unknown): Json {
+    const { annotations: _annotations, asset: _asset, model, ...seed } = this.#object(body, 'The seed');
+    const made: Json = {
+      ...seed,
+      ...(collection === 'person' ? (model ? { models: { [this.#id()]: model } } : {}) : { model }),
+      id: this.#id(),
+      created: this.#now(),
+      updated: this.#now(),
+    };
+    if (collection === 'person' && typeof made.type !== 'object') throw new Refusal(400, 'A person needs a type.');
+    if (collection === 'workstream_summary' && typeof made.name !== 'string') throw new Refusal(400, 'A summary needs a name.');
+    map.set(made.id, made);
+    this.#announce(collection, made.id);
+    if (collection === 'workstream_summary')
+      for (const person of this.#listed(made.persons)) {
+        const found = this.#data.persons.get(person);
+        if (found) this.#setListed(found, 'summaries', made.id, true, 'person');
+      }
+    return made;
+  }
+
+  #updateMaterial(map: Map<string, Json>, collection: Collection, body: unknown): Json {
+    const sent = this.#object(body, 'The record');
+    const stored = this.#found(map, String(sent.id), collection);
+    const next = { ...sent, created: stored.created, updated: this.#now() };
+    map.set(stored.id, next);
+    this.#announce(collection, stored.id);
+    return next;
+  }
+
+  /** Deletes a person or summary; the records that listed it no longer do. */
+  #deleteMaterial(map: Map<string, Json>, collection: Collection, id: string) {
+    this.#found(map, id, collection);
+    map.delete(id);
+    this.#announce(collection, id, true);
+    for (const [others, key, other] of [
+      [this.#data.persons, collection === 'person' ? 'persons' : 'summaries', 'person'],
+      [this.#data.summaries, 'persons', 'workstream_summary'],
+    ] as const) {
+      if (collection === 'workstream_summary' && other === 'workstream_summary') continue;
+      for (const record of others.values()) this.#setListed(record, key, id, false, other);
+    }
+  }
+
+  #listed(list: unknown): string[] {
+    const items = typeof list === 'object' && list !== null && Array.isArray((list as Json).iterable) ? (list as Json).iterable : [];
+    return items.map((item: Json) => item?.id).filter((id: unknown): id is string => typeof id === 'string');
+  }
+
+  /** `record` listing `id` in its list `key` (or no longer); announced when that changed it. */
+  #setListed(record: Json, key: string, id: string, add: boolean, collection: Collection) {
+    const ids = this.#listed(record[key]);
+    if (ids.includes(id) === add) return;
+    const next = add ? [...ids, id] : ids.filter((other) => other !== id);
+    record[key] = { iterable: next.map((other) => ({ id: other })) };
+    record.updated = this.#now();
+    this.#announce(collection, record.id);
+  }
+
+  /** A person associated with another person or a summary (or no longer): each lists the other. */
+  #relatePerson(personId: string, otherMap: Map<string, Json>, otherId: string, key: string, back: string, add: boolean) {
+    const person = this.#found(this.#data.persons, personId, 'person');
+    const other = this.#found(otherMap, otherId, key === 'persons' ? 'person' : 'workstream_summary');
+    this.#setListed(person, key, otherId, add, 'person');
+    this.#setListed(other, back, personId, add, key === 'persons' ? 'person' : 'workstream_summary');
   }
 
   #deleteAnchor(id: string) {

@@ -2,31 +2,53 @@
  * Following the upstream while it is up: its identifier streams (one socket per collection),
  * each change it announces read and written here, and whole collections read when it comes up.
  */
-import type { Collection } from '../../storage/schema.js';
+import { GENERIC_KINDS } from '../../core/handlers/materials.js';
+import type { Collection, GenericKind } from '../../storage/schema.js';
 import type { MirrorBatch, Storage } from '../../storage/storage.js';
 import type { MirrorMachine } from './machine.js';
-import { activityRecord, anchorRecord, applicationRecord, assetRecord, conversationRecord, records } from './records.js';
+import { activityRecord, anchorRecord, applicationRecord, assetRecord, conversationRecord, materialRecord, records } from './records.js';
 import { UpstreamError, type Upstream, type WebSocketLike } from './upstream.js';
 import type { Write } from './write.js';
 
 /**
- * The identifier streams followed on the upstream, and what each change makes the mirror read
- * (ranges and models are the upstream's own: passed through while it answers, not kept).
+ * The generic path's kinds kept from the upstream, from the graph table: those with a collection
+ * snapshot and an item snapshot. Those with an identifier stream are followed on it (the
+ * StreamedIdentifier key it names them by is the table's `streamed`); the others (workstream
+ * events) are read whole when following begins.
  */
-const FOLLOWED = {
-  conversation: '/conversations/stream/identifiers',
-  conversationMessage: '/messages/stream/identifiers',
-  application: '/applications/stream/identifiers',
-  asset: '/assets/stream/identifiers',
-  anchor: '/anchors/stream/identifiers',
-  activity: '/activities/stream/identifiers',
-} as const satisfies Partial<Record<Collection, string>>;
-type Followed = keyof typeof FOLLOWED;
+const MATERIALS = GENERIC_KINDS.filter((row) => row.ops.snapshot && row.ops.item);
+const STREAMED = MATERIALS.filter((row) => row.ops.stream && row.streamed);
+const UNSTREAMED = MATERIALS.filter((row) => !STREAMED.includes(row)).map((row) => row.kind as GenericKind);
+
+/**
+ * The identifier streams followed on the upstream, and what each change makes the mirror read
+ * (models are the upstream's own: passed through while it answers, not kept): the hand-written
+ * collections', then each generic kind's.
+ */
+const FOLLOWED: Partial<Record<Collection, { path: string; key: string }>> = {
+  conversation: { path: '/conversations/stream/identifiers', key: 'conversation' },
+  conversationMessage: { path: '/messages/stream/identifiers', key: 'conversationMessage' },
+  application: { path: '/applications/stream/identifiers', key: 'application' },
+  asset: { path: '/assets/stream/identifiers', key: 'asset' },
+  anchor: { path: '/anchors/stream/identifiers', key: 'anchor' },
+  activity: { path: '/activities/stream/identifiers', key: 'activity' },
+  ...Object.fromEntries(STREAMED.map((row) => [row.kind, { path: row.ops.stream!.path, key: row.streamed! }])),
+};
+type Followed = Synced | 'conversationMessage';
 /** The collections read whole (messages come with their conversations). */
-export const SYNCED = ['conversation', 'application', 'asset', 'anchor', 'activity'] as const;
-export type Synced = (typeof SYNCED)[number];
+export const SYNCED = [
+  'conversation',
+  'application',
+  'asset',
+  'anchor',
+  'activity',
+  ...MATERIALS.map((row) => row.kind as GenericKind),
+] as const;
+export type Synced = 'conversation' | 'application' | 'asset' | 'anchor' | 'activity' | GenericKind;
+/** A generic kind's item path for one id (its one path parameter filled). */
+const itemPath = (path: string, id: string) => path.replace(/\{\w+\}/, encodeURIComponent(id));
 /** Each synced collection's list and one record of it, on the upstream, and the records of a list answer as a batch puts them. */
-const READS: Record<Synced, { list: string; one: (id: string) => string; put: (answer: unknown) => MirrorBatch['put'] }> = {
+const READS: Partial<Record<Synced, { list: string; one: (id: string) => string; put: (answer: unknown) => MirrorBatch['put'] }>> = {
   conversation: {
     list: '/conversations?transferables=true',
     one: (id) => `/conversation/${encodeURIComponent(id)}?transferables=true`,
@@ -52,7 +74,22 @@ const READS: Record<Synced, { list: string; one: (id: string) => string; put: (a
     one: (id) => `/activity/${encodeURIComponent(id)}`,
     put: (answer) => ({ activities: records(answer, activityRecord) }),
   },
+  ...Object.fromEntries(
+    MATERIALS.map((row) => {
+      const kind = row.kind as GenericKind;
+      return [
+        kind,
+        {
+          list: row.ops.snapshot!.path,
+          one: (id: string) => itemPath(row.ops.item!.path, id),
+          put: (answer: unknown) => ({ materials: records(answer, (wire) => materialRecord(kind, wire)) }),
+        },
+      ];
+    }),
+  ),
 };
+/** Whether a kind is one of the generic path's (read by the table, and not served by every upstream). */
+const isMaterial = (kind: Followed): kind is GenericKind => GENERIC_KINDS.some((row) => row.kind === kind);
 
 export class Follower {
   readonly #sockets = new Map<Followed, WebSocketLike>();
@@ -83,14 +120,16 @@ export class Follower {
       if (!this.#sockets.size && base && machine.replays) for (const collection of SYNCED) this.#queueSync(collection);
       return;
     }
+    const following = this.#sockets.size > 0;
     for (const collection of Object.keys(FOLLOWED) as Followed[]) {
+      const followed = FOLLOWED[collection]!;
       if (this.#sockets.has(collection)) continue;
       if (this.#unserved.has(collection)) {
         // No stream of it there: read whole once, as without sockets.
         if (collection !== 'conversationMessage') this.#queueSync(collection);
         continue;
       }
-      const socket = new this.WebSocket(base.replace(/^http/, 'ws') + FOLLOWED[collection]);
+      const socket = new this.WebSocket(base.replace(/^http/, 'ws') + followed.path);
       this.#sockets.set(collection, socket);
       let first = true;
       socket.onmessage = (event) => {
@@ -107,7 +146,7 @@ export class Follower {
           return;
         }
         for (const item of frame.iterable ?? []) {
-          const id = (item[collection] as { id?: unknown } | undefined)?.id;
+          const id = (item[followed.key] as { id?: unknown } | undefined)?.id;
           if (typeof id === 'string') this.#queueRefresh(collection, id, item.deleted === true);
         }
       };
@@ -121,6 +160,8 @@ export class Follower {
       };
       socket.onerror = () => {};
     }
+    // What has no stream is read whole when following begins.
+    if (!following) for (const kind of UNSTREAMED) this.#queueSync(kind);
   }
 
   stop() {
@@ -147,12 +188,15 @@ export class Follower {
   async #sync(collection: Synced): Promise<void> {
     const since = this.#tick;
     const fresh = () => [...this.#recent].filter(([, at]) => at > since).map(([id]) => id);
+    const reads = READS[collection]!;
     try {
-      const answer = await this.upstream.json(`${this.machine.base}${READS[collection].list}`);
-      await this.write({ put: READS[collection].put(answer), replace: { kinds: [collection], keep: fresh() } });
+      const answer = await this.upstream.json(`${this.machine.base}${reads.list}`);
+      await this.write({ put: reads.put(answer), replace: { kinds: [collection], keep: fresh() } });
       // Older than this read: no longer needed.
       for (const [id, at] of this.#recent) if (at <= since) this.#recent.delete(id);
     } catch (error) {
+      // A generic kind this upstream does not serve: nothing of it to keep.
+      if (isMaterial(collection) && error instanceof UpstreamError && error.status === 404) return;
       this.machine.failed(`reading the upstream's ${collection}s failed: ${(error as Error)?.message ?? error}`);
     }
   }
@@ -210,13 +254,14 @@ export class Follower {
       await remove(kind);
       return;
     }
-    const wire = await read(READS[kind].one(id));
+    const reads = READS[kind]!;
+    const wire = await read(reads.one(id));
     if (wire === null) {
       await remove(kind);
       return;
     }
     // Kept as the upstream gave it (when it converts).
-    const put = READS[kind].put({ iterable: [wire] })!;
+    const put = reads.put({ iterable: [wire] })!;
     if (Object.values(put).some((made) => made?.length)) await this.write({ put });
   }
 }

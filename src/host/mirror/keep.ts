@@ -1,13 +1,14 @@
 /**
- * A write the upstream took, kept here too: from its answer when that is a record, read again
- * from the upstream when the answer does not show it, else made here as well.
+ * A write the upstream took, kept here too: from its answer when that is a record (a material of
+ * the generic path too, by the graph table), read again from the upstream when the answer does
+ * not show it, else made here as well.
  */
 import type { Service } from '../../core/service.js';
 import { storedJson } from '../../core/validate.js';
 import type { SessionRecord } from '../../storage/schema.js';
 import type { Storage } from '../../storage/storage.js';
 import type { Follower, Synced } from './follower.js';
-import { aboutOf } from './outbox-plan.js';
+import { aboutOf, idAt } from './outbox-plan.js';
 import {
   anchorConversationIds,
   anchorRecord,
@@ -17,6 +18,7 @@ import {
   assetValuesListed,
   conversationMessagesListed,
   conversationRecord,
+  materialRecord,
 } from './records.js';
 import type { Rewritten } from './rewrite-request.js';
 import { mirrorOf } from './writes.js';
@@ -147,6 +149,23 @@ export class Keeper {
             if (typeof asset === 'string') await reread('asset', asset);
             return;
           }
+        }
+        if (typeof spec.answers === 'object') {
+          // A material of the generic path: its answer is the kind's model, kept under the upstream's id.
+          const material = materialRecord(spec.answers.material, answer);
+          if (material) {
+            await write({ put: { materials: [material] } });
+            kept([material.id]);
+          }
+          return;
+        }
+        if (spec.reads) {
+          // Materials the answer does not show (both sides of an association): read again from the upstream.
+          for (const { kind, at } of spec.reads) {
+            const id = idAt(context.entry, at);
+            if (id) await reread(kind, id);
+          }
+          return;
         }
         if (spec.deletes && about) {
           // What changed with it is read again: an annotation's asset, the conversations that listed an anchor.

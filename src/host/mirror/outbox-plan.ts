@@ -7,7 +7,7 @@
 import { OPERATIONS } from '../../core/routes.js';
 import type { OutboxEntry, RecordKind } from '../../storage/schema.js';
 import { rewriteIds } from '../../shared/rewrite-ids.js';
-import { mirrorOf, readBodyPath, type MirrorSpec, type QueuedCall } from './writes.js';
+import { mirrorOf, readBodyPath, type IdPlace, type MirrorSpec, type QueuedCall } from './writes.js';
 
 /** The route table's rows of the write operations. */
 const ROUTES = new Map(OPERATIONS.filter((o) => mirrorOf(o.name)).map((o) => [o.name, o]));
@@ -26,12 +26,16 @@ export function aboutOf(
 ): { kind: RecordKind; id: string } | undefined {
   const about = specOf(entry).about;
   if (!about) return undefined;
-  let id: string | undefined;
-  if (about.at === 'created') id = entry.created[0]?.id;
-  else if (about.at === 'header:application') id = entry.application;
-  else if (about.at.startsWith('param:')) id = entry.params[about.at.slice(6)];
-  else id = readBodyPath(entry.body, about.at.slice(5))[0];
+  const id = idAt(entry, about.at);
   return id === undefined ? undefined : { kind: about.kind, id };
+}
+
+/** The id an entry names at a place (`created`: the first record it created). */
+export function idAt(entry: Pick<OutboxEntry, 'params' | 'body' | 'application' | 'created'>, at: IdPlace | 'created'): string | undefined {
+  if (at === 'created') return entry.created[0]?.id;
+  if (at === 'header:application') return entry.application;
+  if (at.startsWith('param:')) return entry.params[at.slice(6)];
+  return readBodyPath(entry.body, at.slice(5))[0];
 }
 
 /**

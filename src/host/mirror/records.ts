@@ -10,6 +10,8 @@
 import { conversationMessageIds } from './writes.js';
 import { storedJson } from '../../core/validate.js';
 import type {
+  GenericKind,
+  MaterialRecord,
   ActivityRecord,
   AnchorRecord,
   AnnotationRecord,
@@ -249,4 +251,11 @@ const UNKNOWN_APPLICATION = { id: '', name: 'UNKNOWN', version: '', platform: 'U
 export function records<T>(answer: unknown, convert: (wire: unknown) => T | undefined): T[] {
   const items = isRecord(answer) && Array.isArray(answer.iterable) ? answer.iterable : [];
   return items.map(convert).filter((record): record is T => record !== undefined);
+}
+
+/** A wire material of a generic kind (its kind's model in the graph table) as stored: its JSON as the upstream sent it, nulls dropped. */
+export function materialRecord(kind: GenericKind, wire: unknown): Omit<MaterialRecord, 'seq'> | undefined {
+  const id = idOf(wire);
+  if (!id || !isRecord(wire)) return undefined;
+  return { kind, id, value: stored<MaterialRecord['value']>(wire) };
 }

@@ -21,7 +21,7 @@
  */
 import type { WriteOperationName } from '../../core/routes.js';
 import { GENERIC_KINDS, GENERIC_RELATIONS } from '../../core/handlers/materials.js';
-import type { CreatedId, RecordKind } from '../../storage/schema.js';
+import type { CreatedId, GenericKind, RecordKind } from '../../storage/schema.js';
 
 /**
  * Where a request names a record: `param:<name>` (a path parameter), `body:<path>` (a field of
@@ -80,7 +80,15 @@ export interface MirrorSpec {
     | 'Asset'
     | 'Format'
     | 'Annotation'
-    | 'Anchor';
+    | 'Anchor'
+    /** A material of the generic path (the kind's model in the graph table), kept under the upstream's id. */
+    | { material: GenericKind };
+  /**
+   * Materials of the generic path its answer does not show, read again from the upstream (their
+   * item operations in the graph table) once it took the write, and kept: both sides of an
+   * association, the record a score increment is on.
+   */
+  reads?: ReadonlyArray<{ kind: GenericKind; at: IdPlace }>;
   /**
    * How a create whose answer was lost (sent, then the upstream or the worker went away) is
    * looked for on the upstream before it is sent again: the path of a list to read, its items,
@@ -415,24 +423,32 @@ export const WRITES = {
  * The writes of the generic path, from the graph table as its routes are: a create is about the
  * record it creates (its answer's id); an update about its body's `id`; a delete and a score
  * increment about their path parameter; an association (or its undoing) about the record whose
- * path it hangs on (both ids are path parameters, rewritten on replay). Without an `answers`
- * model, the record is read again from the upstream (or, for what no stream follows, the write is
- * made here too).
+ * path it hangs on (both ids are path parameters, rewritten on replay). While the upstream
+ * answers, a create's and an update's answer (the kind's model) is kept; what a score increment
+ * or an association changed is read again from the upstream (`reads`).
  */
 export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
   ...GENERIC_KINDS.flatMap((row) => {
-    const kind = row.kind as RecordKind;
+    const kind = row.kind as GenericKind;
     const param = (path: string): IdPlace => `param:${/\{(\w+)\}/.exec(path)![1]!}`;
     const { create, update, delete: remove, scores } = row.ops;
+    const answers = { material: kind };
     return [
-      ...(create ? [[create.name, { about: { kind, at: 'created' }, creates: createdAt(kind) }] as const] : []),
-      ...(update ? [[update.name, { about: { kind, at: 'body:id' } }] as const] : []),
+      ...(create ? [[create.name, { about: { kind, at: 'created' }, creates: createdAt(kind), answers }] as const] : []),
+      ...(update ? [[update.name, { about: { kind, at: 'body:id' }, answers }] as const] : []),
       ...(remove ? [[remove.name, { about: { kind, at: param(remove.path) }, deletes: true }] as const] : []),
-      ...(scores ? [[scores.name, { about: { kind, at: param(scores.path) } }] as const] : []),
+      ...(scores ? [[scores.name, { about: { kind, at: param(scores.path) }, reads: [{ kind, at: param(scores.path) }] }] as const] : []),
     ] satisfies Array<readonly [string, MirrorSpec]>;
   }),
   ...GENERIC_RELATIONS.flatMap((relation) => {
-    const spec: MirrorSpec = { about: { kind: relation.from as RecordKind, at: `param:${relation.params[0]}` } };
+    const [from, to] = [relation.from as GenericKind, relation.to as GenericKind];
+    const spec: MirrorSpec = {
+      about: { kind: from, at: `param:${relation.params[0]}` },
+      reads: [
+        { kind: from, at: `param:${relation.params[0]}` },
+        { kind: to, at: `param:${relation.params[1]}` },
+      ],
+    };
     return [
       [relation.associate.name, spec],
       [relation.disassociate.name, spec],

@@ -10,6 +10,7 @@ import type { IDBPDatabase } from 'idb';
 import type { IdPair, PiecesDB } from '../schema.js';
 import type { Change, MirrorBatch, Storage } from '../storage.js';
 import { KINDS, kindOf, type Kind, type Reference, type Rekeyed } from './mirror-kinds.js';
+import { isMaterial, mirrorMaterials, type MirrorMaterials } from './mirror-materials.js';
 import { mirrorWrite, type MirrorTx, type MirrorWrite, type RecordStore } from './mirror-write.js';
 import { abortOnThrow } from './transactions.js';
 
@@ -17,6 +18,7 @@ import { abortOnThrow } from './transactions.js';
 const STORES = [
   ...new Set([
     ...KINDS.flatMap((row) => [row.store, ...(row.rekey?.refs ?? []).map((ref) => ref.store)]),
+    'materials',
     'changes',
     'outbox',
     'idmap',
@@ -39,19 +41,21 @@ export function mirrorStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'outboxEn
   };
 }
 
-/**
- * Materials of the generic kinds (the materials store) are not mirrored this round: no kind's row
- * names them, so a pair or a removal of such a kind changes no record (the pair is kept in the id
- * map), and `replace` never lists them (its kinds are the hand-written ones).
- */
+/** Materials of the generic kinds are written by the graph table (mirror-materials.ts), beside the kinds' rows. */
 async function write(tx: MirrorTx, batch: MirrorBatch): Promise<Change[]> {
   const w = mirrorWrite(tx);
+  const m = mirrorMaterials(w);
   if (batch.clearIdMap) await tx.objectStore('idmap').clear();
   await rekey(w, batch.rekey ?? []);
-  for (const { kind, id } of batch.remove ?? []) await kindOf(kind)?.drop?.(w, id);
+  await m.rekey(batch.rekey ?? []);
+  for (const { kind, id } of batch.remove ?? []) {
+    if (isMaterial(kind)) await m.drop(kind, id);
+    else await kindOf(kind)?.drop?.(w, id);
+  }
   const put = batch.put ?? {};
   for (const row of KINDS) for (const given of row.put?.of(put) ?? []) await row.put!.write(w, given);
-  if (batch.replace) await replace(w, batch.replace, put);
+  for (const material of put.materials ?? []) await m.put(material);
+  if (batch.replace) await replace(w, m, batch.replace, put);
   const outbox = tx.objectStore('outbox');
   for (const seq of batch.outbox?.remove ?? []) await outbox.delete(seq);
   for (const entry of batch.outbox?.put ?? []) await outbox.put(entry);
@@ -60,7 +64,9 @@ async function write(tx: MirrorTx, batch: MirrorBatch): Promise<Change[]> {
     if (value === undefined) await meta.delete(key);
     else await meta.put(value, key);
   }
-  return w.finish();
+  const changes = await w.finish();
+  await m.finish(changes);
+  return changes;
 }
 
 /** Local records re-keyed to the ids the upstream gave them, kind by kind in the table's order; the pairs kept in the id map. */
@@ -128,11 +134,20 @@ async function follow<R>(w: MirrorWrite, ref: Reference<R>, record: R, moved: R,
  * entries created that the id map does not map yet (made here and queued for the upstream: read
  * in this transaction, so that a write queued meanwhile is never dropped).
  */
-async function replace(w: MirrorWrite, { kinds, keep: given }: NonNullable<MirrorBatch['replace']>, put: NonNullable<MirrorBatch['put']>) {
+async function replace(
+  w: MirrorWrite,
+  m: MirrorMaterials,
+  { kinds, keep: given }: NonNullable<MirrorBatch['replace']>,
+  put: NonNullable<MirrorBatch['put']>,
+) {
   const keep = new Set(given);
   const mapped = new Set(await w.tx.objectStore('idmap').getAllKeys());
   for (const entry of await w.tx.objectStore('outbox').getAll()) for (const { id } of entry.created) if (!mapped.has(id)) keep.add(id);
   for (const kind of kinds) {
+    if (isMaterial(kind)) {
+      await m.replace(kind, new Set([...keep, ...(put.materials ?? []).filter((given) => given.kind === kind).map((given) => given.id)]));
+      continue;
+    }
     const row = kindOf(kind)!;
     for (const record of row.put?.of(put) ?? []) keep.add(row.put!.id(record));
     for (const id of await w.keys(row.store)) if (!keep.has(id)) await row.drop!(w, id);

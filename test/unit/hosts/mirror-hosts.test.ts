@@ -228,12 +228,12 @@ describe('setupPiecesServer', () => {
     const server = setupPiecesServer({ sampleAssets: false, mirror: { upstream: upstream.url } });
     server.listen();
     await (await fetch('http://localhost:1000/applications')).text();
-    // Following the upstream: a socket per collection.
-    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(6);
+    // Following the upstream: a socket per collection it streams (6 of the hand-written kinds, persons and workstream summaries).
+    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(8);
     server.close();
     await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(0);
     expect((await server.fetch('http://localhost:1000/applications')).headers.get('x-upstream')).toBe('independent');
-    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(6);
+    await expect.poll(() => upstream.openStreams(), { timeout: 5_000 }).toBe(8);
     server.close();
   });
 });
