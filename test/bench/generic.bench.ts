@@ -15,11 +15,12 @@
  *   conversation's read also gathers its messages, so the anchor is the closer shape), reading
  *   the records the round associated.
  *
- * Rounds of batches, generic and hand-written alternating (which goes first alternates), each
- * request timed in the page to the last byte of its answer; medians and the ratio of medians. The
- * hand-written operation is another path of this service, not a floor (docs/performance.md, "The
- * floors"): the ratio says what the generic path costs beyond the hand-written one, not what the
- * service costs beyond the browser. Targets are reported, never asserted. `BENCH=smoke`: a short run.
+ * Rounds of batches; in each phase the generic and the hand-written requests alternate one by one
+ * (which goes first alternates), each timed in the page to the last byte of its answer; medians and
+ * the ratio of medians. The hand-written operation is another path of this service, not a floor
+ * (docs/performance.md, "The floors"): the ratio says what the generic path costs beyond the
+ * hand-written one, not what the service costs beyond the browser. Targets are reported, never
+ * asserted. `BENCH=smoke`: a short run.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -33,7 +34,7 @@ import { buildSite, openReady, serveSite } from './site.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const smoke = process.env.BENCH === 'smoke';
-const plan = smoke ? { rounds: 4, batch: 10 } : { rounds: 30, batch: 20 };
+const plan = smoke ? { rounds: 8, batch: 10 } : { rounds: 30, batch: 20 };
 const TARGET = 1.2;
 
 type Path = 'generic' | 'hand';
@@ -53,11 +54,12 @@ const SHAPES = [
 type Shape = (typeof SHAPES)[number]['shape'];
 
 /**
- * Runs in the page: `count` of one path's create, association and read, each phase timed request by
- * request (ms). The association's other sides (workstream summaries, conversations) are created
- * before its phase, untimed; the reads read the records this batch created and associated.
+ * Runs in the page: `count` creates, associations and reads of each path, phase by phase, the two
+ * paths' requests alternating one by one (which goes first alternates), each request timed (ms).
+ * The associations' other sides (workstream summaries, conversations) are created before their
+ * phase, untimed; the reads read the records this batch created and associated.
  */
-async function batch({ path, count }: { path: 'generic' | 'hand'; count: number }): Promise<Record<Shape, number[]> & { bytes: number }> {
+async function batch({ count, first }: { count: number; first: number }) {
   const base = 'http://localhost:1000';
   const post = async (url: string, body?: unknown) => {
     const response = await fetch(`${base}${url}`, {
@@ -68,52 +70,69 @@ async function batch({ path, count }: { path: 'generic' | 'hand'; count: number 
     if (!response.ok) throw new Error(`POST ${url} answered ${response.status}: ${text}`);
     return text;
   };
-  const timed = async <T>(work: () => Promise<T>, into: number[]): Promise<T> => {
-    const start = performance.now();
-    const result = await work();
-    into.push(performance.now() - start);
-    return result;
+  const get = async (url: string) => {
+    const response = await fetch(`${base}${url}`);
+    const text = await response.text();
+    if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${text}`);
+    return text;
   };
   const w = window as unknown as { benchModel?: unknown };
   w.benchModel ??= ((await (await fetch(`${base}/models`)).json()) as { iterable: unknown[] }).iterable[0];
-  const times: Record<Shape, number[]> = { create: [], association: [], read: [] };
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const seed =
-      path === 'generic'
-        ? { type: { basic: { name: `Person ${i}`, email: `person${i}@example.com` } } }
-        : { type: 'FILE', fullpath: `/bench/file-${i}.ts`, name: `file-${i}.ts` };
-    const text = await timed(() => post(path === 'generic' ? '/persons/create' : '/anchors/create', seed), times.create);
-    ids.push((JSON.parse(text) as { id: string }).id);
-  }
-  const others: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const text =
-      path === 'generic'
-        ? await post('/workstream_summaries/create', { name: `Summary ${i}`, model: w.benchModel })
-        : await post('/conversations/create', { type: 'COPILOT', name: `Conversation ${i}` });
-    others.push((JSON.parse(text) as { id: string }).id);
-  }
-  for (let i = 0; i < count; i++) {
-    const url =
-      path === 'generic'
-        ? `/person/${ids[i]}/workstream_summaries/associate/${others[i]}`
-        : `/anchor/${ids[i]}/conversations/associate/${others[i]}`;
-    await timed(() => post(url), times.association);
-  }
-  let bytes = 0;
-  for (const id of ids) {
-    const text = await timed(async () => {
-      const response = await fetch(`${base}${path === 'generic' ? '/person' : '/anchor'}/${id}`);
-      if (!response.ok) throw new Error(`read answered ${response.status}`);
-      return response.text();
-    }, times.read);
-    bytes += text.length;
-  }
-  return { ...times, bytes: bytes / ids.length };
+  type Path = 'generic' | 'hand';
+  const times = {
+    generic: { create: [] as number[], association: [] as number[], read: [] as number[] },
+    hand: { create: [] as number[], association: [] as number[], read: [] as number[] },
+  };
+  const ids: Record<Path, string[]> = { generic: [], hand: [] };
+  const others: Record<Path, string[]> = { generic: [], hand: [] };
+  let bytes = { generic: 0, hand: 0 };
+  /** Runs `work` for each path, alternating which goes first; times it into `into` when given. */
+  const both = async (i: number, work: (path: Path) => Promise<void>) => {
+    for (const path of (i + first) % 2 ? (['hand', 'generic'] as const) : (['generic', 'hand'] as const)) await work(path);
+  };
+  const timed = async (path: Path, shape: 'create' | 'association' | 'read', work: () => Promise<string>) => {
+    const start = performance.now();
+    const text = await work();
+    times[path][shape].push(performance.now() - start);
+    return text;
+  };
+  for (let i = 0; i < count; i++)
+    await both(i, async (path) => {
+      const text =
+        path === 'generic'
+          ? await timed(path, 'create', () =>
+              post('/persons/create', { type: { basic: { name: `Person ${i}`, email: `person${i}@example.com` } } }),
+            )
+          : await timed(path, 'create', () =>
+              post('/anchors/create', { type: 'FILE', fullpath: `/bench/file-${i}.ts`, name: `file-${i}.ts` }),
+            );
+      ids[path].push((JSON.parse(text) as { id: string }).id);
+    });
+  for (let i = 0; i < count; i++)
+    await both(i, async (path) => {
+      const text =
+        path === 'generic'
+          ? await post('/workstream_summaries/create', { name: `Summary ${i}`, model: w.benchModel })
+          : await post('/conversations/create', { type: 'COPILOT', name: `Conversation ${i}` });
+      others[path].push((JSON.parse(text) as { id: string }).id);
+    });
+  for (let i = 0; i < count; i++)
+    await both(i, async (path) => {
+      const url =
+        path === 'generic'
+          ? `/person/${ids.generic[i]}/workstream_summaries/associate/${others.generic[i]}`
+          : `/anchor/${ids.hand[i]}/conversations/associate/${others.hand[i]}`;
+      await timed(path, 'association', () => post(url));
+    });
+  for (let i = 0; i < count; i++)
+    await both(i, async (path) => {
+      const text = await timed(path, 'read', () => get(`${path === 'generic' ? '/person' : '/anchor'}/${ids[path][i]}`));
+      bytes = { ...bytes, [path]: bytes[path] + text.length };
+    });
+  return { times, bytes: { generic: bytes.generic / count, hand: bytes.hand / count } };
 }
 
-const run = (page: Page, path: Path, count: number) => page.evaluate(batch, { path, count });
+const run = (page: Page, count: number, first: number) => page.evaluate(batch, { count, first });
 
 it('benchmarks the generic path against the hand-written operations', { timeout: 30 * 60_000 }, async () => {
   const loadBefore = loadavg().map((l) => Number(l.toFixed(2)));
@@ -127,12 +146,12 @@ it('benchmarks the generic path against the hand-written operations', { timeout:
   const bytes: Record<Path, number[]> = { generic: [], hand: [] };
   try {
     const page = await openReady(context, `${origin}/ours.html`);
-    for (const path of ['generic', 'hand'] as const) await run(page, path, 5); // warm-up
+    await run(page, 5, 0); // warm-up
     for (let round = 0; round < plan.rounds; round++) {
-      for (const path of round % 2 ? (['hand', 'generic'] as const) : (['generic', 'hand'] as const)) {
-        const got = await run(page, path, plan.batch);
-        for (const { shape } of SHAPES) samples[path][shape].push(...got[shape]);
-        bytes[path].push(got.bytes);
+      const got = await run(page, plan.batch, round);
+      for (const path of ['generic', 'hand'] as const) {
+        for (const { shape } of SHAPES) samples[path][shape].push(...got.times[path][shape]);
+        bytes[path].push(got.bytes[path]);
       }
     }
   } finally {
@@ -146,7 +165,7 @@ it('benchmarks the generic path against the hand-written operations', { timeout:
   const report = [
     `## The generic path against the hand-written operations (${smoke ? 'smoke run' : 'full run'})`,
     '',
-    `Fast path, one request at a time, ${plan.rounds} rounds × ${plan.batch} of each per path, interleaved. Load averages ${loadBefore.join(', ')} before, ${load.join(', ')} after. The hand-written operation is another path of this service, not a floor. Bodies read: person ${Math.round(median(bytes.generic))} B, anchor ${Math.round(median(bytes.hand))} B.`,
+    `Fast path, one request at a time, ${plan.rounds} rounds × ${plan.batch} of each per path, interleaved request by request. Load averages ${loadBefore.join(', ')} before, ${load.join(', ')} after. The hand-written operation is another path of this service, not a floor. Bodies read: person ${Math.round(median(bytes.generic))} B, anchor ${Math.round(median(bytes.hand))} B.`,
     '',
     table(
       ['shape', 'generic (median / p95)', 'hand-written (median / p95)', 'generic / hand-written', `target ≤ ${TARGET}×`],
