@@ -28,7 +28,9 @@ export interface Figure {
   n?: number;
   /** What it is set against: a floor (the same work without the service), and its median. */
   floor?: { measure: string; median: number };
-  /** The figure over its floor, as its target reads it (for rates: ours/floor of the rates). */
+  /** Instead of a floor, another path of this service it is compared with (the generic path against a hand-written operation). */
+  against?: { measure: string; median: number };
+  /** The figure over its floor (or what it is `against`), as its target reads it (for rates: ours/floor of the rates). */
   ratio?: number;
   target?: string;
   /** Whether the target is met; null where the run does not judge it (a smoke run). */
