@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OPERATIONS } from '../../src/core/routes.js';
 import { engine, launch, type BrowserContext, type Page } from './engine.js';
 import type { Capability } from './driver.js';
+import { GENERIC_KINDS } from '../../src/core/handlers/materials.js';
+import { sources, walk, walkOf } from './material-walk.js';
 import { callEveryOperation, listen, socketIds, storeIds } from './pages.js';
 
 async function openPageMode(context: BrowserContext, url: string): Promise<Page> {
@@ -42,6 +44,9 @@ function suite(name: string, capability: Capability, setup: () => Promise<{ cont
 
     it('answers every operation, through fetch and XMLHttpRequest', async () => {
       const result = await callEveryOperation(a);
+      // The generic path's operations: the graph table walked kind by kind (test/browser/material-walk.ts).
+      const known = sources();
+      for (const kind of GENERIC_KINDS) Object.assign(result.statuses, (await a.evaluate(walk, walkOf(kind, known))).statuses);
       expect(Object.keys(result.statuses).sort()).toEqual(OPERATIONS.map((o) => o.name).sort());
       for (const [operation, status] of Object.entries(result.statuses))
         expect(SUCCESS.has(status), `${operation} ${status} ${result.failures[operation] ?? ''}`).toBe(true);
