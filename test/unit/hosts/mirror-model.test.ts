@@ -105,17 +105,18 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('person' as const) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('summary' as const), at: fc.nat(), listing: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('summary' as const), at: fc.nat(), listing: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('renameMaterial' as const), at: fc.nat(), summary: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteMaterial' as const), at: fc.nat(), summary: fc.boolean() }) },
   {
-    weight: 2,
+    weight: 3,
     arbitrary: fc.record({
       kind: fc.constant('relate' as const),
       at: fc.nat(),
       other: fc.nat(),
       summary: fc.boolean(),
-      add: fc.boolean(),
+      // Mostly associations: a disassociation undoes one.
+      add: fc.oneof({ weight: 2, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('down' as const) }) },
@@ -298,6 +299,28 @@ it('random writes, outages and faults end with the upstream and the local copy e
       const note = (id: string) => {
         if (!/-0000-5000-9000-/.test(id)) locals.add(id);
       };
+      const makePerson = async () => {
+        const name = `p${counter++}`;
+        const made = await post(opOf('person', 'create'), { type: { basic: { name } } });
+        if (!made) return undefined;
+        note(made.id);
+        model.persons.push({ id: made.id, name, persons: [], summaries: [] });
+        return model.persons.at(-1)!;
+      };
+      /** A summary, listing `person` where given (who then lists it). */
+      const makeSummary = async (person?: Model['persons'][number]) => {
+        const name = `s${counter++}`;
+        const made = await post(opOf('workstreamSummary', 'create'), {
+          name,
+          model: SUMMARIZER,
+          ...(person ? { persons: { iterable: [{ id: person.id }] } } : {}),
+        });
+        if (!made) return undefined;
+        note(made.id);
+        model.summaries.push({ id: made.id, name });
+        person?.summaries.push(model.summaries.at(-1)!);
+        return model.summaries.at(-1)!;
+      };
       await settle(h, up);
       for (const step of actions) {
         const live = model.conversations;
@@ -444,26 +467,12 @@ it('random writes, outages and faults end with the upstream and the local copy e
             model.anchors.splice(model.anchors.indexOf(anchor), 1);
             break;
           }
-          case 'person': {
-            const name = `p${counter++}`;
-            const made = await post(opOf('person', 'create'), { type: { basic: { name } } });
-            if (!made) break;
-            note(made.id);
-            model.persons.push({ id: made.id, name, persons: [], summaries: [] });
+          case 'person':
+            await makePerson();
             break;
-          }
           case 'summary': {
-            const person = step.listing ? pick(model.persons, step.at) : undefined;
-            const name = `s${counter++}`;
-            const made = await post(opOf('workstreamSummary', 'create'), {
-              name,
-              model: SUMMARIZER,
-              ...(person ? { persons: { iterable: [{ id: person.id }] } } : {}),
-            });
-            if (!made) break;
-            note(made.id);
-            model.summaries.push({ id: made.id, name });
-            person?.summaries.push(model.summaries.at(-1)!);
+            const person = step.listing ? (pick(model.persons, step.at) ?? (await makePerson())) : undefined;
+            if (!step.listing || person) await makeSummary(person);
             break;
           }
           case 'renameMaterial': {
@@ -493,9 +502,16 @@ it('random writes, outages and faults end with the upstream and the local copy e
             break;
           }
           case 'relate': {
-            const person = pick(model.persons, step.at);
-            const other = step.summary ? pick(model.summaries, step.other) : pick(model.persons, step.other);
-            if (!person || !other || other === person) break;
+            // Something to associate: made first where there is none.
+            const person = pick(model.persons, step.at) ?? (await makePerson());
+            if (!person) break;
+            const other = step.summary
+              ? (pick(model.summaries, step.other) ?? (await makeSummary()))
+              : (pick(
+                  model.persons.filter((p) => p !== person),
+                  step.other,
+                ) ?? (await makePerson()));
+            if (!other) break;
             if (!(await post(relationOf(step.summary ? 'workstreamSummary' : 'person', step.add, person.id, other.id)))) break;
             if (step.summary) {
               const summary = other as Model['summaries'][number];
