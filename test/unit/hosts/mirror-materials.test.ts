@@ -175,6 +175,20 @@ describe('the generic path through the mirror', () => {
     expect((await local('workstreamSummary')).map((r) => r.id)).toEqual([s.id]);
   });
 
+  it('keeps an association the upstream took when it cannot be read again (the upstream went away)', async () => {
+    const { upstream, json, reach, local } = await setup();
+    await reach('up');
+    const a = await json('/persons/create', post(PERSON('A')));
+    const b = await json('/persons/create', post(PERSON('B')));
+    await eventually(async () => expect((await local('person')).length).toBe(2));
+    // The upstream takes the association, then answers nothing more.
+    upstream.fault({ match: 'GET /person/', action: { status: 503 } });
+    await json(`/person/${a.id}/persons/associate/${b.id}`, post());
+    await upstream.stop();
+    expect(ids((await json(`/person/${a.id}`)).persons)).toEqual([b.id]);
+    expect(ids((await json(`/person/${b.id}`)).persons)).toEqual([a.id]);
+  });
+
   it('follows what another client of the upstream creates and deletes', async () => {
     const { other, reach, local } = await setup();
     await reach('up');
