@@ -75,6 +75,42 @@ export function seedRecord(row: KindRow, seed: JsonObject, clock: Clock): { valu
   return { value: record, resolve };
 }
 
+/** Equal JSON values, whatever the order of their keys. */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true;
+  if (!isObject(a) || !isObject(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => sameJson(item, b[i]));
+  }
+  const keys = Object.keys(a).filter((key) => a[key] !== undefined);
+  return keys.length === Object.keys(b).filter((key) => b[key] !== undefined).length && keys.every((key) => sameJson(a[key], b[key]));
+};
+
+/**
+ * Whether `record` (one the upstream made) may be what `seed` made (see seedRecord): each field
+ * the seed gives it as given is equal, and each list the seed names records into lists them.
+ * How a create whose answer was lost is found again.
+ */
+export function madeFromSeed(row: KindRow, seed: unknown, record: unknown): boolean {
+  if (!isObject(seed) || !isObject(record)) return false;
+  const model = fieldsOf(row.model)!;
+  const seeded = fieldsOf(row.seeded!)!;
+  for (const [key, given] of Object.entries(seed)) {
+    const type = seeded.get(key)?.type;
+    if (key === 'schema' || type === undefined || given === null || given === undefined) continue;
+    const field = model.get(key);
+    const named = row.seeds?.[key];
+    if (named && !(named.model && field?.type === type)) {
+      const target = named.into === undefined ? undefined : row.references[named.into];
+      if (!named.into || !target || target.model) continue;
+      const ids = named.id ? [given as string] : listed({ given } as JsonObject, 'given', named.many);
+      const holds = listed(record, named.into, target.many);
+      if (!ids.every((id) => holds.includes(id))) return false;
+    } else if (field && field.type === type && !sameJson(record[key], given)) return false;
+  }
+  return true;
+}
+
 /** `SeededPerson` → `seededPerson`: how a body's model is named in messages. */
 export const lower = (model: string) => model[0]!.toLowerCase() + model.slice(1);
 

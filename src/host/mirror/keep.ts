@@ -159,8 +159,13 @@ export class Keeper {
           }
           return;
         }
+        const { request, text } = context;
+        const here = () =>
+          service.respond(new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) }));
         if (spec.reads) {
-          // Materials the answer does not show (both sides of an association): read again from the upstream.
+          // Materials the answer does not show (both sides of an association): made here as well (kept
+          // if the upstream goes away before it is read), then read again from the upstream.
+          await here();
           for (const { kind, at } of spec.reads) {
             const id = idAt(context.entry, at);
             if (id) await reread(kind, id);
@@ -182,9 +187,7 @@ export class Keeper {
           await reread('asset', about.id);
         } else {
           // No record in the answer (an association, a usage event): the write is made here as well.
-          const { request, text } = context;
-          const local = new Request(request.url, { method: request.method, headers: request.headers, ...(text ? { body: text } : {}) });
-          await service.respond(local);
+          await here();
         }
       })
       .catch(() => {

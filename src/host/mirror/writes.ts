@@ -21,6 +21,7 @@
  */
 import type { WriteOperationName } from '../../core/routes.js';
 import { GENERIC_KINDS, GENERIC_RELATIONS } from '../../core/handlers/materials.js';
+import { madeFromSeed } from '../../core/models/material.js';
 import type { CreatedId, GenericKind, RecordKind } from '../../storage/schema.js';
 
 /**
@@ -431,10 +432,17 @@ export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
   ...GENERIC_KINDS.flatMap((row) => {
     const kind = row.kind as GenericKind;
     const param = (path: string): IdPlace => `param:${/\{(\w+)\}/.exec(path)![1]!}`;
-    const { create, update, delete: remove, scores } = row.ops;
+    const { create, update, delete: remove, scores, snapshot } = row.ops;
     const answers = { material: kind };
+    // A create whose answer was lost is looked for among the kind's records.
+    const find = snapshot && {
+      list: () => snapshot.path,
+      items: iterable,
+      matches: (call: QueuedCall, candidate: unknown) => madeFromSeed(row, call.body, candidate),
+    };
+    const created = { about: { kind, at: 'created' }, creates: createdAt(kind), answers, ...(find ? { find } : {}) } as const;
     return [
-      ...(create ? [[create.name, { about: { kind, at: 'created' }, creates: createdAt(kind), answers }] as const] : []),
+      ...(create ? [[create.name, created] as const] : []),
       ...(update ? [[update.name, { about: { kind, at: 'body:id' }, answers }] as const] : []),
       ...(remove ? [[remove.name, { about: { kind, at: param(remove.path) }, deletes: true }] as const] : []),
       ...(scores ? [[scores.name, { about: { kind, at: param(scores.path) }, reads: [{ kind, at: param(scores.path) }] }] as const] : []),

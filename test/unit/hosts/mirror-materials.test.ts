@@ -126,6 +126,20 @@ describe('the generic path through the mirror', () => {
     expect((await json(`/person/${person.id}`)).id).toBe(theirPerson.id);
   });
 
+  it('makes a person whose answer was lost once: found on the upstream, not sent again', async () => {
+    const { upstream, json, reach, local } = await setup();
+    await reach('up');
+    // The upstream makes the person, and the answer never comes back.
+    upstream.fault({ match: 'POST /persons/create', action: { drop: 'after-commit' }, times: 1 });
+    const made = await json('/persons/create', post(PERSON('Ada')));
+    await reach('up');
+    const theirs = upstream.snapshot().persons as any[];
+    expect(theirs.map((p) => p.type.basic.name)).toEqual(['Ada']);
+    expect(upstream.received().filter((line) => line === 'POST /persons/create')).toHaveLength(1);
+    await eventually(async () => expect((await local('person')).map((p) => p.id)).toEqual([theirs[0].id]));
+    expect((await json(`/person/${made.id}`)).id).toBe(theirs[0].id);
+  });
+
   it('replays an association made while away once', async () => {
     const { upstream, json, reach, local } = await setup();
     await reach('up');
@@ -159,6 +173,20 @@ describe('the generic path through the mirror', () => {
     expect(ids((await json(`/person/${a.id}`)).summaries)).toEqual([s.id]);
     expect(ids((await json(`/workstream_summary/${s.id}`)).persons)).toEqual([a.id]);
     expect((await local('workstreamSummary')).map((r) => r.id)).toEqual([s.id]);
+  });
+
+  it('keeps an association the upstream took when it cannot be read again (the upstream went away)', async () => {
+    const { upstream, json, reach, local } = await setup();
+    await reach('up');
+    const a = await json('/persons/create', post(PERSON('A')));
+    const b = await json('/persons/create', post(PERSON('B')));
+    await eventually(async () => expect((await local('person')).length).toBe(2));
+    // The upstream takes the association, then answers nothing more.
+    upstream.fault({ match: 'GET /person/', action: { status: 503 } });
+    await json(`/person/${a.id}/persons/associate/${b.id}`, post());
+    await upstream.stop();
+    expect(ids((await json(`/person/${a.id}`)).persons)).toEqual([b.id]);
+    expect(ids((await json(`/person/${b.id}`)).persons)).toEqual([a.id]);
   });
 
   it('follows what another client of the upstream creates and deletes', async () => {
