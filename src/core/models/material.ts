@@ -18,11 +18,42 @@
 import type { GenericKind, KindRow, MaterialKind } from '../../shared/graph.js';
 import type { Clock } from '../clock.js';
 import { badRequest } from '../http.js';
-import { isObject, type JsonObject } from '../validate.js';
+import { isObject, type Json, type JsonObject } from '../validate.js';
 import { fieldsOf } from './material-shapes.js';
 import { listed } from './material-links.js';
 
 const stamp = (clock: Clock) => ({ value: clock.now().toISOString() });
+
+/** What a Seeded field becomes in its record (see the module's comment). */
+type SeedField =
+  /** A field naming records of another kind: their ids, and the model's field (`into`) that lists them. */
+  | { as: 'names'; key: string; kind: MaterialKind; ids: string[]; into?: string; target?: KindRow['references'][string] }
+  /** A field the model has, of the same type: copied as given. */
+  | { as: 'copied'; key: string; given: Json }
+  /** A field the model keeps in a map keyed by the seed's asset (`mechanisms`, `access`, `models`). */
+  | { as: 'map'; key: string; given: Json; map: string };
+
+/** The fields of a (valid) seed, each as what it becomes in the record; the others (`schema`, unset ones) are left out. */
+function* seedFields(row: KindRow, seed: JsonObject): Generator<SeedField> {
+  const model = fieldsOf(row.model)!;
+  const seeded = fieldsOf(row.seeded!)!;
+  for (const [key, given] of Object.entries(seed)) {
+    const type = seeded.get(key)?.type;
+    if (key === 'schema' || type === undefined || given === null || given === undefined) continue;
+    const field = model.get(key);
+    const named = row.seeds?.[key];
+    // A field naming records (the table's `seeds`), but for one holding a record whole of the model's own type (copied).
+    if (named && !(named.model && field?.type === type)) {
+      const ids = named.id ? [given as string] : listed({ given } as JsonObject, 'given', named.many);
+      const target = named.into === undefined ? undefined : row.references[named.into];
+      yield { as: 'names', key, kind: named.kind, ids, ...(named.into ? { into: named.into } : {}), ...(target ? { target } : {}) };
+    } else if (field && field.type === type) yield { as: 'copied', key, given };
+    else {
+      const map = [`${key}s`, key].find((name) => model.get(name)?.type === `${type}{}`);
+      if (map) yield { as: 'map', key, given, map };
+    }
+  }
+}
 
 /** A single reference (of another kind) a create must hold whole: the model field's type names that kind's model, not a reference. */
 export interface Resolve {
@@ -37,31 +68,17 @@ export interface Resolve {
  */
 export function seedRecord(row: KindRow, seed: JsonObject, clock: Clock): { value: JsonObject & { id: string }; resolve: Resolve[] } {
   const model = fieldsOf(row.model)!;
-  const seeded = fieldsOf(row.seeded!)!;
   const value: JsonObject = {};
   const resolve: Resolve[] = [];
   const asset = typeof seed.asset === 'string' ? seed.asset : undefined;
-  for (const [key, given] of Object.entries(seed)) {
-    const type = seeded.get(key)?.type;
-    if (key === 'schema' || type === undefined || given === null || given === undefined) continue;
-    const field = model.get(key);
-    const named = row.seeds?.[key];
-    // A field naming records (the table's `seeds`), but for one holding a record whole of the model's own type (copied).
-    if (named && !(named.model && field?.type === type)) {
-      const target = named.into === undefined ? undefined : row.references[named.into];
-      const ids = named.id ? [given as string] : listed({ given } as JsonObject, 'given', named.many);
-      if (named.into && target && !target.model)
-        value[named.into] = target.many ? { iterable: ids.map((id) => ({ id })) } : { id: ids[0]! };
-      else if (named.into && target && !target.many && ids[0] !== undefined)
-        resolve.push({ key: named.into, kind: named.kind, id: ids[0] });
-      continue;
-    }
-    if (field && field.type === type) {
-      value[key] = given;
-      continue;
-    }
-    const map = [`${key}s`, key].find((name) => model.get(name)?.type === `${type}{}`);
-    if (map && asset !== undefined) value[map] = { [asset]: given };
+  for (const field of seedFields(row, seed)) {
+    if (field.as === 'copied') value[field.key] = field.given;
+    else if (field.as === 'map') {
+      if (asset !== undefined) value[field.map] = { [asset]: field.given };
+    } else if (field.into && field.target && !field.target.model)
+      value[field.into] = field.target.many ? { iterable: field.ids.map((id) => ({ id })) } : { id: field.ids[0]! };
+    else if (field.into && field.target && !field.target.many && field.ids[0] !== undefined)
+      resolve.push({ key: field.into, kind: field.kind, id: field.ids[0] });
   }
   const id = clock.newId();
   const record: JsonObject & { id: string } = { id, ...value, created: stamp(clock), updated: stamp(clock) };
@@ -93,20 +110,12 @@ const sameJson = (a: unknown, b: unknown): boolean => {
  */
 export function madeFromSeed(row: KindRow, seed: unknown, record: unknown): boolean {
   if (!isObject(seed) || !isObject(record)) return false;
-  const model = fieldsOf(row.model)!;
-  const seeded = fieldsOf(row.seeded!)!;
-  for (const [key, given] of Object.entries(seed)) {
-    const type = seeded.get(key)?.type;
-    if (key === 'schema' || type === undefined || given === null || given === undefined) continue;
-    const field = model.get(key);
-    const named = row.seeds?.[key];
-    if (named && !(named.model && field?.type === type)) {
-      const target = named.into === undefined ? undefined : row.references[named.into];
-      if (!named.into || !target || target.model) continue;
-      const ids = named.id ? [given as string] : listed({ given } as JsonObject, 'given', named.many);
-      const holds = listed(record, named.into, target.many);
-      if (!ids.every((id) => holds.includes(id))) return false;
-    } else if (field && field.type === type && !sameJson(record[key], given)) return false;
+  for (const field of seedFields(row, seed)) {
+    if (field.as === 'copied' && !sameJson(record[field.key], field.given)) return false;
+    if (field.as === 'names' && field.into && field.target && !field.target.model) {
+      const holds = listed(record, field.into, field.target.many);
+      if (!field.ids.every((id) => holds.includes(id))) return false;
+    }
   }
   return true;
 }
