@@ -63,3 +63,14 @@ export async function filledSeed(plan: SeedPlan, idOf: (kind: MaterialKind) => P
   }
   return seed;
 }
+
+/** A Model (a required field of SeededWorkstreamSummary: what made the summary), for tests that make summaries. */
+export const SUMMARIZER = {
+  id: 'e1b5e5d0-52b4-4d3c-9e43-2d4a8f0b6a11',
+  version: '1',
+  created: { value: '2026-01-01T00:00:00.000Z' },
+  name: 'summarizer',
+  cloud: false,
+  type: 'BALANCED',
+  usage: 'CODE_GENERATION',
+};

@@ -6,10 +6,11 @@
  * while it is away is replayed and re-keyed, with what lists it; a change another client makes
  * on the upstream reaches the local copy through the kind's identifier stream.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { openStorage } from '../../../src/storage/idb/storage.js';
 import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
+import { SUMMARIZER } from '../../material-seeds.js';
 import { startUpstream, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
 
 const BASE = 'http://localhost:1000';
@@ -19,15 +20,8 @@ const post = (body?: unknown): RequestInit => ({
   ...(body === undefined ? {} : { body: JSON.stringify(body) }),
 });
 const PERSON = (name: string) => ({ type: { basic: { name } } });
-const MODEL = {
-  id: 'e1b5e5d0-52b4-4d3c-9e43-2d4a8f0b6a11',
-  version: '1',
-  created: { value: '2026-01-01T00:00:00.000Z' },
-  name: 'summarizer',
-  cloud: false,
-  type: 'BALANCED',
-  usage: 'CODE_GENERATION',
-};
+/** The local copy follows the upstream's streams asynchronously: how long to wait for it. */
+const settled = { timeout: 10_000, interval: 25 };
 const ids = (list: any): string[] => (list?.iterable ?? []).map((item: { id: string }) => item.id);
 
 const upstreams: IndependentPiecesOS[] = [];
@@ -70,20 +64,6 @@ async function setup() {
   return { upstream, host, call, json, status, reach, local, other };
 }
 
-/** Waits until `check` holds (the local copy follows the upstream's streams asynchronously). */
-async function eventually(check: () => Promise<unknown> | unknown) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-}
-
 describe('the generic path through the mirror', () => {
   it('keeps a person created while the upstream answers under its id: read here once it is away', async () => {
     const { upstream, call, json, reach } = await setup();
@@ -106,7 +86,7 @@ describe('the generic path through the mirror', () => {
     const person = await json('/persons/create', post(PERSON('Grace')));
     const summary = await json(
       '/workstream_summaries/create',
-      post({ name: 'the week', model: MODEL, persons: { iterable: [{ id: person.id }] } }),
+      post({ name: 'the week', model: SUMMARIZER, persons: { iterable: [{ id: person.id }] } }),
     );
     expect(ids((await json(`/person/${person.id}`)).summaries)).toEqual([summary.id]);
     await upstream.start();
@@ -136,7 +116,7 @@ describe('the generic path through the mirror', () => {
     const theirs = upstream.snapshot().persons as any[];
     expect(theirs.map((p) => p.type.basic.name)).toEqual(['Ada']);
     expect(upstream.received().filter((line) => line === 'POST /persons/create')).toHaveLength(1);
-    await eventually(async () => expect((await local('person')).map((p) => p.id)).toEqual([theirs[0].id]));
+    await vi.waitFor(async () => expect((await local('person')).map((p) => p.id)).toEqual([theirs[0].id]), settled);
     expect((await json(`/person/${made.id}`)).id).toBe(theirs[0].id);
   });
 
@@ -165,10 +145,10 @@ describe('the generic path through the mirror', () => {
     const { upstream, json, reach, local } = await setup();
     await reach('up');
     const a = await json('/persons/create', post(PERSON('A')));
-    const s = await json('/workstream_summaries/create', post({ name: 'the day', model: MODEL }));
+    const s = await json('/workstream_summaries/create', post({ name: 'the day', model: SUMMARIZER }));
     await json(`/person/${a.id}/workstream_summaries/associate/${s.id}`, post());
     // Read again from the upstream after the answer went out.
-    await eventually(async () => expect(ids((await local('person'))[0].summaries)).toEqual([s.id]));
+    await vi.waitFor(async () => expect(ids((await local('person'))[0].summaries)).toEqual([s.id]), settled);
     await upstream.stop();
     expect(ids((await json(`/person/${a.id}`)).summaries)).toEqual([s.id]);
     expect(ids((await json(`/workstream_summary/${s.id}`)).persons)).toEqual([a.id]);
@@ -180,7 +160,7 @@ describe('the generic path through the mirror', () => {
     await reach('up');
     const a = await json('/persons/create', post(PERSON('A')));
     const b = await json('/persons/create', post(PERSON('B')));
-    await eventually(async () => expect((await local('person')).length).toBe(2));
+    await vi.waitFor(async () => expect((await local('person')).length).toBe(2), settled);
     // The upstream takes the association, then answers nothing more.
     upstream.fault({ match: 'GET /person/', action: { status: 503 } });
     await json(`/person/${a.id}/persons/associate/${b.id}`, post());
@@ -193,9 +173,9 @@ describe('the generic path through the mirror', () => {
     const { other, reach, local } = await setup();
     await reach('up');
     const made = (await other('/persons/create', post(PERSON('elsewhere')))) as { id: string };
-    await eventually(async () => expect((await local('person')).map((p) => p.id)).toEqual([made.id]));
+    await vi.waitFor(async () => expect((await local('person')).map((p) => p.id)).toEqual([made.id]), settled);
     await other(`/persons/${made.id}/delete`, post());
-    await eventually(async () => expect(await local('person')).toEqual([]));
+    await vi.waitFor(async () => expect(await local('person')).toEqual([]), settled);
   });
 });
 

@@ -17,6 +17,7 @@ import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { createService } from '../../../src/core/service.js';
 import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
 import { KINDS, RELATIONS, type MaterialKind, type OpRole } from '../../../src/shared/graph.js';
+import { SUMMARIZER } from '../../material-seeds.js';
 import { startUpstream, type FaultAction, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
 
 const BASE = 'http://localhost:1000';
@@ -68,16 +69,6 @@ const opOf = (kind: MaterialKind, role: OpRole, id = '') => {
 const relationOf = (to: 'person' | 'workstreamSummary', add: boolean, from: string, other: string) => {
   const row = RELATIONS.find((r) => r.from === 'person' && r.to === to)!;
   return (add ? row.associate : row.disassociate).path.replace(`{${row.params[0]}}`, from).replace(`{${row.params[1]}}`, other);
-};
-/** What a workstream summary is made by (a required field of SeededWorkstreamSummary). */
-const SUMMARIZER = {
-  id: 'e1b5e5d0-52b4-4d3c-9e43-2d4a8f0b6a11',
-  version: '1',
-  created: { value: '2026-01-01T00:00:00.000Z' },
-  name: 'summarizer',
-  cloud: false,
-  type: 'BALANCED',
-  usage: 'CODE_GENERATION',
 };
 
 const action: fc.Arbitrary<Action> = fc.oneof(
