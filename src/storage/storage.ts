@@ -328,6 +328,8 @@ export interface Storage {
   ): Promise<Blob | string>;
   /** The ids of a collection in its snapshot order (none for a collection nothing stores), and the last change folded into them. */
   listIds(collection: Collection): Promise<{ ids: string[]; seq: number }>;
+  /** How many tags and websites are stored (kinds kept in stores of their own, with no list of ids). */
+  countRecords(): Promise<{ tags: number; websites: number }>;
   /**
    * Changes after `seq` (of one collection, or all), oldest first; `seq` is the last change
    * looked at; `complete` is false if the log no longer reaches back that far.
@@ -453,6 +455,11 @@ export interface Storage {
   ensureMeta<T>(key: string, create: () => T): Promise<T>;
   /** Stores what `update` makes of the value under `key`, read and written in one transaction; returns it. */
   updateMeta<T>(key: string, update: (current: T | undefined) => T): Promise<T>;
+  /**
+   * As updateMeta, and logs a change of `logged` (id `key`) in the same transaction, for the
+   * socket that carries the value (the OS settings); nothing is written or logged when `update` throws.
+   */
+  updateLoggedMeta<T>(key: string, update: (current: T | undefined) => T, logged: Logged): Promise<{ value: T; changes: Change[] }>;
 
   close(): void;
 }
