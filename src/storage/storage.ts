@@ -31,6 +31,9 @@ import type {
 /** The meta key of the local user's signed-in state (see setSignedIn). */
 export const SIGNED_IN_KEY = 'signedIn';
 
+/** The meta key of the OS settings (OSApi's osSettingsUpdate; a change of them is logged as `osSettings`). */
+export const OS_SETTINGS_KEY = 'osSettings';
+
 /** Engagement derived from stored usage events. */
 export interface Engagement {
   interactions: number;
@@ -426,7 +429,8 @@ export interface Storage {
   /**
    * Writes the records in one transaction (a record with an existing id replaces it, a
    * conversation together with its messages). With `replace`, every other record is
-   * removed first (and the outbox and id map emptied: nothing queued is left to replay).
+   * removed first (and the outbox and id map emptied: nothing queued is left to replay; the
+   * sign-in state and the OS settings are the configured ones again).
    * Returns the conversation changes made, in commit order.
    */
   loadData(data: StoredData, options: { replace: boolean }): Promise<Change[]>;

@@ -8,6 +8,7 @@ import type { OperationContext, ServiceContext } from '../context.js';
 import { OSAppletEnum, type Platform } from '../enums.js';
 import { badRequest, readJson, reply } from '../http.js';
 import { boolean, embeddedSchema, knownKeys, object, oneOf, optional, required, type JsonObject } from '../validate.js';
+import { OS_SETTINGS_KEY } from '../../storage/storage.js';
 import { publish } from './common.js';
 import { localUser } from './user.js';
 
@@ -89,9 +90,6 @@ export async function workstreamPatternEngineProcessorsVisionStatus() {
   return reply(visionStatus());
 }
 
-/** The meta key the OS settings are kept under. */
-const SETTINGS_KEY = 'osSettings';
-
 /** The OS settings this service keeps: the fields of OSServerSettings (its `schema` is not kept). */
 interface OSSettings {
   autoboot: boolean;
@@ -108,7 +106,7 @@ const withDefaults = (kept: Partial<OSSettings> | undefined): OSSettings => ({ .
 
 /** The OS settings as the settings socket and osSettingsSnapshot give them. */
 export const osSettings = async (service: ServiceContext): Promise<OSSettings> =>
-  withDefaults(await service.storage.getMeta<Partial<OSSettings>>(SETTINGS_KEY));
+  withDefaults(await service.storage.getMeta<Partial<OSSettings>>(OS_SETTINGS_KEY));
 
 /** osSettingsSnapshot: the settings kept (the defaults until one is updated). */
 export async function osSettingsSnapshot({ service }: OperationContext) {
@@ -129,7 +127,7 @@ export async function osSettingsUpdate(context: OperationContext) {
   optional(sent, 'schema', path, embeddedSchema);
   const autoboot = optional(sent, 'autoboot', path, boolean);
   const { value, changes } = await context.service.storage.updateLoggedMeta<Partial<OSSettings>>(
-    SETTINGS_KEY,
+    OS_SETTINGS_KEY,
     (kept) => ({ ...withDefaults(kept), ...(autoboot === undefined ? {} : { autoboot }) }),
     'osSettings',
   );

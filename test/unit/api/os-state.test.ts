@@ -36,6 +36,14 @@ describe('the OS settings', () => {
     await restarted.os.osSettingsUpdate({ oSServerSettings: { autoboot: false } });
     await until(() => late.frames.length === 2, 'the settings turned back');
     expect(late.frames.map((frame) => JSON.parse(frame))).toEqual([{ autoboot: true }, { autoboot: false }]);
+
+    // A reset gives the defaults again, and the socket sends them.
+    await restarted.os.osSettingsUpdate({ oSServerSettings: { autoboot: true } });
+    await until(() => late.frames.length === 3, 'the settings set again');
+    await restarted.service.reset();
+    expect(await restarted.os.osSettingsSnapshot()).toEqual({ autoboot: false });
+    await until(() => late.frames.length === 4, 'the defaults after the reset');
+    expect(JSON.parse(late.frames[3]!)).toEqual({ autoboot: false });
   });
 
   it('refuses a bad update with a 400 naming the field, and changes nothing', async () => {
