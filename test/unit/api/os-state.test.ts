@@ -13,6 +13,8 @@ describe('the OS settings', () => {
   it('start as Pieces OS has them; an update is read back, kept across a restart and sent on the settings socket', async () => {
     const t = await setup();
     expect(await (await t.fetch(`${BASE}/os/settings`)).json()).toEqual({ autoboot: false });
+    // The settings stream is a WebSocket: a plain GET is told so.
+    expect((await t.fetch(`${BASE}/os/settings/stream`)).status).toBe(426);
     const stream = sockets(t).open('ws://localhost:1000/os/settings/stream');
     await until(() => stream.frames.length === 1, 'the settings on open');
     expect(JSON.parse(stream.frames[0]!)).toEqual({ autoboot: false });
