@@ -25,9 +25,9 @@ export const ofOpenSocket = (request: Request, url: URL): boolean =>
 
 /**
  * What a socket path carries: the identifiers of a collection, the health heartbeat, the user
- * profile, the vision status, the copilot's answers, a model's download progress.
+ * profile, the OS settings, the vision status, the copilot's answers, a model's download progress.
  */
-export type SocketKind = Collection | 'health' | 'user' | 'vision' | 'copilot' | 'progress';
+export type SocketKind = Collection | 'health' | 'user' | 'osSettings' | 'vision' | 'copilot' | 'progress';
 
 /**
  * The WebSocket paths the service serves, and what each carries (the route
@@ -45,6 +45,7 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/models/stream/identifiers': 'model',
   '/.well-known/stream/health': 'health',
   '/user/stream': 'user',
+  '/os/settings/stream': 'osSettings',
   '/workstream_pattern_engine/processors/vision/status/stream': 'vision',
   /** The copilot's answers (its client frames travel as POSTs). */
   '/qgpt/stream': 'copilot',

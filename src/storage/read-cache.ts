@@ -71,6 +71,7 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   ensureMeta: ['getMeta'],
   setMeta: ['getMeta'],
   updateMeta: ['getMeta'],
+  updateLoggedMeta: ['getMeta'],
   createConversation: ['listConversations', 'listActivities'],
   deleteConversation: ['listConversations'],
   editConversation: ['listConversations'],

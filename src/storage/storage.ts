@@ -31,6 +31,9 @@ import type {
 /** The meta key of the local user's signed-in state (see setSignedIn). */
 export const SIGNED_IN_KEY = 'signedIn';
 
+/** The meta key of the OS settings (OSApi's osSettingsUpdate; a change of them is logged as `osSettings`). */
+export const OS_SETTINGS_KEY = 'osSettings';
+
 /** Engagement derived from stored usage events. */
 export interface Engagement {
   interactions: number;
@@ -328,6 +331,8 @@ export interface Storage {
   ): Promise<Blob | string>;
   /** The ids of a collection in its snapshot order (none for a collection nothing stores), and the last change folded into them. */
   listIds(collection: Collection): Promise<{ ids: string[]; seq: number }>;
+  /** How many tags and websites are stored (kinds kept in stores of their own, with no list of ids). */
+  countRecords(): Promise<{ tags: number; websites: number }>;
   /**
    * Changes after `seq` (of one collection, or all), oldest first; `seq` is the last change
    * looked at; `complete` is false if the log no longer reaches back that far.
@@ -424,7 +429,8 @@ export interface Storage {
   /**
    * Writes the records in one transaction (a record with an existing id replaces it, a
    * conversation together with its messages). With `replace`, every other record is
-   * removed first (and the outbox and id map emptied: nothing queued is left to replay).
+   * removed first (and the outbox and id map emptied: nothing queued is left to replay; the
+   * sign-in state and the OS settings are the configured ones again).
    * Returns the conversation changes made, in commit order.
    */
   loadData(data: StoredData, options: { replace: boolean }): Promise<Change[]>;
@@ -453,6 +459,11 @@ export interface Storage {
   ensureMeta<T>(key: string, create: () => T): Promise<T>;
   /** Stores what `update` makes of the value under `key`, read and written in one transaction; returns it. */
   updateMeta<T>(key: string, update: (current: T | undefined) => T): Promise<T>;
+  /**
+   * As updateMeta, and logs a change of `logged` (id `key`) in the same transaction, for the
+   * socket that carries the value (the OS settings); nothing is written or logged when `update` throws.
+   */
+  updateLoggedMeta<T>(key: string, update: (current: T | undefined) => T, logged: Logged): Promise<{ value: T; changes: Change[] }>;
 
   close(): void;
 }

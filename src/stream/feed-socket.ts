@@ -21,7 +21,7 @@ export const CLOSE_DATABASE_REPLACED = 4001;
 export interface Feed {
   /** The http(s) URL of the socket path, for the handshake and catch-up fetches. */
   httpUrl: string;
-  kind: Collection | 'health' | 'user' | 'vision';
+  kind: Collection | 'health' | 'user' | 'osSettings' | 'vision';
   healthIntervalMs: number;
   sequenceCheckMs: number;
   giveUpMs: number;
@@ -121,19 +121,24 @@ export class FeedSocket extends ServedSocket {
     if (this.#announced > this.#seq) void this.#catchUp();
   }
 
-  /** An identifier stream (not the health, user or vision socket). */
+  /** An identifier stream (not the health, user, OS settings or vision socket). */
   #identifiers() {
-    return this.#feed.kind !== 'health' && this.#feed.kind !== 'user' && this.#feed.kind !== 'vision';
+    return !['health', 'user', 'osSettings', 'vision'].includes(this.#feed.kind);
+  }
+
+  /** A socket that sends its value again when it changes (the user profile, the OS settings). */
+  #value() {
+    return this.#feed.kind === 'user' || this.#feed.kind === 'osSettings';
   }
 
   /** Asks the service for changes after the last delivered one even if none was announced (one may have been missed). */
   check() {
     if (!this.#started) return;
-    if (this.#feed.kind === 'user') void this.#profile();
+    if (this.#value()) void this.#profile();
     if (this.#identifiers()) void this.#catchUp(true);
   }
 
-  /** The user socket: the profile read again, sent when it is not the one sent last. */
+  /** The user (or OS settings) socket: the value read again, sent when it is not the one sent last. */
   #lastProfile: string | null = null;
   async #profile() {
     try {
@@ -161,7 +166,7 @@ export class FeedSocket extends ServedSocket {
   /** A change was announced: if it is of this socket's collection, fetch what came after the last delivered change. */
   announced(change: Change) {
     if (change.collection !== this.#feed.kind) return;
-    if (this.#feed.kind === 'user') {
+    if (this.#value()) {
       if (this.#started) void this.#profile();
       return;
     }

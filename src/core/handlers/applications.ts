@@ -1,7 +1,7 @@
 /** Handlers of the Applications operations. */
 import type { OperationContext, ServiceContext } from '../context.js';
 import { PIECES_OS_VERSION } from '../../shared/version.js';
-import { osId } from './os.js';
+import { osId, platformOf } from './os.js';
 import { badRequest, notFound, readJson, reply } from '../http.js';
 import { applicationWire, browserApplication, parseApplication } from '../models/application.js';
 import { detectedApplications, relatedApplications } from '../models/external.js';
@@ -34,13 +34,7 @@ async function scope({ request, service }: OperationContext, registering: Applic
 /** The OS's own application entry (`OS_SERVER`), listed first; it has no usage events. */
 async function osApplication(service: ServiceContext) {
   const id = await osId(service);
-  const platform = /Windows/i.test(service.userAgent)
-    ? 'WINDOWS'
-    : /Mac OS X|Macintosh/i.test(service.userAgent)
-      ? 'MACOS'
-      : /Linux|X11/i.test(service.userAgent)
-        ? 'LINUX'
-        : 'WEB';
+  const platform = platformOf(service.userAgent) ?? 'WEB';
   const application: ApplicationRecord = {
     id,
     name: 'OS_SERVER',

@@ -7,7 +7,7 @@ import { badRequest, clip, HttpError, reply } from '../http.js';
 import type { Collection } from '../../storage/storage.js';
 import { identifiersFrame, STREAM_HEADER, type CatchUp, type Handshake } from '../stream-wire.js';
 import { localUser } from './user.js';
-import { osId, visionStatus } from './os.js';
+import { osId, osSettings, visionStatus } from './os.js';
 
 function handshake({ request, url }: OperationContext) {
   if (request.headers.get(STREAM_HEADER) !== 'handshake') {
@@ -67,6 +67,12 @@ export async function streamUser(context: OperationContext) {
   handshake(context);
   const user = await localUser(context);
   return reply({ seq: 0, message: user ?? '' } satisfies Handshake);
+}
+
+/** osSettingsStream: the OSServerSettings on open and after each update (osSettingsUpdate logs an `osSettings` change). */
+export async function osSettingsStream(context: OperationContext) {
+  handshake(context);
+  return reply({ seq: 0, message: await osSettings(context.service) } satisfies Handshake);
 }
 
 /** The vision status stream: the WorkstreamPatternEngineStatus on open (long-term memory is off: it never changes). */

@@ -384,6 +384,9 @@ export const WRITES = {
   signIntoOS: LOCAL,
   signOutOfOS: LOCAL,
   osAppletLaunch: LOCAL,
+  // The OS's own settings and permissions: the upstream's business, not a record the user made.
+  osSettingsUpdate: LOCAL,
+  osPermissionsRequest: LOCAL,
   allocationsConnectNewCloud: LOCAL,
   allocationsDisconnectCloud: LOCAL,
   conversationsCreateFromAsset: {

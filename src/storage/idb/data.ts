@@ -3,7 +3,7 @@ import type { IDBPDatabase } from 'idb';
 import type { GenericKind, PiecesDB } from '../schema.js';
 import { materialKey, type Change, type Storage, type StoredData } from '../storage.js';
 import { commit, log } from './transactions.js';
-import { SIGNED_IN_KEY } from '../storage.js';
+import { OS_SETTINGS_KEY, SIGNED_IN_KEY } from '../storage.js';
 
 export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' | 'loadData'> {
   return {
@@ -105,7 +105,7 @@ export async function loadData(
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn] = await Promise.all(
+  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn, settings] = await Promise.all(
     [
       store('conversations').getAll(),
       store('messages').getAllKeys(),
@@ -116,6 +116,7 @@ export async function loadData(
       store('models').getAllKeys(),
       store('materials').getAllKeys(),
       store('meta').get(SIGNED_IN_KEY),
+      store('meta').get(OS_SETTINGS_KEY),
     ],
   );
   const existing = new Map(conversations.map((c) => [c.id, c]));
@@ -148,6 +149,8 @@ export async function loadData(
         ...removed('model', modelIds).map(({ deleted: _deleted, ...change }) => change),
         // The local user is as configured again.
         ...(signedIn === undefined ? [] : [{ collection: 'user' as const, id: 'local' }]),
+        // The OS settings are the defaults again.
+        ...(settings === undefined ? [] : [{ collection: 'osSettings' as const, id: OS_SETTINGS_KEY }]),
       ]
     : removed(
         'conversationMessage',
@@ -179,6 +182,7 @@ export async function loadData(
     if (replace) {
       for (const name of [...RECORD_STORES, 'outbox', 'idmap'] as const) yield store(name).clear();
       yield store('meta').delete(SIGNED_IN_KEY);
+      yield store('meta').delete(OS_SETTINGS_KEY);
     } else {
       for (const { id } of gone) yield store('messages').delete(id);
     }

@@ -6,7 +6,8 @@
 import { wrap, type IDBPDatabase } from 'idb';
 import { randomUUID } from '../../shared/uuid.js';
 import { DB_NAME, missingStores, type GenericKind, type PiecesDB } from '../schema.js';
-import type { Storage, StoredData } from '../storage.js';
+import type { Change, Logged, Storage, StoredData } from '../storage.js';
+import { abortOnThrow, commit, log } from './transactions.js';
 import { applicationStore } from './applications.js';
 import { anchorStore } from './anchors.js';
 import { assetStore } from './assets.js';
@@ -87,6 +88,11 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
         : Object.hasOwn(STORE_OF, collection)
           ? listIdsOf(db, STORE_OF[collection]!)
           : materialIds(db, collection as GenericKind),
+    async countRecords() {
+      const tx = db.transaction(['tags', 'websites'], 'readonly');
+      const [tags, websites] = await Promise.all([tx.objectStore('tags').count(), tx.objectStore('websites').count()]);
+      return { tags, websites };
+    },
     identity: async () => identity,
     getSearchIndex: (name) => db.get('search', name),
     async putSearchIndex(name, index) {
@@ -115,6 +121,16 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
       await tx.store.put(value, key);
       await tx.done;
       return value;
+    },
+    async updateLoggedMeta<T>(key: string, update: (current: T | undefined) => T, logged: Logged) {
+      const tx = db.transaction(['meta', 'changes'], 'readwrite');
+      const value = await abortOnThrow(tx, async () => update((await tx.objectStore('meta').get(key)) as T | undefined));
+      const changes: Change[] = [];
+      await commit(tx, function* () {
+        yield tx.objectStore('meta').put(value, key);
+        yield log(tx.objectStore('changes'), [{ collection: logged, id: key }], changes);
+      });
+      return { value, changes };
     },
     close: () => db.close(),
     // The same storage, its writes of records made for the scope (the rest of the connection's state is

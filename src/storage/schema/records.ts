@@ -246,10 +246,11 @@ export type Collection =
   | GenericKind;
 
 /**
- * What the change log records changes of: the collections, and the local user's
- * profile (`user`, id `local`: signed in or out), whose socket sends the profile again.
+ * What the change log records changes of: the collections, the local user's
+ * profile (`user`, id `local`: signed in or out), whose socket sends the profile again,
+ * and the OS's settings (`osSettings`, id its meta key), whose socket sends them again.
  */
-export type Logged = Collection | 'user';
+export type Logged = Collection | 'user' | 'osSettings';
 
 export interface ChangeRecord {
   seq?: number;

@@ -92,6 +92,7 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
   UserStreamHandshake: { seq: field(T.number), message: field(T.ref('UserStreamMessage')) },
   HealthStreamHandshake: { seq: field(T.number), message: field(T.ref('HealthStreamMessage')) },
   VisionStreamHandshake: { seq: field(T.number), message: field(T.ref('WorkstreamPatternEngineStatus')) },
+  OSSettingsStreamHandshake: { seq: field(T.number), message: field(T.ref('OSServerSettings')) },
   StreamCatchUp: {
     changes: field(T.array(T.ref('StreamChange'))),
     complete: field(T.boolean),
