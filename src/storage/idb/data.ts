@@ -105,8 +105,8 @@ export async function loadData(
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn, settings] = await Promise.all(
-    [
+  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn, settings] =
+    await Promise.all([
       store('conversations').getAll(),
       store('messages').getAllKeys(),
       store('assets').getAllKeys(),
@@ -117,8 +117,7 @@ export async function loadData(
       store('materials').getAllKeys(),
       store('meta').get(SIGNED_IN_KEY),
       store('meta').get(OS_SETTINGS_KEY),
-    ],
-  );
+    ]);
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
     conversation: new Set(data.conversations.map(({ conversation }) => conversation.id)),

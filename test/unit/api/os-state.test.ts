@@ -87,10 +87,12 @@ describe('the OS permissions', () => {
 });
 
 describe('the device information', () => {
-  it("gives the platform and system version the user agent names, and nothing it does not", async () => {
+  it('gives the platform and system version the user agent names, and nothing it does not', async () => {
     const windows = await setup({ userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/131.0 Safari/537.36' });
     expect(await (await windows.fetch(`${BASE}/os/device/information`)).json()).toEqual({ name: 'WINDOWS', version: '10.0' });
-    const mac = await setup({ userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 Version/18.1 Safari/605.1.15' });
+    const mac = await setup({
+      userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 Version/18.1 Safari/605.1.15',
+    });
     expect(await mac.os.osDeviceInformation()).toEqual({ name: 'MACOS', version: '10.15.7' });
     const linux = await setup({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0' });
     expect(await (await linux.fetch(`${BASE}/os/device/information`)).json()).toEqual({ name: 'LINUX' });
