@@ -3,6 +3,8 @@
  * table, called as the SDK calls it, is answered 501 naming the operation and why, never the
  * catalogue's "does not serve" 404, and changes nothing.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { OSAppletEnum, ResponseError, type OSApi } from '@pieces.app/pieces-os-client';
 import { describe, expect, it, vi } from 'vitest';
 import { HOST_CANNOT, type HostCannotName } from '../../../src/core/handlers/host-cannot.js';
@@ -54,5 +56,12 @@ describe('what no host can do', () => {
       expect(hostile.status).toBe(501);
       expect(await dump(t.databaseName)).toBe(before);
     }
+  });
+
+  it('is listed in docs/operations.md, each operation with its method and path', () => {
+    const docs = readFileSync(join(process.cwd(), 'docs/operations.md'), 'utf8');
+    const section = docs.slice(docs.indexOf('### What no host can do'), docs.indexOf('## Discovery, connect and the user'));
+    for (const row of HOST_CANNOT) expect(section, row.name).toContain(`| ${row.name} | \`${row.method} ${row.path}\` |`);
+    expect(section.match(/^\| os\w+ \|/gm)).toHaveLength(HOST_CANNOT.length);
   });
 });
