@@ -60,7 +60,11 @@ function suite(name: string, capability: Capability, setup: () => Promise<{ cont
         );
         expect([answer.status, answer.text.includes(name)], name).toEqual([501, true]);
       }
-      expect(Object.keys(result.statuses).sort()).toEqual(OPERATIONS.filter((o) => !cannot.has(o.name)).map((o) => o.name).sort());
+      expect(Object.keys(result.statuses).sort()).toEqual(
+        OPERATIONS.filter((o) => !cannot.has(o.name))
+          .map((o) => o.name)
+          .sort(),
+      );
       for (const [operation, status] of Object.entries(result.statuses))
         expect(SUCCESS.has(status), `${operation} ${status} ${result.failures[operation] ?? ''}`).toBe(true);
       expect(result.listed).toContain(result.created);

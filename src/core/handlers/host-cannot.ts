@@ -28,28 +28,32 @@ export const HOST_CANNOT = [
     api: 'OSApi',
     method: 'POST',
     path: '/os/filesystem/files/pick',
-    reason: 'it shows the operating system’s file picker and answers the absolute paths chosen; no host of this service has one (a browser’s file input gives a file’s contents, never its path)',
+    reason:
+      'it shows the operating system’s file picker and answers the absolute paths chosen; no host of this service has one (a browser’s file input gives a file’s contents, never its path)',
   },
   {
     name: 'osFilesystemPickFolders',
     api: 'OSApi',
     method: 'POST',
     path: '/os/filesystem/folders/pick',
-    reason: 'it shows the operating system’s folder picker and answers the absolute paths chosen; no host of this service has one (a browser’s folder picker gives a handle, never a path)',
+    reason:
+      'it shows the operating system’s folder picker and answers the absolute paths chosen; no host of this service has one (a browser’s folder picker gives a handle, never a path)',
   },
   {
     name: 'osFilesystemFileOpen',
     api: 'OSApi',
     method: 'POST',
     path: '/os/filesystem/file/open',
-    reason: 'it opens a path in the operating system’s file manager (Finder, Explorer); no host of this service can open a window of the operating system',
+    reason:
+      'it opens a path in the operating system’s file manager (Finder, Explorer); no host of this service can open a window of the operating system',
   },
   {
     name: 'osBrowserUrlOpen',
     api: 'OSApi',
     method: 'POST',
     path: '/os/browser/url/open',
-    reason: 'it opens a URL in the operating system’s default browser; a service worker or a server cannot open a window, and a page only a tab of its own browser, on a click of the user',
+    reason:
+      'it opens a URL in the operating system’s default browser; a service worker or a server cannot open a window, and a page only a tab of its own browser, on a click of the user',
   },
   {
     name: 'osFilesystemFileReadStreamed',
@@ -70,35 +74,40 @@ export const HOST_CANNOT = [
     api: 'OSApi',
     method: 'POST',
     path: '/os/terminate',
-    reason: 'it force-quits the Pieces OS process; this service runs inside its host (a browser, a Node program), whose process a request cannot end',
+    reason:
+      'it force-quits the Pieces OS process; this service runs inside its host (a browser, a Node program), whose process a request cannot end',
   },
   {
     name: 'osRestart',
     api: 'OSApi',
     method: 'GET',
     path: '/os/restart',
-    reason: 'it restarts the Pieces OS process; this service runs inside its host (a browser, a Node program), whose process a request cannot end and start again',
+    reason:
+      'it restarts the Pieces OS process; this service runs inside its host (a browser, a Node program), whose process a request cannot end and start again',
   },
   {
     name: 'osAppletTerminate',
     api: 'OSApi',
     method: 'POST',
     path: '/os/applet/terminate',
-    reason: 'it stops a micro-application Pieces OS runs in its own process; none runs here (osAppletLaunch answers this service’s own port), and this service cannot stop itself',
+    reason:
+      'it stops a micro-application Pieces OS runs in its own process; none runs here (osAppletLaunch answers this service’s own port), and this service cannot stop itself',
   },
   {
     name: 'osAppletRestart',
     api: 'OSApi',
     method: 'POST',
     path: '/os/applet/restart',
-    reason: 'it stops a micro-application Pieces OS runs in its own process and starts it again; none runs here (osAppletLaunch answers this service’s own port), and this service cannot restart itself',
+    reason:
+      'it stops a micro-application Pieces OS runs in its own process and starts it again; none runs here (osAppletLaunch answers this service’s own port), and this service cannot restart itself',
   },
   {
     name: 'osMemoryOptimize',
     api: 'OSApi',
     method: 'POST',
     path: '/os/memory/optimize',
-    reason: 'it has Pieces OS release memory it holds; the memory of this service is its host’s (the browser’s or Node’s) to collect, which no request can make it do',
+    reason:
+      'it has Pieces OS release memory it holds; the memory of this service is its host’s (the browser’s or Node’s) to collect, which no request can make it do',
   },
 ] as const satisfies readonly HostCannot[];
 

@@ -293,9 +293,8 @@ const LOCAL: MirrorSpec = { local: true };
  * src/core/handlers/host-cannot.ts): the upstream does it while it answers; while it is away it
  * is refused here (501), not queued.
  */
-const HOST_CANNOT_WRITES = Object.fromEntries(
-  HOST_CANNOT.filter((row) => row.method === 'POST').map((row) => [row.name, LOCAL]),
-) as Record<HostCannotWriteName, MirrorSpec>;
+const HOST_CANNOT_POSTS = HOST_CANNOT.filter((row) => row.method === 'POST');
+const HOST_CANNOT_WRITES = Object.fromEntries(HOST_CANNOT_POSTS.map((row) => [row.name, LOCAL])) as Record<HostCannotWriteName, MirrorSpec>;
 
 /** A change of an asset answered without it (an association): the asset is read again from the upstream. */
 const ASSET_EDIT: MirrorSpec = { about: { kind: 'asset', at: 'param:asset' } };

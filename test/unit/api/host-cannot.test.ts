@@ -52,7 +52,11 @@ describe('what no host can do', () => {
     const options = await t.fetch(`${BASE}${row.path}`, { method: 'OPTIONS' });
     expect(options.headers.get('allow')?.split(', ')).toContain(row.method);
     if (row.method === 'POST') {
-      const hostile = await t.fetch(`${BASE}${row.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"a":' });
+      const hostile = await t.fetch(`${BASE}${row.path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"a":',
+      });
       expect(hostile.status).toBe(501);
       expect(await dump(t.databaseName)).toBe(before);
     }

@@ -800,7 +800,9 @@ describe('what no host can do', () => {
     const before = upstream.log.length;
     const refused = await call('/os/filesystem/folders/pick', post());
     expect([refused.status, refused.headers.get('x-upstream')]).toEqual([501, null]);
-    expect(await refused.text()).toMatch(/^POST \/os\/filesystem\/folders\/pick is the Pieces OS operation OSApi\.osFilesystemPickFolders, which this service cannot do: it shows the operating system’s folder picker/);
+    expect(await refused.text()).toMatch(
+      /^POST \/os\/filesystem\/folders\/pick is the Pieces OS operation OSApi\.osFilesystemPickFolders, which this service cannot do: it shows the operating system’s folder picker/,
+    );
     expect((await status()).outbox).toEqual([]);
     await upstream.start();
     await reach('up');
