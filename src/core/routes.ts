@@ -13,6 +13,7 @@ import * as assets from './handlers/assets.js';
 import * as connector from './handlers/connector.js';
 import * as conversation from './handlers/conversation.js';
 import * as conversations from './handlers/conversations.js';
+import { HOST_CANNOT_OPERATIONS, type HostCannotName, type HostCannotWriteName } from './handlers/host-cannot.js';
 import * as qgpt from './handlers/qgpt.js';
 import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
@@ -234,26 +235,31 @@ const TABLE = table(
 
 /**
  * The name of an operation the service answers, as the SDK names it (`conversationsSnapshot`): a row
- * of the table above. (The generic path's rows, `MATERIAL_OPERATIONS`, are named by the graph
- * table, src/shared/graph.ts, whose names are strings.)
+ * of the table above, or of what no host can do (src/core/handlers/host-cannot.ts). (The generic
+ * path's rows, `MATERIAL_OPERATIONS`, are named by the graph table, src/shared/graph.ts, whose names
+ * are strings.)
  */
-export type OperationName = (typeof TABLE)[number]['name'];
+export type OperationName = (typeof TABLE)[number]['name'] | HostCannotName;
 
 /**
  * The operations that write: every POST but those that change nothing (`readOnly`). A mirrored
  * Pieces OS needs a declaration of each (src/host/mirror/writes.ts: how it is queued and replayed).
  */
-export type WriteOperationName = Exclude<Extract<(typeof TABLE)[number], { method: 'POST' }>, { readOnly: true }>['name'];
+export type WriteOperationName =
+  | Exclude<Extract<(typeof TABLE)[number], { method: 'POST' }>, { readOnly: true }>['name']
+  | HostCannotWriteName;
 
 /**
  * Every operation: the rows above, then the generic path's, one per SDK operation of each kind with
  * no hand-written store and of each association between two such kinds, made from the graph table
- * (src/core/handlers/materials.ts): `personsCreateNewPerson` is there, under its SDK name. Static
- * paths come before `{param}` paths.
+ * (src/core/handlers/materials.ts): `personsCreateNewPerson` is there, under its SDK name; then
+ * those no host of this service can do, each answered 501 with its reason
+ * (src/core/handlers/host-cannot.ts). Static paths come before `{param}` paths.
  */
+const ALL: readonly Operation[] = [...TABLE, ...MATERIAL_OPERATIONS, ...HOST_CANNOT_OPERATIONS];
 export const OPERATIONS: readonly Operation[] = [
-  ...[...TABLE, ...MATERIAL_OPERATIONS].filter((operation) => !operation.path.includes('{')),
-  ...[...TABLE, ...MATERIAL_OPERATIONS].filter((operation) => operation.path.includes('{')),
+  ...ALL.filter((operation) => !operation.path.includes('{')),
+  ...ALL.filter((operation) => operation.path.includes('{')),
 ];
 
 export type PathMatcher = (path: string) => Record<string, string> | null;

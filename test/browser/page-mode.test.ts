@@ -8,6 +8,7 @@ import { OPERATIONS } from '../../src/core/routes.js';
 import { engine, launch, type BrowserContext, type Page } from './engine.js';
 import type { Capability } from './driver.js';
 import { GENERIC_KINDS } from '../../src/core/handlers/materials.js';
+import { HOST_CANNOT } from '../../src/core/handlers/host-cannot.js';
 import { sources, walk, walkOf } from './material-walk.js';
 import { callEveryOperation, listen, socketIds, storeIds } from './pages.js';
 
@@ -47,7 +48,23 @@ function suite(name: string, capability: Capability, setup: () => Promise<{ cont
       // The generic path's operations: the graph table walked kind by kind (test/browser/material-walk.ts).
       const known = sources();
       for (const kind of GENERIC_KINDS) Object.assign(result.statuses, (await a.evaluate(walk, walkOf(kind, known))).statuses);
-      expect(Object.keys(result.statuses).sort()).toEqual(OPERATIONS.map((o) => o.name).sort());
+      // What no host can do: answered 501 naming it, from the page as from every host.
+      const cannot = new Set<string>(HOST_CANNOT.map((row) => row.name));
+      for (const { name, method, path } of HOST_CANNOT) {
+        const answer = await a.evaluate(
+          async ({ method, path }) => {
+            const response = await fetch(`http://localhost:1000${path}`, { method });
+            return { status: response.status, text: await response.text() };
+          },
+          { method, path },
+        );
+        expect([answer.status, answer.text.includes(name)], name).toEqual([501, true]);
+      }
+      expect(Object.keys(result.statuses).sort()).toEqual(
+        OPERATIONS.filter((o) => !cannot.has(o.name))
+          .map((o) => o.name)
+          .sort(),
+      );
       for (const [operation, status] of Object.entries(result.statuses))
         expect(SUCCESS.has(status), `${operation} ${status} ${result.failures[operation] ?? ''}`).toBe(true);
       expect(result.listed).toContain(result.created);

@@ -634,6 +634,8 @@ export class IndependentPiecesOS {
     if (is('POST', '/os/sign_in'))
       return { id: this.identity, email: 'someone@example.com', username: 'independent', name: 'Independent User' };
     if (is('POST', '/os/sign_out')) return { iterable: [] };
+    // The folders the user picked in the OS's picker (none is shown here: the same ones each time).
+    if (is('POST', '/os/filesystem/folders/pick')) return ['/home/independent/projects'];
     throw new Refusal(404, `${method} ${path}: no such operation here.`);
   }
 

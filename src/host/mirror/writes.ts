@@ -20,6 +20,7 @@
  * answered here and not queued.
  */
 import type { WriteOperationName } from '../../core/routes.js';
+import { HOST_CANNOT, type HostCannotWriteName } from '../../core/handlers/host-cannot.js';
 import { GENERIC_KINDS, GENERIC_RELATIONS } from '../../core/handlers/materials.js';
 import { madeFromSeed } from '../../core/models/material.js';
 import type { CreatedId, GenericKind, RecordKind } from '../../storage/schema.js';
@@ -287,6 +288,14 @@ const SEED_NAMES = Object.fromEntries(
 /** The upstream's business, not a record the user made: passes through while it answers, answered here (not queued) while it is away. */
 const LOCAL: MirrorSpec = { local: true };
 
+/**
+ * What no host of this service can do (a file picker, opening a URL in the OS, ending Pieces OS:
+ * src/core/handlers/host-cannot.ts): the upstream does it while it answers; while it is away it
+ * is refused here (501), not queued.
+ */
+const HOST_CANNOT_POSTS = HOST_CANNOT.filter((row) => row.method === 'POST');
+const HOST_CANNOT_WRITES = Object.fromEntries(HOST_CANNOT_POSTS.map((row) => [row.name, LOCAL])) as Record<HostCannotWriteName, MirrorSpec>;
+
 /** A change of an asset answered without it (an association): the asset is read again from the upstream. */
 const ASSET_EDIT: MirrorSpec = { about: { kind: 'asset', at: 'param:asset' } };
 /**
@@ -421,6 +430,7 @@ export const WRITES = {
   assetAssociateAnchor: ANCHOR_LINK,
   assetDisassociateAnchor: ANCHOR_LINK,
   anchorsDeleteSpecificAnchor: { about: { kind: 'anchor', at: 'param:anchor' }, deletes: true },
+  ...HOST_CANNOT_WRITES,
 } satisfies Record<WriteOperationName, MirrorSpec>;
 
 /**

@@ -786,6 +786,31 @@ describe('the second ring: assets, what hangs on them, anchors, activities', () 
   });
 });
 
+describe('what no host can do', () => {
+  it('passes through to the upstream while it answers (which does it), and is refused 501 here, not queued, while it is away', async () => {
+    const upstream = await upstreamOn();
+    const { call, status, reach } = hostOf(upstream);
+    await reach('up');
+    const picked = await call('/os/filesystem/folders/pick', post());
+    expect([picked.status, picked.headers.get('x-upstream')]).toEqual([200, 'independent']);
+    expect(await picked.json()).toEqual(['/home/independent/projects']);
+    expect(upstream.log.filter((e) => e.path === '/os/filesystem/folders/pick')).toHaveLength(1);
+    await upstream.stop();
+    await reach('down');
+    const before = upstream.log.length;
+    const refused = await call('/os/filesystem/folders/pick', post());
+    expect([refused.status, refused.headers.get('x-upstream')]).toEqual([501, null]);
+    expect(await refused.text()).toMatch(
+      /^POST \/os\/filesystem\/folders\/pick is the Pieces OS operation OSApi\.osFilesystemPickFolders, which this service cannot do: it shows the operating system’s folder picker/,
+    );
+    expect((await status()).outbox).toEqual([]);
+    await upstream.start();
+    await reach('up');
+    // Nothing was replayed: the picker was shown once, while the upstream answered.
+    expect(upstream.log.slice(before).filter((e) => e.path === '/os/filesystem/folders/pick')).toEqual([]);
+  });
+});
+
 describe('the write table', () => {
   it('declares every write of the route table: the compiler refuses a table without one', () => {
     const { conversationUpdate, ...rest } = WRITES;

@@ -9,6 +9,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 import { MATERIAL_OPERATIONS } from '../../../src/core/handlers/materials.js';
+import { HOST_CANNOT } from '../../../src/core/handlers/host-cannot.js';
 import { OPERATIONS } from '../../../src/core/routes.js';
 import { socketKind, type SocketKind } from '../../../src/core/stream-wire.js';
 import { ServedSocket } from '../../../src/stream/served-socket.js';
@@ -18,9 +19,11 @@ import { check, SDK_MODELS, type Violation } from './sdk-shape.js';
  * What an operation answers on success: an SDK model (by name), no body, plain
  * text, or server-sent events whose every `data:` frame is the model named.
  */
-export type Returns = string | { empty: true } | { text: true } | { events: string } | ((url: URL) => string);
+export type Returns = string | { empty: true } | { text: true } | { events: string } | { never: true } | ((url: URL) => string);
 
 const EMPTY = { empty: true } as const;
+/** An operation no host can do (src/core/handlers/host-cannot.ts): answered 501, never 2xx. */
+const NEVER = { never: true } as const;
 const TEXT = { text: true } as const;
 const identifierStream = (url: URL) => (url.searchParams.has('after') ? 'StreamCatchUp' : 'IdentifierStreamHandshake');
 
@@ -138,6 +141,7 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   workstreamPatternEngineProcessorsVisionStatusStream: 'VisionStreamHandshake',
   // The generic path's operations: what the SDK's own API class reads from each.
   ...Object.fromEntries(MATERIAL_OPERATIONS.map((op) => [op.name, op.socket ? identifierStream : sdkReturns(op.api, op.name)])),
+  ...Object.fromEntries(HOST_CANNOT.map((op) => [op.name, NEVER])),
 };
 
 /** What an SDK operation answers, read from its API class: the model of its `…FromJSON`, no body (VoidApiResponse) or text. */
@@ -162,6 +166,7 @@ export async function checkResponse(operation: string, url: URL, response: Respo
 export function checkBody(operation: string, url: URL, type: string, body: string): Violation[] {
   const returns = RETURNS[operation];
   if (returns === undefined) return [{ path: '$', message: `no response model is listed for ${operation} in RETURNS` }];
+  if (typeof returns === 'object' && 'never' in returns) return [{ path: '$', message: `${operation} is answered 501 here, never 2xx` }];
   if (typeof returns === 'object' && 'empty' in returns) {
     return body === '' ? [] : [{ path: '$', message: `expected no body, got ${JSON.stringify(body.slice(0, 80))}` }];
   }
