@@ -72,6 +72,8 @@ const VALID: Record<string, unknown> = {
   anchorsCreateNewAnchor: { type: 'FILE', fullpath: '/src/grüße ✓.ts', platform: 'LINUX', conversation: '{conversation}' },
   modelsDeleteSpecificModelCache: { schema: { migration: 0, semantic: 'MAJOR_0_MINOR_0_PATCH_1' } },
   osAppletLaunch: { type: 'COPILOT' },
+  osSettingsUpdate: { autoboot: true },
+  osPermissionsRequest: { processing: { vision: true } },
   allocationsConnectNewCloud: { id: APP.id, name: 'Grüße ✓', aesthetics: { theme: { dark: false }, font: { size: 1 } } },
   // The generic path reads every kind's bodies through one function (src/core/handlers/materials.ts):
   // the person's operations stand for every generic kind's (see GENERIC_STAND_INS).

@@ -272,6 +272,13 @@ export const callEveryOperation = (page: Page) =>
     await post('signOutOfOS', '/os/sign_out');
     const profile = await post('signIntoOS', '/os/sign_in');
     await post('osAppletLaunch', '/os/applet/launch', { type: 'COPILOT' });
+    await get('osSettingsSnapshot', '/os/settings');
+    await post('osSettingsUpdate', '/os/settings/update', { autoboot: true });
+    await get('osSettingsStream', '/os/settings/stream', stream);
+    await get('osPermissions', '/os/permissions');
+    await post('osPermissionsRequest', '/os/permissions/request', { processing: { vision: true } });
+    await get('osDeviceInformation', '/os/device/information');
+    await get('osMetadata', '/os/metadata');
     const allocation = await post('allocationsConnectNewCloud', '/allocations/connect', profile);
     statuses.allocationsDisconnectCloud = (
       await fetch(`${base}/allocations/disconnect`, {
