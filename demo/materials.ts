@@ -116,8 +116,17 @@ export function mountMaterials(api: Api, base: string, { act, show }: Errors, wa
     );
   }
 
+  /** Reads started: a read answered after a later one started is stale (answers may come back out of order). */
+  let refreshes = 0;
+  let opens = 0;
+
   async function refresh() {
-    records = await recordsOf(row.kind);
+    const shown = row;
+    const mine = ++refreshes;
+    const read = await recordsOf(shown.kind);
+    // A later read is under way, or another kind was picked meanwhile: this read is stale.
+    if (mine !== refreshes || row !== shown) return;
+    records = read;
     if (opened && !records.some((r) => r.id === opened!.id)) closeRecord();
     render();
   }
@@ -132,11 +141,15 @@ export function mountMaterials(api: Api, base: string, { act, show }: Errors, wa
   /** Reads a record of the shown kind and shows it: its JSON and each reference field with the records it lists. */
   async function openRecord(id: string) {
     const shown = row;
+    const mine = ++opens;
     let value: Material;
     try {
       value = (await api.get<Material>(fill(shown.ops.item!.path, id))).value;
     } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return closeRecord();
+      if (error instanceof ApiError && error.status === 404) {
+        if (mine === opens) closeRecord();
+        return;
+      }
       throw error;
     }
     const links = await Promise.all(
@@ -173,6 +186,8 @@ export function mountMaterials(api: Api, base: string, { act, show }: Errors, wa
       }),
     );
     if (row !== shown) return; // Another kind was chosen meanwhile.
+    // Another record was opened, or another kind picked, meanwhile: this one is no longer the one to show.
+    if (mine !== opens || row !== shown) return;
     // Shown at once, when every part is read: detail's data-id says which record it shows, all of it.
     opened = value;
     $('#material-title').textContent = `${shown.model} ${labelOf(value)}`;

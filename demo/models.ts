@@ -125,9 +125,13 @@ export function mountModels(api: Api, base: string, errors: Errors): ModelsPane 
     else void pane.refresh().catch((error: unknown) => errors.show(error));
   };
 
+  /** Reads of the list started: one answered after a later one started is stale (a delete's read may come back before an older one). */
+  let reads = 0;
   const pane: ModelsPane = {
     async refresh() {
+      const mine = ++reads;
       const [{ value }, mapping, fallback] = await Promise.all([api.get<{ iterable: Model[] }>('/models'), getModelMapping(), getModel()]);
+      if (mine !== reads) return;
       models = value.iterable;
       $('#model-count').textContent = String(models.length);
       list.replaceChildren(...models.map((model) => row(model, mapping[model.id] ?? `the default: ${fallback}`)));
