@@ -7,13 +7,10 @@
  * on the upstream reaches the local copy through the kind's identifier stream.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { openStorage } from '../../../src/storage/idb/storage.js';
-import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
 import { SUMMARIZER } from '../../material-seeds.js';
-import { startUpstream, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
+import { closeMirrorHosts, hostOf, upstreamOn } from '../support/mirror-host.js';
 
-const BASE = 'http://localhost:1000';
 const post = (body?: unknown): RequestInit => ({
   method: 'POST',
   headers: { 'Content-Type': 'application/json' },
@@ -24,35 +21,11 @@ const PERSON = (name: string) => ({ type: { basic: { name } } });
 const settled = { timeout: 10_000, interval: 25 };
 const ids = (list: any): string[] => (list?.iterable ?? []).map((item: { id: string }) => item.id);
 
-const upstreams: IndependentPiecesOS[] = [];
-const hosts: NodeHost[] = [];
-afterEach(async () => {
-  for (const host of hosts.splice(0)) host.close();
-  for (const upstream of upstreams.splice(0)) await upstream.stop();
-});
+afterEach(closeMirrorHosts);
 
 async function setup() {
-  const upstream = await startUpstream();
-  upstreams.push(upstream);
-  const host = createNodeHost({ sampleAssets: false, mirror: { upstream: upstream.url } });
-  hosts.push(host);
-  const call = (path: string, init?: RequestInit) => host.fetch(BASE + path, init);
-  const json = async <T = any>(path: string, init?: RequestInit): Promise<T> => {
-    const response = await call(path, init);
-    expect(response.status, `${init?.method ?? 'GET'} ${path}: ${response.status}`).toBeLessThan(300);
-    return (response.status === 204 ? undefined : response.json()) as Promise<T>;
-  };
-  const status = () => host.service.mirrorStatus() as Promise<MirrorStatus>;
-  const reach = async (state: MirrorStatus['state']) => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      if (state !== 'down') await host.service.mirrorPermission({ granted: true });
-      const now = await status();
-      if (now.state === state && (state !== 'up' || now.outbox.length === 0)) return now;
-      if (Date.now() > deadline) throw new Error(`the mirror stayed ${JSON.stringify(now)}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  };
+  const upstream = await upstreamOn();
+  const { host, call, json, status, reach } = hostOf(upstream);
   /** The local copy, read from storage (not through the mirror). */
   const local = async (kind: 'person' | 'workstreamSummary'): Promise<any[]> => (await host.service.exportData()).materials[kind] ?? [];
   /** Another client of the upstream. */
