@@ -240,14 +240,14 @@ describe('forged change announcements', () => {
 });
 
 describe("the worker's memory under reads of unknown ids", () => {
-  it('does not grow: two rounds of 10,000 reads of unknown applications and sessions (404) leave the heap where the first left it', async (test) => {
+  it('does not grow: two rounds of 5,000 reads of unknown applications and sessions (404) leave the heap where the first left it', async (test) => {
     need(test, 'workerHeap');
     const context = await newContext();
     const page = await openDemo(context);
     const round = () =>
       page.evaluate(async () => {
         const statuses = new Set<number>();
-        for (let batch = 0; batch < 100; batch++) {
+        for (let batch = 0; batch < 50; batch++) {
           const reads = Array.from({ length: 100 }, (_, i) =>
             // Each body read, as a client does (Chromium refuses a page's requests past 20,000 unread responses).
             fetch(`http://localhost:1000/applications/${i % 2 ? 'sessions/' : ''}${crypto.randomUUID()}`).then(async (r) => {
@@ -266,7 +266,8 @@ describe("the worker's memory under reads of unknown ids", () => {
     test.annotate(
       `worker heap ${(before / 1e6).toFixed(2)} MB after the first round, ${((after - before) / 1e3).toFixed(0)} kB more after the second`,
     );
-    // It grew by 2.1 MB a round (about 220 bytes a read) when something kept each unknown id.
+    // It grew by about 220 bytes a read (1.1 MB a round) when something kept each unknown id.
     expect(after - before).toBeLessThan(256 * 1024);
-  });
+    // 10,000 requests: about 30 s through the worker's fetch handler on 2 quiet cores, more under load.
+  }, 180_000);
 });
