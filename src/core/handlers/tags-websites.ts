@@ -8,7 +8,7 @@
 import type { LinkedKind, LinkedRecords } from '../../storage/storage.js';
 import type { OperationContext } from '../context.js';
 import { HttpError, badRequest, notFound, readJson, reply } from '../http.js';
-import { tagWire, websiteWire } from '../models/asset-wire.js';
+import { tagWire, websiteWire } from '../models/asset.js';
 import { incrementedScore } from '../models/material.js';
 import { searchQuery } from '../models/search.js';
 import { checked, linkedRow, searchLinked, seededRecord, updatedRecord, updateTarget } from '../models/tags-websites.js';
@@ -55,7 +55,7 @@ const create = (kind: LinkedKind) => async (context: OperationContext) => {
     if (asset !== undefined && !listing)
       throw notFound(`No asset with id ${asset} (${kind === 'tag' ? 'seededTag' : 'seededWebsite'}.asset).`);
     answer = current ?? seeded.record;
-    if (!listing || (current && current.assets.includes(listing.id))) return current ? undefined : { record: answer };
+    if (!listing || current?.assets.includes(listing.id)) return current ? undefined : { record: answer };
     if (current) answer = { ...current, assets: [...current.assets, listing.id], updated: time.now().toISOString() };
     return { record: answer, assets: [{ ...listing, updated: time.now().toISOString() }] };
   });

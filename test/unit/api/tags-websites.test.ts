@@ -7,6 +7,7 @@
  */
 import { TagApi, TagsApi, WebsiteApi, WebsitesApi, type Seed } from '@pieces.app/pieces-os-client';
 import { describe, expect, it } from 'vitest';
+import { parseData, toData } from '../../../src/core/data.js';
 import { BASE, dump, jsonPost, setup } from '../support/harness.js';
 import { sockets, until } from '../support/sockets.js';
 
@@ -171,6 +172,27 @@ describe('tags', () => {
     const stream = sockets(restarted.t).open('ws://localhost:1000/tags/stream/identifiers');
     await until(() => stream.frames.length === 1, 'the first frame');
     expect(frames(stream)[0]!.iterable).toEqual(listed.iterable.map((x) => ({ tag: { id: x.id } })));
+  });
+});
+
+describe('the data format', () => {
+  it('keeps tags and websites with what they were given (score, interactions, …) through an export and a load', async () => {
+    const { t, tags, tag, websites, website } = await harness();
+    const asset = await t.assets.assetsCreateNewAsset({ seed: textSeed('x = 1') });
+    const made = await tags.tagsCreateNewTag({ seededTag: { text: 'kept', asset: asset.id, tagsVector: [0.5, 1] } });
+    await tag.tagScoresIncrement({ tag: made.id, seededScoreIncrement: { tag: { searched: true } } });
+    const site = await websites.websitesCreateNewWebsite({ seededWebsite: { url: 'https://kept.test/', name: 'kept' } });
+    await website.websiteUpdate({ website: { ...site, interactions: 2 } });
+    const exported = JSON.parse(JSON.stringify(toData(await t.storage.dumpData()))) as unknown;
+    const other = await harness();
+    await other.t.storage.loadData(parseData(exported, { now: () => new Date(), newId: () => crypto.randomUUID() }), { replace: true });
+    expect(await other.tags.tagsSnapshot()).toEqual(await tags.tagsSnapshot());
+    expect(await other.websites.websitesSnapshot()).toEqual(await websites.websitesSnapshot());
+    expect((await other.tag.tagsSpecificTagSnapshot({ tag: made.id })).score).toEqual({ manual: 0, automatic: 0, searched: 1 });
+    // A kept field that is not the model's is refused, naming it.
+    const bad = exported as { tags: Array<Record<string, unknown>> };
+    bad.tags[0]!.fields = { score: { manual: 'many', automatic: 0 } };
+    expect(() => parseData(bad, { now: () => new Date(), newId: () => crypto.randomUUID() })).toThrow(/tags\[0\]\.fields\.score\.manual/);
   });
 });
 
