@@ -369,10 +369,13 @@ function collect(type) {
   shapes.set(name, found);
   if (found.kind === 'model') for (const f of found.fields) collect(f.type);
 }
-for (const k of kinds.filter((k) => !k.own)) {
+// The own kinds whose handlers validate with them too (tags and websites), and what their `exists` takes.
+const VALIDATED = new Set(['tag', 'website']);
+for (const k of kinds.filter((k) => !k.own || VALIDATED.has(k.kind))) {
   collect(k.model);
   if (k.seeded) collect(k.seeded);
 }
+collect('ExistentMetadata');
 /**
  * One line a model: `Name key:type,key?:type,key:type|null`; an enum: `Name=value|value`.
  * (`?` optional; `|null` null allowed.)

@@ -22,6 +22,7 @@ import * as search from './handlers/search.js';
 import * as models from './handlers/models.js';
 import * as os from './handlers/os.js';
 import * as streams from './handlers/streams.js';
+import * as tagsWebsites from './handlers/tags-websites.js';
 import * as user from './handlers/user.js';
 import * as wellKnown from './handlers/wellknown.js';
 
@@ -206,10 +207,6 @@ const TABLE = table(
   op('annotationSpecificAnnotationSnapshot', 'GET /annotation/{annotation}', annotations),
   'AnnotationsApi',
   op('annotationsDeleteSpecificAnnotation', 'POST /annotations/{annotation}/delete', annotations),
-  'TagApi',
-  op('tagsSpecificTagSnapshot', 'GET /tag/{tag}', annotations),
-  'WebsiteApi',
-  op('websitesSpecificWebsiteSnapshot', 'GET /website/{website}', annotations),
   'ModelApi',
   op('modelsSpecificModelSnapshot', 'GET /model/{model}', models),
   op('modelSpecificModelDownload', 'POST /model/{model}/download', models),
@@ -231,6 +228,28 @@ const TABLE = table(
   op('assetDisassociateAnchor', 'POST /asset/{asset}/anchors/disassociate/{anchor}', anchors),
   'AnchorsApi',
   op('anchorsDeleteSpecificAnchor', 'POST /anchors/{anchor}/delete', anchors),
+  'TagsApi',
+  op('tagsSnapshot', 'GET /tags', tagsWebsites),
+  op('tagsCreateNewTag', 'POST /tags/create', tagsWebsites),
+  op('tagsExists', 'POST /tags/exists', tagsWebsites, { readOnly: true }),
+  op('searchTags', 'POST /tags/search', tagsWebsites, { readOnly: true }),
+  op('tagsStreamIdentifiers', 'WS /tags/stream/identifiers', tagsWebsites),
+  op('tagsDeleteSpecificTag', 'POST /tags/{tag}/delete', tagsWebsites),
+  'TagApi',
+  op('tagUpdate', 'POST /tag/update', tagsWebsites),
+  op('tagsSpecificTagSnapshot', 'GET /tag/{tag}', tagsWebsites),
+  op('tagScoresIncrement', 'POST /tag/{tag}/scores/increment', tagsWebsites),
+  'WebsitesApi',
+  op('websitesSnapshot', 'GET /websites', tagsWebsites),
+  op('websitesCreateNewWebsite', 'POST /websites/create', tagsWebsites),
+  op('websitesExists', 'POST /websites/exists', tagsWebsites, { readOnly: true }),
+  op('searchWebsites', 'POST /websites/search', tagsWebsites, { readOnly: true }),
+  op('websitesStreamIdentifiers', 'WS /websites/stream/identifiers', tagsWebsites),
+  op('websitesDeleteSpecificWebsite', 'POST /websites/{website}/delete', tagsWebsites),
+  'WebsiteApi',
+  op('websiteUpdate', 'POST /website/update', tagsWebsites),
+  op('websitesSpecificWebsiteSnapshot', 'GET /website/{website}', tagsWebsites),
+  op('websiteScoresIncrement', 'POST /website/{website}/scores/increment', tagsWebsites),
 ) satisfies readonly Operation[];
 
 /**

@@ -43,6 +43,8 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/activities/stream/identifiers': 'activity',
   '/anchors/stream/identifiers': 'anchor',
   '/models/stream/identifiers': 'model',
+  '/tags/stream/identifiers': 'tag',
+  '/websites/stream/identifiers': 'website',
   '/.well-known/stream/health': 'health',
   '/user/stream': 'user',
   '/os/settings/stream': 'osSettings',

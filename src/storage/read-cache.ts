@@ -21,6 +21,8 @@ const CACHED = [
   'listAnnotations',
   'getTag',
   'getWebsite',
+  'listLinked',
+  'findLinked',
   'listActivities',
   'listExternalApplications',
   'listModelStates',
@@ -42,6 +44,8 @@ const ASSET_READS: readonly Read[] = [
   'listAnnotations',
   'getTag',
   'getWebsite',
+  'listLinked',
+  'findLinked',
   'listActivities',
 ];
 
@@ -67,6 +71,7 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   editAnchor: ['listConversations', ...ASSET_READS],
   setModelState: ['listModelStates'],
   editMaterials: ['getMaterial', 'listMaterials'],
+  editLinked: ASSET_READS,
   setSignedIn: ['getMeta'],
   ensureMeta: ['getMeta'],
   setMeta: ['getMeta'],

@@ -174,6 +174,25 @@ export interface AnchorLinked {
   assets: Map<string, AssetRecord>;
 }
 
+/** The records of their own stores that assets list by their text or URL: tags and websites. */
+export type LinkedKind = 'tag' | 'website';
+export interface LinkedRecords {
+  tag: TagRecord;
+  website: WebsiteRecord;
+}
+
+/**
+ * Which tag (website) an edit is about: by its id, or by its text (URL); `assets`, more assets to
+ * read with it (beside those it lists).
+ */
+export type LinkedTarget = ({ id: string } | { key: string }) & { assets?: readonly string[] };
+
+/** What an edit of a tag (website) writes: the record (null: delete it), and the assets that change with it (whole). */
+export interface LinkedEdit<K extends LinkedKind> {
+  record: LinkedRecords[K] | null;
+  assets?: AssetRecord[];
+}
+
 /** An operation to queue for a mirrored Pieces OS, as a write appends it to the outbox. */
 export type OutboxInput = Omit<OutboxEntry, 'seq' | 'state' | 'refused'> & { state?: 'queued' | 'sent' };
 
@@ -213,7 +232,8 @@ export type QueueingWrite =
   | 'deleteAsset'
   | 'putAnnotation'
   | 'deleteAnnotation'
-  | 'editMaterials';
+  | 'editMaterials'
+  | 'editLinked';
 
 /**
  * What the mirror writes in one transaction: records as the upstream has them, records it no
@@ -271,6 +291,7 @@ export interface MirrorBatch {
  * - `editAsset`: the annotations the edit puts that the asset did not have.
  * - `editAnchor`: the anchor, when there was none.
  * - `editMaterials`: the records it puts that were not stored, in put order.
+ * - `editLinked`: the tag (website), when there was none.
  */
 export interface Storage {
   /**
@@ -416,6 +437,21 @@ export interface Storage {
   deleteAnnotation(id: string): Promise<boolean>;
   getTag(id: string): Promise<TagRecord | undefined>;
   getWebsite(id: string): Promise<WebsiteRecord | undefined>;
+  /** Every tag (website), in creation order. */
+  listLinked<K extends LinkedKind>(kind: K): Promise<Array<LinkedRecords[K]>>;
+  /** The tag of this text (the website of this URL), if there is one. */
+  findLinked<K extends LinkedKind>(kind: K, key: string): Promise<LinkedRecords[K] | undefined>;
+  /**
+   * Reads a tag or website (undefined if there is none) and the assets it lists and `target`
+   * names (those that exist), and writes what `edit` makes of them, in one transaction: the
+   * record's change (a delete marked) and each asset's are logged. `edit` may throw, or return
+   * undefined (nothing logged, nothing queued), to change nothing.
+   */
+  editLinked<K extends LinkedKind>(
+    kind: K,
+    target: LinkedTarget,
+    edit: (current: LinkedRecords[K] | undefined, assets: Map<string, AssetRecord>) => LinkedEdit<K> | undefined,
+  ): Promise<Change[]>;
   /** Every activity, oldest first. */
   listActivities(): Promise<ActivityRecord[]>;
   /** Records activities (of conversations deleted: written after the conversation's own transaction). */

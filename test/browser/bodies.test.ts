@@ -86,6 +86,29 @@ const VALID: Record<string, unknown> = {
   },
   searchPersons: { engines: { iterable: [{ query: 'Grüße' }] } },
   personScoresIncrement: { person: { reuse: true } },
+  // Tags and websites on their own ({tag} and {website}: made by the page first).
+  tagsCreateNewTag: { text: 'Grüße ✓ 𝄞', asset: '{asset}', category: 'HANDLE' },
+  tagUpdate: {
+    id: '{tag}',
+    text: 'Grüße, again ✓ 𝄞',
+    category: 'UNKNOWN',
+    created: { value: '2026-01-01T00:00:00.000Z' },
+    updated: { value: '2026-01-01T00:00:00.000Z' },
+  },
+  tagsExists: { value: 'Grüße ✓ 𝄞' },
+  searchTags: { engines: { iterable: [{ query: 'Grüße' }] } },
+  tagScoresIncrement: { tag: { reuse: true } },
+  websitesCreateNewWebsite: { url: 'https://grüße.test/✓', name: 'Grüße ✓ 𝄞', asset: '{asset}' },
+  websiteUpdate: {
+    id: '{website}',
+    url: 'https://grüße.test/again',
+    name: 'Grüße, again ✓ 𝄞',
+    created: { value: '2026-01-01T00:00:00.000Z' },
+    updated: { value: '2026-01-01T00:00:00.000Z' },
+  },
+  websitesExists: { value: 'https://grüße.test/✓' },
+  searchWebsites: { engines: { iterable: [{ query: 'Grüße' }] } },
+  websiteScoresIncrement: { website: { reuse: true } },
   allocationsDisconnectCloud: {
     id: APP.id,
     user: APP.id,
@@ -122,6 +145,8 @@ const BODILESS = [
   'modelSpecificModelDownloadCancel',
   'signIntoOS',
   'signOutOfOS',
+  'tagsDeleteSpecificTag',
+  'websitesDeleteSpecificWebsite',
   // The person's delete and associations (from the graph table).
   KINDS.find((row) => row.kind === 'person')!.ops.delete!.name,
   ...GENERIC_RELATIONS.filter((r) => r.from === 'person').flatMap((r) => [r.associate.name, r.disassociate.name]),
@@ -201,8 +226,19 @@ const post = (context: BrowserContext, list: Case[]) =>
           })
         ).json()) as { id: string }
       ).id;
+      // A tag and a website, for the operations that name one.
+      const create = async (path: string, body: unknown) =>
+        (
+          (await (
+            await fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
+          ).json()) as { id: string }
+        ).id;
+      const tag = await create('/tags/create', { text: 'first' });
+      const website = await create('/websites/create', { url: 'https://first.test/', name: 'first' });
       const fill = (text: string) =>
         text
+          .replaceAll('{tag}', tag)
+          .replaceAll('{website}', website)
           .replaceAll('{person}', person)
           .replaceAll('{session}', session)
           .replaceAll('{conversation}', made.id)

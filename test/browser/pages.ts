@@ -233,6 +233,27 @@ export const callEveryOperation = (page: Page) =>
     await get('searchAssets', '/assets/search?query=every');
     await get('activitiesSnapshot', '/activities');
     await get('activitiesStreamIdentifiers', '/activities/stream/identifiers', stream);
+    // Tags and websites on their own: made on the asset, listed, streamed, found, searched, updated, scored, deleted.
+    const ownTag = await post('tagsCreateNewTag', '/tags/create', { text: 'every tag', asset: made.id });
+    await get('tagsSnapshot', '/tags');
+    await get('tagsStreamIdentifiers', '/tags/stream/identifiers', stream);
+    await post('tagsExists', '/tags/exists', { value: 'every tag' });
+    await post('searchTags', '/tags/search', { engines: { iterable: [{ query: 'every' }] } });
+    await post('tagUpdate', '/tag/update', { ...ownTag, text: 'every tag, again' });
+    await post('tagScoresIncrement', `/tag/${ownTag.id}/scores/increment`, { tag: { reuse: true } });
+    await post('tagsDeleteSpecificTag', `/tags/${ownTag.id}/delete`);
+    const ownSite = await post('websitesCreateNewWebsite', '/websites/create', {
+      url: 'https://example.test/own',
+      name: 'own',
+      asset: made.id,
+    });
+    await get('websitesSnapshot', '/websites');
+    await get('websitesStreamIdentifiers', '/websites/stream/identifiers', stream);
+    await post('websitesExists', '/websites/exists', { value: 'https://example.test/own' });
+    await post('searchWebsites', '/websites/search', { engines: { iterable: [{ query: 'own' }] } });
+    await post('websiteUpdate', '/website/update', { ...ownSite, name: 'own, again' });
+    await post('websiteScoresIncrement', `/website/${ownSite.id}/scores/increment`, { website: { reuse: true } });
+    await post('websitesDeleteSpecificWebsite', `/websites/${ownSite.id}/delete`);
     await post('assetsDeleteAsset', `/assets/${made.id}/delete`);
     // Models: the catalogue, one model, its stream and download socket, a download, a cancel, a delete.
     const models = await get('modelsSnapshot', '/models');

@@ -13,6 +13,7 @@ import { assetFromInput } from '../models/asset.js';
 import { parseApplication } from '../models/application.js';
 import type { AnnotationRecord, AssetRecord, FormatRecord, TagRecord, WebsiteRecord } from '../../storage/schema.js';
 import { array, boolean, number, object, oneOf, optional, required, string, uuid } from '../validate.js';
+import { checkShape } from '../../shared/shapes.js';
 import { fromBase64, grouped, iso } from './fields.js';
 
 /** An Annotation as stored: id, type, text, times; links as references. */
@@ -111,7 +112,7 @@ export function parseLinked<T extends TagRecord | WebsiteRecord>(kind: 'tag' | '
       ...(optional(input, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p)) ? { mechanism: input.mechanism as string } : {}),
       assets: array(required(input, 'assets', path, array), `${path}.assets`).map((a, i) => uuid(a, `${path}.assets[${i}]`)),
     };
-    return (
+    const record = (
       kind === 'tag'
         ? {
             ...base,
@@ -120,5 +121,17 @@ export function parseLinked<T extends TagRecord | WebsiteRecord>(kind: 'tag' | '
           }
         : { ...base, url: required(input, 'url', path, string), name: required(input, 'name', path, string) }
     ) as T;
+    // Its other wire fields (score, …): the model's, as the model has them.
+    const fields = optional(input, 'fields', path, object);
+    if (fields === undefined) return record;
+    const model = kind === 'tag' ? 'Tag' : 'Website';
+    const { assets: _assets, mechanism: _mechanism, ...own } = record;
+    const problem = checkShape(
+      model,
+      { ...fields, ...own, created: { value: base.created }, updated: { value: base.updated } },
+      `${path}.fields`,
+    );
+    if (problem) throw badRequest(`${problem}.`.replace(/\.\.$/, '.'));
+    return { ...record, fields };
   };
 }

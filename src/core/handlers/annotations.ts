@@ -1,15 +1,14 @@
 /**
- * Handlers of AnnotationApi and AnnotationsApi, and the tag and website snapshots (TagApi,
- * WebsiteApi): what hangs on an asset, read one by one as clients join it to the asset.
- * An annotation of an asset is written with the asset (its `updated`, its change on the
+ * Handlers of AnnotationApi and AnnotationsApi: what hangs on an asset, read one by one as
+ * clients join it to the asset. An annotation of an asset is written with the asset (its `updated`, its change on the
  * assets stream, an activity); one of no asset stands alone.
  */
 import type { OperationContext } from '../context.js';
 import { notFound, readJson, reply } from '../http.js';
 import { AnnotationTypeEnum } from '../enums.js';
-import { activity, annotationWire, parseNewAnnotation, tagWire, updateAnnotation, websiteWire } from '../models/asset.js';
+import { activity, annotationWire, parseNewAnnotation, updateAnnotation } from '../models/asset.js';
 import { object, oneOf, required, uuid } from '../validate.js';
-import { clock, publish, transferables } from './common.js';
+import { clock, publish } from './common.js';
 
 const annotationId = (context: OperationContext) => uuid(context.params.annotation, 'The annotation id');
 
@@ -86,20 +85,4 @@ export async function annotationUpdate(context: OperationContext) {
   if (!result) throw notFound(`No annotation with id ${id}.`);
   publish(context, result.changes);
   return reply(annotationWire(result.state.annotations.find((a) => a.id === id)!));
-}
-
-export async function tagsSpecificTagSnapshot(context: OperationContext) {
-  transferables(context.url);
-  const id = uuid(context.params.tag, 'The tag id');
-  const tag = await context.service.storage.getTag(id);
-  if (!tag) throw notFound(`No tag with id ${id}.`);
-  return reply(tagWire(tag));
-}
-
-export async function websitesSpecificWebsiteSnapshot(context: OperationContext) {
-  transferables(context.url);
-  const id = uuid(context.params.website, 'The website id');
-  const website = await context.service.storage.getWebsite(id);
-  if (!website) throw notFound(`No website with id ${id}.`);
-  return reply(websiteWire(website));
 }

@@ -70,10 +70,11 @@ export function formatWire(format: FormatRecord, whole: StoredAsset, withValue: 
 
 export const annotationWire = (annotation: AnnotationRecord): JsonObject => annotation;
 
-/** A tag or a website, with the assets it is on (its `mechanism` is the store's own). */
+/** A tag or a website, with the assets it is on (its `mechanism` is the store's own) and its other fields kept (its score, …). */
 function linkedWire(record: TagRecord | WebsiteRecord): JsonObject {
-  const { assets, mechanism: _mechanism, created, updated, ...rest } = record;
+  const { assets, mechanism: _mechanism, created, updated, fields, ...rest } = record;
   return {
+    ...fields,
     ...rest,
     created: time(created),
     updated: time(updated),

@@ -430,6 +430,15 @@ export const WRITES = {
   assetAssociateAnchor: ANCHOR_LINK,
   assetDisassociateAnchor: ANCHOR_LINK,
   anchorsDeleteSpecificAnchor: { about: { kind: 'anchor', at: 'param:anchor' }, deletes: true },
+  // Tags and websites on their own: made (on the asset its body names), updated, scored and deleted as here.
+  tagsCreateNewTag: { about: { kind: 'tag', at: 'created' }, names: { 'body:asset': 'asset' }, creates: createdAt('tag') },
+  tagUpdate: { about: { kind: 'tag', at: 'body:id' } },
+  tagScoresIncrement: { about: { kind: 'tag', at: 'param:tag' } },
+  tagsDeleteSpecificTag: { about: { kind: 'tag', at: 'param:tag' }, deletes: true },
+  websitesCreateNewWebsite: { about: { kind: 'website', at: 'created' }, names: { 'body:asset': 'asset' }, creates: createdAt('website') },
+  websiteUpdate: { about: { kind: 'website', at: 'body:id' } },
+  websiteScoresIncrement: { about: { kind: 'website', at: 'param:website' } },
+  websitesDeleteSpecificWebsite: { about: { kind: 'website', at: 'param:website' }, deletes: true },
   ...HOST_CANNOT_WRITES,
 } satisfies Record<WriteOperationName, MirrorSpec>;
 

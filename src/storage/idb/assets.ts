@@ -129,6 +129,12 @@ const without = <T extends TagRecord | WebsiteRecord>(items: readonly T[], asset
 
 const activityChanges = (activities: readonly ActivityRecord[]) => activities.map(({ id }) => ({ collection: 'activity' as const, id }));
 
+/** The changes of the tags and websites a write puts (their `assets` changed: their identifier streams hear of it). */
+const linkedChanges = (tags: readonly TagRecord[], websites: readonly WebsiteRecord[]) => [
+  ...tags.map(({ id }) => ({ collection: 'tag' as const, id })),
+  ...websites.map(({ id }) => ({ collection: 'website' as const, id })),
+];
+
 /**
  * What a new asset creates: the asset, its formats (in its order), its annotations, its tags and
  * websites (one of the same text or URL as a stored one is that one: its id, given here, is then
@@ -185,14 +191,20 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: readonly Create
     }
     yield log(
       store('changes'),
-      group.flatMap(({ asset, activities }) => [{ collection: 'asset' as const, id: asset.record.id }, ...activityChanges(activities)]),
+      group.flatMap(({ asset, activities }, i) => [
+        { collection: 'asset' as const, id: asset.record.id },
+        ...activityChanges(activities),
+        ...linkedChanges(linked[i]!.tags, linked[i]!.websites),
+      ]),
       logged,
     );
     // Queued in the order the creates are written.
     for (const { outbox, asset } of group) if (outbox) yield outbox.append(store('outbox'), createdBy(asset));
   });
   let at = 0;
-  return group.map(({ activities }) => logged.slice(at, (at += 1 + activities.length)));
+  return group.map(({ activities }, i) =>
+    logged.slice(at, (at += 1 + activities.length + linked[i]!.tags.length + linked[i]!.websites.length)),
+  );
 }
 
 /** Group commit of asset creates (see Storage.createAsset). */
@@ -260,6 +272,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           })),
         );
         const changes: Change[] = [];
+        const linked: Array<ReturnType<typeof linkedChanges>> = [];
         await commit(tx, function* () {
           for (const [i, { record, formats, annotations }] of assets.entries()) {
             const { existing, annotationIds, tags, websites } = before[i]!;
@@ -268,8 +281,11 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
             const annotationKeep = new Set(annotations.map((a) => a.id));
             for (const id of existing?.formats ?? []) if (!formatIds.has(id)) yield store('formats').delete(id);
             for (const id of annotationIds) if (!annotationKeep.has(id)) yield store('annotations').delete(id);
-            for (const tag of without(tags, record.id, new Set(keep.tags.map((t) => t.id)))) yield store('tags').put(tag);
-            for (const site of without(websites, record.id, new Set(keep.websites.map((w) => w.id)))) yield store('websites').put(site);
+            const lostTags = without(tags, record.id, new Set(keep.tags.map((t) => t.id)));
+            const lostWebsites = without(websites, record.id, new Set(keep.websites.map((w) => w.id)));
+            linked.push(linkedChanges([...lostTags, ...keep.tags], [...lostWebsites, ...keep.websites]));
+            for (const tag of lostTags) yield store('tags').put(tag);
+            for (const site of lostWebsites) yield store('websites').put(site);
             yield store('assets').put(record);
             for (const format of formats) yield store('formats').put(format);
             for (const annotation of annotations) yield store('annotations').put(annotation);
@@ -279,7 +295,11 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           for (const activity of activities) yield store('activities').put(activity);
           yield log(
             store('changes'),
-            [...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })), ...activityChanges(activities)],
+            [
+              ...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })),
+              ...activityChanges(activities),
+              ...linked.flat(),
+            ],
             changes,
           );
           if (outbox) yield outbox.append(store('outbox'), assets.flatMap(createdBy));
@@ -313,16 +333,22 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
             new Set(),
           );
         const activities = result.activities ?? [];
+        const tagsPut = [...taken(removeTags), ...addTags];
+        const websitesPut = [...taken(removeWebsites), ...addWebsites];
         const changes: Change[] = [];
         await commit(tx, function* () {
           yield store('assets').put(next);
           for (const format of result.putFormats ?? []) yield store('formats').put(format);
           for (const annotation of result.putAnnotations ?? []) yield store('annotations').put(annotation);
           for (const annotation of result.deleteAnnotations ?? []) yield store('annotations').delete(annotation);
-          for (const tag of [...taken(removeTags), ...addTags]) yield store('tags').put(tag);
-          for (const site of [...taken(removeWebsites), ...addWebsites]) yield store('websites').put(site);
+          for (const tag of tagsPut) yield store('tags').put(tag);
+          for (const site of websitesPut) yield store('websites').put(site);
           for (const activity of activities) yield store('activities').put(activity);
-          yield log(store('changes'), [{ collection: 'asset', id: record.id }, ...activityChanges(activities)], changes);
+          yield log(
+            store('changes'),
+            [{ collection: 'asset', id: record.id }, ...activityChanges(activities), ...linkedChanges(tagsPut, websitesPut)],
+            changes,
+          );
           if (outbox) {
             const known = new Set(current.annotations.map((a) => a.id));
             yield outbox.append(
@@ -361,14 +387,16 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           ...anchor,
           json: relinked(anchor.json, 'assets', id, false),
         }));
+        const lostTags = without(tags, id, new Set());
+        const lostWebsites = without(websites, id, new Set());
         const changes: Change[] = [];
         await commit(tx, function* () {
           yield store('assets').delete(id);
           for (const anchor of unlisted) yield store('anchors').put(anchor);
           for (const key of formatIds) yield store('formats').delete(key);
           for (const key of annotationIds) yield store('annotations').delete(key);
-          for (const tag of without(tags, id, new Set())) yield store('tags').put(tag);
-          for (const site of without(websites, id, new Set())) yield store('websites').put(site);
+          for (const tag of lostTags) yield store('tags').put(tag);
+          for (const site of lostWebsites) yield store('websites').put(site);
           for (const key of ownActivities) yield store('activities').delete(key);
           for (const activity of activities) yield store('activities').put(activity);
           yield log(
@@ -378,6 +406,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
               ...ownActivities.map((key) => ({ collection: 'activity' as const, id: key, deleted: true as const })),
               ...activityChanges(activities),
               ...unlisted.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
+              ...linkedChanges(lostTags, lostWebsites),
             ],
             changes,
           );

@@ -15,6 +15,7 @@ import { connect, type ConnectionEvents } from './connection.js';
 import { conversationStore } from './conversations.js';
 import { listIdsOf, STORE_OF } from './conversations.js';
 import { dataStore, loadData } from './data.js';
+import { linkedIds, linkedStore } from './linked.js';
 import { materialIds, materialStore } from './materials.js';
 import { mirrorStore } from './mirror.js';
 import { snapshotStore } from './snapshots.js';
@@ -72,6 +73,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const assets = assetStore(db);
   const anchors = anchorStore(db);
   const materials = materialStore(db);
+  const linked = linkedStore(db);
   const storage: Storage = {
     ...applications,
     ...conversations,
@@ -79,6 +81,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     ...assets,
     ...anchors,
     ...materials,
+    ...linked,
     ...dataStore(db),
     ...mirrorStore(db),
     // A collection with no hand-written store is a kind of material.
@@ -87,7 +90,9 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
         ? conversationIds()
         : Object.hasOwn(STORE_OF, collection)
           ? listIdsOf(db, STORE_OF[collection]!)
-          : materialIds(db, collection as GenericKind),
+          : collection === 'tag' || collection === 'website'
+            ? linkedIds(db, collection)
+            : materialIds(db, collection as GenericKind),
     async countRecords() {
       const tx = db.transaction(['tags', 'websites'], 'readonly');
       const [tags, websites] = await Promise.all([tx.objectStore('tags').count(), tx.objectStore('websites').count()]);
@@ -142,6 +147,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
       ...assets.queueing(scope),
       ...anchors.queueing(scope),
       ...materials.queueing(scope),
+      ...linked.queueing(scope),
     }),
   };
   return storage;

@@ -115,6 +115,8 @@ export interface TagRecord {
   updated: string;
   mechanism?: string;
   assets: string[];
+  /** The wire Tag's other fields as last given (its score, interactions, …; no references). */
+  fields?: JsonObject;
 }
 
 /** A website, with the ids of the assets it is on. */
@@ -126,6 +128,8 @@ export interface WebsiteRecord {
   updated: string;
   mechanism?: string;
   assets: string[];
+  /** The wire Website's other fields as last given (its score, interactions, …; no references). */
+  fields?: JsonObject;
 }
 
 /** Something that happened to an asset or a conversation (an Activity without its joined records). */
@@ -243,6 +247,8 @@ export type Collection =
   | 'anchor'
   | 'range'
   | 'model'
+  | 'tag'
+  | 'website'
   | GenericKind;
 
 /**

@@ -426,6 +426,11 @@ describe('operations that change nothing', () => {
       'searchConversations',
       'assetsDraft',
       'relevance',
+      // Finding a tag or website by its text or URL, and their searches (tags-websites.test.ts).
+      'tagsExists',
+      'searchTags',
+      'websitesExists',
+      'searchWebsites',
       ...genericSearches,
     ]);
   });

@@ -117,6 +117,8 @@ const HAND_WRITTEN_ENUMS: Record<string, readonly string[]> = {
     'activity',
     'anchor',
     'model',
+    'tag',
+    'website',
     'user',
     // The kinds the generic path stores (range among them), from the graph table.
     ...KINDS.filter((row) => !row.own).map((row) => row.kind),
