@@ -99,7 +99,7 @@ describe('the OS', () => {
     );
   });
 
-  it('has long-term memory off: the vision status, and its socket’s first frame at once', async () => {
+  it('has long-term memory off until activated: the vision status, and its socket’s first frame at once', async () => {
     const t = await setup();
     const status = await t.workstream.workstreamPatternEngineProcessorsVisionStatus();
     expect(status).toEqual({ vision: { degraded: false } });
@@ -124,9 +124,9 @@ describe('the OS', () => {
       ['/workstream_pattern_engine/processors/vision/status/stream', {}, 426, /is a WebSocket/],
       [
         '/workstream_pattern_engine/processors/vision/activate',
-        jsonPost({}),
-        404,
-        /workstreamPatternEngineProcessorsVisionActivate, which this service does not serve/,
+        jsonPost({ vision: { activation: { from: 'now' } } }),
+        400,
+        /workstreamPatternEngineStatus\.vision\.activation\.from/,
       ],
     ];
     for (const [path, init, status, message] of cases) {
