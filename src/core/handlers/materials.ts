@@ -38,7 +38,8 @@ const idOf = (context: OperationContext, param: string, kind: MaterialKind) => u
 
 const noSuch = (kind: MaterialKind, id: string, where = '') => notFound(`No ${kind} with id ${id}${where}.`);
 
-export const stamped = (value: JsonObject, time: Clock): Value => ({ ...value, updated: { value: time.now().toISOString() } }) as unknown as Value;
+export const stamped = (value: JsonObject, time: Clock): Value =>
+  ({ ...value, updated: { value: time.now().toISOString() } }) as unknown as Value;
 
 /**
  * The field of `kind`'s model that lists records of `other` when they are associated: the
