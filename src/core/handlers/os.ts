@@ -151,7 +151,7 @@ export async function osPermissions({ service }: OperationContext) {
 
 /**
  * osPermissionsRequest: an OSPermissions naming the permissions wanted; this host cannot grant
- * any, so it answers the permissions as they are: none granted. A body that is not an
+ * any, so it answers the permissions as they are (see permissions). A body that is not an
  * OSPermissions is refused.
  */
 export async function osPermissionsRequest(context: OperationContext) {

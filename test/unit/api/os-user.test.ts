@@ -2,7 +2,7 @@
  * The OS and the user: signing the local profile in and out (GET /user and the
  * user socket follow, kept across restarts), the applet launch, allocations
  * answered as for a user with no cloud, the vision status (long-term memory
- * off) and its socket, and the start-up details clients read: connect's
+ * off until activated: test/unit/api/pattern-engine.test.ts) and its socket, and the start-up details clients read: connect's
  * application id, OS version and user name, the OS's own application entry.
  */
 import { AllocationStatusEnum, OSAppletEnum, PlatformEnum } from '@pieces.app/pieces-os-client';
