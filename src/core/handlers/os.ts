@@ -11,7 +11,7 @@ import { boolean, embeddedSchema, knownKeys, object, oneOf, optional, required, 
 import { OS_SETTINGS_KEY } from '../../storage/storage.js';
 import { publish } from './common.js';
 import { localUser } from './user.js';
-import { currentVisionStatus, visionActive } from './pattern-engine.js';
+import { currentVisionStatus, visionActive } from '../models/pattern-engine.js';
 
 /**
  * The OS's stable id (the health socket's `ok:<id>`, connect's `os`, its own application entry):

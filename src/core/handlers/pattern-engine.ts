@@ -21,7 +21,7 @@ import { kindRow, listed, referencedBy, relinked } from '../models/material-link
 import {
   createdOf,
   inRange,
-  isActive,
+  currentVisionStatus,
   parseCleanup,
   parseDeletions,
   parseIngestion,
@@ -31,7 +31,7 @@ import {
   seenIn,
   sourceKey,
   summaryText,
-  visionStatus,
+  visionActive,
   words,
   type TimeRange,
   type VisionState,
@@ -45,15 +45,7 @@ import { genericLinks, linkedBack, ownExist, stamped } from './materials.js';
 type VisionEvent = JsonObject & { id: string; created: { value: string } };
 type Calibration = JsonObject & { foreground: string };
 
-const state = (service: ServiceContext) => service.storage.getMeta<VisionState>(VISION_KEYS.status);
 const visionEvents = async (service: ServiceContext) => (await service.storage.getMeta<VisionEvent[]>(VISION_KEYS.events)) ?? [];
-
-/** The processor's status now (the status GET, its socket, /os/permissions). */
-export const currentVisionStatus = async (service: ServiceContext): Promise<JsonObject> =>
-  visionStatus(await state(service), service.clock.now());
-
-/** Whether the vision processor is activated now. */
-export const visionActive = async (service: ServiceContext): Promise<boolean> => isActive(await state(service), service.clock.now());
 
 /** Activate or deactivate: the status kept (the body's range, or from now on), logged for the status socket. */
 const switched = (on: boolean) => async (context: OperationContext) => {

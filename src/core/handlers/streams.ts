@@ -8,7 +8,7 @@ import type { Collection } from '../../storage/storage.js';
 import { identifiersFrame, STREAM_HEADER, type CatchUp, type Handshake } from '../stream-wire.js';
 import { localUser } from './user.js';
 import { osId, osSettings } from './os.js';
-import { currentVisionStatus } from './pattern-engine.js';
+import { currentVisionStatus } from '../models/pattern-engine.js';
 
 function handshake({ request, url }: OperationContext) {
   if (request.headers.get(STREAM_HEADER) !== 'handshake') {

@@ -6,6 +6,8 @@
  * the models nested in them that the graph table carries are checked with `checkShape`.
  */
 import { checkShape } from '../../shared/shapes.js';
+import { VISION_KEYS } from '../../storage/storage.js';
+import type { ServiceContext } from '../context.js';
 import { badRequest } from '../http.js';
 import {
   array,
@@ -86,10 +88,19 @@ export function visionStatus(state: VisionState | undefined, now: Date): JsonObj
   return { vision: { ...(deactivation ? { deactivation } : {}), degraded: false } };
 }
 
-export const isActive = (state: VisionState | undefined, now: Date): boolean => {
+const isActive = (state: VisionState | undefined, now: Date): boolean => {
   const vision = visionStatus(state, now).vision as JsonObject;
   return vision.activation !== undefined;
 };
+
+const kept = (service: ServiceContext) => service.storage.getMeta<VisionState>(VISION_KEYS.status);
+
+/** The processor's status now, as kept (the status GET, its socket, activate and deactivate's answers). */
+export const currentVisionStatus = async (service: ServiceContext): Promise<JsonObject> =>
+  visionStatus(await kept(service), service.clock.now());
+
+/** Whether the vision processor is activated now (ingestion records vision events, /os/permissions holds both). */
+export const visionActive = async (service: ServiceContext): Promise<boolean> => isActive(await kept(service), service.clock.now());
 
 /** A SeededWorkstreamIngestion: its event (a SeededWorkstreamEvent). */
 export function parseIngestion(body: unknown): JsonObject {

@@ -426,6 +426,8 @@ describe('operations that change nothing', () => {
       'searchConversations',
       'assetsDraft',
       'relevance',
+      // (The vision events' search: pattern-engine.test.ts.)
+      'workstreamPatternEngineProcessorsVisionEventsSearch',
       ...genericSearches,
     ]);
   });
