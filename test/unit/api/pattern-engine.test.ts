@@ -195,10 +195,16 @@ describe('the workstream pattern engine', () => {
     expect((await t.os.osMetadata()).totals?.workstreamEvents).toBe(3);
   });
 
-  it('keeps the status across a restart; a pause until a time ends then; a reset turns it off', async () => {
+  it('keeps the status, vision events and calibrations across a restart; a pause until a time ends then; a reset turns it off and clears them', async () => {
     const t = await engine();
     await t.workstream.workstreamPatternEngineProcessorsVisionActivate({});
+    await t.workstream.workstreamPatternEngineCreateIngestion({ seededWorkstreamIngestion: { event: captured('main.ts', 'kept') } });
+    await t.workstream.workstreamPatternEngineProcessorsVisionCalibrationCapture();
     const restarted = await setup({ databaseName: t.databaseName, now: t.clock.now, sampleAssets: false });
+    expect(
+      (await restarted.workstream.workstreamPatternEngineProcessorsVisionEventsSnapshot({})).iterable.map((e) => e.textual?.ocr?.raw),
+    ).toEqual(['kept']);
+    expect((await restarted.workstream.workstreamPatternEngineProcessorsVisionCalibrationsSnapshot()).iterable).toHaveLength(1);
     expect((await restarted.workstream.workstreamPatternEngineProcessorsVisionStatus()).vision?.activation).toEqual({
       from: { value: new Date('2026-11-29T05:00:00.000Z') },
       continuous: true,
@@ -214,6 +220,8 @@ describe('the workstream pattern engine', () => {
     });
     await restarted.service.reset();
     expect(await restarted.workstream.workstreamPatternEngineProcessorsVisionStatus()).toEqual({ vision: { degraded: false } });
+    expect((await restarted.workstream.workstreamPatternEngineProcessorsVisionEventsSnapshot({})).iterable).toEqual([]);
+    expect((await restarted.workstream.workstreamPatternEngineProcessorsVisionCalibrationsSnapshot()).iterable).toEqual([]);
   });
 
   it('captures a calibration of the window in front (the last ingested event’s)', async () => {
