@@ -34,6 +34,12 @@ export const SIGNED_IN_KEY = 'signedIn';
 /** The meta key of the OS settings (OSApi's osSettingsUpdate; a change of them is logged as `osSettings`). */
 export const OS_SETTINGS_KEY = 'osSettings';
 
+/**
+ * The meta keys of the workstream pattern engine's vision processor: its status (a change of it is
+ * logged as `vision`), the vision events it recorded, and its calibrations. A reset clears them.
+ */
+export const VISION_KEYS = { status: 'visionStatus', events: 'visionEvents', calibrations: 'visionCalibrations' } as const;
+
 /** Engagement derived from stored usage events. */
 export interface Engagement {
   interactions: number;

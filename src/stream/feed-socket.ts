@@ -126,9 +126,9 @@ export class FeedSocket extends ServedSocket {
     return !['health', 'user', 'osSettings', 'vision'].includes(this.#feed.kind);
   }
 
-  /** A socket that sends its value again when it changes (the user profile, the OS settings). */
+  /** A socket that sends its value again when it changes (the user profile, the OS settings, the vision status). */
   #value() {
-    return this.#feed.kind === 'user' || this.#feed.kind === 'osSettings';
+    return this.#feed.kind === 'user' || this.#feed.kind === 'osSettings' || this.#feed.kind === 'vision';
   }
 
   /** Asks the service for changes after the last delivered one even if none was announced (one may have been missed). */

@@ -38,7 +38,8 @@ const idOf = (context: OperationContext, param: string, kind: MaterialKind) => u
 
 const noSuch = (kind: MaterialKind, id: string, where = '') => notFound(`No ${kind} with id ${id}${where}.`);
 
-const stamped = (value: JsonObject, time: Clock): Value => ({ ...value, updated: { value: time.now().toISOString() } }) as unknown as Value;
+export const stamped = (value: JsonObject, time: Clock): Value =>
+  ({ ...value, updated: { value: time.now().toISOString() } }) as unknown as Value;
 
 /**
  * The field of `kind`'s model that lists records of `other` when they are associated: the
@@ -56,11 +57,11 @@ function backKey(kind: MaterialKind, other: MaterialKind): { key: string; many: 
 }
 
 /** The generic records a record's references list (the others are written by their own stores). */
-const genericLinks = (kind: MaterialKind, value: JsonObject): Link[] =>
+export const genericLinks = (kind: MaterialKind, value: JsonObject): Link[] =>
   referencedBy(kind, value).filter((link): link is Link => isGeneric(link.kind));
 
 /** `other` listing (or no longer listing) the record `kind/id`; the same object when that changes nothing. */
-function linkedBack(other: MaterialRecord, kind: MaterialKind, id: string, linked: boolean): JsonObject {
+export function linkedBack(other: MaterialRecord, kind: MaterialKind, id: string, linked: boolean): JsonObject {
   const back = backKey(other.kind, kind);
   if (!back) return other.value;
   if (linked) return relinked(other.value, back.key, back.many, id, true);
@@ -96,7 +97,7 @@ const OWN_EXISTS: Partial<Record<MaterialKind, (storage: Storage, id: string) =>
  * (read before the write: that store's records are not part of its transaction, and a record
  * listing them is not listed back by them yet).
  */
-async function ownExist(storage: Storage, links: ReadonlyArray<{ kind: MaterialKind; id: string }>, where: string): Promise<void> {
+export async function ownExist(storage: Storage, links: ReadonlyArray<{ kind: MaterialKind; id: string }>, where: string): Promise<void> {
   for (const { kind, id } of links) {
     const exists = OWN_EXISTS[kind];
     if (!isGeneric(kind) && exists && !(await exists(storage, id))) throw noSuch(kind, id, where);

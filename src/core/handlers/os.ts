@@ -2,7 +2,7 @@
  * Handlers of OSApi (signing the local user in and out, launching an applet, the OS settings,
  * permissions, device information and metadata),
  * AllocationsApi (answered as for a user with no cloud) and the
- * WorkstreamPatternEngineApi vision status (long-term memory is off).
+ * WorkstreamPatternEngineApi vision status (as activate and deactivate left it: handlers/pattern-engine.ts).
  */
 import type { OperationContext, ServiceContext } from '../context.js';
 import { OSAppletEnum, type Platform } from '../enums.js';
@@ -11,6 +11,7 @@ import { boolean, embeddedSchema, knownKeys, object, oneOf, optional, required, 
 import { OS_SETTINGS_KEY } from '../../storage/storage.js';
 import { publish } from './common.js';
 import { localUser } from './user.js';
+import { currentVisionStatus, visionActive } from '../models/pattern-engine.js';
 
 /**
  * The OS's stable id (the health socket's `ok:<id>`, connect's `os`, its own application entry):
@@ -29,9 +30,6 @@ export function platformOf(userAgent: string): Platform | undefined {
   if (/Linux|X11/i.test(userAgent)) return 'LINUX';
   return undefined;
 }
-
-/** Long-term memory is off: never activated, and nothing degraded. */
-export const visionStatus = (): JsonObject => ({ vision: { degraded: false } });
 
 /** signIntoOS: the local profile is signed in (kept across restarts); answers it. */
 export async function signIntoOS(context: OperationContext) {
@@ -85,9 +83,9 @@ export async function allocationsDisconnectCloud(context: OperationContext) {
   return reply('The local user has no cloud allocation: nothing to disconnect.', { type: 'text' });
 }
 
-/** workstreamPatternEngineProcessorsVisionStatus: long-term memory is off. */
-export async function workstreamPatternEngineProcessorsVisionStatus() {
-  return reply(visionStatus());
+/** workstreamPatternEngineProcessorsVisionStatus: off until activated (kept across restarts). */
+export async function workstreamPatternEngineProcessorsVisionStatus({ service }: OperationContext) {
+  return reply(await currentVisionStatus(service));
 }
 
 /** The OS settings this service keeps: the fields of OSServerSettings (its `schema` is not kept). */
@@ -136,20 +134,24 @@ export async function osSettingsUpdate(context: OperationContext) {
 }
 
 /**
- * The OS permissions of this host: a browser or test host has none of those the model names
+ * The OS permissions of this host. A browser or test host has none of those the model names
  * (vision: screen recording for long-term memory; accessibility: reading other applications'
- * windows), and no way to ask the operating system for them.
+ * windows), and no way to ask the operating system for them; its emulated vision processor
+ * (which records what ingestion brings, no screen) holds both while it is activated.
  */
-const NO_PERMISSIONS = (): JsonObject => ({ processing: { vision: false, accessibility: false } });
+const permissions = async (service: ServiceContext): Promise<JsonObject> => {
+  const active = await visionActive(service);
+  return { processing: { vision: active, accessibility: active } };
+};
 
-/** osPermissions: none granted (see NO_PERMISSIONS). */
-export async function osPermissions() {
-  return reply(NO_PERMISSIONS());
+/** osPermissions: those the vision processor holds (see permissions). */
+export async function osPermissions({ service }: OperationContext) {
+  return reply(await permissions(service));
 }
 
 /**
  * osPermissionsRequest: an OSPermissions naming the permissions wanted; this host cannot grant
- * any, so it answers the permissions as they are: none granted. A body that is not an
+ * any, so it answers the permissions as they are (see permissions). A body that is not an
  * OSPermissions is refused.
  */
 export async function osPermissionsRequest(context: OperationContext) {
@@ -167,7 +169,7 @@ export async function osPermissionsRequest(context: OperationContext) {
     optional(processing, 'vision', at, boolean);
     optional(processing, 'accessibility', at, boolean);
   }
-  return reply(NO_PERMISSIONS());
+  return reply(await permissions(context.service));
 }
 
 /** The operating system's version as the user agent gives it (`Windows NT 10.0`, `Mac OS X 10_15_7`), if it does. */

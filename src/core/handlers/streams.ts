@@ -7,7 +7,8 @@ import { badRequest, clip, HttpError, reply } from '../http.js';
 import type { Collection } from '../../storage/storage.js';
 import { identifiersFrame, STREAM_HEADER, type CatchUp, type Handshake } from '../stream-wire.js';
 import { localUser } from './user.js';
-import { osId, osSettings, visionStatus } from './os.js';
+import { osId, osSettings } from './os.js';
+import { currentVisionStatus } from '../models/pattern-engine.js';
 
 function handshake({ request, url }: OperationContext) {
   if (request.headers.get(STREAM_HEADER) !== 'handshake') {
@@ -75,8 +76,8 @@ export async function osSettingsStream(context: OperationContext) {
   return reply({ seq: 0, message: await osSettings(context.service) } satisfies Handshake);
 }
 
-/** The vision status stream: the WorkstreamPatternEngineStatus on open (long-term memory is off: it never changes). */
+/** The vision status stream: the WorkstreamPatternEngineStatus on open and after each activate or deactivate (a `vision` change). */
 export async function workstreamPatternEngineProcessorsVisionStatusStream(context: OperationContext) {
   handshake(context);
-  return reply({ seq: 0, message: visionStatus() } satisfies Handshake);
+  return reply({ seq: 0, message: await currentVisionStatus(context.service) } satisfies Handshake);
 }

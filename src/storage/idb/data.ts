@@ -3,7 +3,7 @@ import type { IDBPDatabase } from 'idb';
 import type { GenericKind, PiecesDB } from '../schema.js';
 import { materialKey, type Change, type Storage, type StoredData } from '../storage.js';
 import { commit, log } from './transactions.js';
-import { OS_SETTINGS_KEY, SIGNED_IN_KEY } from '../storage.js';
+import { OS_SETTINGS_KEY, SIGNED_IN_KEY, VISION_KEYS } from '../storage.js';
 
 export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' | 'loadData'> {
   return {
@@ -105,7 +105,7 @@ export async function loadData(
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn, settings] =
+  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn, settings, vision] =
     await Promise.all([
       store('conversations').getAll(),
       store('messages').getAllKeys(),
@@ -117,6 +117,7 @@ export async function loadData(
       store('materials').getAllKeys(),
       store('meta').get(SIGNED_IN_KEY),
       store('meta').get(OS_SETTINGS_KEY),
+      store('meta').get(VISION_KEYS.status),
     ]);
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
@@ -150,6 +151,8 @@ export async function loadData(
         ...(signedIn === undefined ? [] : [{ collection: 'user' as const, id: 'local' }]),
         // The OS settings are the defaults again.
         ...(settings === undefined ? [] : [{ collection: 'osSettings' as const, id: OS_SETTINGS_KEY }]),
+        // The vision processor is off again, with no events or calibrations.
+        ...(vision === undefined ? [] : [{ collection: 'vision' as const, id: VISION_KEYS.status }]),
       ]
     : removed(
         'conversationMessage',
@@ -182,6 +185,7 @@ export async function loadData(
       for (const name of [...RECORD_STORES, 'outbox', 'idmap'] as const) yield store(name).clear();
       yield store('meta').delete(SIGNED_IN_KEY);
       yield store('meta').delete(OS_SETTINGS_KEY);
+      for (const key of Object.values(VISION_KEYS)) yield store('meta').delete(key);
     } else {
       for (const { id } of gone) yield store('messages').delete(id);
     }

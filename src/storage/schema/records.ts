@@ -254,9 +254,10 @@ export type Collection =
 /**
  * What the change log records changes of: the collections, the local user's
  * profile (`user`, id `local`: signed in or out), whose socket sends the profile again,
- * and the OS's settings (`osSettings`, id its meta key), whose socket sends them again.
+ * the OS's settings (`osSettings`, id its meta key), whose socket sends them again, and the
+ * vision processor's status (`vision`, id its meta key), whose socket sends it again.
  */
-export type Logged = Collection | 'user' | 'osSettings';
+export type Logged = Collection | 'user' | 'osSettings' | 'vision';
 
 export interface ChangeRecord {
   seq?: number;

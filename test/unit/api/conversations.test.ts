@@ -431,6 +431,8 @@ describe('operations that change nothing', () => {
       'searchTags',
       'websitesExists',
       'searchWebsites',
+      // (The vision events' search: pattern-engine.test.ts.)
+      'workstreamPatternEngineProcessorsVisionEventsSearch',
       ...genericSearches,
     ]);
   });

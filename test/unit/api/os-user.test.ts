@@ -2,7 +2,7 @@
  * The OS and the user: signing the local profile in and out (GET /user and the
  * user socket follow, kept across restarts), the applet launch, allocations
  * answered as for a user with no cloud, the vision status (long-term memory
- * off) and its socket, and the start-up details clients read: connect's
+ * off until activated: test/unit/api/pattern-engine.test.ts) and its socket, and the start-up details clients read: connect's
  * application id, OS version and user name, the OS's own application entry.
  */
 import { AllocationStatusEnum, OSAppletEnum, PlatformEnum } from '@pieces.app/pieces-os-client';
@@ -99,7 +99,7 @@ describe('the OS', () => {
     );
   });
 
-  it('has long-term memory off: the vision status, and its socket’s first frame at once', async () => {
+  it('has long-term memory off until activated: the vision status, and its socket’s first frame at once', async () => {
     const t = await setup();
     const status = await t.workstream.workstreamPatternEngineProcessorsVisionStatus();
     expect(status).toEqual({ vision: { degraded: false } });
@@ -124,9 +124,9 @@ describe('the OS', () => {
       ['/workstream_pattern_engine/processors/vision/status/stream', {}, 426, /is a WebSocket/],
       [
         '/workstream_pattern_engine/processors/vision/activate',
-        jsonPost({}),
-        404,
-        /workstreamPatternEngineProcessorsVisionActivate, which this service does not serve/,
+        jsonPost({ vision: { activation: { from: 'now' } } }),
+        400,
+        /workstreamPatternEngineStatus\.vision\.activation\.from/,
       ],
     ];
     for (const [path, init, status, message] of cases) {
