@@ -65,7 +65,7 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   recordActivities: ['listActivities'],
   putExternalApplications: ['listExternalApplications'],
   editAnchor: ['listConversations', ...ASSET_READS],
-  setModelState: ['listModelStates'],
+  editModelStates: ['listModelStates'],
   editMaterials: ['getMaterial', 'listMaterials'],
   setSignedIn: ['getMeta'],
   ensureMeta: ['getMeta'],
