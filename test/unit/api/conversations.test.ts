@@ -426,6 +426,7 @@ describe('operations that change nothing', () => {
       'searchConversations',
       'assetsDraft',
       'relevance',
+      'openAiModelsList',
       ...genericSearches,
     ]);
   });
