@@ -22,6 +22,8 @@ import * as search from './handlers/search.js';
 import * as models from './handlers/models.js';
 import * as os from './handlers/os.js';
 import * as patternEngine from './handlers/pattern-engine.js';
+import * as providers from './handlers/providers.js';
+import * as runtimes from './handlers/runtimes.js';
 import * as streams from './handlers/streams.js';
 import * as tagsWebsites from './handlers/tags-websites.js';
 import * as user from './handlers/user.js';
@@ -302,6 +304,46 @@ const TABLE = table(
   op('websiteUpdate', 'POST /website/update', tagsWebsites),
   op('websitesSpecificWebsiteSnapshot', 'GET /website/{website}', tagsWebsites),
   op('websiteScoresIncrement', 'POST /website/{website}/scores/increment', tagsWebsites),
+  // Models and their runtimes (handlers/models.ts, runtimes.ts, providers.ts).
+  'ModelsApi',
+  op('modelsCreateNewModel', 'POST /models/create', models),
+  op('unloadModels', 'POST /models/unload', models),
+  op('modelsDeleteSpecificModel', 'POST /models/{model}/delete', models),
+  'ModelApi',
+  op('modelUpdate', 'POST /model/update', models),
+  op('modelSpecificModelLoad', 'POST /model/{model}/load', models),
+  op('modelSpecificModelUnload', 'POST /model/{model}/unload', models),
+  op('modelScoresIncrement', 'POST /model/{model}/scores/increment', models),
+  'OllamaApi',
+  op('ollamaStatusCheck', 'GET /ollama/status', runtimes),
+  op('ollamaStatusCheckStream', 'WS /ollama/status/stream', runtimes),
+  op('ollamaInstall', 'POST /ollama/install', runtimes),
+  op('ollamaInstallsSnapshot', 'GET /ollama/installs', runtimes),
+  op('ollamaInstallSnapshot', 'GET /ollama/install/{identifier}', runtimes),
+  op('ollamaInstallCancel', 'POST /ollama/install/{identifier}/cancel', runtimes),
+  op('ollamaUpdate', 'POST /ollama/update', runtimes),
+  op('ollamaUpdatesSnapshot', 'GET /ollama/updates', runtimes),
+  op('ollamaUpdateSnapshot', 'GET /ollama/update/{identifier}', runtimes),
+  op('ollamaUpdateCancel', 'POST /ollama/update/{identifier}/cancel', runtimes),
+  op('ollamaUninstall', 'POST /ollama/uninstall', runtimes),
+  'FoundryApi',
+  op('foundryStatusCheck', 'GET /foundry/status', runtimes),
+  op('foundryStatusCheckStream', 'WS /foundry/status/stream', runtimes),
+  op('foundryInstall', 'POST /foundry/install', runtimes),
+  op('foundryInstallsSnapshot', 'GET /foundry/installs', runtimes),
+  op('foundryInstallSnapshot', 'GET /foundry/install/{identifier}', runtimes),
+  op('foundryInstallCancel', 'POST /foundry/install/{identifier}/cancel', runtimes),
+  op('foundryUpdate', 'POST /foundry/update', runtimes),
+  op('foundryUpdatesSnapshot', 'GET /foundry/updates', runtimes),
+  op('foundryUpdateSnapshot', 'GET /foundry/update/{identifier}', runtimes),
+  op('foundryUpdateCancel', 'POST /foundry/update/{identifier}/cancel', runtimes),
+  op('foundryUninstall', 'POST /foundry/uninstall', runtimes),
+  'OpenAIApi',
+  op('openAiModelsList', 'POST /open_ai/models/list', providers, { readOnly: true }),
+  'ExternalProviderApi',
+  op('externalProviderApiKeyCreate', 'POST /external_provider/api_key/create', providers),
+  op('externalProviderApiKeyUpdate', 'POST /external_provider/api_key/update', providers),
+  op('externalProviderApiKeyDelete', 'POST /external_provider/api_key/delete', providers),
 ) satisfies readonly Operation[];
 
 /**

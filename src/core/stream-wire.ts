@@ -25,9 +25,18 @@ export const ofOpenSocket = (request: Request, url: URL): boolean =>
 
 /**
  * What a socket path carries: the identifiers of a collection, the health heartbeat, the user
- * profile, the OS settings, the vision status, the copilot's answers, a model's download progress.
+ * profile, the OS settings, the vision status, a model runtime's status, the copilot's answers, a model's download progress.
  */
-export type SocketKind = Collection | 'health' | 'user' | 'osSettings' | 'vision' | 'copilot' | 'progress';
+export type SocketKind =
+  | Collection
+  | 'health'
+  | 'user'
+  | 'osSettings'
+  | 'vision'
+  | 'ollamaStatus'
+  | 'foundryStatus'
+  | 'copilot'
+  | 'progress';
 
 /**
  * The WebSocket paths the service serves, and what each carries (the route
@@ -49,6 +58,8 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/user/stream': 'user',
   '/os/settings/stream': 'osSettings',
   '/workstream_pattern_engine/processors/vision/status/stream': 'vision',
+  '/ollama/status/stream': 'ollamaStatus',
+  '/foundry/status/stream': 'foundryStatus',
   /** The copilot's answers (its client frames travel as POSTs). */
   '/qgpt/stream': 'copilot',
 };

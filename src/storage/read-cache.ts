@@ -69,7 +69,7 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   recordActivities: ['listActivities'],
   putExternalApplications: ['listExternalApplications'],
   editAnchor: ['listConversations', ...ASSET_READS],
-  setModelState: ['listModelStates'],
+  editModelStates: ['listModelStates'],
   editMaterials: ['getMaterial', 'listMaterials'],
   editLinked: ASSET_READS,
   setSignedIn: ['getMeta'],

@@ -398,10 +398,16 @@ export interface Storage {
     more?: (found: Map<string, MaterialRecord>) => ReadonlyArray<MaterialKey>,
   ): Promise<{ found: Map<string, MaterialRecord>; changes: Change[] }>;
 
-  /** The catalogue models' local state (only models whose state was changed). */
+  /** The models' local state (catalogue models whose state was changed, custom models). */
   listModelStates(): Promise<ModelStateRecord[]>;
-  /** Sets a catalogue model's local state (`downloaded: false` removes the record) and logs its change. */
-  setModelState(state: ModelStateRecord): Promise<Change[]>;
+  /**
+   * Edits the models' local state in one transaction: `edit` gets every record (by id) and returns
+   * those to write, a record undefined to remove it; it may throw (nothing changes). A change is
+   * logged per id written, `deleted` when a custom model's record is removed.
+   */
+  editModelStates(
+    edit: (states: ReadonlyMap<string, ModelStateRecord>) => ReadonlyArray<{ id: string; record?: ModelStateRecord }>,
+  ): Promise<Change[]>;
 
   /** Records whether the local user signed in or out (undefined: as configured) and logs a `user` change. */
   setSignedIn(signedIn: boolean | undefined): Promise<Change[]>;

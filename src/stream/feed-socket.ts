@@ -21,7 +21,7 @@ export const CLOSE_DATABASE_REPLACED = 4001;
 export interface Feed {
   /** The http(s) URL of the socket path, for the handshake and catch-up fetches. */
   httpUrl: string;
-  kind: Collection | 'health' | 'user' | 'osSettings' | 'vision';
+  kind: Collection | 'health' | 'user' | 'osSettings' | 'vision' | 'ollamaStatus' | 'foundryStatus';
   healthIntervalMs: number;
   sequenceCheckMs: number;
   giveUpMs: number;
@@ -121,9 +121,9 @@ export class FeedSocket extends ServedSocket {
     if (this.#announced > this.#seq) void this.#catchUp();
   }
 
-  /** An identifier stream (not the health, user, OS settings or vision socket). */
+  /** An identifier stream (not the health, user, OS settings, vision or runtime status socket). */
   #identifiers() {
-    return !['health', 'user', 'osSettings', 'vision'].includes(this.#feed.kind);
+    return !['health', 'user', 'osSettings', 'vision', 'ollamaStatus', 'foundryStatus'].includes(this.#feed.kind);
   }
 
   /** A socket that sends its value again when it changes (the user profile, the OS settings, the vision status). */

@@ -271,6 +271,54 @@ export const callEveryOperation = (page: Page) =>
     await post('modelSpecificModelDownload', `/model/${local}/download`);
     await post('modelSpecificModelDownloadCancel', `/model/${local}/download/cancel`);
     await post('modelsDeleteSpecificModelCache', `/models/${local}/delete/cache`, {});
+    // Custom models, load and unload, the model runtimes, the OpenAI list, a user's OpenAI key. The page
+    // configures no Ollama, Foundry or OpenAI endpoint: what needs one is answered 501 naming it, an
+    // install or update none made 404, which is what they are for.
+    const answered = async (name: string, method: string, path: string, status: number, says: string, body?: unknown) => {
+      const response = await fetch(base + path, {
+        method,
+        ...(body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      statuses[name] = response.status === status && text.includes(says) ? 200 : response.status;
+      if (statuses[name] !== 200) failures[name] = text;
+    };
+    const custom = await post('modelsCreateNewModel', '/models/create', {
+      version: '1',
+      created: { value: '2026-01-01T00:00:00.000Z' },
+      name: 'every',
+      cloud: false,
+      type: 'BALANCED',
+      usage: 'CODE_CONVERSATION',
+      downloaded: true,
+    });
+    await post('modelUpdate', '/model/update', { ...custom, name: 'every, again' });
+    await post('modelScoresIncrement', `/model/${custom.id}/scores/increment`, { model: { reuse: true } });
+    await post('modelSpecificModelLoad', `/model/${custom.id}/load`);
+    await post('modelSpecificModelUnload', `/model/${custom.id}/unload`);
+    await post('unloadModels', '/models/unload');
+    await post('modelsDeleteSpecificModel', `/models/${custom.id}/delete`);
+    for (const [runtime, name] of [
+      ['ollama', 'Ollama'],
+      ['foundry', 'Foundry'],
+    ] as const) {
+      await get(`${runtime}StatusCheck`, `/${runtime}/status`);
+      await get(`${runtime}StatusCheckStream`, `/${runtime}/status/stream`, stream);
+      await get(`${runtime}InstallsSnapshot`, `/${runtime}/installs`);
+      await get(`${runtime}UpdatesSnapshot`, `/${runtime}/updates`);
+      const none = runtime === 'ollama' ? 'no Ollama is configured' : 'this host has no Foundry Local';
+      await answered(`${runtime}Install`, 'POST', `/${runtime}/install`, 501, none);
+      await answered(`${runtime}Update`, 'POST', `/${runtime}/update`, 501, none, { version: '1' });
+      await answered(`${runtime}Uninstall`, 'POST', `/${runtime}/uninstall`, 501, none, { version: '1' });
+      await answered(`${runtime}InstallSnapshot`, 'GET', `/${runtime}/install/every`, 404, `No ${name} install`);
+      await answered(`${runtime}InstallCancel`, 'POST', `/${runtime}/install/every/cancel`, 404, `No ${name} install`);
+      await answered(`${runtime}UpdateSnapshot`, 'GET', `/${runtime}/update/every`, 404, `No ${name} update`);
+      await answered(`${runtime}UpdateCancel`, 'POST', `/${runtime}/update/every/cancel`, 404, `No ${name} update`);
+    }
+    await answered('openAiModelsList', 'POST', '/open_ai/models/list', 501, 'no OpenAI-compatible endpoint', { user: 'every' });
+    await post('externalProviderApiKeyCreate', '/external_provider/api_key/create', { user: 'every', open_AI: { api_key: 'sk-every' } });
+    await post('externalProviderApiKeyUpdate', '/external_provider/api_key/update', { user: 'every', open_AI: { api_key_name: 'every' } });
+    await post('externalProviderApiKeyDelete', '/external_provider/api_key/delete', { user: 'every' });
     // Anchors, ranges, the OS, allocations, the vision status.
     const anchor = await post('anchorsCreateNewAnchor', '/anchors/create', { type: 'FILE', fullpath: '/every/operation.ts' });
     await get('anchorsSnapshot', '/anchors');

@@ -15,7 +15,7 @@ import { findCatalogueModel } from './catalogue.js';
 import { Corpus } from './corpus.js';
 import { createModel } from './create-model.js';
 import { Downloads } from './downloads.js';
-import { parseModelConfig, type ModelAdapter, type ModelConfig } from './model.js';
+import { parseModelConfig, type ModelAdapter, type ModelConfig, type ModelEndpoint } from './model.js';
 
 export interface RunningAnswer {
   conversation: string;
@@ -93,6 +93,12 @@ export class Copilot {
   async model(id?: string): Promise<ModelAdapter> {
     const own = id === undefined ? undefined : (await this.mapping()).get(id);
     return own ?? this.#defaultModel();
+  }
+
+  /** The servers the configured adapters ask: the default one's first, then the catalogue models' own. */
+  async endpoints(): Promise<ModelEndpoint[]> {
+    const adapters = [await this.#defaultModel(), ...(await this.mapping()).values()];
+    return adapters.flatMap((adapter) => (adapter.endpoint ? [adapter.endpoint] : []));
   }
 
   /**

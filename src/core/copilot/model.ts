@@ -41,9 +41,20 @@ export interface AnswerRequest {
   waiting?: () => void;
 }
 
+/** Where an adapter's model is served: what asks that server itself (Ollama's status, the OpenAI models list) reads it. */
+export interface ModelEndpoint {
+  type: 'openai' | 'ollama';
+  /** The API base (OpenAI-compatible, e.g. `https://api.openai.com/v1`) or Ollama's address (`http://127.0.0.1:11434`). */
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+}
+
 export interface ModelAdapter {
   /** A short description for messages and the demo, e.g. `llama3.2 at http://127.0.0.1:11434/v1`. */
   readonly description: string;
+  /** The server it asks, for an adapter made from a configuration. */
+  readonly endpoint?: ModelEndpoint;
   /** Yields the answer's text in chunks; throws a ModelError when the model fails. */
   answer(request: AnswerRequest): AsyncIterable<string>;
   /**

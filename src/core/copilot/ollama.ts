@@ -80,6 +80,7 @@ export function ollamaModel(config: OllamaModelConfig): ModelAdapter {
   const chat = openAiModel({ ...config, type: 'openai', baseUrl: `${base}/v1` });
   return {
     description: `${config.model} at ${base} (Ollama)`,
+    endpoint: { type: 'ollama', baseUrl: base, model: config.model },
     answer: (request) => chat.answer(request),
 
     async pull(signal, progress) {

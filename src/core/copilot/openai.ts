@@ -65,6 +65,7 @@ export function openAiModel(config: OpenAiModelConfig): ModelAdapter {
   const fail = (message: string) => new ModelError(`The model endpoint ${url} ${message}`);
   return {
     description: `${config.model} at ${config.baseUrl}`,
+    endpoint: { type: 'openai', baseUrl: config.baseUrl, model: config.model, ...(config.apiKey ? { apiKey: config.apiKey } : {}) },
     async *answer({ signal, waiting, ...request }) {
       let response: Response;
       try {

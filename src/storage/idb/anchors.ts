@@ -8,7 +8,7 @@ import type { AssetRecord, ConversationRecord, PiecesDB } from '../schema.js';
 import { SIGNED_IN_KEY, type Change, type OutboxScope, type Storage } from '../storage.js';
 import { commit, log, queueing, type Queueable, abortOnThrow } from './transactions.js';
 
-type AnchorMethods = 'getAnchor' | 'listAnchors' | 'editAnchor' | 'listModelStates' | 'setModelState' | 'setSignedIn';
+type AnchorMethods = 'getAnchor' | 'listAnchors' | 'editAnchor' | 'listModelStates' | 'editModelStates' | 'setSignedIn';
 
 /** Writes an anchor with the records that list it; with a scope, queues its operation when it writes something. */
 function anchorWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Storage, 'editAnchor'> {
@@ -75,12 +75,25 @@ export function anchorStore(db: IDBPDatabase<PiecesDB>): Queueable<AnchorMethods
       return db.getAll('models');
     },
 
-    async setModelState(state) {
+    async editModelStates(edit) {
       const tx = db.transaction(['models', 'changes'], 'readwrite');
       const changes: Change[] = [];
-      await commit(tx, function* () {
-        yield state.downloaded ? tx.objectStore('models').put(state) : tx.objectStore('models').delete(state.id);
-        yield log(tx.objectStore('changes'), [{ collection: 'model', id: state.id }], changes);
+      await abortOnThrow(tx, async () => {
+        const store = tx.objectStore('models');
+        const states = new Map((await store.getAll()).map((state) => [state.id, state]));
+        const writes = edit(states);
+        const removed = (id: string) => states.get(id)?.model?.custom === true;
+        await Promise.all([
+          ...writes.map(({ id, record }) => (record ? store.put(record) : store.delete(id))),
+          log(
+            tx.objectStore('changes'),
+            writes.map(({ id, record }) =>
+              !record && removed(id) ? { collection: 'model', id, deleted: true } : { collection: 'model', id },
+            ),
+            changes,
+          ),
+          tx.done,
+        ]);
       });
       return changes;
     },

@@ -181,10 +181,19 @@ export interface MaterialRecord {
   value: JsonObject & { id: string };
 }
 
-/** A catalogue model's local state, where it differs from the catalogue's (a download done). */
+/**
+ * A model's local state, where it differs from the catalogue's: a download done, loaded, scored,
+ * its fields as an update left them; or a custom model (created by a client), whose fields are
+ * all here (`model.custom`).
+ */
 export interface ModelStateRecord {
   id: string;
   downloaded: boolean;
+  loaded?: boolean;
+  /** The model's wire fields (a Model without its state: downloaded, downloading, loaded, score), where they are not the catalogue's. */
+  model?: JsonObject;
+  /** Its Score, once incremented. */
+  score?: JsonObject;
 }
 
 /**

@@ -433,6 +433,7 @@ describe('operations that change nothing', () => {
       'searchWebsites',
       // (The vision events' search: pattern-engine.test.ts.)
       'workstreamPatternEngineProcessorsVisionEventsSearch',
+      'openAiModelsList',
       ...genericSearches,
     ]);
   });

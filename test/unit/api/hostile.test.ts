@@ -10,7 +10,12 @@ import { HOST_CANNOT } from '../../../src/core/handlers/host-cannot.js';
 import { OPERATIONS } from '../../../src/core/routes.js';
 import { MODEL, application, dump, setup } from '../support/harness.js';
 
-const cannotPaths = HOST_CANNOT.map((row) => row.path);
+/** What no host can do, and what this host cannot as configured (no Ollama, Foundry or OpenAI-compatible endpoint: 501 naming it). */
+const cannotPaths = [
+  ...HOST_CANNOT.map((row) => row.path),
+  ...['/ollama', '/foundry'].flatMap((runtime) => ['install', 'update', 'uninstall'].map((op) => `${runtime}/${op}`)),
+  '/open_ai/models/list',
+];
 
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 2500);
 const BASES = ['http://localhost:1000', 'https://api.example.test/pieces'];

@@ -263,7 +263,7 @@ describe('downloads', () => {
       [`/models/${PHI_CPU.id}/delete/cache`, jsonPost('{"schema":'), 400, /not valid JSON/],
       [`/models/${GPT4O.id}/delete/cache`, jsonPost({}), 400, /is a cloud model: it has no downloaded files to delete/],
       [`/model/${PHI_CPU.id}/download/progress`, {}, 426, /is a WebSocket/],
-      [`/model/update`, jsonPost({}), 404, /ModelApi\.modelUpdate, which this service does not serve/],
+      [`/model/update`, jsonPost({}), 400, /^model\.id is required/],
     ];
     for (const [path, init, status, message] of cases) {
       const response = await t.fetch(`${BASE}${path}`, init);

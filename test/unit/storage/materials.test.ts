@@ -310,7 +310,7 @@ describe('materials', () => {
       { id: 'c', json: JSON.stringify({ id: 'c', type: 'COPILOT', created: stamp, updated: stamp }), messageIds: ['m'] },
       [{ id: 'm', conversation: 'c', json: JSON.stringify({ id: 'm', role: 'USER', created: stamp, updated: stamp }) }],
     );
-    await old.setModelState({ id: 'model', downloaded: true });
+    await old.editModelStates(() => [{ id: 'model', record: { id: 'model', downloaded: true } }]);
     await old.setMeta('osId', 'an os');
     const data = await old.dumpData();
     old.close();

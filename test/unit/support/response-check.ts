@@ -178,6 +178,33 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
       ] as const
     ).map(([api, name]) => [name, sdkReturns(api, name)]),
   ),
+  // Models and their runtimes.
+  modelsCreateNewModel: 'Model',
+  unloadModels: EMPTY,
+  modelsDeleteSpecificModel: EMPTY,
+  modelUpdate: 'Model',
+  modelSpecificModelLoad: 'Model',
+  modelSpecificModelUnload: 'Model',
+  modelScoresIncrement: EMPTY,
+  ...Object.fromEntries(
+    (['ollama', 'foundry'] as const).flatMap((runtime) => {
+      const name = runtime === 'ollama' ? 'Ollama' : 'Foundry';
+      return [
+        [`${runtime}StatusCheck`, `${name}Status`],
+        [`${runtime}StatusCheckStream`, `${name}StatusStreamHandshake`],
+        ...['Install', 'InstallSnapshot', 'InstallCancel', 'Update', 'UpdateSnapshot', 'UpdateCancel', 'Uninstall'].map((op) => [
+          `${runtime}${op}`,
+          `${name}Deployment`,
+        ]),
+        [`${runtime}InstallsSnapshot`, `${name}Deployments`],
+        [`${runtime}UpdatesSnapshot`, `${name}Deployments`],
+      ];
+    }),
+  ),
+  openAiModelsList: 'OpenAIModelsListOutput',
+  externalProviderApiKeyCreate: 'CreatedExternalProviderApiKey',
+  externalProviderApiKeyUpdate: 'UpdatedExternalProviderApiKey',
+  externalProviderApiKeyDelete: 'DeletedExternalProviderApiKey',
   // The generic path's operations: what the SDK's own API class reads from each.
   ...Object.fromEntries(MATERIAL_OPERATIONS.map((op) => [op.name, op.socket ? identifierStream : sdkReturns(op.api, op.name)])),
   ...Object.fromEntries(HOST_CANNOT.map((op) => [op.name, NEVER])),
@@ -336,6 +363,8 @@ const FRAME_MODEL: Partial<Record<SocketKind, string>> = {
   user: 'UserStreamMessage',
   osSettings: 'OSServerSettings',
   vision: 'WorkstreamPatternEngineStatus',
+  ollamaStatus: 'OllamaStatus',
+  foundryStatus: 'FoundryStatus',
   copilot: 'QGPTStreamOutput',
   progress: 'ModelDownloadProgress',
 };

@@ -93,6 +93,8 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
   HealthStreamHandshake: { seq: field(T.number), message: field(T.ref('HealthStreamMessage')) },
   VisionStreamHandshake: { seq: field(T.number), message: field(T.ref('WorkstreamPatternEngineStatus')) },
   OSSettingsStreamHandshake: { seq: field(T.number), message: field(T.ref('OSServerSettings')) },
+  OllamaStatusStreamHandshake: { seq: field(T.number), message: field(T.ref('OllamaStatus')) },
+  FoundryStatusStreamHandshake: { seq: field(T.number), message: field(T.ref('FoundryStatus')) },
   StreamCatchUp: {
     changes: field(T.array(T.ref('StreamChange'))),
     complete: field(T.boolean),
