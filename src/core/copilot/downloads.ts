@@ -87,9 +87,15 @@ export class Downloads {
       this.#send(id, { status: 'IN-PROGRESS', percentage: pending });
       pending = undefined;
     };
+    // The highest percentage given so far: a pull's fraction falls when a layer it had not seen
+    // starts (Ollama reports each layer's total only then), and a progress bar never goes back.
+    let highest = 0;
     const progress = (fraction: number) => {
       if (controller.signal.aborted) return;
-      pending = Math.round(Math.min(Math.max(fraction, 0), 1) * 1000) / 10;
+      const percentage = Math.round(Math.min(Math.max(fraction, 0), 1) * 1000) / 10;
+      if (percentage <= highest && sentAt > 0) return;
+      highest = Math.max(highest, percentage);
+      pending = highest;
       if (timer === undefined) flush();
     };
     try {

@@ -422,7 +422,7 @@ describe('operations that change nothing', () => {
     expect([created.status, isRerunnable(created)]).toEqual([200, false]);
     // (And the searches of the generic path, one per kind that has one: materials.test.ts.)
     const genericSearches = GENERIC_KINDS.flatMap((kind) => (kind.ops.search ? [kind.ops.search.name] : []));
-    expect(OPERATIONS.filter((o) => o.readOnly).map((o) => o.name)).toEqual([
+    expect(OPERATIONS.filter((o) => o.readOnly).map((o) => o.name).sort()).toEqual([
       'searchConversations',
       'assetsDraft',
       'relevance',
@@ -435,6 +435,6 @@ describe('operations that change nothing', () => {
       'workstreamPatternEngineProcessorsVisionEventsSearch',
       'openAiModelsList',
       ...genericSearches,
-    ]);
+    ].sort());
   });
 });
