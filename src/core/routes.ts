@@ -111,7 +111,7 @@ const TABLE = table(
   op('getChallenge', 'GET /pkce/challenge', pkce),
   op('clearPKCE', 'POST /pkce/clear', pkce),
   op('generateCode', 'POST /pkce/code', pkce),
-  op('respondWithCode', 'POST /pkce/response/code', pkce, { readOnly: true }),
+  op('respondWithCode', 'POST /pkce/response/code', pkce),
   op('generateToken', 'POST /pkce/token', pkce),
   'Auth0Api',
   op('authorizeAuth0', 'GET /authorize', pkce),

@@ -405,6 +405,7 @@ export const WRITES = {
   authenticateFromOauthToken: LOCAL,
   usersDisconnectUser: LOCAL,
   generateCode: LOCAL,
+  respondWithCode: LOCAL,
   generateToken: LOCAL,
   clearPKCE: LOCAL,
   exchangeForAuth0Token: LOCAL,
