@@ -220,6 +220,40 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
   return value;
 }
 
+/**
+ * Reads the fields of a form body (`application/x-www-form-urlencoded`, as OAuth endpoints take
+ * and the SDK sends them) or of a JSON object of strings (which OAuth servers take too); an
+ * empty body has no fields. A repeated field, or another content type, is refused.
+ */
+export async function readForm(request: Request, limit = MAX_BODY_BYTES): Promise<Record<string, string>> {
+  const type = request.headers.get('content-type');
+  if (isJsonContentType(type)) {
+    const body = await readJson(request, limit);
+    if (body === undefined) return {};
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw badRequest('The request body must be a JSON object of fields.');
+    for (const [key, value] of Object.entries(body)) {
+      if (typeof value !== 'string') throw badRequest(`The field ${clip(key)} must be a string.`);
+    }
+    return body as Record<string, string>;
+  }
+  const raw = await readText(request, limit);
+  if (raw.trim() === '') return {};
+  if ((type ?? '').split(';')[0]!.trim().toLowerCase() !== 'application/x-www-form-urlencoded') {
+    throw new HttpError(
+      415,
+      `The request body must be a form (Content-Type: application/x-www-form-urlencoded) or JSON, not ${clip(type ?? 'an unlabelled body')}.`,
+    );
+  }
+  const fields: Record<string, string> = {};
+  for (const [key, value] of new URLSearchParams(raw)) {
+    if (FORBIDDEN_KEYS.has(key)) throw badRequest(`The request body uses the reserved key "${key}".`);
+    if (Object.hasOwn(fields, key)) throw badRequest(`The field ${clip(key)} is given more than once.`);
+    fields[key] = value;
+  }
+  return fields;
+}
+
 function mayNameForbiddenKey(raw: string): boolean {
   if (raw.includes('\\u')) return true;
   for (const key of FORBIDDEN_KEYS) if (raw.includes(key)) return true;

@@ -6,6 +6,7 @@
  */
 import type { OperationHandler } from './context.js';
 import * as activities from './handlers/activities.js';
+import * as allocations from './handlers/allocations.js';
 import * as annotations from './handlers/annotations.js';
 import * as anchors from './handlers/anchors.js';
 import * as applications from './handlers/applications.js';
@@ -24,6 +25,7 @@ import * as os from './handlers/os.js';
 import * as patternEngine from './handlers/pattern-engine.js';
 import * as providers from './handlers/providers.js';
 import * as runtimes from './handlers/runtimes.js';
+import * as pkce from './handlers/pkce.js';
 import * as streams from './handlers/streams.js';
 import * as tagsWebsites from './handlers/tags-websites.js';
 import * as user from './handlers/user.js';
@@ -96,6 +98,38 @@ const TABLE = table(
   'UserApi',
   op('userSnapshot', 'GET /user', user),
   op('streamUser', 'WS /user/stream', streams),
+  op('userAccessToken', 'GET /user/access_token', user),
+  op('userBetaStatus', 'POST /user/beta/status', user),
+  op('clearUser', 'POST /user/clear', user),
+  op('userProviders', 'GET /user/providers', user),
+  op('refreshUser', 'GET /user/refresh', user),
+  op('selectUser', 'POST /user/select', user),
+  op('updateUser', 'POST /user/update', user),
+  op('userUpdateVanity', 'POST /user/update/vanity', user),
+  'UsersApi',
+  op('usersSnapshot', 'GET /users', user),
+  op('authenticateFromOauthToken', 'POST /users/authenticate/from_token', user),
+  op('usersSpecificUserSnapshot', 'GET /users/{user}', user),
+  op('usersDisconnectUser', 'POST /users/{user}/disconnect', user),
+  'PKCEApi',
+  op('getChallenge', 'GET /pkce/challenge', pkce),
+  op('clearPKCE', 'POST /pkce/clear', pkce),
+  op('generateCode', 'POST /pkce/code', pkce),
+  op('respondWithCode', 'POST /pkce/response/code', pkce),
+  op('generateToken', 'POST /pkce/token', pkce),
+  'Auth0Api',
+  op('authorizeAuth0', 'GET /authorize', pkce),
+  op('exchangeForAuth0Token', 'POST /oauth/token', pkce),
+  op('getAuth0UserInfo', 'GET /userinfo', pkce),
+  op('auth0Logout', 'GET /v2/logout', pkce),
+  'AllocationsApi',
+  op('allocationsSnapshot', 'GET /allocations', allocations),
+  op('allocationsConnectNewCloud', 'POST /allocations/connect', allocations),
+  op('allocationsDisconnectCloud', 'POST /allocations/disconnect', allocations),
+  op('allocationsReconnectCloud', 'POST /allocations/reconnect', allocations),
+  'AllocationApi',
+  op('allocationUpdate', 'POST /allocation/update', allocations),
+  op('allocationSnapshot', 'GET /allocation/{allocation}', allocations),
   'ApplicationApi',
   op('applicationUpdate', 'POST /application/update', applications),
   'ApplicationsApi',
@@ -169,9 +203,6 @@ const TABLE = table(
   op('osPermissionsRequest', 'POST /os/permissions/request', os),
   op('osDeviceInformation', 'GET /os/device/information', os),
   op('osMetadata', 'GET /os/metadata', os),
-  'AllocationsApi',
-  op('allocationsConnectNewCloud', 'POST /allocations/connect', os),
-  op('allocationsDisconnectCloud', 'POST /allocations/disconnect', os),
   'WorkstreamPatternEngineApi',
   op('workstreamPatternEngineProcessorsVisionStatus', 'GET /workstream_pattern_engine/processors/vision/status', os),
   op('workstreamPatternEngineProcessorsVisionStatusStream', 'WS /workstream_pattern_engine/processors/vision/status/stream', streams),

@@ -31,6 +31,10 @@ import type {
 /** The meta key of the local user's signed-in state (see setSignedIn). */
 export const SIGNED_IN_KEY = 'signedIn';
 
+/** The meta keys of the local identity (its users, logged as `user` changes) and of its authorization server's grants. */
+export const IDENTITY_KEY = 'localIdentity';
+export const AUTHORIZATION_KEY = 'localAuthorization';
+
 /** The meta key of the OS settings (OSApi's osSettingsUpdate; a change of them is logged as `osSettings`). */
 export const OS_SETTINGS_KEY = 'osSettings';
 

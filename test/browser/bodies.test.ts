@@ -74,7 +74,7 @@ const VALID: Record<string, unknown> = {
   osAppletLaunch: { type: 'COPILOT' },
   osSettingsUpdate: { autoboot: true },
   osPermissionsRequest: { processing: { vision: true } },
-  allocationsConnectNewCloud: { id: APP.id, name: 'Grüße ✓', aesthetics: { theme: { dark: false }, font: { size: 1 } } },
+  allocationsConnectNewCloud: { id: '{user}', name: 'Grüße ✓', aesthetics: { theme: { dark: false }, font: { size: 1 } } },
   // The generic path reads every kind's bodies through one function (src/core/handlers/materials.ts):
   // the person's operations stand for every generic kind's (see GENERIC_STAND_INS).
   personsCreateNewPerson: { type: { basic: { name: 'Grüße ✓ 𝄞' } } },
@@ -162,6 +162,51 @@ const VALID: Record<string, unknown> = {
     status: { cloud: 'DISCONNECTED' },
     project: '',
   },
+  // The local identity ({user}: the local user's id). Codes and tokens are made per run: the
+  // token exchanges and the callback are answered as refusals of an unknown code, in every engine.
+  updateUser: { id: '{user}', name: 'Grüße ✓ 𝄞', aesthetics: { theme: { dark: true }, font: { size: 1 } } },
+  userUpdateVanity: { id: '{user}', vanityname: 'grusse', aesthetics: { theme: { dark: true }, font: { size: 1 } } },
+  userBetaStatus: { user: '{user}', descope: { vision: { from: { value: '2026-01-01T00:00:00.000Z' } } } },
+  selectUser: { email: 'grusse@example.test', name: 'Grüße ✓ 𝄞' },
+  authenticateFromOauthToken: { access_token: 'unknown', token_type: 'Bearer', expires_in: 86400 },
+  generateCode: {
+    response_type: 'code',
+    state: 'grüße',
+    nonce: 'grüße',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    scope: ['openid'],
+    client_id: 'bodies',
+  },
+  respondWithCode: { code: 'unknown', state: 'grüße' },
+  generateToken: {
+    grant_type: 'authorization_code',
+    client_id: 'bodies',
+    code: 'unknown',
+    redirect_uri: '',
+    code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+  },
+  exchangeForAuth0Token: {
+    grant_type: 'authorization_code',
+    client_id: 'bodies',
+    code: 'unknown',
+    redirect_uri: '',
+    code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+  },
+  allocationUpdate: {
+    id: '{user}',
+    user: '{user}',
+    urls: { base: { status: 'DISCONNECTED', url: '' }, id: { status: 'DISCONNECTED', url: '' } },
+    status: { cloud: 'DISCONNECTED' },
+    project: 'grüße',
+  },
+  allocationsReconnectCloud: {
+    id: '{user}',
+    user: '{user}',
+    urls: { base: { status: 'DISCONNECTED', url: '' }, id: { status: 'DISCONNECTED', url: '' } },
+    status: { cloud: 'DISCONNECTED' },
+    project: '',
+  },
 };
 /** Operations that take no body. */
 const BODILESS = [
@@ -207,6 +252,9 @@ const BODILESS = [
   'foundryInstall',
   'foundryInstallCancel',
   'foundryUpdateCancel',
+  'clearUser',
+  'clearPKCE',
+  'usersDisconnectUser',
   // The person's delete and associations (from the graph table).
   KINDS.find((row) => row.kind === 'person')!.ops.delete!.name,
   ...GENERIC_RELATIONS.filter((r) => r.from === 'person').flatMap((r) => [r.associate.name, r.disassociate.name]),
@@ -295,10 +343,13 @@ const post = (context: BrowserContext, list: Case[]) =>
         ).id;
       const tag = await create('/tags/create', { text: 'first' });
       const website = await create('/websites/create', { url: 'https://first.test/', name: 'first' });
+      // The local user, for the identity's operations that name it.
+      const user = ((await (await fetch(`${base}/user`)).json()) as { user: { id: string } }).user.id;
       const fill = (text: string) =>
         text
           .replaceAll('{tag}', tag)
           .replaceAll('{website}', website)
+          .replaceAll('{user}', user)
           .replaceAll('{person}', person)
           .replaceAll('{session}', session)
           .replaceAll('{conversation}', made.id)

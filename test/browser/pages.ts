@@ -349,6 +349,54 @@ export const callEveryOperation = (page: Page) =>
     await get('osDeviceInformation', '/os/device/information');
     await get('osMetadata', '/os/metadata');
     const allocation = await post('allocationsConnectNewCloud', '/allocations/connect', profile);
+    // The local identity: the allocation as a record, the profile, the users, PKCE and Auth0.
+    await get('allocationsSnapshot', '/allocations');
+    await get('allocationSnapshot', `/allocation/${allocation.id}`);
+    await post('allocationUpdate', '/allocation/update', { ...allocation, project: 'every-operation' });
+    await post('allocationsReconnectCloud', '/allocations/reconnect', allocation);
+    await post('updateUser', '/user/update', { ...profile, name: 'Every operation' });
+    await post('userUpdateVanity', '/user/update/vanity', { ...profile, vanityname: 'every-operation' });
+    await post('userBetaStatus', '/user/beta/status', { user: profile.id });
+    await get('userProviders', '/user/providers');
+    await get('refreshUser', '/user/refresh');
+    await get('userAccessToken', '/user/access_token');
+    await post('selectUser', '/user/select', { user_id: profile.id });
+    await get('usersSnapshot', '/users');
+    await get('usersSpecificUserSnapshot', `/users/${profile.id}`);
+    const flow = (await get('getChallenge', '/pkce/challenge')).challenge;
+    const seed = {
+      response_type: 'code',
+      state: flow.state,
+      nonce: flow.nonce,
+      code_challenge: flow.challenge,
+      code_challenge_method: 'S256',
+    };
+    const code = (await post('generateCode', '/pkce/code', { ...seed, scope: ['openid'], client_id: 'every' })).result;
+    await post('respondWithCode', '/pkce/response/code', { code: code.code, state: code.state });
+    const tokenized = {
+      grant_type: 'authorization_code',
+      client_id: 'every',
+      code: code.code,
+      redirect_uri: '',
+      code_verifier: flow.verifier,
+    };
+    await post('generateToken', '/pkce/token', tokenized);
+    await post('clearPKCE', '/pkce/clear');
+    const again = (await get('getChallenge', '/pkce/challenge')).challenge;
+    const authorize = `audience=every&scope=openid+email&response_type=code&client_id=every&code_challenge_method=S256&code_challenge=${again.challenge}&response_mode=query&connection=github`;
+    const authorized = await get('authorizeAuth0', `/authorize?${authorize}`);
+    const token = await post('exchangeForAuth0Token', '/oauth/token', {
+      ...tokenized,
+      code: authorized.code,
+      code_verifier: again.verifier,
+    });
+    await get('getAuth0UserInfo', '/userinfo', { Authorization: `Bearer ${token.access_token}` });
+    await post('authenticateFromOauthToken', '/users/authenticate/from_token', token);
+    await post('usersDisconnectUser', `/users/${profile.id}/disconnect`);
+    await post('signIntoOS', '/os/sign_in');
+    await get('auth0Logout', '/v2/logout?client_id=every');
+    await post('clearUser', '/user/clear');
+    await post('signIntoOS', '/os/sign_in');
     statuses.allocationsDisconnectCloud = (
       await fetch(`${base}/allocations/disconnect`, {
         method: 'POST',

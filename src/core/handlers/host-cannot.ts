@@ -109,6 +109,22 @@ export const HOST_CANNOT = [
     reason:
       'it has Pieces OS release memory it holds; the memory of this service is its host’s (the browser’s or Node’s) to collect, which no request can make it do',
   },
+  {
+    name: 'allocationsCreateNewAllocation',
+    api: 'AllocationsApi',
+    method: 'POST',
+    path: '/allocations/create',
+    reason:
+      'it creates a cloud allocation, which only Pieces’ cloud does (Pieces OS itself answers it only within the cloud), and no host of this service has a cloud to make one in (a user’s allocation is kept as a record: allocationsConnectNewCloud)',
+  },
+  {
+    name: 'allocationsDeleteAllocation',
+    api: 'AllocationsApi',
+    method: 'POST',
+    path: '/allocations/delete',
+    reason:
+      'it deletes a cloud allocation, which only Pieces’ cloud does (Pieces OS itself answers it only within the cloud), and no host of this service has a cloud to delete one from (allocationsDisconnectCloud drops the record kept)',
+  },
 ] as const satisfies readonly HostCannot[];
 
 /** The name of an operation no host of this service can do. */

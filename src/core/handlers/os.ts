@@ -1,7 +1,6 @@
 /**
  * Handlers of OSApi (signing the local user in and out, launching an applet, the OS settings,
- * permissions, device information and metadata),
- * AllocationsApi (answered as for a user with no cloud) and the
+ * permissions, device information and metadata) and the
  * WorkstreamPatternEngineApi vision status (as activate and deactivate left it: handlers/pattern-engine.ts).
  */
 import type { OperationContext, ServiceContext } from '../context.js';
@@ -60,27 +59,6 @@ export async function osAppletLaunch(context: OperationContext) {
   const { url } = context;
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   return reply({ port, type, handler: { type: 'pieces-os-worker', isFolder: false, isAsset: false } });
-}
-
-/** The AllocationCloud of a user with no cloud: disconnected, with no address. */
-function noCloud(user: string): JsonObject {
-  const none = { status: 'DISCONNECTED', url: '' };
-  return { id: user, user, urls: { base: none, id: none }, status: { cloud: 'DISCONNECTED' }, project: '' };
-}
-
-/** allocationsConnectNewCloud: the local user has no cloud; answered as its disconnected allocation. */
-export async function allocationsConnectNewCloud(context: OperationContext) {
-  const body = await readJson(context.request, context.service.maxBodyBytes);
-  const sent = body === undefined ? {} : object(body, 'userProfile');
-  const user = (await localUser(context))?.id ?? (typeof sent.id === 'string' ? sent.id : '');
-  return reply(noCloud(user as string));
-}
-
-/** allocationsDisconnectCloud: nothing is connected, so nothing is disconnected (a text answer, as the SDK reads it). */
-export async function allocationsDisconnectCloud(context: OperationContext) {
-  const body = await readJson(context.request, context.service.maxBodyBytes);
-  if (body !== undefined) object(body, 'allocationCloud');
-  return reply('The local user has no cloud allocation: nothing to disconnect.', { type: 'text' });
 }
 
 /** workstreamPatternEngineProcessorsVisionStatus: off until activated (kept across restarts). */

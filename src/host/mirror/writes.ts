@@ -396,8 +396,23 @@ export const WRITES = {
   // The OS's own settings and permissions: the upstream's business, not a record the user made.
   osSettingsUpdate: LOCAL,
   osPermissionsRequest: LOCAL,
+  // The local identity: signing in, the profile, tokens and the cloud allocation are the upstream's business.
+  updateUser: LOCAL,
+  userUpdateVanity: LOCAL,
+  selectUser: LOCAL,
+  clearUser: LOCAL,
+  userBetaStatus: LOCAL,
+  authenticateFromOauthToken: LOCAL,
+  usersDisconnectUser: LOCAL,
+  generateCode: LOCAL,
+  respondWithCode: LOCAL,
+  generateToken: LOCAL,
+  clearPKCE: LOCAL,
+  exchangeForAuth0Token: LOCAL,
   allocationsConnectNewCloud: LOCAL,
   allocationsDisconnectCloud: LOCAL,
+  allocationsReconnectCloud: LOCAL,
+  allocationUpdate: LOCAL,
   conversationsCreateFromAsset: {
     about: { kind: 'conversation', at: 'created' },
     creates: (answer) => createdConversation((answer as { conversation?: { reference?: unknown } })?.conversation?.reference),

@@ -3,7 +3,7 @@ import type { IDBPDatabase } from 'idb';
 import type { GenericKind, PiecesDB } from '../schema.js';
 import { materialKey, type Change, type Storage, type StoredData } from '../storage.js';
 import { commit, log } from './transactions.js';
-import { OS_SETTINGS_KEY, SIGNED_IN_KEY, VISION_KEYS } from '../storage.js';
+import { AUTHORIZATION_KEY, IDENTITY_KEY, OS_SETTINGS_KEY, SIGNED_IN_KEY, VISION_KEYS } from '../storage.js';
 
 export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' | 'loadData'> {
   return {
@@ -105,7 +105,7 @@ export async function loadData(
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn, settings, vision] =
+  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn, settings, vision, identity] =
     await Promise.all([
       store('conversations').getAll(),
       store('messages').getAllKeys(),
@@ -118,6 +118,7 @@ export async function loadData(
       store('meta').get(SIGNED_IN_KEY),
       store('meta').get(OS_SETTINGS_KEY),
       store('meta').get(VISION_KEYS.status),
+      store('meta').get(IDENTITY_KEY),
     ]);
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
@@ -148,7 +149,7 @@ export async function loadData(
         // A model's state removed is the catalogue's again: a change, not a deletion of the model.
         ...removed('model', modelIds).map(({ deleted: _deleted, ...change }) => change),
         // The local user is as configured again.
-        ...(signedIn === undefined ? [] : [{ collection: 'user' as const, id: 'local' }]),
+        ...(signedIn === undefined && identity === undefined ? [] : [{ collection: 'user' as const, id: 'local' }]),
         // The OS settings are the defaults again.
         ...(settings === undefined ? [] : [{ collection: 'osSettings' as const, id: OS_SETTINGS_KEY }]),
         // The vision processor is off again, with no events or calibrations.
@@ -186,6 +187,8 @@ export async function loadData(
       yield store('meta').delete(SIGNED_IN_KEY);
       yield store('meta').delete(OS_SETTINGS_KEY);
       for (const key of Object.values(VISION_KEYS)) yield store('meta').delete(key);
+      yield store('meta').delete(IDENTITY_KEY);
+      yield store('meta').delete(AUTHORIZATION_KEY);
     } else {
       for (const { id } of gone) yield store('messages').delete(id);
     }

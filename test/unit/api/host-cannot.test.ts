@@ -5,13 +5,22 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OSAppletEnum, ResponseError, type OSApi } from '@pieces.app/pieces-os-client';
+import { OSAppletEnum, ResponseError, type AllocationsApi, type OSApi } from '@pieces.app/pieces-os-client';
 import { describe, expect, it, vi } from 'vitest';
 import { HOST_CANNOT, type HostCannotName } from '../../../src/core/handlers/host-cannot.js';
 import { BASE, dump, setup } from '../support/harness.js';
 
+/** An allocation, as AllocationsApi takes it. */
+const CLOUD = {
+  id: 'u',
+  user: 'u',
+  urls: { base: { status: 'DISCONNECTED', url: '' }, id: { status: 'DISCONNECTED', url: '' } },
+  status: { cloud: 'DISCONNECTED' },
+  project: '',
+} as const;
+
 /** Each operation as a client of the SDK calls it. */
-const CALLS: Record<HostCannotName, (os: OSApi) => Promise<unknown>> = {
+const CALLS: Record<HostCannotName, (os: OSApi, allocations: AllocationsApi) => Promise<unknown>> = {
   osFilesystemPickFiles: (os) => os.osFilesystemPickFiles({ filePickerInput: { allowedExtensions: ['ts'], allowMultiple: true } }),
   osFilesystemPickFolders: (os) => os.osFilesystemPickFolders(),
   osFilesystemFileOpen: (os) => os.osFilesystemFileOpen({ body: '/home/someone/notes.md' }),
@@ -24,6 +33,8 @@ const CALLS: Record<HostCannotName, (os: OSApi) => Promise<unknown>> = {
   osAppletTerminate: (os) => os.osAppletTerminate({ terminatingOSServerApplet: { port: 1000, type: OSAppletEnum.Copilot } }),
   osAppletRestart: (os) => os.osAppletRestart({ inactiveOSServerApplet: { type: OSAppletEnum.Copilot } }),
   osMemoryOptimize: (os) => os.osMemoryOptimize(),
+  allocationsCreateNewAllocation: (_os, allocations) => allocations.allocationsCreateNewAllocation({ allocationCloud: CLOUD }),
+  allocationsDeleteAllocation: (_os, allocations) => allocations.allocationsDeleteAllocation({ allocationCloud: CLOUD }),
 };
 
 describe('what no host can do', () => {
@@ -31,7 +42,7 @@ describe('what no host can do', () => {
     const warn = vi.fn();
     const t = await setup({ warn });
     const before = await dump(t.databaseName);
-    const error = await CALLS[row.name](t.os).then(
+    const error = await CALLS[row.name](t.os, t.allocations).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -41,7 +52,7 @@ describe('what no host can do', () => {
     expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     const text = await response.text();
     expect(text).toContain(`${row.method} ${row.path}`);
-    expect(text).toContain(`OSApi.${row.name}`);
+    expect(text).toContain(`${row.api}.${row.name}`);
     expect(text).toContain(row.reason);
     expect(text).not.toMatch(/does not serve/);
     expect(await dump(t.databaseName)).toBe(before);
@@ -66,6 +77,6 @@ describe('what no host can do', () => {
     const docs = readFileSync(join(process.cwd(), 'docs/operations.md'), 'utf8');
     const section = docs.slice(docs.indexOf('### What no host can do'), docs.indexOf('## Discovery, connect and the user'));
     for (const row of HOST_CANNOT) expect(section, row.name).toContain(`| ${row.name} | \`${row.method} ${row.path}\` |`);
-    expect(section.match(/^\| os\w+ \|/gm)).toHaveLength(HOST_CANNOT.length);
+    expect(section.match(/^\| \w+ \| `(GET|POST) \//gm)).toHaveLength(HOST_CANNOT.length);
   });
 });

@@ -342,7 +342,10 @@ describe('hostile input', () => {
           expect(cannotPaths, `${input.method} ${request.url}`).toContain(t.service.pathUnderBase(new URL(request.url)));
         } else expect(response.status, `${input.method} ${request.url}`).toBeLessThan(500);
         if (response.status >= 400) {
-          expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+          // A token endpoint refuses as OAuth has it (RFC 6749, section 5.2): JSON `{error, error_description}`.
+          const oauth =
+            ['/oauth/token', '/pkce/token'].includes(t.service.pathUnderBase(new URL(request.url)) ?? '') && response.status === 400;
+          expect(response.headers.get('content-type')).toBe(oauth ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8');
           // A HEAD answer has no body by definition; every other error says what went wrong.
           if (request.method !== 'HEAD') expect((await response.text()).trim().length).toBeGreaterThan(10);
           expect(await dump(t.databaseName)).toBe(before);

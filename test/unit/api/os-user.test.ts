@@ -88,12 +88,15 @@ describe('the OS', () => {
     expect((await t.applications.applicationsSpecificApplicationSnapshot({ application: context.os })).name).toBe('OS_SERVER');
   });
 
-  it('answers allocations as for a user with no cloud', async () => {
+  it('answers allocations as for a user with no cloud (test/unit/api/identity.test.ts: the record kept)', async () => {
     const t = await setup();
     const user = (await t.user.userSnapshot()).user!;
     const allocation = await t.allocations.allocationsConnectNewCloud({ userProfile: user });
     expect(allocation).toMatchObject({ id: user.id, user: user.id, status: { cloud: AllocationStatusEnum.Disconnected }, project: '' });
     expect(allocation.urls.base.status).toBe(AllocationStatusEnum.Disconnected);
+    expect(await t.allocations.allocationsDisconnectCloud({ allocationCloud: allocation })).toBe(
+      `The allocation of user ${user.id} is disconnected (there was no cloud to reach here).`,
+    );
     expect(await t.allocations.allocationsDisconnectCloud({ allocationCloud: allocation })).toBe(
       'The local user has no cloud allocation: nothing to disconnect.',
     );
@@ -118,8 +121,8 @@ describe('the OS', () => {
       ['/os/applet/launch', jsonPost({}), 400, /inactiveOSServerApplet\.type is required/],
       ['/os/applet/launch', jsonPost({ type: 'CHAT' }), 400, /inactiveOSServerApplet\.type must be one of UNKNOWN_APPLET_MODULE, COPILOT/],
       ['/os/applet/launch', jsonPost({ type: 'COPILOT', colour: 1 }), 400, /colour is not a field of InactiveOSServerApplet/],
-      ['/allocations/connect', jsonPost('[1]'), 400, /userProfile must be a JSON object/],
-      ['/allocations/disconnect', jsonPost('"x"'), 400, /allocationCloud must be a JSON object/],
+      ['/allocations/connect', jsonPost('[1]'), 400, /userProfile: expected a UserProfile object, got an array/],
+      ['/allocations/disconnect', jsonPost('"x"'), 400, /allocationCloud: expected a AllocationCloud object/],
       ['/os/sign_in', { method: 'GET' }, 405, /use POST/],
       ['/workstream_pattern_engine/processors/vision/status/stream', {}, 426, /is a WebSocket/],
       [
