@@ -67,6 +67,8 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   editAnchor: ['listConversations', ...ASSET_READS],
   setModelState: ['listModelStates'],
   editMaterials: ['getMaterial', 'listMaterials'],
+  // An association may change a record of any kind.
+  editLinks: CACHED,
   setSignedIn: ['getMeta'],
   ensureMeta: ['getMeta'],
   setMeta: ['getMeta'],

@@ -27,6 +27,8 @@ import type {
   TagRecord,
   WebsiteRecord,
 } from './schema.js';
+import type { MaterialKind } from '../shared/graph.js';
+import type { JsonObject } from '../shared/json.js';
 
 /** The meta key of the local user's signed-in state (see setSignedIn). */
 export const SIGNED_IN_KEY = 'signedIn';
@@ -152,6 +154,32 @@ export interface MaterialEdit {
 /** The key of a material in the maps `editMaterials` gives: `${kind}/${id}`. */
 export const materialKey = ({ kind, id }: MaterialKey) => `${kind}/${id}`;
 
+/** A record of any kind of the material graph (src/shared/graph.ts), by kind and id. */
+export interface LinkKey {
+  kind: MaterialKind;
+  id: string;
+}
+
+/**
+ * A record as an association sees it (src/storage/idb/links.ts): its wire model's reference fields
+ * (`{iterable: [{id}]}` lists, dotted keys nested), `updated` (a GroupedTimestamp), and for a record
+ * kept as wire JSON its other fields too (written back as given).
+ */
+export interface LinkedRecord extends LinkKey {
+  value: JsonObject & { id: string };
+}
+
+/**
+ * What `editLinks` writes: records read (their reference fields as `value` gives them), and
+ * generic materials to delete (unlisted from every record of any kind that lists them, those
+ * stamped `updated` = `stamp`).
+ */
+export interface LinkEdit {
+  put?: LinkedRecord[];
+  delete?: MaterialKey[];
+  stamp?: string;
+}
+
 /**
  * What an edit of an anchor writes: the anchor (null: delete it), and the
  * conversations and assets whose anchors change with it (their whole new records).
@@ -213,7 +241,8 @@ export type QueueingWrite =
   | 'deleteAsset'
   | 'putAnnotation'
   | 'deleteAnnotation'
-  | 'editMaterials';
+  | 'editMaterials'
+  | 'editLinks';
 
 /**
  * What the mirror writes in one transaction: records as the upstream has them, records it no
@@ -370,6 +399,17 @@ export interface Storage {
     edit: (found: Map<string, MaterialRecord>) => MaterialEdit | undefined,
     more?: (found: Map<string, MaterialRecord>) => ReadonlyArray<MaterialKey>,
   ): Promise<{ found: Map<string, MaterialRecord>; changes: Change[] }>;
+
+  /**
+   * One transaction over every store a side of an association is kept in: reads the records `keys`
+   * names (those that exist, of any kind), writes what `edit(found)` returns (see LinkEdit), each
+   * record written logging one change of its kind. `edit` may throw (nothing changes) or return
+   * undefined (nothing logged, nothing queued). `found` maps `${kind}/${id}` to the records read.
+   */
+  editLinks(
+    keys: ReadonlyArray<LinkKey>,
+    edit: (found: Map<string, LinkedRecord>) => LinkEdit | undefined,
+  ): Promise<{ found: Map<string, LinkedRecord>; changes: Change[] }>;
 
   /** The catalogue models' local state (only models whose state was changed). */
   listModelStates(): Promise<ModelStateRecord[]>;

@@ -15,6 +15,7 @@ import { connect, type ConnectionEvents } from './connection.js';
 import { conversationStore } from './conversations.js';
 import { listIdsOf, STORE_OF } from './conversations.js';
 import { dataStore, loadData } from './data.js';
+import { linkStore } from './links.js';
 import { materialIds, materialStore } from './materials.js';
 import { mirrorStore } from './mirror.js';
 import { snapshotStore } from './snapshots.js';
@@ -72,6 +73,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const assets = assetStore(db);
   const anchors = anchorStore(db);
   const materials = materialStore(db);
+  const links = linkStore(db);
   const storage: Storage = {
     ...applications,
     ...conversations,
@@ -79,6 +81,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     ...assets,
     ...anchors,
     ...materials,
+    ...links,
     ...dataStore(db),
     ...mirrorStore(db),
     // A collection with no hand-written store is a kind of material.
@@ -142,6 +145,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
       ...assets.queueing(scope),
       ...anchors.queueing(scope),
       ...materials.queueing(scope),
+      ...links.queueing(scope),
     }),
   };
   return storage;

@@ -80,6 +80,8 @@ export interface AssetRecord {
   demo?: boolean;
   /** The anchors associated with it, in the order they were associated (each anchor lists it in its `assets`). */
   anchors?: string[];
+  /** Its other associations (src/storage/idb/links.ts): by the Asset's wire field ('persons'), the ids it lists, in order. */
+  links?: Record<string, string[]>;
 }
 
 /** One format of an asset: its value as text (or as bytes, when it is not text) and its classification. */
@@ -115,6 +117,8 @@ export interface TagRecord {
   updated: string;
   mechanism?: string;
   assets: string[];
+  /** Its other associations (src/storage/idb/links.ts): by the Tag's wire field ('persons'), the ids it lists, in order. */
+  links?: Record<string, string[]>;
 }
 
 /** A website, with the ids of the assets it is on. */
@@ -126,6 +130,8 @@ export interface WebsiteRecord {
   updated: string;
   mechanism?: string;
   assets: string[];
+  /** Its other associations (src/storage/idb/links.ts): by the Website's wire field ('persons'), the ids it lists, in order. */
+  links?: Record<string, string[]>;
 }
 
 /** Something that happened to an asset or a conversation (an Activity without its joined records). */
@@ -250,7 +256,7 @@ export type Collection =
  * profile (`user`, id `local`: signed in or out), whose socket sends the profile again,
  * and the OS's settings (`osSettings`, id its meta key), whose socket sends them again.
  */
-export type Logged = Collection | 'user' | 'osSettings';
+export type Logged = Collection | 'user' | 'osSettings' | 'annotation' | 'tag' | 'website';
 
 export interface ChangeRecord {
   seq?: number;
