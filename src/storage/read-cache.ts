@@ -59,12 +59,13 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   putAssets: ASSET_READS,
   createAsset: ASSET_READS,
   editAsset: ASSET_READS,
-  deleteAsset: ASSET_READS,
+  // A delete unlists the record from every record of any kind that lists it (src/storage/idb/links.ts).
+  deleteAsset: CACHED,
   putAnnotation: ['getAnnotation', 'listAnnotations'],
-  deleteAnnotation: ['getAnnotation', 'listAnnotations'],
+  deleteAnnotation: CACHED,
   recordActivities: ['listActivities'],
   putExternalApplications: ['listExternalApplications'],
-  editAnchor: ['listConversations', ...ASSET_READS],
+  editAnchor: CACHED,
   setModelState: ['listModelStates'],
   editMaterials: ['getMaterial', 'listMaterials'],
   // An association may change a record of any kind.
@@ -75,8 +76,9 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   updateMeta: ['getMeta'],
   updateLoggedMeta: ['getMeta'],
   createConversation: ['listConversations', 'listActivities'],
-  deleteConversation: ['listConversations'],
-  editConversation: ['listConversations'],
+  deleteConversation: CACHED,
+  // A message deleted is unlisted from the records that list it (assets, materials, …).
+  editConversation: ['listConversations', ...ASSET_READS, 'getMaterial', 'listMaterials'],
   loadData: CACHED,
   // What the mirror writes may touch any record.
   applyMirror: CACHED,

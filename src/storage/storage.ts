@@ -87,6 +87,8 @@ export interface StoredAsset {
   websites: WebsiteRecord[];
   /** The anchors its record lists, in its order (read with it; a write of the asset ignores them: see editAnchor). */
   anchors?: AnchorRecord[];
+  /** What its record's `links` name, whole as their wire JSON, by the Asset's field (read with it: src/storage/idb/links.ts). */
+  linked?: Record<string, JsonObject[]>;
 }
 
 /**

@@ -248,8 +248,10 @@ export async function unlisting(
   tx: Tx,
   deleted: readonly LinkKey[],
   stamp?: string,
+  /** Records the caller writes itself in the transaction (left as it writes them). */
+  skip: readonly LinkKey[] = [],
 ): Promise<{ writes: () => Array<Promise<unknown>>; logged: Array<Omit<Change, 'seq'>> }> {
-  const gone = new Set(deleted.map(keyOf));
+  const gone = new Set([...deleted, ...skip].map(keyOf));
   const next = new Map<string, { kind: MaterialKind; record: unknown; value: JsonObject }>();
   const byHolder = new Map<MaterialKind, MaterialKind[]>();
   for (const { kind } of deleted) for (const holder of holdersOf(kind)) byHolder.set(holder, [...(byHolder.get(holder) ?? []), kind]);
@@ -329,6 +331,46 @@ function linkWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Stora
   };
 }
 
-export function linkStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'editLinks'> & { queueing(scope: OutboxScope): Pick<Storage, 'editLinks'> } {
+export function linkStore(
+  db: IDBPDatabase<PiecesDB>,
+): Pick<Storage, 'editLinks'> & { queueing(scope: OutboxScope): Pick<Storage, 'editLinks'> } {
   return { ...linkWrites(db), queueing: (scope) => linkWrites(db, scope) };
 }
+
+const ASSET_FIELDS = REFERENCES.get('asset') ?? {};
+
+/** A record of `kind` as its wire JSON (a material's value, a JSON-text record parsed, an annotation), read in `tx`. */
+async function wireOf(tx: Tx, kind: MaterialKind, id: string): Promise<JsonObject | undefined> {
+  if (kind === 'annotation') return tx.objectStore('annotations').get(id);
+  const store =
+    kind === 'conversation' ? 'conversations' : kind === 'conversationMessage' ? 'messages' : kind === 'anchor' ? 'anchors' : undefined;
+  if (store) {
+    const record = await tx.objectStore(store).get(id);
+    if (!record) return undefined;
+    const wire: JsonObject = { ...(JSON.parse(record.json) as JsonObject), id };
+    // A conversation's messages are kept beside its JSON: listed as references (FlattenedConversationMessages).
+    return 'messageIds' in record ? { ...wire, messages: { iterable: record.messageIds.map((message) => ({ id: message })) } } : wire;
+  }
+  return OWN.has(kind) ? undefined : (await tx.objectStore('materials').get([kind, id]))?.value;
+}
+
+/**
+ * The records an asset's `links` name, whole as their wire JSON, by the Asset's field (those that
+ * exist, in its order): what its Asset lists whole (Persons, WorkstreamSummaries, …). Read in a
+ * transaction over the stores of `LINKED_READS` as well.
+ */
+export async function linkedOf(tx: unknown, links: AssetRecord['links']): Promise<Record<string, JsonObject[]> | undefined> {
+  if (!links) return undefined;
+  const entries = await Promise.all(
+    Object.entries(links).map(async ([key, ids]) => {
+      const kind = ASSET_FIELDS[key]?.kind;
+      const found = kind ? await Promise.all(ids.map((id) => wireOf(tx as Tx, kind, id))) : [];
+      return [key, found.filter((item): item is JsonObject => !!item)] as const;
+    }),
+  );
+  const linked = Object.fromEntries(entries.filter(([, items]) => items.length));
+  return Object.keys(linked).length ? linked : undefined;
+}
+
+/** The stores an asset's read needs beside its own for `linkedOf`. */
+export const LINKED_READS = ['materials', 'conversations', 'messages'] as const;
