@@ -13,7 +13,10 @@ import { findRoute } from '../../../src/core/routes.js';
 import { KINDS, type MaterialKind, type RelationRow } from '../../../src/shared/graph.js';
 import type { StoredData } from '../../../src/storage/storage.js';
 import { filledSeed, seedPlan } from '../../material-seeds.js';
+import { parseData } from '../../../src/core/data.js';
 import { BASE, jsonPost, seeded, setup } from '../support/harness.js';
+
+const testClock = { now: () => new Date(), newId: () => crypto.randomUUID() };
 
 type Json = Record<string, any>;
 type Harness = Awaited<ReturnType<typeof setup>>;
@@ -173,4 +176,45 @@ it('a missing side is a 404 naming its kind and id', async () => {
   const response = await t.fetch(`${BASE}/asset/${missing}/persons/associate/${person}`, { method: 'POST' });
   expect(response.status).toBe(404);
   expect(await response.text()).toContain(`No asset with id ${missing}`);
+});
+
+describe('kept', () => {
+  /** An asset, a tag and a conversation associated with a person, and the conversation grounded on a range. */
+  async function associated(t: Harness) {
+    const [asset, tag, conversation, person, range] = (await Promise.all(
+      (['asset', 'tag', 'conversation', 'person', 'range'] as const).map((kind) => make(t, kind)),
+    )) as [string, string, string, string, string];
+    for (const path of [
+      `/asset/${asset}/persons/associate/${person}`,
+      `/tag/${tag}/persons/associate/${person}`,
+      `/conversation/${conversation}/grounding/temporal_range/workstreams/associate/${range}`,
+    ])
+      await ok(t, path, { method: 'POST' });
+    return { asset, tag, conversation, person, range };
+  }
+  async function expectListed(t: Harness, ids: Awaited<ReturnType<typeof associated>>) {
+    expect(await listedBy(t, 'asset', ids.asset, 'persons')).toEqual([[ids.person], [ids.person]]);
+    expect(await listedBy(t, 'tag', ids.tag, 'persons')).toEqual([[ids.person]]);
+    expect(await listedBy(t, 'conversation', ids.conversation, 'grounding.temporal.workstreams')).toEqual([[ids.range], [ids.range]]);
+    const person = await json(t, `/person/${ids.person}`);
+    expect(listed(person, 'assets', true)).toEqual([ids.asset]);
+    expect(listed(person, 'tags', true)).toEqual([ids.tag]);
+    expect(listed(await json(t, `/range/${ids.range}`), 'conversations', true)).toEqual([ids.conversation]);
+  }
+
+  it('across a restart of the host', async () => {
+    const t = await setup();
+    const ids = await associated(t);
+    t.storage.close();
+    await expectListed(await setup({ databaseName: t.databaseName }), ids);
+  });
+
+  it('in export and import', async () => {
+    const t = await setup();
+    const ids = await associated(t);
+    const data = JSON.parse(JSON.stringify(await t.service.exportData()));
+    const fresh = await setup({ sampleAssets: false });
+    await fresh.storage.loadData(parseData(data, testClock), { replace: true });
+    await expectListed(fresh, ids);
+  });
 });
