@@ -321,8 +321,22 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
             new Set(),
           );
         const activities = result.activities ?? [];
+        // An annotation deleted is unlisted from every other record that lists it (src/storage/idb/links.ts).
+        const others = result.deleteAnnotations?.length
+          ? await unlisting(
+              tx as never,
+              result.deleteAnnotations.map((annotation) => ({ kind: 'annotation' as const, id: annotation })),
+              undefined,
+              [
+                { kind: 'asset', id: record.id },
+                ...[...removeTags, ...addTags].flatMap((tag) => (tag ? [{ kind: 'tag' as const, id: tag.id }] : [])),
+                ...[...removeWebsites, ...addWebsites].flatMap((site) => (site ? [{ kind: 'website' as const, id: site.id }] : [])),
+              ],
+            )
+          : undefined;
         const changes: Change[] = [];
         await commit(tx, function* () {
+          if (others) yield* others.writes();
           yield store('assets').put(next);
           for (const format of result.putFormats ?? []) yield store('formats').put(format);
           for (const annotation of result.putAnnotations ?? []) yield store('annotations').put(annotation);
@@ -330,7 +344,11 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           for (const tag of [...taken(removeTags), ...addTags]) yield store('tags').put(tag);
           for (const site of [...taken(removeWebsites), ...addWebsites]) yield store('websites').put(site);
           for (const activity of activities) yield store('activities').put(activity);
-          yield log(store('changes'), [{ collection: 'asset', id: record.id }, ...activityChanges(activities)], changes);
+          yield log(
+            store('changes'),
+            [{ collection: 'asset', id: record.id }, ...activityChanges(activities), ...(others?.logged ?? [])],
+            changes,
+          );
           if (outbox) {
             const known = new Set(current.annotations.map((a) => a.id));
             yield outbox.append(

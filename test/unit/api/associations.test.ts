@@ -218,3 +218,14 @@ describe('kept', () => {
     await expectListed(fresh, ids);
   });
 });
+
+it('an annotation deleted through its asset is unlisted from what lists it', async () => {
+  const t = await setup();
+  const asset = await make(t, 'asset');
+  const person = await make(t, 'person');
+  const annotation = (await json(t, '/annotations/create', jsonPost({ type: 'COMMENT', text: 'x', asset }))).id;
+  await ok(t, `/person/${person}/annotations/associate/${annotation}`, { method: 'POST' });
+  expect(listed(await json(t, `/person/${person}`), 'annotations', true)).toEqual([annotation]);
+  await ok(t, `/annotations/${annotation}/delete`, { method: 'POST' });
+  expect(listed(await json(t, `/person/${person}`), 'annotations', true)).toEqual([]);
+});
