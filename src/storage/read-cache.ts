@@ -76,7 +76,7 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   updateMeta: ['getMeta'],
   updateLoggedMeta: ['getMeta'],
   createConversation: ['listConversations', 'listActivities'],
-  deleteConversation: CACHED,
+  deleteConversation: ['listConversations', ...ASSET_READS, 'getMaterial', 'listMaterials'],
   // A message deleted is unlisted from the records that list it (assets, materials, …).
   editConversation: ['listConversations', ...ASSET_READS, 'getMaterial', 'listMaterials'],
   loadData: CACHED,

@@ -388,10 +388,13 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           json: relinked(anchor.json, 'assets', id, false),
         }));
         // Nor does any other record that lists it or its annotations (src/storage/idb/links.ts).
-        const others = await unlisting(tx as never, [
-          { kind: 'asset', id },
-          ...annotationIds.map((key) => ({ kind: 'annotation' as const, id: key })),
-        ]);
+        const others = await unlisting(
+          tx as never,
+          [{ kind: 'asset', id }, ...annotationIds.map((key) => ({ kind: 'annotation' as const, id: key }))],
+          undefined,
+          // (Its tags and websites are written after this, as unlisting makes them: without it, and without its annotations.)
+          unlisted.map((anchor) => ({ kind: 'anchor' as const, id: anchor.id })),
+        );
         const changes: Change[] = [];
         await commit(tx, function* () {
           yield store('assets').delete(id);
@@ -410,7 +413,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
               ...ownActivities.map((key) => ({ collection: 'activity' as const, id: key, deleted: true as const })),
               ...activityChanges(activities),
               ...unlisted.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
-              ...others.logged.filter((change) => !(change.collection === 'anchor' && unlisted.some((anchor) => anchor.id === change.id))),
+              ...others.logged,
             ],
             changes,
           );

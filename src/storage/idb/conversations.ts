@@ -233,10 +233,12 @@ export function conversationStore(
         const messages = tx.objectStore('messages');
         // Nor does any other record that lists it or its messages.
         const ownedIds = await messages.index('by-conversation').getAllKeys(id);
-        const others = await unlisting(tx as never, [
-          { kind: 'conversation', id },
-          ...ownedIds.map((key) => ({ kind: 'conversationMessage' as const, id: key })),
-        ]);
+        const others = await unlisting(
+          tx as never,
+          [{ kind: 'conversation', id }, ...ownedIds.map((key) => ({ kind: 'conversationMessage' as const, id: key }))],
+          undefined,
+          unlinked.map((anchor) => ({ kind: 'anchor' as const, id: anchor.id })),
+        );
         const changes: Change[] = [];
         await commit(tx, function* () {
           for (const anchor of unlinked) yield tx.objectStore('anchors').put(anchor);

@@ -10,7 +10,7 @@
  * kind whose reference fields list it (`unlisting`, used by every delete).
  */
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
-import { KINDS, type GenericKind, type MaterialKind } from '../../shared/graph.js';
+import { KINDS, RELATIONS, type GenericKind, type MaterialKind } from '../../shared/graph.js';
 import type { JsonObject } from '../../shared/json.js';
 import type { AssetRecord, Logged, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
 import type { Change, LinkedRecord, LinkEdit, LinkKey, OutboxScope, Storage } from '../storage.js';
@@ -37,6 +37,25 @@ type Tx = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[] | LinkStore[], 'readw
 
 const REFERENCES = new Map(KINDS.map((row) => [row.kind, row.references]));
 const OWN = new Set(KINDS.filter((row) => row.own).map((row) => row.kind));
+
+/** The fields of each kind an association writes (RELATIONS' keys). */
+const LINKED = new Map<MaterialKind, Set<string>>();
+for (const relation of RELATIONS)
+  for (const [kind, key] of [
+    [relation.from, relation.fromKey],
+    [relation.to, relation.toKey],
+  ] as const)
+    if (key) LINKED.set(kind, (LINKED.get(kind) ?? new Set()).add(key));
+
+/**
+ * The fields of `holder` that list records of `kind` and that a delete of one unlists it from: a
+ * generic kind's references (but those holding a record whole), a hand-written kind's fields an
+ * association writes (a message's own conversation is not one).
+ */
+const listingFields = (holder: MaterialKind, kind: MaterialKind) =>
+  Object.entries(REFERENCES.get(holder) ?? {}).filter(
+    ([key, reference]) => reference.kind === kind && (OWN.has(holder) ? !!LINKED.get(holder)?.has(key) : !reference.model),
+  );
 
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -200,8 +219,7 @@ const keyOf = ({ kind, id }: LinkKey) => `${kind}/${id}`;
 /** `value` with `id` taken from every field of it that lists `kind` (the same object when none does). */
 function without(holder: MaterialKind, value: JsonObject, kind: MaterialKind, id: string): JsonObject {
   let next = value;
-  for (const [key, reference] of Object.entries(REFERENCES.get(holder) ?? {})) {
-    if (reference.kind !== kind) continue;
+  for (const [key, reference] of listingFields(holder, kind)) {
     const path = key.split('.');
     const parents: JsonObject[] = [];
     let node: unknown = next;
@@ -218,9 +236,12 @@ function without(holder: MaterialKind, value: JsonObject, kind: MaterialKind, id
     } else {
       const items = Array.isArray(node.iterable) ? node.iterable : [];
       if (!items.some((item) => isObject(item) && item.id === id)) continue;
-      const indices = isObject(node.indices) ? { ...node.indices } : undefined;
-      if (indices) delete indices[id];
-      field = { ...node, iterable: items.filter((item) => !(isObject(item) && item.id === id)), ...(indices ? { indices } : {}) };
+      const rest = items.filter((item) => !(isObject(item) && item.id === id));
+      // Indices, where the list keeps them, are positions again.
+      const indices = isObject(node.indices)
+        ? Object.fromEntries(rest.flatMap((item, i) => (isObject(item) && typeof item.id === 'string' ? [[item.id, i]] : [])))
+        : undefined;
+      field = { ...node, iterable: rest, ...(indices ? { indices } : {}) };
     }
     // Rebuilt from the innermost field out.
     let built: JsonObject | undefined = field;
@@ -235,9 +256,7 @@ function without(holder: MaterialKind, value: JsonObject, kind: MaterialKind, id
 
 /** The kinds whose reference fields list records of `kind`. */
 const holdersOf = (kind: MaterialKind) =>
-  KINDS.filter((row) => Object.values(row.references).some((reference) => reference.kind === kind) && linkable(row.kind)).map(
-    (row) => row.kind,
-  );
+  KINDS.filter((row) => linkable(row.kind) && listingFields(row.kind, kind).length > 0).map((row) => row.kind);
 
 /**
  * What deleting `deleted` unlists, read in `tx`: every record (not itself deleted) whose reference
