@@ -18,6 +18,7 @@ import { HOST_CANNOT_OPERATIONS, type HostCannotName, type HostCannotWriteName }
 import * as qgpt from './handlers/qgpt.js';
 import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
+import { LINK_OPERATIONS } from './handlers/links.js';
 import { MATERIAL_OPERATIONS } from './handlers/materials.js';
 import * as search from './handlers/search.js';
 import * as models from './handlers/models.js';
@@ -400,7 +401,10 @@ export type WriteOperationName =
  * those no host of this service can do, each answered 501 with its reason
  * (src/core/handlers/host-cannot.ts). Static paths come before `{param}` paths.
  */
-const ALL: readonly Operation[] = [...TABLE, ...MATERIAL_OPERATIONS, ...HOST_CANNOT_OPERATIONS];
+const WRITTEN: ReadonlySet<string> = new Set(TABLE.map((row) => row.name));
+/** The associations with a hand-written kind (handlers/links.ts), but those the table has a row of. */
+const LINKS = LINK_OPERATIONS.filter((operation) => !WRITTEN.has(operation.name));
+const ALL: readonly Operation[] = [...TABLE, ...MATERIAL_OPERATIONS, ...LINKS, ...HOST_CANNOT_OPERATIONS];
 export const OPERATIONS: readonly Operation[] = [
   ...ALL.filter((operation) => !operation.path.includes('{')),
   ...ALL.filter((operation) => operation.path.includes('{')),

@@ -27,6 +27,8 @@ import type {
   TagRecord,
   WebsiteRecord,
 } from './schema.js';
+import type { MaterialKind } from '../shared/graph.js';
+import type { JsonObject } from '../shared/json.js';
 
 /** The meta key of the local user's signed-in state (see setSignedIn). */
 export const SIGNED_IN_KEY = 'signedIn';
@@ -95,6 +97,8 @@ export interface StoredAsset {
   websites: WebsiteRecord[];
   /** The anchors its record lists, in its order (read with it; a write of the asset ignores them: see editAnchor). */
   anchors?: AnchorRecord[];
+  /** What its record's `links` name, whole as their wire JSON, by the Asset's field (read with it: src/storage/idb/links.ts). */
+  linked?: Record<string, JsonObject[]>;
 }
 
 /**
@@ -161,6 +165,32 @@ export interface MaterialEdit {
 
 /** The key of a material in the maps `editMaterials` gives: `${kind}/${id}`. */
 export const materialKey = ({ kind, id }: MaterialKey) => `${kind}/${id}`;
+
+/** A record of any kind of the material graph (src/shared/graph.ts), by kind and id. */
+export interface LinkKey {
+  kind: MaterialKind;
+  id: string;
+}
+
+/**
+ * A record as an association sees it (src/storage/idb/links.ts): its wire model's reference fields
+ * (`{iterable: [{id}]}` lists, dotted keys nested), `updated` (a GroupedTimestamp), and for a record
+ * kept as wire JSON its other fields too (written back as given).
+ */
+export interface LinkedRecord extends LinkKey {
+  value: JsonObject & { id: string };
+}
+
+/**
+ * What `editLinks` writes: records read (their reference fields as `value` gives them), and
+ * generic materials to delete (unlisted from every record of any kind that lists them, those
+ * stamped `updated` = `stamp`).
+ */
+export interface LinkEdit {
+  put?: LinkedRecord[];
+  delete?: MaterialKey[];
+  stamp?: string;
+}
 
 /**
  * What an edit of an anchor writes: the anchor (null: delete it), and the
@@ -243,7 +273,8 @@ export type QueueingWrite =
   | 'putAnnotation'
   | 'deleteAnnotation'
   | 'editMaterials'
-  | 'editLinked';
+  | 'editLinked'
+  | 'editLinks';
 
 /**
  * What the mirror writes in one transaction: records as the upstream has them, records it no
@@ -401,6 +432,17 @@ export interface Storage {
     edit: (found: Map<string, MaterialRecord>) => MaterialEdit | undefined,
     more?: (found: Map<string, MaterialRecord>) => ReadonlyArray<MaterialKey>,
   ): Promise<{ found: Map<string, MaterialRecord>; changes: Change[] }>;
+
+  /**
+   * One transaction over every store a side of an association is kept in: reads the records `keys`
+   * names (those that exist, of any kind), writes what `edit(found)` returns (see LinkEdit), each
+   * record written logging one change of its kind. `edit` may throw (nothing changes) or return
+   * undefined (nothing logged, nothing queued). `found` maps `${kind}/${id}` to the records read.
+   */
+  editLinks(
+    keys: ReadonlyArray<LinkKey>,
+    edit: (found: Map<string, LinkedRecord>) => LinkEdit | undefined,
+  ): Promise<{ found: Map<string, LinkedRecord>; changes: Change[] }>;
 
   /** The models' local state (catalogue models whose state was changed, custom models). */
   listModelStates(): Promise<ModelStateRecord[]>;

@@ -8,6 +8,7 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { OPERATIONS } from '../../src/core/routes.js';
+import { LINK_OPERATIONS } from '../../src/core/handlers/links.js';
 import { GENERIC_RELATIONS, MATERIAL_OPERATIONS } from '../../src/core/handlers/materials.js';
 import { HOST_CANNOT } from '../../src/core/handlers/host-cannot.js';
 import { KINDS } from '../../src/shared/graph.js';
@@ -208,6 +209,8 @@ const VALID: Record<string, unknown> = {
     project: '',
   },
 };
+/** The operations the route table has rows of by hand (the associations among them are listed in BODILESS one by one). */
+const ROUTED_BY_HAND = new Set(OPERATIONS.filter((o) => !LINK_OPERATIONS.some((link) => link.handler === o.handler)).map((o) => o.name));
 /** Operations that take no body. */
 const BODILESS = [
   'applicationsSessionOpen',
@@ -258,6 +261,8 @@ const BODILESS = [
   // The person's delete and associations (from the graph table).
   KINDS.find((row) => row.kind === 'person')!.ops.delete!.name,
   ...GENERIC_RELATIONS.filter((r) => r.from === 'person').flatMap((r) => [r.associate.name, r.disassociate.name]),
+  // The associations with a hand-written kind (src/core/handlers/links.ts), but those the route table has by hand (listed above).
+  ...LINK_OPERATIONS.map((o) => o.name).filter((name) => !ROUTED_BY_HAND.has(name)),
 ];
 
 /** The generic path's POST operations of the other kinds: the person's stand in for them (one body reader for all). */

@@ -9,6 +9,7 @@ import { engine, launch, type BrowserContext, type Page } from './engine.js';
 import type { Capability } from './driver.js';
 import { GENERIC_KINDS } from '../../src/core/handlers/materials.js';
 import { HOST_CANNOT } from '../../src/core/handlers/host-cannot.js';
+import { linkWalk, linkWalkOf } from './link-walk.js';
 import { sources, walk, walkOf } from './material-walk.js';
 import { callEveryOperation, listen, socketIds, storeIds } from './pages.js';
 
@@ -48,6 +49,8 @@ function suite(name: string, capability: Capability, setup: () => Promise<{ cont
       // The generic path's operations: the graph table walked kind by kind (test/browser/material-walk.ts).
       const known = sources();
       for (const kind of GENERIC_KINDS) Object.assign(result.statuses, (await a.evaluate(walk, walkOf(kind, known))).statuses);
+      // The associations with a hand-written kind (test/browser/link-walk.ts).
+      Object.assign(result.statuses, (await a.evaluate(linkWalk, linkWalkOf(known))).statuses);
       // What no host can do: answered 501 naming it, from the page as from every host.
       const cannot = new Set<string>(HOST_CANNOT.map((row) => row.name));
       for (const { name, method, path } of HOST_CANNOT) {

@@ -626,6 +626,9 @@ export class IndependentPiecesOS {
       ['/person/*/persons/disassociate/*', this.#data.persons, 'persons', 'persons', false],
       ['/person/*/workstream_summaries/associate/*', this.#data.summaries, 'summaries', 'persons', true],
       ['/person/*/workstream_summaries/disassociate/*', this.#data.summaries, 'summaries', 'persons', false],
+      // A person with a record of a hand-written kind: an annotation.
+      ['/person/*/annotations/associate/*', this.#data.annotations, 'annotations', 'persons', true],
+      ['/person/*/annotations/disassociate/*', this.#data.annotations, 'annotations', 'persons', false],
     ] as const) {
       if ((m = is('POST', pattern))) return void this.#relatePerson(m[0]!, otherMap, m[1]!, key, back, add);
     }

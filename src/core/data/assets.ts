@@ -12,9 +12,28 @@ import { badRequest } from '../http.js';
 import { assetFromInput } from '../models/asset.js';
 import { parseApplication } from '../models/application.js';
 import type { AnnotationRecord, AssetRecord, FormatRecord, TagRecord, WebsiteRecord } from '../../storage/schema.js';
-import { array, boolean, number, object, oneOf, optional, required, string, uuid } from '../validate.js';
+import { array, boolean, number, object, oneOf, optional, required, string, uuid, type JsonObject } from '../validate.js';
 import { checkShape } from '../../shared/shapes.js';
 import { fromBase64, grouped, iso } from './fields.js';
+import type { MaterialKind } from '../../shared/graph.js';
+import { kindRow } from '../models/material-links.js';
+
+/**
+ * A record's other associations (`links`: src/storage/idb/links.ts), by its model's wire field
+ * ('persons'), each the ids it lists; absent when none.
+ */
+function parseLinks(input: JsonObject, path: string, kind: MaterialKind): { links?: Record<string, string[]> } {
+  const given = optional(input, 'links', path, object);
+  if (!given) return {};
+  const links: Record<string, string[]> = {};
+  for (const [key, ids] of Object.entries(given)) {
+    const reference = kindRow(kind).references[key];
+    if (!reference?.many || key.includes('.')) throw badRequest(`${path}.links.${key} is not a list of the ${kind}'s associations.`);
+    const list = array(ids, `${path}.links.${key}`).map((id, i) => uuid(id, `${path}.links.${key}[${i}]`));
+    if (list.length) links[key] = list;
+  }
+  return Object.keys(links).length ? { links } : {};
+}
 
 /** An Annotation as stored: id, type, text, times; links as references. */
 export function parseAnnotation(value: unknown, path: string, asset?: string): AnnotationRecord {
@@ -95,6 +114,7 @@ export function parseAsset(
   };
   const anchors = optional(rest, 'anchors', path, array)?.map((a, i) => uuid(a, `${path}.anchors[${i}]`));
   if (anchors?.length) record.anchors = anchors;
+  Object.assign(record, parseLinks(rest, path, 'asset'));
   const annotations = (annotationList === undefined || annotationList === null ? [] : array(annotationList, `${path}.annotations`)).map(
     (a, i) => parseAnnotation(a, `${path}.annotations[${i}]`, id),
   );
@@ -111,6 +131,7 @@ export function parseLinked<T extends TagRecord | WebsiteRecord>(kind: 'tag' | '
       updated: required(input, 'updated', path, iso),
       ...(optional(input, 'mechanism', path, (v, p) => oneOf(v, MechanismEnum, p)) ? { mechanism: input.mechanism as string } : {}),
       assets: array(required(input, 'assets', path, array), `${path}.assets`).map((a, i) => uuid(a, `${path}.assets[${i}]`)),
+      ...parseLinks(input, path, kind),
     };
     const record = (
       kind === 'tag'

@@ -14,7 +14,7 @@ import type { OperationContext, OperationHandler } from '../context.js';
 import { badRequest, notFound, readJson, reply } from '../http.js';
 import { flattenedAsset } from '../models/asset-wire.js';
 import { incrementedScore, lower, searchMaterials, seedRecord, updatedRecord } from '../models/material.js';
-import { isGeneric, keyOf, kindRow, listed, referencedBy, relinked } from '../models/material-links.js';
+import { isGeneric, keyOf, kindRow, referencedBy, relinked } from '../models/material-links.js';
 import { searchQuery } from '../models/search.js';
 import { isObject, uuid, type JsonObject } from '../validate.js';
 import { clock, publish, transferables } from './common.js';
@@ -206,41 +206,18 @@ const update = (row: KindRow) => async (context: OperationContext) => {
   return reply(answer);
 };
 
-/** The records of the generic kinds that list `kind/id` (what its delete unlists it from, beside what it lists). */
-async function listers(storage: Storage, kind: MaterialKind, id: string): Promise<Link[]> {
-  const found: Link[] = [];
-  for (const row of GENERIC_KINDS) {
-    const fields = Object.entries(row.references).filter(([, reference]) => reference.kind === kind);
-    if (fields.length === 0) continue;
-    for (const record of await storage.listMaterials(row.kind as GenericKind))
-      if (fields.some(([key, reference]) => listed(record.value, key, reference.many).includes(id)))
-        found.push({ kind: record.kind, id: record.id });
-  }
-  return found;
-}
-
+/**
+ * A delete: the record goes, and every record of any kind that lists it (generic or hand-written)
+ * no longer does, stamped `updated`, in the same transaction (src/storage/idb/links.ts).
+ */
 const remove = (row: KindRow, param: string) => async (context: OperationContext) => {
   const kind = row.kind as GenericKind;
   const id = idOf(context, param, kind);
-  const { storage } = context.service;
-  const time = clock(context);
-  const listing = await listers(storage, kind, id);
-  const { changes } = await storage.editMaterials(
-    [{ kind, id }, ...listing],
-    (found) => {
-      if (!found.has(materialKey({ kind, id }))) throw noSuch(kind, id);
-      const put = [...found.values()].flatMap((other) => {
-        if (other.kind === kind && other.id === id) return [];
-        const value = linkedBack(other, kind, id, false);
-        return value === other.value ? [] : [{ kind: other.kind, id: other.id, value: stamped(value, time) }];
-      });
-      return { put, delete: [{ kind, id }] };
-    },
-    (found) => {
-      const stored = found.get(materialKey({ kind, id }));
-      return stored ? genericLinks(kind, stored.value) : [];
-    },
-  );
+  const stamp = clock(context).now().toISOString();
+  const { changes } = await context.service.storage.editLinks([{ kind, id }], (found) => {
+    if (!found.has(materialKey({ kind, id }))) throw noSuch(kind, id);
+    return { delete: [{ kind, id }], stamp };
+  });
   publish(context, changes);
   return reply();
 };

@@ -30,8 +30,21 @@ export function flattenedAsset(whole: StoredAsset): JsonObject {
     ...(whole.tags.length ? { tags: refs(whole.tags) } : {}),
     ...(whole.websites.length ? { websites: refs(whole.websites) } : {}),
     ...(whole.anchors?.length ? { anchors: refs(whole.anchors) } : {}),
+    // Its other associations (src/storage/idb/links.ts), each a Flattened… list.
+    ...Object.fromEntries(
+      Object.entries(record.links ?? {}).map(([key, ids]) => [
+        key,
+        key === 'annotations' ? refs(union(whole.annotations, ids)) : refs(ids.map((id) => ({ id }))),
+      ]),
+    ),
   };
 }
+
+/** Owned items, then the ids linked that are not among them. */
+const union = (owned: ReadonlyArray<{ id: string }>, linked: readonly string[]) => [
+  ...owned,
+  ...linked.filter((id) => !owned.some((item) => item.id === id)).map((id) => ({ id })),
+];
 
 const flags = (record: AssetRecord) => ({
   ...(record.favorited !== undefined ? { favorited: record.favorited } : {}),
@@ -72,13 +85,16 @@ export const annotationWire = (annotation: AnnotationRecord): JsonObject => anno
 
 /** A tag or a website, with the assets it is on (its `mechanism` is the store's own) and its other fields kept (its score, …). */
 function linkedWire(record: TagRecord | WebsiteRecord): JsonObject {
-  const { assets, mechanism: _mechanism, created, updated, fields, ...rest } = record;
+  const { assets, mechanism: _mechanism, created, updated, fields, links, ...rest } = record;
+  const list = (ids: readonly string[]) => ({ iterable: ids.map((id) => ({ id })), indices: indices(ids.map((id) => ({ id }))) });
   return {
     ...fields,
     ...rest,
     created: time(created),
     updated: time(updated),
-    ...(assets.length ? { assets: { iterable: assets.map((id) => ({ id })), indices: indices(assets.map((id) => ({ id }))) } } : {}),
+    ...(assets.length ? { assets: list(assets) } : {}),
+    // Its other associations (src/storage/idb/links.ts), each a Flattened… list.
+    ...Object.fromEntries(Object.entries(links ?? {}).map(([key, ids]) => [key, list(ids)])),
   };
 }
 
@@ -117,5 +133,15 @@ export function assetWire(whole: StoredAsset, transferables: boolean): JsonObjec
     ...(whole.tags.length ? { tags: listed(whole.tags, tagWire) } : {}),
     ...(whole.websites.length ? { websites: listed(whole.websites, websiteWire) } : {}),
     ...(whole.anchors?.length ? { anchors: listed(whole.anchors, (anchor) => JSON.parse(anchor.json) as JsonObject) } : {}),
+    // Its other associations, whole (Persons, WorkstreamSummaries, …): an annotation linked joins those it owns.
+    ...Object.fromEntries(
+      Object.entries(whole.linked ?? {}).map(([key, items]) => {
+        const all =
+          key === 'annotations'
+            ? [...whole.annotations, ...items.filter((item) => !whole.annotations.some((a) => a.id === item.id))]
+            : items;
+        return [key, listed(all as Array<JsonObject & { id: string }>, (item) => item)];
+      }),
+    ),
   };
 }

@@ -21,6 +21,7 @@
  */
 import type { WriteOperationName } from '../../core/routes.js';
 import { HOST_CANNOT, type HostCannotWriteName } from '../../core/handlers/host-cannot.js';
+import { LINK_RELATIONS } from '../../core/handlers/links.js';
 import { GENERIC_KINDS, GENERIC_RELATIONS } from '../../core/handlers/materials.js';
 import { madeFromSeed } from '../../core/models/material.js';
 import type { CreatedId, GenericKind, RecordKind } from '../../storage/schema.js';
@@ -542,7 +543,23 @@ export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
   }),
 ]);
 
-const DECLARED: ReadonlyMap<string, MirrorSpec> = new Map([...Object.entries(WRITES), ...MATERIAL_WRITES]);
+/**
+ * The associations with a hand-written kind (handlers/links.ts), from the graph table: about the
+ * record whose path it hangs on (both ids are path parameters, rewritten on replay). While the
+ * upstream answers, the association is made here as well (its answer is empty). The rows the table
+ * has by hand (WRITES) keep their own declarations.
+ */
+export const LINK_WRITES: ReadonlyMap<string, MirrorSpec> = new Map(
+  LINK_RELATIONS.flatMap((relation) => {
+    const spec: MirrorSpec = { about: { kind: relation.from as RecordKind, at: `param:${relation.params[0]}` } };
+    return [
+      [relation.associate.name, spec],
+      [relation.disassociate.name, spec],
+    ] as const;
+  }).filter(([name]) => !Object.hasOwn(WRITES, name)),
+);
+
+const DECLARED: ReadonlyMap<string, MirrorSpec> = new Map([...Object.entries(WRITES), ...MATERIAL_WRITES, ...LINK_WRITES]);
 
 /** The declaration of a write operation; undefined for an operation that writes nothing (a read, a search). */
 export const mirrorOf = (operation: string): MirrorSpec | undefined => DECLARED.get(operation);

@@ -6,6 +6,7 @@
 import type { IDBPDatabase } from 'idb';
 import type { AssetRecord, ConversationRecord, PiecesDB } from '../schema.js';
 import { SIGNED_IN_KEY, type Change, type OutboxScope, type Storage } from '../storage.js';
+import { LINK_STORES, unlisting } from './links.js';
 import { commit, log, queueing, type Queueable, abortOnThrow } from './transactions.js';
 
 type AnchorMethods = 'getAnchor' | 'listAnchors' | 'editAnchor' | 'listModelStates' | 'editModelStates' | 'setSignedIn';
@@ -15,7 +16,8 @@ function anchorWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
   return {
     editAnchor: (id, linked, edit) =>
       queueing(scope, async (outbox) => {
-        const tx = db.transaction(['anchors', 'conversations', 'assets', 'changes', 'outbox'], 'readwrite');
+        // Every store: an anchor deleted is unlisted from every record that lists it (src/storage/idb/links.ts).
+        const tx = db.transaction([...LINK_STORES], 'readwrite');
         const current = await tx.objectStore('anchors').get(id);
         const links = linked(current);
         const [foundConversations, foundAssets] = await Promise.all([
@@ -34,7 +36,15 @@ function anchorWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
         const changes: Change[] = [];
         const written = result.conversations ?? [];
         const writtenAssets = result.assets ?? [];
+        const others =
+          current && !result.anchor
+            ? await unlisting(tx as never, [{ kind: 'anchor', id }], undefined, [
+                ...written.map((record) => ({ kind: 'conversation' as const, id: record.id })),
+                ...writtenAssets.map((record) => ({ kind: 'asset' as const, id: record.id })),
+              ])
+            : undefined;
         await commit(tx, function* () {
+          if (others) yield* others.writes();
           if (result.anchor) yield tx.objectStore('anchors').put(result.anchor);
           else if (current) yield tx.objectStore('anchors').delete(id);
           // A conversation keeps its place in the snapshot order.
@@ -48,6 +58,7 @@ function anchorWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
                 : []),
               ...written.map((record) => ({ collection: 'conversation' as const, id: record.id })),
               ...writtenAssets.map((record) => ({ collection: 'asset' as const, id: record.id })),
+              ...(others?.logged ?? []),
             ],
             changes,
           );

@@ -16,6 +16,7 @@ import type {
 } from '../schema.js';
 import { relinked } from '../anchor-links.js';
 import type { AssetEdit, Change, NewAsset, OutboxScope, Storage, StoredAsset } from '../storage.js';
+import { linkedOf, LINKED_READS, LINK_STORES, unlisting } from './links.js';
 import { commit, log, queueing, type Queueable, type Queued, abortOnThrow } from './transactions.js';
 
 type AssetMethods =
@@ -36,8 +37,11 @@ type AssetMethods =
   | 'recordActivities';
 
 const STORES = ['assets', 'formats', 'annotations', 'tags', 'websites', 'activities', 'changes', 'outbox'] as const;
-/** An edit or a delete reads (and a delete writes) the anchors an asset lists as well. */
-const EDIT_STORES = [...STORES, 'anchors'] as const;
+/**
+ * An edit or a delete reads (and a delete writes) the anchors an asset lists as well, and what its
+ * other associations name (a delete unlists it from every record that lists it: links.ts).
+ */
+const EDIT_STORES = [...new Set([...STORES, ...LINK_STORES])] as Array<(typeof STORES)[number] | (typeof LINK_STORES)[number]>;
 type AssetStores = (typeof EDIT_STORES)[number];
 type Tx<Mode extends IDBTransactionMode> = IDBPTransaction<PiecesDB, StoreNames<PiecesDB>[] | AssetStores[], Mode>;
 
@@ -58,9 +62,11 @@ function join(
   tags: TagRecord[],
   websites: WebsiteRecord[],
   anchors: ReadonlyMap<string, AnchorRecord>,
+  linked?: StoredAsset['linked'],
 ): StoredAsset {
   const listed = (record.anchors ?? []).map((id) => anchors.get(id)).filter((a): a is AnchorRecord => !!a);
   return {
+    ...(linked ? { linked } : {}),
     record,
     formats: record.formats.map((id) => formats.get(id)).filter((f): f is NonNullable<typeof f> => !!f),
     annotations: annotations.sort(byCreated),
@@ -78,14 +84,15 @@ async function anchorsOf(tx: Tx<IDBTransactionMode>, records: readonly AssetReco
 }
 
 async function readWhole(tx: Tx<IDBTransactionMode>, record: AssetRecord): Promise<StoredAsset> {
-  const [formats, annotations, tags, websites, anchors] = await Promise.all([
+  const [formats, annotations, tags, websites, anchors, linked] = await Promise.all([
     Promise.all(record.formats.map((id) => tx.objectStore('formats').get(id))),
     tx.objectStore('annotations').index('by-asset').getAll(record.id),
     tx.objectStore('tags').index('by-asset').getAll(record.id),
     tx.objectStore('websites').index('by-asset').getAll(record.id),
     anchorsOf(tx, [record]),
+    linkedOf(tx, record.links),
   ]);
-  return join(record, new Map(formats.filter((f) => !!f).map((f) => [f!.id, f!])), annotations, tags, websites, anchors);
+  return join(record, new Map(formats.filter((f) => !!f).map((f) => [f!.id, f!])), annotations, tags, websites, anchors, linked);
 }
 
 async function assetIdOf(tx: Tx<IDBTransactionMode>, target: Parameters<Storage['findAsset']>[0]): Promise<string | undefined> {
@@ -243,7 +250,8 @@ type AssetWrites = 'createAsset' | 'putAssets' | 'editAsset' | 'deleteAsset' | '
 
 export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, AssetWrites> {
   const create = groupCommit(db);
-  const read = () => db.transaction(['assets', 'formats', 'annotations', 'tags', 'websites', 'anchors']) as unknown as Tx<'readonly'>;
+  const read = () =>
+    db.transaction(['assets', 'formats', 'annotations', 'tags', 'websites', 'anchors', ...LINKED_READS]) as unknown as Tx<'readonly'>;
   const write = () => db.transaction([...EDIT_STORES], 'readwrite') as unknown as Tx<'readwrite'>;
 
   /** The writes; with a scope, the first that writes something queues its operation (creates written together queue in their order). */
@@ -335,8 +343,22 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
         const activities = result.activities ?? [];
         const tagsPut = [...taken(removeTags), ...addTags];
         const websitesPut = [...taken(removeWebsites), ...addWebsites];
+        // An annotation deleted is unlisted from every other record that lists it (src/storage/idb/links.ts).
+        const others = result.deleteAnnotations?.length
+          ? await unlisting(
+              tx as never,
+              result.deleteAnnotations.map((annotation) => ({ kind: 'annotation' as const, id: annotation })),
+              undefined,
+              [
+                { kind: 'asset', id: record.id },
+                ...[...removeTags, ...addTags].flatMap((tag) => (tag ? [{ kind: 'tag' as const, id: tag.id }] : [])),
+                ...[...removeWebsites, ...addWebsites].flatMap((site) => (site ? [{ kind: 'website' as const, id: site.id }] : [])),
+              ],
+            )
+          : undefined;
         const changes: Change[] = [];
         await commit(tx, function* () {
+          if (others) yield* others.writes();
           yield store('assets').put(next);
           for (const format of result.putFormats ?? []) yield store('formats').put(format);
           for (const annotation of result.putAnnotations ?? []) yield store('annotations').put(annotation);
@@ -346,7 +368,12 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           for (const activity of activities) yield store('activities').put(activity);
           yield log(
             store('changes'),
-            [{ collection: 'asset', id: record.id }, ...activityChanges(activities), ...linkedChanges(tagsPut, websitesPut)],
+            [
+              { collection: 'asset', id: record.id },
+              ...activityChanges(activities),
+              ...linkedChanges(tagsPut, websitesPut),
+              ...(others?.logged ?? []),
+            ],
             changes,
           );
           if (outbox) {
@@ -389,6 +416,14 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
         }));
         const lostTags = without(tags, id, new Set());
         const lostWebsites = without(websites, id, new Set());
+        // Nor does any other record that lists it or its annotations (src/storage/idb/links.ts).
+        const others = await unlisting(
+          tx as never,
+          [{ kind: 'asset', id }, ...annotationIds.map((key) => ({ kind: 'annotation' as const, id: key }))],
+          undefined,
+          // (Its tags and websites are written after this, as unlisting makes them: without it, and without its annotations.)
+          unlisted.map((anchor) => ({ kind: 'anchor' as const, id: anchor.id })),
+        );
         const changes: Change[] = [];
         await commit(tx, function* () {
           yield store('assets').delete(id);
@@ -399,6 +434,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           for (const site of lostWebsites) yield store('websites').put(site);
           for (const key of ownActivities) yield store('activities').delete(key);
           for (const activity of activities) yield store('activities').put(activity);
+          yield* others.writes();
           yield log(
             store('changes'),
             [
@@ -407,6 +443,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
               ...activityChanges(activities),
               ...unlisted.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
               ...linkedChanges(lostTags, lostWebsites),
+              ...others.logged,
             ],
             changes,
           );
@@ -427,12 +464,18 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
 
     deleteAnnotation: (id) =>
       queueing(scope, async (outbox) => {
-        const tx = db.transaction(['annotations', 'outbox'], 'readwrite');
+        // Every store: what lists it no longer does (src/storage/idb/links.ts).
+        const tx = db.transaction([...LINK_STORES], 'readwrite');
         const found = await tx.objectStore('annotations').get(id);
         const alone = !!found && !found.asset;
+        const others = alone ? await unlisting(tx as never, [{ kind: 'annotation', id }]) : undefined;
         await commit(tx, function* () {
           if (!alone) return;
           yield tx.objectStore('annotations').delete(id);
+          if (others?.logged.length) {
+            yield* others.writes();
+            yield log(tx.objectStore('changes'), others.logged, []);
+          }
           if (outbox) yield outbox.append(tx.objectStore('outbox'));
         });
         return alone;
@@ -470,6 +513,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
         tx.objectStore('websites').getAll(),
       ]);
       const anchors = await anchorsOf(tx, records);
+      const linked = await Promise.all(records.map((record) => linkedOf(tx, record.links)));
       await tx.done;
       const formatsById = new Map(formats.map((f) => [f.id, f]));
       const group = <T>(items: T[], owners: (item: T) => readonly string[]) => {
@@ -480,7 +524,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
       const annotationsOf = group(annotations, (a) => (a.asset ? [a.asset.id] : []));
       const tagsOf = group(tags, (t) => t.assets);
       const websitesOf = group(websites, (w) => w.assets);
-      return records.map((record) =>
+      return records.map((record, i) =>
         join(
           record,
           formatsById,
@@ -488,6 +532,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           tagsOf.get(record.id) ?? [],
           websitesOf.get(record.id) ?? [],
           anchors,
+          linked[i],
         ),
       );
     },

@@ -7,6 +7,7 @@ import { unwrap, type IDBPDatabase } from 'idb';
 import type { ActivityRecord, AnchorRecord, MessageRecord, PiecesDB } from '../schema.js';
 import type { Change, OutboxScope, Storage } from '../storage.js';
 import { relinked } from '../anchor-links.js';
+import { LINK_STORES, unlisting } from './links.js';
 import { commit, log, queueing, readChanges, type Queueable, type Queued, abortOnThrow } from './transactions.js';
 
 type NewConversation = Omit<PiecesDB['conversations']['value'], 'seq'>;
@@ -219,7 +220,8 @@ export function conversationStore(
 
     deleteConversation: (id) =>
       queueing(scope, async (outbox) => {
-        const tx = db.transaction(['conversations', 'messages', 'changes', 'anchors', 'outbox'], 'readwrite');
+        // Every store a record listing it or its messages may be in (src/storage/idb/links.ts).
+        const tx = db.transaction([...LINK_STORES], 'readwrite');
         const conversation = await tx.objectStore('conversations').get(id);
         if (!conversation) {
           await tx.done;
@@ -229,9 +231,18 @@ export function conversationStore(
         const anchors = await Promise.all(anchorIdsOf(conversation.json).map((anchor) => tx.objectStore('anchors').get(anchor)));
         const unlinked = anchors.flatMap((anchor) => (anchor ? [withoutConversation(anchor, id)] : []));
         const messages = tx.objectStore('messages');
+        // Nor does any other record that lists it or its messages.
+        const ownedIds = await messages.index('by-conversation').getAllKeys(id);
+        const others = await unlisting(
+          tx as never,
+          [{ kind: 'conversation', id }, ...ownedIds.map((key) => ({ kind: 'conversationMessage' as const, id: key }))],
+          undefined,
+          unlinked.map((anchor) => ({ kind: 'anchor' as const, id: anchor.id })),
+        );
         const changes: Change[] = [];
         await commit(tx, function* () {
           for (const anchor of unlinked) yield tx.objectStore('anchors').put(anchor);
+          yield* others.writes();
           yield messages
             .index('by-conversation')
             .getAllKeys(id)
@@ -244,6 +255,9 @@ export function conversationStore(
                     { collection: 'conversation', id, deleted: true },
                     ...owned.map((key) => ({ collection: 'conversationMessage' as const, id: key, deleted: true as const })),
                     ...unlinked.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
+                    ...others.logged.filter(
+                      (change) => !(change.collection === 'anchor' && unlinked.some((anchor) => anchor.id === change.id)),
+                    ),
                   ],
                   changes,
                 ),
@@ -257,7 +271,8 @@ export function conversationStore(
 
     editConversation: (target, edit) =>
       queueing(scope, async (outbox) => {
-        const tx = db.transaction(['conversations', 'messages', 'changes', 'outbox'], 'readwrite');
+        // Every store: a message deleted is unlisted from every record that lists it (src/storage/idb/links.ts).
+        const tx = db.transaction([...LINK_STORES], 'readwrite');
         const messages = tx.objectStore('messages');
         const conversationId = 'conversation' in target ? target.conversation : (await messages.get(target.message))?.conversation;
         const record = conversationId === undefined ? undefined : await tx.objectStore('conversations').get(conversationId);
@@ -270,8 +285,20 @@ export function conversationStore(
         const next = { ...result.record, seq: record.seq };
         const put = result.putMessages ?? [];
         const removed = result.deleteMessages ?? [];
+        const others = removed.length
+          ? await unlisting(
+              tx as never,
+              removed.map((key) => ({ kind: 'conversationMessage' as const, id: key })),
+              undefined,
+              [
+                { kind: 'conversation', id: record.id },
+                ...put.map((message) => ({ kind: 'conversationMessage' as const, id: message.id })),
+              ],
+            )
+          : undefined;
         const changes: Change[] = [];
         await commit(tx, function* () {
+          if (others) yield* others.writes();
           yield tx.objectStore('conversations').put(next);
           for (const message of put) yield messages.put(message);
           for (const id of removed) yield messages.delete(id);
@@ -281,6 +308,7 @@ export function conversationStore(
               ...put.map(({ id }) => ({ collection: 'conversationMessage' as const, id })),
               ...removed.map((id) => ({ collection: 'conversationMessage' as const, id, deleted: true as const })),
               { collection: 'conversation', id: record.id },
+              ...(others?.logged ?? []),
             ],
             changes,
           );

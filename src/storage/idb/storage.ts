@@ -16,6 +16,7 @@ import { conversationStore } from './conversations.js';
 import { listIdsOf, STORE_OF } from './conversations.js';
 import { dataStore, loadData } from './data.js';
 import { linkedIds, linkedStore } from './linked.js';
+import { linkStore } from './links.js';
 import { materialIds, materialStore } from './materials.js';
 import { mirrorStore } from './mirror.js';
 import { snapshotStore } from './snapshots.js';
@@ -74,6 +75,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   const anchors = anchorStore(db);
   const materials = materialStore(db);
   const linked = linkedStore(db);
+  const links = linkStore(db);
   const storage: Storage = {
     ...applications,
     ...conversations,
@@ -82,6 +84,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
     ...anchors,
     ...materials,
     ...linked,
+    ...links,
     ...dataStore(db),
     ...mirrorStore(db),
     // A collection with no hand-written store is a kind of material.
@@ -148,6 +151,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
       ...anchors.queueing(scope),
       ...materials.queueing(scope),
       ...linked.queueing(scope),
+      ...links.queueing(scope),
     }),
   };
   return storage;

@@ -80,6 +80,8 @@ export interface AssetRecord {
   demo?: boolean;
   /** The anchors associated with it, in the order they were associated (each anchor lists it in its `assets`). */
   anchors?: string[];
+  /** Its other associations (src/storage/idb/links.ts): by the Asset's wire field ('persons'), the ids it lists, in order. */
+  links?: Record<string, string[]>;
 }
 
 /** One format of an asset: its value as text (or as bytes, when it is not text) and its classification. */
@@ -117,6 +119,8 @@ export interface TagRecord {
   assets: string[];
   /** The wire Tag's other fields as last given (its score, interactions, …; no references). */
   fields?: JsonObject;
+  /** Its other associations (src/storage/idb/links.ts): by the Tag's wire field ('persons'), the ids it lists, in order. */
+  links?: Record<string, string[]>;
 }
 
 /** A website, with the ids of the assets it is on. */
@@ -130,6 +134,8 @@ export interface WebsiteRecord {
   assets: string[];
   /** The wire Website's other fields as last given (its score, interactions, …; no references). */
   fields?: JsonObject;
+  /** Its other associations (src/storage/idb/links.ts): by the Website's wire field ('persons'), the ids it lists, in order. */
+  links?: Record<string, string[]>;
 }
 
 /** Something that happened to an asset or a conversation (an Activity without its joined records). */
@@ -266,7 +272,7 @@ export type Collection =
  * the OS's settings (`osSettings`, id its meta key), whose socket sends them again, and the
  * vision processor's status (`vision`, id its meta key), whose socket sends it again.
  */
-export type Logged = Collection | 'user' | 'osSettings' | 'vision';
+export type Logged = Collection | 'user' | 'osSettings' | 'vision' | 'annotation';
 
 export interface ChangeRecord {
   seq?: number;

@@ -114,6 +114,25 @@ describe('the generic path through the mirror', () => {
     expect(ids(here.get(a.id)!.persons)).toEqual([b.id]);
   });
 
+  it('replays an association with a record of a hand-written kind made while away once', async () => {
+    const { upstream, json, reach } = await setup();
+    await reach('up');
+    const person = await json('/persons/create', post(PERSON('A')));
+    const annotation = await json('/annotations/create', post({ type: 'COMMENT', text: 'x' }));
+    await upstream.stop();
+    await reach('down');
+    await json(`/person/${person.id}/annotations/associate/${annotation.id}`, post());
+    // Made already: nothing more to queue.
+    await json(`/person/${person.id}/annotations/associate/${annotation.id}`, post());
+    expect(ids((await json(`/annotation/${annotation.id}`)).persons)).toEqual([person.id]);
+    await upstream.start();
+    await reach('up');
+    const sent = upstream.received().filter((line) => line.includes('/annotations/associate/'));
+    expect(sent).toEqual([`POST /person/${person.id}/annotations/associate/${annotation.id}`]);
+    const theirs = (upstream.snapshot().persons as any[]).find((p) => p.id === person.id);
+    expect(ids(theirs.annotations)).toEqual([annotation.id]);
+  });
+
   it('keeps both sides of an association the upstream took', async () => {
     const { upstream, json, reach, local } = await setup();
     await reach('up');

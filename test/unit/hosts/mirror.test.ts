@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPERATIONS, type WriteOperationName } from '../../../src/core/routes.js';
 import { createService } from '../../../src/core/service.js';
-import { MATERIAL_WRITES, WRITES, type MirrorSpec } from '../../../src/host/mirror/writes.js';
+import { LINK_WRITES, MATERIAL_WRITES, WRITES, type MirrorSpec } from '../../../src/host/mirror/writes.js';
 import type { NodeHost } from '../../../src/node/host.js';
 import { setupPiecesServer, WebSocket as ServedWebSocket } from '../../../src/node/index.js';
 import type { IndependentPiecesOS } from '../../upstream/pieces-os.js';
@@ -785,7 +785,7 @@ describe('the write table', () => {
     expect(Object.keys(incomplete)).not.toContain('conversationUpdate');
     expect(conversationUpdate.about.kind).toBe('conversation');
     // The operations declared (the table's, and the generic path's from the graph table) are the ones the route table serves as writes: every POST that changes something.
-    expect([...Object.keys(WRITES), ...MATERIAL_WRITES.keys()].sort()).toEqual(
+    expect([...Object.keys(WRITES), ...MATERIAL_WRITES.keys(), ...LINK_WRITES.keys()].sort()).toEqual(
       OPERATIONS.filter((o) => o.method === 'POST' && !o.readOnly)
         .map((o) => o.name)
         .sort(),

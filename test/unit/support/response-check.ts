@@ -8,6 +8,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
+import { LINK_OPERATIONS } from '../../../src/core/handlers/links.js';
 import { MATERIAL_OPERATIONS } from '../../../src/core/handlers/materials.js';
 import { HOST_CANNOT } from '../../../src/core/handlers/host-cannot.js';
 import { OPERATIONS } from '../../../src/core/routes.js';
@@ -233,6 +234,7 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   externalProviderApiKeyDelete: 'DeletedExternalProviderApiKey',
   // The generic path's operations: what the SDK's own API class reads from each.
   ...Object.fromEntries(MATERIAL_OPERATIONS.map((op) => [op.name, op.socket ? identifierStream : sdkReturns(op.api, op.name)])),
+  ...Object.fromEntries(LINK_OPERATIONS.map((op) => [op.name, sdkReturns(op.api, op.name)])),
   ...Object.fromEntries(HOST_CANNOT.map((op) => [op.name, NEVER])),
 };
 
