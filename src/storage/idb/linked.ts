@@ -8,6 +8,7 @@
 import type { IDBPDatabase } from 'idb';
 import type { AssetRecord, PiecesDB } from '../schema.js';
 import type { Change, LinkedKind, LinkedRecords, OutboxScope, Storage } from '../storage.js';
+import { LINK_STORES, unlisting } from './links.js';
 import { abortOnThrow, commit, log, queueing, type Queueable } from './transactions.js';
 
 type LinkedMethods = 'listLinked' | 'findLinked' | 'editLinked';
@@ -32,7 +33,8 @@ function linkedWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
     editLinked: (kind, target, edit) =>
       queueing(scope, async (outbox) => {
         // (One of two stores of the same shape: typed as the tags'.)
-        const tx = db.transaction([STORE[kind] as 'tags', 'assets', 'changes', 'outbox'], 'readwrite');
+        // Every store a record listing it may be in: a deleted one is unlisted from them all.
+        const tx = db.transaction([...LINK_STORES], 'readwrite');
         const records = tx.objectStore(STORE[kind] as 'tags');
         const current = ('id' in target ? await records.get(target.id) : await records.index(BY_KEY[kind] as 'by-text').get(target.key)) as
           | LinkedRecords[typeof kind]
@@ -47,8 +49,14 @@ function linkedWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
         }
         const { record, assets: written = [] } = result;
         const id = record?.id ?? current?.id;
+        // A deleted record is unlisted from every other record that lists it (src/storage/idb/links.ts).
+        const others =
+          !record && current
+            ? await unlisting(tx, [{ kind, id: current.id }], undefined, written.map((asset) => ({ kind: 'asset' as const, id: asset.id })))
+            : undefined;
         const changes: Change[] = [];
         await commit(tx, function* () {
+          if (others) yield* others.writes();
           if (record) yield records.put(record as never);
           else if (current) yield records.delete(current.id);
           for (const asset of written) yield tx.objectStore('assets').put(asset);
@@ -57,6 +65,7 @@ function linkedWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
             [
               ...(id === undefined ? [] : [{ collection: kind, id, ...(record ? {} : { deleted: true as const }) }]),
               ...written.map((asset) => ({ collection: 'asset' as const, id: asset.id })),
+              ...(others?.logged ?? []),
             ],
             changes,
           );
