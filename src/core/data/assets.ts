@@ -14,6 +14,7 @@ import { parseApplication } from '../models/application.js';
 import type { AnnotationRecord, AssetRecord, FormatRecord, TagRecord, WebsiteRecord } from '../../storage/schema.js';
 import { array, boolean, number, object, oneOf, optional, required, string, uuid } from '../validate.js';
 import { fromBase64, grouped, iso } from './fields.js';
+import { checkShape } from '../../shared/shapes.js';
 
 /** An Annotation as stored: id, type, text, times; links as references. */
 export function parseAnnotation(value: unknown, path: string, asset?: string): AnnotationRecord {
@@ -94,6 +95,10 @@ export function parseAsset(
   };
   const anchors = optional(rest, 'anchors', path, array)?.map((a, i) => uuid(a, `${path}.anchors[${i}]`));
   if (anchors?.length) record.anchors = anchors;
+  const score = optional(rest, 'score', path, object);
+  const wrong = score && checkShape('Score', score, `${path}.score`);
+  if (wrong) throw badRequest(wrong);
+  if (score) record.score = score as NonNullable<AssetRecord['score']>;
   const annotations = (annotationList === undefined || annotationList === null ? [] : array(annotationList, `${path}.annotations`)).map(
     (a, i) => parseAnnotation(a, `${path}.annotations[${i}]`, id),
   );

@@ -206,6 +206,10 @@ export const ASSET_NAMES: Partial<Record<`body:${string}`, RecordKind>> = {
   'body:websites.iterable[].id': 'website',
 };
 
+/** ASSET_NAMES for an Asset sent under `key` of the body (a reclassification's `asset`). */
+const ASSET_NAMES_IN = (key: string) =>
+  Object.fromEntries(Object.entries(ASSET_NAMES).map(([place, kind]) => [place.replace('body:', `body:${key}.`), kind])) as MirrorSpec['names'];
+
 /** The ids a created asset's answer (an Asset) gives: the asset, then its formats, annotations, tags and websites, each in order. */
 export const createdAsset = (asset: unknown): CreatedId[] => {
   const id = idOf(asset);
@@ -430,6 +434,19 @@ export const WRITES = {
   assetAssociateAnchor: ANCHOR_LINK,
   assetDisassociateAnchor: ANCHOR_LINK,
   anchorsDeleteSpecificAnchor: { about: { kind: 'anchor', at: 'param:anchor' }, deletes: true },
+  // The rest of the hand-written kinds' writes: a score increment is about its record (read again
+  // from the upstream once it took it); a reclassification about the asset or format it changes.
+  assetScoresIncrement: { about: { kind: 'asset', at: 'param:asset' } },
+  conversationScoresIncrement: { about: { kind: 'conversation', at: 'param:conversation' } },
+  messageScoresIncrement: { about: { kind: 'conversationMessage', at: 'param:message' } },
+  anchorScoresIncrement: { about: { kind: 'anchor', at: 'param:anchor' } },
+  annotationScoresIncrement: { about: { kind: 'annotation', at: 'param:annotation' } },
+  assetReclassify: { about: { kind: 'asset', at: 'body:asset.id' }, names: ASSET_NAMES_IN('asset'), answers: 'Asset' },
+  formatReclassify: {
+    about: { kind: 'format', at: 'body:format.id' },
+    names: { 'body:format.asset.id': 'asset', 'body:format.application.id': 'application' },
+    answers: 'Format',
+  },
   ...HOST_CANNOT_WRITES,
 } satisfies Record<WriteOperationName, MirrorSpec>;
 
