@@ -41,7 +41,8 @@ function kindOf(record: ActivityRecord): Filter {
 function pseudo(url: URL): boolean | undefined {
   const value = url.searchParams.get('pseudo');
   if (value === null) return undefined;
-  if (value !== 'true' && value !== 'false') throw badRequest(`The pseudo query parameter must be true or false; got ${JSON.stringify(value)}.`);
+  if (value !== 'true' && value !== 'false')
+    throw badRequest(`The pseudo query parameter must be true or false; got ${JSON.stringify(value)}.`);
   return value === 'true';
 }
 

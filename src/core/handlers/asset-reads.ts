@@ -33,7 +33,8 @@ export async function assetSnapshotPost(context: OperationContext) {
   if (body !== undefined) {
     const accessor = object(body, path);
     for (const key of Object.keys(accessor))
-      if (!['schema', 'os', 'user', 'share'].includes(key)) throw badRequest(`${path}.${key}: unknown key (SeededAccessor has schema, os, user, share).`);
+      if (!['schema', 'os', 'user', 'share'].includes(key))
+        throw badRequest(`${path}.${key}: unknown key (SeededAccessor has schema, os, user, share).`);
     required(accessor, 'os', path, string);
     required(accessor, 'share', path, string);
     const user = optional(accessor, 'user', path, object);

@@ -85,7 +85,8 @@ function analysisOf(format: FormatRecord): JsonObject | undefined {
 export async function formatAnalysis(context: OperationContext) {
   const { format } = await oneFormat(context);
   const analysis = analysisOf(format);
-  if (!analysis) throw notFound(`Format ${format.id} (${format.classification.generic}) has no analysis: only code, text and images are analysed.`);
+  if (!analysis)
+    throw notFound(`Format ${format.id} (${format.classification.generic}) has no analysis: only code, text and images are analysed.`);
   return reply(analysis);
 }
 
@@ -133,7 +134,8 @@ export async function getMetricsFormats(context: OperationContext) {
 export async function metricsFormatsOrdered(context: OperationContext) {
   const counts = new Map<string, number>();
   for (const { format } of await everyFormat(context))
-    if (format.classification.generic === 'CODE') counts.set(format.classification.specific, (counts.get(format.classification.specific) ?? 0) + 1);
+    if (format.classification.generic === 'CODE')
+      counts.set(format.classification.specific, (counts.get(format.classification.specific) ?? 0) + 1);
   return reply({ ordered: [...counts].sort((a, b) => b[1] - a[1]).map(([specific]) => specific) });
 }
 
@@ -142,7 +144,9 @@ function reclassified(format: FormatRecord, ext: string, path: string, now: stri
   const generic = genericOf(ext);
   const holdsText = format.text !== undefined;
   if (holdsText !== (generic === 'CODE' || generic === 'TEXT'))
-    throw badRequest(`${path}: format ${format.id} holds ${holdsText ? 'text' : 'bytes'}, which cannot be classified as ${ext} (${generic}).`);
+    throw badRequest(
+      `${path}: format ${format.id} holds ${holdsText ? 'text' : 'bytes'}, which cannot be classified as ${ext} (${generic}).`,
+    );
   return { ...format, classification: { ...format.classification, generic, specific: ext }, updated: now };
 }
 

@@ -16,19 +16,45 @@ import { uuid, type JsonObject } from '../validate.js';
 import { transferables } from './common.js';
 
 /** A search's answer over `values`, each item's record under `key` (the Searched model's field). */
-async function searched(context: OperationContext, kind: MaterialKind, key: string, values: () => Promise<Array<JsonObject & { id: string }>>) {
+async function searched(
+  context: OperationContext,
+  kind: MaterialKind,
+  key: string,
+  values: () => Promise<Array<JsonObject & { id: string }>>,
+) {
   const withRecords = transferables(context.url);
   const query = searchQuery(await readJson(context.request, context.service.maxBodyBytes));
   const row = KINDS.find((r) => r.kind === kind)!;
-  const found = searchMaterials(row, query, (await values()).map((value) => ({ value })), withRecords);
-  const items = (found.iterable as JsonObject[]).map(({ [kind]: record, ...item }) => (record === undefined ? item : { [key]: record, ...item }));
+  const found = searchMaterials(
+    row,
+    query,
+    (await values()).map((value) => ({ value })),
+    withRecords,
+  );
+  const items = (found.iterable as JsonObject[]).map(({ [kind]: record, ...item }) => {
+    if (record === undefined) return item;
+    const { [SEARCHED_TEXT]: _text, ...whole } = record as JsonObject;
+    return { [key]: whole, ...item };
+  });
   return reply({ iterable: items });
 }
 
 const parsed = (json: string) => JSON.parse(json) as JsonObject & { id: string };
 
+/** A key a record is searched by beyond its own text (taken off before it is answered). */
+const SEARCHED_TEXT = '\u0000searched';
+
+/** An anchor is found by its name and its points' paths too (its points are references, which the search does not read). */
+function anchorValue(json: string): JsonObject & { id: string } {
+  const anchor = parsed(json);
+  const points = ((anchor.points as { iterable?: Array<{ reference?: { fullpath?: unknown } }> } | undefined)?.iterable ?? [])
+    .map((point) => point.reference?.fullpath)
+    .filter((path): path is string => typeof path === 'string');
+  return { ...anchor, [SEARCHED_TEXT]: points.join('\n') };
+}
+
 export const searchAnchors = (context: OperationContext) =>
-  searched(context, 'anchor', 'anchor', async () => (await context.service.storage.listAnchors()).map((a) => parsed(a.json)));
+  searched(context, 'anchor', 'anchor', async () => (await context.service.storage.listAnchors()).map((a) => anchorValue(a.json)));
 
 export const searchAnnotations = (context: OperationContext) =>
   searched(context, 'annotation', 'annotation', () => context.service.storage.listAnnotations());

@@ -33,7 +33,11 @@ export async function assetScoresIncrement(context: OperationContext) {
   const scored = await increment(context, 'asset');
   const time = clock(context);
   const result = await context.service.storage.editAsset({ asset: id }, (current) => ({
-    record: { ...current.record, updated: time.now().toISOString(), score: scored(current.record as unknown as JsonObject) as NonNullable<AssetRecord['score']> },
+    record: {
+      ...current.record,
+      updated: time.now().toISOString(),
+      score: scored(current.record as unknown as JsonObject) as NonNullable<AssetRecord['score']>,
+    },
   }));
   if (!result) throw notFound(`No asset with id ${id}.`);
   publish(context, result.changes);
@@ -110,4 +114,3 @@ export async function annotationScoresIncrement(context: OperationContext) {
   publish(context, result.changes);
   return reply();
 }
-

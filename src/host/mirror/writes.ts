@@ -208,7 +208,9 @@ export const ASSET_NAMES: Partial<Record<`body:${string}`, RecordKind>> = {
 
 /** ASSET_NAMES for an Asset sent under `key` of the body (a reclassification's `asset`). */
 const ASSET_NAMES_IN = (key: string) =>
-  Object.fromEntries(Object.entries(ASSET_NAMES).map(([place, kind]) => [place.replace('body:', `body:${key}.`), kind])) as MirrorSpec['names'];
+  Object.fromEntries(
+    Object.entries(ASSET_NAMES).map(([place, kind]) => [place.replace('body:', `body:${key}.`), kind]),
+  ) as MirrorSpec['names'];
 
 /** The ids a created asset's answer (an Asset) gives: the asset, then its formats, annotations, tags and websites, each in order. */
 export const createdAsset = (asset: unknown): CreatedId[] => {
