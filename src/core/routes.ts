@@ -27,6 +27,8 @@ import * as activity from './handlers/activity.js';
 import * as assetReads from './handlers/asset-reads.js';
 import * as formats from './handlers/formats.js';
 import * as ownSearch from './handlers/own-search.js';
+import * as ownWrites from './handlers/own-writes.js';
+import * as conversationMore from './handlers/conversation-more.js';
 import * as scores from './handlers/scores.js';
 import * as wellKnown from './handlers/wellknown.js';
 
@@ -284,6 +286,22 @@ const TABLE = table(
   'ConversationApi',
   op('searchConversationSpecificMessages', 'POST /conversation/{conversation}/search', ownSearch, { readOnly: true }),
   op('conversationScoresIncrement', 'POST /conversation/{conversation}/scores/increment', scores),
+  op('conversationSpecificConversationPrepare', 'POST /conversation/{conversation}/prepare', ownWrites, { readOnly: true }),
+  'ConversationsApi',
+  op(
+    'conversationsCreateFromWorkstreamSummary',
+    'POST /conversations/create/from_workstream_summary/{workstream_summary}',
+    conversationMore,
+  ),
+  'AnchorApi',
+  op('anchorUpdate', 'POST /anchor/update', ownWrites),
+  op('anchorRename', 'POST /anchor/{anchor}/rename', ownWrites),
+  'ApplicationsApi',
+  op('applicationsBulkUpdateApplicationCapabilities', 'POST /applications/update/capabilities', ownWrites),
+  'RelationshipsApi',
+  op('relationshipsSnapshot', 'GET /relationships', ownWrites),
+  'RelationshipApi',
+  op('relationshipsSpecificRelationshipSnapshot', 'GET /relationship/{relationship}', ownWrites),
 ) satisfies readonly Operation[];
 
 /**

@@ -444,6 +444,20 @@ export const WRITES = {
   anchorScoresIncrement: { about: { kind: 'anchor', at: 'param:anchor' } },
   annotationScoresIncrement: { about: { kind: 'annotation', at: 'param:annotation' } },
   assetReclassify: { about: { kind: 'asset', at: 'body:asset.id' }, names: ASSET_NAMES_IN('asset'), answers: 'Asset' },
+  anchorUpdate: { about: { kind: 'anchor', at: 'body:id' }, answers: 'Anchor' },
+  anchorRename: { about: { kind: 'anchor', at: 'param:anchor' }, answers: 'Anchor' },
+  // Every application's processing mode: the OS's own business (as its settings), not a record the user made.
+  applicationsBulkUpdateApplicationCapabilities: LOCAL,
+  conversationsCreateFromWorkstreamSummary: {
+    about: { kind: 'conversation', at: 'created' },
+    creates: (answer) => createdConversation((answer as { conversation?: { reference?: unknown } })?.conversation?.reference),
+    reads: [{ kind: 'workstreamSummary', at: 'param:workstream_summary' }],
+    find: {
+      ...FIND_CONVERSATION,
+      matches: ({ params }, candidate) =>
+        JSON.stringify((candidate as { summaries?: unknown })?.summaries ?? '').includes(`"${params.workstream_summary}"`),
+    },
+  },
   formatReclassify: {
     about: { kind: 'format', at: 'body:format.id' },
     names: { 'body:format.asset.id': 'asset', 'body:format.application.id': 'application' },

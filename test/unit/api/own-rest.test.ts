@@ -22,7 +22,7 @@ import {
   type Seed,
 } from '@pieces.app/pieces-os-client';
 import { describe, expect, it } from 'vitest';
-import { BASE, application, dump, jsonPost, seeded, setup } from '../support/harness.js';
+import { BASE, MODEL, application, dump, jsonPost, seeded, setup } from '../support/harness.js';
 
 type Harness = Awaited<ReturnType<typeof setup>>;
 
@@ -302,5 +302,84 @@ describe('searches of anchors, annotations and messages', () => {
     await refused(t, '/anchors/search', {}, 'searchInput');
     const missing = await t.fetch(`${BASE}/conversation/${crypto.randomUUID()}/search`, jsonPost(input));
     expect(missing.status).toBe(404);
+  });
+});
+
+describe('anchors updated and renamed, capabilities, prepare, relationships', () => {
+  it('an anchor’s name and watch are updated (and its reference on the conversations listing it); a rename names it after its path', async () => {
+    const t = await setup({ sampleAssets: false });
+    const conversation = await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('With anchor') });
+    const anchor = await t.anchors.anchorsCreateNewAnchor({
+      seededAnchor: { type: AnchorTypeEnum.File, fullpath: '/work/src/main.ts', conversation: conversation.id },
+    });
+    const updated = await t.anchor.anchorUpdate({ anchor: { ...anchor, name: 'entry point', watch: true } });
+    expect([updated.name, updated.watch]).toEqual(['entry point', true]);
+    expect((await t.anchor.anchorSpecificAnchorSnapshot({ anchor: anchor.id })).name).toBe('entry point');
+    const listing = await t.conversation.conversationGetSpecificConversation({ conversation: conversation.id });
+    expect(listing.anchors?.iterable[0]?.reference?.name).toBe('entry point');
+    const renamed = await t.anchor.anchorRename({ anchor: anchor.id });
+    expect(renamed.name).toBe('main.ts');
+    // Kept across a restart.
+    expect((await (await setup({ databaseName: t.databaseName })).anchor.anchorSpecificAnchorSnapshot({ anchor: anchor.id })).name).toBe(
+      'main.ts',
+    );
+    // The same name again changes nothing.
+    const changes = t.changes.length;
+    await t.anchor.anchorRename({ anchor: anchor.id });
+    expect(t.changes).toHaveLength(changes);
+
+    await refused(t, '/anchor/update', { id: anchor.id, name: 3 }, 'anchor.name');
+    await refused(t, '/anchor/update', { id: anchor.id, color: 'red' }, 'color');
+    await refused(t, '/anchor/update', { name: 'x' }, 'anchor.id');
+    expect((await t.fetch(`${BASE}/anchor/update`, jsonPost({ id: crypto.randomUUID(), name: 'x' }))).status).toBe(404);
+    expect((await t.fetch(`${BASE}/anchor/${crypto.randomUUID()}/rename`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('every registered application takes the capabilities (the OS’s own entry stays LOCAL); a bad one is refused', async () => {
+    const t = await setup({ sampleAssets: false });
+    const registered = await t.applications.applicationsRegister({ application: application() as never });
+    const answer = await t.applications.applicationsBulkUpdateApplicationCapabilities({
+      applicationsBulkUpdateCapabilitiesInput: { capabilities: 'BLENDED' },
+    });
+    const byName = Object.fromEntries(answer.iterable.map((a) => [a.id, a.capabilities]));
+    expect(byName[registered.id]).toBe('BLENDED');
+    expect(answer.iterable.find((a) => a.name === 'OS_SERVER')?.capabilities).toBe('LOCAL');
+    expect((await t.applications.applicationsSpecificApplicationSnapshot({ application: registered.id })).capabilities).toBe('BLENDED');
+    await refused(t, '/applications/update/capabilities', { capabilities: 'SOMETIMES' }, 'capabilities');
+    await refused(t, '/applications/update/capabilities', {}, 'capabilities');
+  });
+
+  it('a conversation is prepared when it is stored; relationships are none, one by id a 404', async () => {
+    const t = await setup({ sampleAssets: false });
+    const conversation = await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('Prepared') });
+    await t.conversation.conversationSpecificConversationPrepare({ conversation: conversation.id });
+    expect((await t.fetch(`${BASE}/conversation/${crypto.randomUUID()}/prepare`, { method: 'POST' })).status).toBe(404);
+    expect(await (await t.fetch(`${BASE}/relationships`)).json()).toEqual({ iterable: [] });
+    const one = await t.fetch(`${BASE}/relationship/${crypto.randomUUID()}`);
+    expect([one.status, await one.text()]).toEqual([404, expect.stringContaining('No relationship with id')]);
+  });
+});
+
+describe('conversationsCreateFromWorkstreamSummary', () => {
+  it('makes a conversation grounded on the summary, each listing the other', async () => {
+    const t = await setup({ sampleAssets: false });
+    const made = await t.fetch(`${BASE}/workstream_summaries/create`, jsonPost({ name: 'Fixing the build', model: MODEL }));
+    const summary = (await made.json()) as { id: string };
+    const answer = await t.conversations.conversationsCreateFromWorkstreamSummary({ workstreamSummary: summary.id });
+    const conversation = answer.conversation.reference!;
+    expect(conversation.name).toBe('Fixing the build');
+    expect(conversation.summaries?.iterable.map((s) => s.id)).toEqual([summary.id]);
+    const first = conversation.messages.iterable?.[0]?.reference;
+    expect([first?.role, first?.fragment?.string?.raw]).toEqual(['SYSTEM', expect.stringContaining('Fixing the build')]);
+    const listed = (await (await t.fetch(`${BASE}/workstream_summary/${summary.id}`)).json()) as {
+      conversations?: { iterable: Array<{ id: string }> };
+    };
+    expect(listed.conversations?.iterable.map((c) => c.id)).toEqual([conversation.id]);
+    expect((await t.conversations.conversationsIdentifiersSnapshot()).iterable.map((c) => c.id)).toEqual([conversation.id]);
+
+    const before = await dump(t.databaseName);
+    const missing = await t.fetch(`${BASE}/conversations/create/from_workstream_summary/${crypto.randomUUID()}`, { method: 'POST' });
+    expect(missing.status).toBe(404);
+    expect(await dump(t.databaseName)).toBe(before);
   });
 });

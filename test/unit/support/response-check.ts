@@ -58,6 +58,13 @@ const OWN_REST = [
   'messageScoresIncrement',
   'searchConversationSpecificMessages',
   'conversationScoresIncrement',
+  'conversationSpecificConversationPrepare',
+  'conversationsCreateFromWorkstreamSummary',
+  'anchorUpdate',
+  'anchorRename',
+  'applicationsBulkUpdateApplicationCapabilities',
+  'relationshipsSnapshot',
+  'relationshipsSpecificRelationshipSnapshot',
 ];
 
 /** Operation name (as in the route table) → the model of its 2xx body. */
