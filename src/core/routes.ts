@@ -240,7 +240,11 @@ const TABLE = table(
   op('anchorsDeleteSpecificAnchor', 'POST /anchors/{anchor}/delete', anchors),
   // The rest of the hand-written kinds' operations (scores, activities, formats and analyses,
   // asset reads, searches), one block.
+  'ActivitiesApi',
+  op('activitiesCreateNewActivity', 'POST /activities/create', activity),
+  op('activitiesDeleteSpecificActivity', 'POST /activities/{activity}/delete', activity),
   'ActivityApi',
+  op('activityUpdate', 'POST /activity/update', activity),
   op('activityIdentifiersSnapshot', 'GET /activity/identifiers', activity),
   op('activitiesSpecificActivitySnapshot', 'GET /activity/{activity}', activity),
   'AssetApi',

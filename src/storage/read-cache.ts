@@ -63,6 +63,7 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   putAnnotation: ['getAnnotation', 'listAnnotations'],
   deleteAnnotation: ['getAnnotation', 'listAnnotations'],
   recordActivities: ['listActivities'],
+  editActivity: ['listActivities'],
   putExternalApplications: ['listExternalApplications'],
   editAnchor: ['listConversations', ...ASSET_READS],
   setModelState: ['listModelStates'],

@@ -444,6 +444,13 @@ export const WRITES = {
   anchorScoresIncrement: { about: { kind: 'anchor', at: 'param:anchor' } },
   annotationScoresIncrement: { about: { kind: 'annotation', at: 'param:annotation' } },
   assetReclassify: { about: { kind: 'asset', at: 'body:asset.id' }, names: ASSET_NAMES_IN('asset'), answers: 'Asset' },
+  activitiesCreateNewActivity: {
+    about: { kind: 'activity', at: 'created' },
+    names: { 'body:asset.id': 'asset', 'body:application.id': 'application' },
+    creates: createdAt('activity'),
+  },
+  activityUpdate: { about: { kind: 'activity', at: 'body:id' }, names: { 'body:asset.id': 'asset' } },
+  activitiesDeleteSpecificActivity: { about: { kind: 'activity', at: 'param:activity' }, deletes: true },
   anchorUpdate: { about: { kind: 'anchor', at: 'body:id' }, answers: 'Anchor' },
   anchorRename: { about: { kind: 'anchor', at: 'param:anchor' }, answers: 'Anchor' },
   // Every application's processing mode: the OS's own business (as its settings), not a record the user made.

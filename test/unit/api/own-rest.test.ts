@@ -6,6 +6,7 @@
  * is a 400 that changes nothing.
  */
 import {
+  ActivitiesApi,
   ActivityApi,
   AnalysesApi,
   AnnotationApi,
@@ -381,5 +382,55 @@ describe('conversationsCreateFromWorkstreamSummary', () => {
     const missing = await t.fetch(`${BASE}/conversations/create/from_workstream_summary/${crypto.randomUUID()}`, { method: 'POST' });
     expect(missing.status).toBe(404);
     expect(await dump(t.databaseName)).toBe(before);
+  });
+});
+
+describe('activities written by a client', () => {
+  it('are created, read, updated and deleted, on the activities stream, kept across a restart', async () => {
+    const t = await setup({ sampleAssets: false });
+    const a = apis(t);
+    const activities = new ActivitiesApi(t.configuration);
+    const asset = await t.assets.assetsCreateNewAsset({ seed: textSeed('z = 3', 'py') });
+    const app = application();
+    const event = {
+      asset: { asset: { id: asset.id }, identifierDescriptionPair: { assetReferenced: 'an_asset_was_referenced_by_the_user' } },
+    };
+    const made = await activities.activitiesCreateNewActivity({
+      seededActivity: { event: event as never, application: app as never, asset: { id: asset.id } },
+    });
+    expect(made.asset?.id).toBe(asset.id);
+    expect(made.mechanism).toBe('MANUAL');
+    expect(t.changes.at(-1)).toMatchObject({ collection: 'activity', id: made.id });
+    expect((await a.activity.activitiesSpecificActivitySnapshot({ activity: made.id })).event).toEqual(made.event);
+    expect((await a.activity.activityIdentifiersSnapshot({ activityFilterEnum: 'REFERENCED' })).iterable.map((x) => x.id)).toEqual([
+      made.id,
+    ]);
+    expect((await t.asset.assetSpecificAssetActivities({ asset: asset.id })).iterable.map((x) => x.id)).toContain(made.id);
+
+    const updated = await a.activity.activityUpdate({ activity: { ...made, mechanism: 'AUTOMATIC' } });
+    expect(updated.mechanism).toBe('AUTOMATIC');
+    const restarted = await setup({ databaseName: t.databaseName });
+    expect((await apis(restarted).activity.activitiesSpecificActivitySnapshot({ activity: made.id })).mechanism).toBe('AUTOMATIC');
+
+    await activities.activitiesDeleteSpecificActivity({ activity: made.id });
+    expect(t.changes.at(-1)).toEqual(expect.objectContaining({ collection: 'activity', id: made.id, deleted: true }));
+    expect((await t.fetch(`${BASE}/activity/${made.id}`)).status).toBe(404);
+    expect((await t.fetch(`${BASE}/activities/${made.id}/delete`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('refuse an activity with no event, an unknown key, an application that is not one, or an asset not stored', async () => {
+    const t = await setup({ sampleAssets: false });
+    const app = application();
+    const event = { interaction: { description: 'clicked' } };
+    await refused(t, '/activities/create', { application: app }, 'seededActivity.event');
+    await refused(t, '/activities/create', { event: {}, application: app }, 'seededActivity.event');
+    await refused(t, '/activities/create', { event: { clicks: {} }, application: app }, 'clicks');
+    await refused(t, '/activities/create', { event, application: { ...app, name: 'NOTEPAD' } }, 'seededActivity.application.name');
+    await refused(t, '/activities/create', { event, application: app, mechanism: 'SOMETIMES' }, 'seededActivity.mechanism');
+    const before = await dump(t.databaseName);
+    const missing = await t.fetch(`${BASE}/activities/create`, jsonPost({ event, application: app, asset: { id: crypto.randomUUID() } }));
+    expect(missing.status).toBe(404);
+    expect(await dump(t.databaseName)).toBe(before);
+    await refused(t, '/activity/update', { id: crypto.randomUUID(), event }, 'activity.application');
   });
 });

@@ -65,6 +65,9 @@ const OWN_REST = [
   'applicationsBulkUpdateApplicationCapabilities',
   'relationshipsSnapshot',
   'relationshipsSpecificRelationshipSnapshot',
+  'activitiesCreateNewActivity',
+  'activityUpdate',
+  'activitiesDeleteSpecificActivity',
 ];
 
 /** Operation name (as in the route table) → the model of its 2xx body. */
