@@ -86,6 +86,23 @@ const VALID: Record<string, unknown> = {
   },
   searchPersons: { engines: { iterable: [{ query: 'Grüße' }] } },
   personScoresIncrement: { person: { reuse: true } },
+  // The rest of the hand-written kinds' operations ({activity} and {anchor}: made by the page first).
+  activitiesCreateNewActivity: { event: { interaction: { description: 'Grüße ✓ 𝄞' } }, application: APP },
+  activityUpdate: { id: '{activity}', event: { interaction: { description: 'Grüße ✓' } }, application: APP, mechanism: 'MANUAL' },
+  assetSnapshotPost: { os: 'Grüße ✓', share: 'share ✓' },
+  assetReclassify: { ext: 'ts', asset: { id: '{asset}' } },
+  assetScoresIncrement: { asset: { reuse: true } },
+  formatReclassify: { ext: 'ts', format: { id: '{format}' } },
+  searchAnchors: { engines: { iterable: [{ query: 'grüße' }] } },
+  anchorScoresIncrement: { anchor: { reference: true } },
+  anchorUpdate: { id: '{anchor}', name: 'Grüße ✓ 𝄞', watch: true },
+  searchAnnotations: { engines: { iterable: [{ query: 'grüße' }] } },
+  annotationScoresIncrement: { annotation: { update: true } },
+  searchMessages: { engines: { iterable: [{ query: 'first' }] } },
+  messageScoresIncrement: { conversationMessage: { reuse: true } },
+  searchConversationSpecificMessages: { engines: { iterable: [{ query: 'first' }] } },
+  conversationScoresIncrement: { conversation: { searched: true } },
+  applicationsBulkUpdateApplicationCapabilities: { capabilities: 'LOCAL' },
   allocationsDisconnectCloud: {
     id: APP.id,
     user: APP.id,
@@ -122,6 +139,10 @@ const BODILESS = [
   'modelSpecificModelDownloadCancel',
   'signIntoOS',
   'signOutOfOS',
+  'activitiesDeleteSpecificActivity',
+  'anchorRename',
+  'conversationSpecificConversationPrepare',
+  'conversationsCreateFromWorkstreamSummary',
   // The person's delete and associations (from the graph table).
   KINDS.find((row) => row.kind === 'person')!.ops.delete!.name,
   ...GENERIC_RELATIONS.filter((r) => r.from === 'person').flatMap((r) => [r.associate.name, r.disassociate.name]),
@@ -201,8 +222,20 @@ const post = (context: BrowserContext, list: Case[]) =>
           })
         ).json()) as { id: string }
       ).id;
+      // An activity and an anchor, for the operations that name them.
+      const made2 = async (path: string, body: unknown) =>
+        (
+          (await (
+            await fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
+          ).json()) as { id: string }
+        ).id;
+      const app = { id: crypto.randomUUID(), name: 'VS_CODE', version: '1.2.3', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+      const activity = await made2('/activities/create', { event: { interaction: { description: 'first' } }, application: app });
+      const anchor = await made2('/anchors/create', { type: 'FILE', fullpath: '/src/first.ts' });
       const fill = (text: string) =>
         text
+          .replaceAll('{activity}', activity)
+          .replaceAll('{anchor}', anchor)
           .replaceAll('{person}', person)
           .replaceAll('{session}', session)
           .replaceAll('{conversation}', made.id)
