@@ -80,7 +80,7 @@ export async function assetSpecificAssetExport(context: OperationContext) {
   const title = name || 'Untitled';
   const document =
     type === 'MD'
-      ? [`# ${title}`, description, text ? `\`\`\`${language}\n${text}\n\`\`\`` : ''].filter(Boolean).join('\n\n') + '\n'
+      ? `${[`# ${title}`, description, text ? `\`\`\`${language}\n${text}\n\`\`\`` : ''].filter(Boolean).join('\n\n')}\n`
       : [
           '<!doctype html>',
           `<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>`,
