@@ -25,6 +25,7 @@ import * as streams from './handlers/streams.js';
 import * as user from './handlers/user.js';
 import * as activity from './handlers/activity.js';
 import * as assetReads from './handlers/asset-reads.js';
+import * as assetFilters from './handlers/asset-filters.js';
 import * as formats from './handlers/formats.js';
 import * as ownSearch from './handlers/own-search.js';
 import * as ownWrites from './handlers/own-writes.js';
@@ -258,6 +259,7 @@ const TABLE = table(
   op('assetsPseudoSnapshot', 'GET /assets/pseudo', assetReads),
   op('assetsGetRecommendedAssets', 'GET /assets/recommended', assetReads),
   op('assetsGetRelatedAssets', 'GET /assets/related', assetReads),
+  op('assetsSearchWithFilters', 'POST /assets/search', assetFilters, { readOnly: true }),
   'FormatsApi',
   op('formatsSnapshot', 'GET /formats', formats),
   op('formatsSpecificFormatSnapshot', 'GET /formats/{format}', formats),

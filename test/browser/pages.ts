@@ -307,6 +307,7 @@ export const callEveryOperation = (page: Page) =>
     await get('assetsPseudoSnapshot', '/assets/pseudo');
     await get('assetsGetRecommendedAssets', '/assets/recommended');
     await get('assetsGetRelatedAssets', '/assets/related');
+    await post('assetsSearchWithFilters', '/assets/search', { query: 'every', filters: { iterable: [{ classification: 'ts' }] } });
     const formats = await get('formatsSnapshot', '/formats');
     const first = formats.iterable[0];
     await get('formatsSpecificFormatSnapshot', `/formats/${first.id}`);

@@ -434,3 +434,56 @@ describe('activities written by a client', () => {
     await refused(t, '/activity/update', { id: crypto.randomUUID(), event }, 'activity.application');
   });
 });
+
+describe('assetsSearchWithFilters', () => {
+  it('keeps the assets that pass the filters (AND, OR, nested), ranked against the query when there is one', async () => {
+    const t = await setup({ sampleAssets: false });
+    const ts = await t.assets.assetsCreateNewAsset({
+      seed: textSeed('export function parseDate(text: string) { return new Date(text); }', 'ts'),
+    });
+    const py = await t.assets.assetsCreateNewAsset({
+      seed: textSeed('def parse_date(text):\n    return datetime.fromisoformat(text)', 'py'),
+    });
+    const js = await t.assets.assetsCreateNewAsset({ seed: textSeed('const sum = (a, b) => a + b;', 'js') });
+    await new AnnotationsApi(t.configuration).annotationsCreateNewAnnotation({
+      seededAnnotation: { type: 'DESCRIPTION', text: 'Adds Two numbers', asset: js.id },
+    });
+    const ids = async (input: Record<string, unknown>) =>
+      (await t.assets.assetsSearchWithFilters({ assetsSearchWithFiltersInput: input as never })).results.iterable.map((x) => x.identifier);
+
+    expect(await ids({ filters: { iterable: [{ classification: 'py' }] } })).toEqual([py.id]);
+    expect(new Set(await ids({ filters: { iterable: [{ classification: 'py' }, { classification: 'ts' }], type: 'OR' } }))).toEqual(
+      new Set([py.id, ts.id]),
+    );
+    expect(await ids({ filters: { iterable: [{ classification: 'py' }, { classification: 'ts' }] } })).toEqual([]);
+    expect(await ids({ filters: { iterable: [{ phrase: { value: 'two numbers', annotation: true } }] } })).toEqual([js.id]);
+    expect(await ids({ casing: true, filters: { iterable: [{ phrase: { value: 'two numbers', annotation: true } }] } })).toEqual([]);
+    expect(
+      await ids({
+        filters: { iterable: [{ phrase: { value: 'datetime', content: true }, operations: { iterable: [{ classification: 'py' }] } }] },
+      }),
+    ).toEqual([py.id]);
+    const future = { from: { value: new Date('2999-01-01T00:00:00.000Z') } };
+    expect(await ids({ filters: { iterable: [{ created: future }] } })).toEqual([]);
+    // A query ranks what the filters keep; the space keeps to the assets it names.
+    const ranked = await t.assets.assetsSearchWithFilters({
+      transferables: true,
+      assetsSearchWithFiltersInput: {
+        query: 'parse date',
+        filters: { iterable: [{ classification: 'ts' }, { classification: 'py' }], type: 'OR' },
+      },
+    });
+    expect(new Set(ranked.results.iterable.map((x) => x.identifier))).toEqual(new Set([ts.id, py.id]));
+    expect(ranked.results.iterable.every((x) => x.asset?.id === x.identifier)).toBe(true);
+    expect(await ids({ query: 'parse date', space: { identifers: { iterable: [{ id: py.id }] } } })).toEqual([py.id]);
+
+    await refused(
+      t,
+      '/assets/search',
+      { filters: { iterable: [{ classification: 'cobol' }] } },
+      'assetsSearchWithFiltersInput.filters.iterable[0].classification',
+    );
+    await refused(t, '/assets/search', { filters: { iterable: [{ colour: 'red' }] } }, 'colour');
+    await refused(t, '/assets/search', { filters: { iterable: [], type: 'XOR' } }, 'assetsSearchWithFiltersInput.filters.type');
+  });
+});

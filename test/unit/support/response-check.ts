@@ -68,6 +68,7 @@ const OWN_REST = [
   'activitiesCreateNewActivity',
   'activityUpdate',
   'activitiesDeleteSpecificActivity',
+  'assetsSearchWithFilters',
 ];
 
 /** Operation name (as in the route table) → the model of its 2xx body. */
