@@ -293,6 +293,7 @@ const TABLE = table(
   op('searchConversationSpecificMessages', 'POST /conversation/{conversation}/search', ownSearch, { readOnly: true }),
   op('conversationScoresIncrement', 'POST /conversation/{conversation}/scores/increment', scores),
   op('conversationSpecificConversationPrepare', 'POST /conversation/{conversation}/prepare', ownWrites, { readOnly: true }),
+  op('conversationSummarize', 'POST /conversation/{conversation}/summarize', conversationMore),
   'ConversationsApi',
   op(
     'conversationsCreateFromWorkstreamSummary',

@@ -103,6 +103,7 @@ const VALID: Record<string, unknown> = {
   searchConversationSpecificMessages: { engines: { iterable: [{ query: 'first' }] } },
   conversationScoresIncrement: { conversation: { searched: true } },
   applicationsBulkUpdateApplicationCapabilities: { capabilities: 'LOCAL' },
+  conversationSummarize: { messages: { iterable: [{ id: '{message}' }] } },
   assetsSearchWithFilters: { query: 'grüße', filters: { iterable: [{ phrase: { value: 'Grüße ✓', title: true } }], type: 'OR' } },
   allocationsDisconnectCloud: {
     id: APP.id,

@@ -343,6 +343,7 @@ export const callEveryOperation = (page: Page) =>
     await post('searchConversationSpecificMessages', `/conversation/${conversation.id}/search`, query);
     await post('conversationScoresIncrement', `/conversation/${conversation.id}/scores/increment`, { conversation: { reuse: true } });
     await post('conversationSpecificConversationPrepare', `/conversation/${conversation.id}/prepare`);
+    await post('conversationSummarize', `/conversation/${conversation.id}/summarize`, {});
     await post('applicationsBulkUpdateApplicationCapabilities', '/applications/update/capabilities', { capabilities: 'LOCAL' });
     const summary = await post('workstreamSummariesCreateNewWorkstreamSummary', '/workstream_summaries/create', {
       name: 'every summary',

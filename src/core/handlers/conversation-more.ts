@@ -3,14 +3,18 @@
  * workstream summary (a material of the generic path): named after it, listing it in its
  * `summaries`, its first message (SYSTEM) the summary's name and its annotations' text; the
  * summary lists the conversation in its `conversations` in turn.
+ *
+ * ConversationApi.conversationSummarize: a SUMMARY annotation of the conversation (or of the
+ * messages given), made from its messages without a model (what was asked, what was answered),
+ * stored and listed in the conversation's `annotations`.
  */
 import type { OperationContext } from '../context.js';
-import { notFound, reply } from '../http.js';
-import { activity } from '../models/asset.js';
-import { conversationJson, seedConversation } from '../models/conversation.js';
+import { badRequest, notFound, readJson, reply } from '../http.js';
+import { activity, parseNewAnnotation } from '../models/asset.js';
+import { conversationJson, messageText, seedConversation, touched } from '../models/conversation.js';
 import { listed, relinked } from '../models/material-links.js';
 import { materialKey } from '../../storage/storage.js';
-import { storedJson, uuid, type JsonObject } from '../validate.js';
+import { array, knownKeys, object, optional, storedJson, uuid, type JsonObject } from '../validate.js';
 import { clock, publish } from './common.js';
 
 export async function conversationsCreateFromWorkstreamSummary(context: OperationContext) {
@@ -52,4 +56,68 @@ export async function conversationsCreateFromWorkstreamSummary(context: Operatio
   }
   const messages = new Map(seeded.messages.map((m) => [m.id, m]));
   return reply(`{"conversation":{"id":"${conversation}","reference":${conversationJson(seeded.record, messages)}}}`);
+}
+
+/** At most this many characters of one message go into a summary. */
+const SUMMARY_LINE = 280;
+
+const firstLine = (text: string) => {
+  const line =
+    text
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? '';
+  return line.length > SUMMARY_LINE ? `${line.slice(0, SUMMARY_LINE - 1)}…` : line;
+};
+
+export async function conversationSummarize(context: OperationContext) {
+  const id = uuid(context.params.conversation, 'The conversation id');
+  const path = 'conversationSummarizeInput';
+  const body = (await readJson(context.request, context.service.maxBodyBytes)) ?? {};
+  const input = object(body, path);
+  knownKeys(input, ['schema', 'messages'], path, 'ConversationSummarizeInput');
+  const given = optional(input, 'messages', path, object);
+  const picked = given
+    ? array(given.iterable, `${path}.messages.iterable`).map((item, i) =>
+        uuid(object(item, `${path}.messages.iterable[${i}]`).id, `${path}.messages.iterable[${i}].id`),
+      )
+    : undefined;
+  const { storage } = context.service;
+  const state = await storage.getConversation(id);
+  if (!state) throw notFound(`No conversation with id ${id}.`);
+  const messages = picked
+    ? picked.map((m) => {
+        const found = state.messages.find((message) => message.id === m);
+        if (!found) throw badRequest(`${path}.messages: message ${m} is not a message of conversation ${id}.`);
+        return found;
+      })
+    : state.messages;
+  const roles = messages.map((m) => ({ role: (JSON.parse(m.json) as { role?: string }).role, text: messageText(m) }));
+  const asked = roles.filter((m) => m.role === 'USER' && m.text.trim());
+  const answered = roles.filter((m) => m.role === 'ASSISTANT' && m.text.trim());
+  const name = (JSON.parse(state.record.json) as { name?: string }).name;
+  const text = [
+    `${name ? `${name}: ` : ''}${messages.length} message${messages.length === 1 ? '' : 's'}.`,
+    ...asked.slice(0, 3).map((m) => `Asked: ${firstLine(m.text)}`),
+    ...(answered.length ? [`Answered: ${firstLine(answered.at(-1)!.text)}`] : []),
+  ].join('\n');
+  const time = clock(context);
+  const annotation = parseNewAnnotation({ type: 'SUMMARY', text }, time);
+  const record = { ...annotation, conversation: { id } } as typeof annotation;
+  await storage.putAnnotation(record);
+  // The conversation lists it (a conversation deleted meanwhile: the annotation goes again, and this is its 404).
+  const result = await storage.editConversation({ conversation: id }, (current) => ({
+    record: {
+      ...current.record,
+      json: touched(current.record, time, (conversation) => {
+        Object.assign(conversation, relinked(conversation, 'annotations', true, record.id, true));
+      }),
+    },
+  }));
+  if (!result) {
+    await storage.deleteAnnotation(record.id);
+    throw notFound(`No conversation with id ${id}.`);
+  }
+  publish(context, result.changes);
+  return reply({ conversation: { id }, annotation: { id: record.id, reference: record } });
 }

@@ -455,6 +455,11 @@ export const WRITES = {
   anchorRename: { about: { kind: 'anchor', at: 'param:anchor' }, answers: 'Anchor' },
   // Every application's processing mode: the OS's own business (as its settings), not a record the user made.
   applicationsBulkUpdateApplicationCapabilities: LOCAL,
+  conversationSummarize: {
+    about: { kind: 'conversation', at: 'param:conversation' },
+    names: { 'body:messages.iterable[].id': 'conversationMessage' },
+    creates: createdAt('annotation', 'annotation'),
+  },
   conversationsCreateFromWorkstreamSummary: {
     about: { kind: 'conversation', at: 'created' },
     creates: (answer) => createdConversation((answer as { conversation?: { reference?: unknown } })?.conversation?.reference),

@@ -487,3 +487,44 @@ describe('assetsSearchWithFilters', () => {
     await refused(t, '/assets/search', { filters: { iterable: [], type: 'XOR' } }, 'assetsSearchWithFiltersInput.filters.type');
   });
 });
+
+describe('conversationSummarize', () => {
+  it('makes a SUMMARY annotation of the conversation (or of the messages given), listed by the conversation', async () => {
+    const t = await setup({ sampleAssets: false });
+    const conversation = await t.conversations.conversationsCreateSpecificConversation({
+      transferables: true,
+      seededConversation: seeded('Debouncing', [
+        'How do I debounce input?',
+        'Wrap the handler in a timer.',
+        'And throttle?',
+        'Use the last call time.',
+      ]),
+    });
+    const answer = await t.conversation.conversationSummarize({ conversation: conversation.id });
+    expect(answer.conversation.id).toBe(conversation.id);
+    const text = answer.annotation.reference?.text ?? '';
+    expect(text).toContain('Asked: How do I debounce input?');
+    expect(text).toContain('Answered: Use the last call time.');
+    expect(answer.annotation.reference?.type).toBe('SUMMARY');
+    const stored = await new AnnotationApi(t.configuration).annotationSpecificAnnotationSnapshot({ annotation: answer.annotation.id });
+    expect(stored.text).toBe(text);
+    const listing = await t.conversation.conversationGetSpecificConversation({ conversation: conversation.id });
+    expect(listing.annotations?.iterable.map((a) => a.id)).toEqual([answer.annotation.id]);
+
+    const first = conversation.messages.iterable![0]!.id;
+    const some = await t.conversation.conversationSummarize({
+      conversation: conversation.id,
+      conversationSummarizeInput: { messages: { iterable: [{ id: first }] } },
+    });
+    expect(some.annotation.reference?.text).not.toContain('Answered');
+
+    await refused(
+      t,
+      `/conversation/${conversation.id}/summarize`,
+      { messages: { iterable: [{ id: crypto.randomUUID() }] } },
+      'is not a message of',
+    );
+    await refused(t, `/conversation/${conversation.id}/summarize`, { length: 3 }, 'length');
+    expect((await t.fetch(`${BASE}/conversation/${crypto.randomUUID()}/summarize`, jsonPost({}))).status).toBe(404);
+  });
+});

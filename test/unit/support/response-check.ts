@@ -69,6 +69,7 @@ const OWN_REST = [
   'activityUpdate',
   'activitiesDeleteSpecificActivity',
   'assetsSearchWithFilters',
+  'conversationSummarize',
 ];
 
 /** Operation name (as in the route table) → the model of its 2xx body. */
