@@ -30,6 +30,14 @@ import * as pkce from './handlers/pkce.js';
 import * as streams from './handlers/streams.js';
 import * as tagsWebsites from './handlers/tags-websites.js';
 import * as user from './handlers/user.js';
+import * as activity from './handlers/activity.js';
+import * as assetReads from './handlers/asset-reads.js';
+import * as assetFilters from './handlers/asset-filters.js';
+import * as formats from './handlers/formats.js';
+import * as ownSearch from './handlers/own-search.js';
+import * as ownWrites from './handlers/own-writes.js';
+import * as conversationMore from './handlers/conversation-more.js';
+import * as scores from './handlers/scores.js';
 import * as wellKnown from './handlers/wellknown.js';
 
 export interface Operation {
@@ -376,6 +384,76 @@ const TABLE = table(
   op('externalProviderApiKeyCreate', 'POST /external_provider/api_key/create', providers),
   op('externalProviderApiKeyUpdate', 'POST /external_provider/api_key/update', providers),
   op('externalProviderApiKeyDelete', 'POST /external_provider/api_key/delete', providers),
+  // The rest of the hand-written kinds' operations (scores, activities, formats and analyses,
+  // asset reads, searches), one block.
+  'ActivitiesApi',
+  op('activitiesCreateNewActivity', 'POST /activities/create', activity),
+  op('activitiesDeleteSpecificActivity', 'POST /activities/{activity}/delete', activity),
+  'ActivityApi',
+  op('activityUpdate', 'POST /activity/update', activity),
+  op('activityIdentifiersSnapshot', 'GET /activity/identifiers', activity),
+  op('activitiesSpecificActivitySnapshot', 'GET /activity/{activity}', activity),
+  'AssetApi',
+  op('assetSpecificAssetActivities', 'GET /asset/{asset}/activities', activity),
+  op('assetSnapshotPost', 'POST /asset/{asset}', assetReads, { readOnly: true }),
+  op('assetSpecificAssetConversations', 'GET /asset/{asset}/conversations', assetReads),
+  op('assetSpecificAssetExport', 'GET /asset/{asset}/export', assetReads),
+  op('assetReclassify', 'POST /asset/reclassify', formats),
+  op('assetScoresIncrement', 'POST /asset/{asset}/scores/increment', scores),
+  'AssetsApi',
+  op('assetsPseudoSnapshot', 'GET /assets/pseudo', assetReads),
+  op('assetsGetRecommendedAssets', 'GET /assets/recommended', assetReads),
+  op('assetsGetRelatedAssets', 'GET /assets/related', assetReads),
+  op('assetsSearchWithFilters', 'POST /assets/search', assetFilters, { readOnly: true }),
+  'FormatsApi',
+  op('formatsSnapshot', 'GET /formats', formats),
+  op('formatsSpecificFormatSnapshot', 'GET /formats/{format}', formats),
+  'FormatApi',
+  op('formatReclassify', 'POST /format/reclassify', formats),
+  op('formatAnalysis', 'GET /format/{format}/analysis', formats),
+  'AnalysesApi',
+  op('analysesSnapshot', 'GET /analyses', formats),
+  'CodeAnalysesApi',
+  op('codeAnalysesSnapshot', 'GET /code_analyses', formats),
+  'ImageAnalysesApi',
+  op('imageAnalysesSnapshot', 'GET /image_analyses', formats),
+  'OCRAnalysesApi',
+  op('ocrAnalysesSnapshot', 'GET /ocr_analyses', formats),
+  'MetricsApi',
+  op('getMetricsFormats', 'GET /metrics/formats', formats),
+  op('metricsFormatsOrdered', 'GET /metrics/formats/ordered', formats),
+  'AnchorsApi',
+  op('searchAnchors', 'POST /anchors/search', ownSearch, { readOnly: true }),
+  'AnchorApi',
+  op('anchorScoresIncrement', 'POST /anchor/{anchor}/scores/increment', scores),
+  'AnnotationsApi',
+  op('searchAnnotations', 'POST /annotations/search', ownSearch, { readOnly: true }),
+  'AnnotationApi',
+  op('annotationScoresIncrement', 'POST /annotation/{annotation}/scores/increment', scores),
+  'ConversationMessagesApi',
+  op('searchMessages', 'POST /messages/search', ownSearch, { readOnly: true }),
+  'ConversationMessageApi',
+  op('messageScoresIncrement', 'POST /message/{message}/scores/increment', scores),
+  'ConversationApi',
+  op('searchConversationSpecificMessages', 'POST /conversation/{conversation}/search', ownSearch, { readOnly: true }),
+  op('conversationScoresIncrement', 'POST /conversation/{conversation}/scores/increment', scores),
+  op('conversationSpecificConversationPrepare', 'POST /conversation/{conversation}/prepare', ownWrites, { readOnly: true }),
+  op('conversationSummarize', 'POST /conversation/{conversation}/summarize', conversationMore),
+  'ConversationsApi',
+  op(
+    'conversationsCreateFromWorkstreamSummary',
+    'POST /conversations/create/from_workstream_summary/{workstream_summary}',
+    conversationMore,
+  ),
+  'AnchorApi',
+  op('anchorUpdate', 'POST /anchor/update', ownWrites),
+  op('anchorRename', 'POST /anchor/{anchor}/rename', ownWrites),
+  'ApplicationsApi',
+  op('applicationsBulkUpdateApplicationCapabilities', 'POST /applications/update/capabilities', ownWrites),
+  'RelationshipsApi',
+  op('relationshipsSnapshot', 'GET /relationships', ownWrites),
+  'RelationshipApi',
+  op('relationshipsSpecificRelationshipSnapshot', 'GET /relationship/{relationship}', ownWrites),
 ) satisfies readonly Operation[];
 
 /**

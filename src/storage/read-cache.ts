@@ -68,6 +68,7 @@ const AFFECTS: Record<string, readonly Read[]> & Record<QueueingWrite, readonly 
   putAnnotation: ['getAnnotation', 'listAnnotations'],
   deleteAnnotation: CACHED,
   recordActivities: ['listActivities'],
+  editActivity: ['listActivities'],
   putExternalApplications: ['listExternalApplications'],
   editAnchor: CACHED,
   editModelStates: ['listModelStates'],

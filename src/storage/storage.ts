@@ -272,6 +272,7 @@ export type QueueingWrite =
   | 'deleteAsset'
   | 'putAnnotation'
   | 'deleteAnnotation'
+  | 'editActivity'
   | 'editMaterials'
   | 'editLinked'
   | 'editLinks';
@@ -333,6 +334,7 @@ export interface MirrorBatch {
  * - `editAnchor`: the anchor, when there was none.
  * - `editMaterials`: the records it puts that were not stored, in put order.
  * - `editLinked`: the tag (website), when there was none.
+ * - `editActivity`: the activity, when there was none.
  */
 export interface Storage {
   /**
@@ -514,6 +516,12 @@ export interface Storage {
   listActivities(): Promise<ActivityRecord[]>;
   /** Records activities (of conversations deleted: written after the conversation's own transaction). */
   recordActivities(activities: ActivityRecord[]): Promise<Change[]>;
+  /**
+   * Reads an activity (undefined if there is none) and writes what `edit` makes of it in one
+   * transaction: a record (created or replaced), null (deleted), or undefined (nothing to change:
+   * nothing logged, nothing queued); `edit` may throw to change nothing.
+   */
+  editActivity(id: string, edit: (current: ActivityRecord | undefined) => ActivityRecord | null | undefined): Promise<Change[]>;
 
   listExternalApplications(): Promise<ExternalApplicationRecord[]>;
   putExternalApplications(applications: ExternalApplicationRecord[]): Promise<void>;

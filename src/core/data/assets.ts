@@ -115,6 +115,10 @@ export function parseAsset(
   const anchors = optional(rest, 'anchors', path, array)?.map((a, i) => uuid(a, `${path}.anchors[${i}]`));
   if (anchors?.length) record.anchors = anchors;
   Object.assign(record, parseLinks(rest, path, 'asset'));
+  const score = optional(rest, 'score', path, object);
+  const wrong = score && checkShape('Score', score, `${path}.score`);
+  if (wrong) throw badRequest(wrong);
+  if (score) record.score = score as NonNullable<AssetRecord['score']>;
   const annotations = (annotationList === undefined || annotationList === null ? [] : array(annotationList, `${path}.annotations`)).map(
     (a, i) => parseAnnotation(a, `${path}.annotations[${i}]`, id),
   );

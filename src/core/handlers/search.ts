@@ -86,7 +86,7 @@ function matchOf(hit: Ranked, terms: Set<string>): string {
 }
 
 /** SearchedAssets from ranked hits; each with its whole Asset when `assets` is given. */
-function searched(hits: Ranked[], query: string | undefined, assets?: Map<string, JsonObject>) {
+export function searched(hits: Ranked[], query: string | undefined, assets?: Map<string, JsonObject>) {
   const phrase = query?.trim().toLowerCase();
   const terms = new Set(query ? tokenize(query) : []);
   const items = hits.map((hit) => {

@@ -51,6 +51,7 @@ const flags = (record: AssetRecord) => ({
   ...(record.discovered !== undefined ? { discovered: record.discovered } : {}),
   ...(record.pseudo !== undefined ? { pseudo: record.pseudo } : {}),
   ...(record.demo !== undefined ? { demo: record.demo } : {}),
+  ...(record.score ? { score: record.score } : {}),
 });
 
 /** A format's value on the wire: a fragment's or a file's string or bytes. */

@@ -196,6 +196,9 @@ export function assetRecord(wire: unknown): StoredAsset | undefined {
       original: idOf(original) ?? formats[0]?.id ?? '',
       preview: idOf(preview) ?? idOf(original) ?? formats[0]?.id ?? '',
       ...flags,
+      ...(isRecord(wire.score) && typeof wire.score.manual === 'number' && typeof wire.score.automatic === 'number'
+        ? { score: wire.score as NonNullable<StoredAsset['record']['score']> }
+        : {}),
       ...(anchors.length ? { anchors } : {}),
     },
     formats,

@@ -207,6 +207,12 @@ export const ASSET_NAMES: Partial<Record<`body:${string}`, RecordKind>> = {
   'body:websites.iterable[].id': 'website',
 };
 
+/** ASSET_NAMES for an Asset sent under `key` of the body (a reclassification's `asset`). */
+const ASSET_NAMES_IN = (key: string) =>
+  Object.fromEntries(
+    Object.entries(ASSET_NAMES).map(([place, kind]) => [place.replace('body:', `body:${key}.`), kind]),
+  ) as MirrorSpec['names'];
+
 /** The ids a created asset's answer (an Asset) gives: the asset, then its formats, annotations, tags and websites, each in order. */
 export const createdAsset = (asset: unknown): CreatedId[] => {
   const id = idOf(asset);
@@ -496,6 +502,45 @@ export const WRITES = {
   externalProviderApiKeyCreate: LOCAL,
   externalProviderApiKeyUpdate: LOCAL,
   externalProviderApiKeyDelete: LOCAL,
+  // The rest of the hand-written kinds' writes: a score increment is about its record (read again
+  // from the upstream once it took it); a reclassification about the asset or format it changes.
+  assetScoresIncrement: { about: { kind: 'asset', at: 'param:asset' } },
+  conversationScoresIncrement: { about: { kind: 'conversation', at: 'param:conversation' } },
+  messageScoresIncrement: { about: { kind: 'conversationMessage', at: 'param:message' } },
+  anchorScoresIncrement: { about: { kind: 'anchor', at: 'param:anchor' } },
+  annotationScoresIncrement: { about: { kind: 'annotation', at: 'param:annotation' } },
+  assetReclassify: { about: { kind: 'asset', at: 'body:asset.id' }, names: ASSET_NAMES_IN('asset'), answers: 'Asset' },
+  activitiesCreateNewActivity: {
+    about: { kind: 'activity', at: 'created' },
+    names: { 'body:asset.id': 'asset', 'body:application.id': 'application' },
+    creates: createdAt('activity'),
+  },
+  activityUpdate: { about: { kind: 'activity', at: 'body:id' }, names: { 'body:asset.id': 'asset' } },
+  activitiesDeleteSpecificActivity: { about: { kind: 'activity', at: 'param:activity' }, deletes: true },
+  anchorUpdate: { about: { kind: 'anchor', at: 'body:id' }, answers: 'Anchor' },
+  anchorRename: { about: { kind: 'anchor', at: 'param:anchor' }, answers: 'Anchor' },
+  // Every application's processing mode: the OS's own business (as its settings), not a record the user made.
+  applicationsBulkUpdateApplicationCapabilities: LOCAL,
+  conversationSummarize: {
+    about: { kind: 'conversation', at: 'param:conversation' },
+    names: { 'body:messages.iterable[].id': 'conversationMessage' },
+    creates: createdAt('annotation', 'annotation'),
+  },
+  conversationsCreateFromWorkstreamSummary: {
+    about: { kind: 'conversation', at: 'created' },
+    creates: (answer) => createdConversation((answer as { conversation?: { reference?: unknown } })?.conversation?.reference),
+    reads: [{ kind: 'workstreamSummary', at: 'param:workstream_summary' }],
+    find: {
+      ...FIND_CONVERSATION,
+      matches: ({ params }, candidate) =>
+        JSON.stringify((candidate as { summaries?: unknown })?.summaries ?? '').includes(`"${params.workstream_summary}"`),
+    },
+  },
+  formatReclassify: {
+    about: { kind: 'format', at: 'body:format.id' },
+    names: { 'body:format.asset.id': 'asset', 'body:format.application.id': 'application' },
+    answers: 'Format',
+  },
   ...HOST_CANNOT_WRITES,
 } satisfies Record<WriteOperationName, MirrorSpec>;
 

@@ -34,7 +34,8 @@ type AssetMethods =
   | 'getTag'
   | 'getWebsite'
   | 'listActivities'
-  | 'recordActivities';
+  | 'recordActivities'
+  | 'editActivity';
 
 const STORES = ['assets', 'formats', 'annotations', 'tags', 'websites', 'activities', 'changes', 'outbox'] as const;
 /**
@@ -246,7 +247,7 @@ function groupCommit(db: IDBPDatabase<PiecesDB>): (create: Create) => Promise<Ch
     });
 }
 
-type AssetWrites = 'createAsset' | 'putAssets' | 'editAsset' | 'deleteAsset' | 'putAnnotation' | 'deleteAnnotation';
+type AssetWrites = 'createAsset' | 'putAssets' | 'editAsset' | 'deleteAsset' | 'putAnnotation' | 'deleteAnnotation' | 'editActivity';
 
 export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, AssetWrites> {
   const create = groupCommit(db);
@@ -479,6 +480,26 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
           if (outbox) yield outbox.append(tx.objectStore('outbox'));
         });
         return alone;
+      }),
+
+    editActivity: (id, edit) =>
+      queueing(scope, async (outbox) => {
+        const tx = db.transaction(['activities', 'changes', 'outbox'], 'readwrite');
+        const current = await tx.objectStore('activities').get(id);
+        const next = await abortOnThrow(tx, () => edit(current));
+        const changes: Change[] = [];
+        await commit(tx, function* () {
+          if (next === undefined || (next === null && !current)) return;
+          if (next === null) yield tx.objectStore('activities').delete(id);
+          else yield tx.objectStore('activities').put(next);
+          yield log(
+            tx.objectStore('changes'),
+            [{ collection: 'activity', id, ...(next === null ? { deleted: true as const } : {}) }],
+            changes,
+          );
+          if (outbox) yield outbox.append(tx.objectStore('outbox'), current ? [] : [{ kind: 'activity', id }]);
+        });
+        return changes;
       }),
   });
 

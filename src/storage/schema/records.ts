@@ -78,6 +78,8 @@ export interface AssetRecord {
   discovered?: boolean;
   pseudo?: boolean;
   demo?: boolean;
+  /** Its Score (AssetApi's assetScoresIncrement), once a count went up. */
+  score?: { manual: number; automatic: number } & Partial<Record<'priority' | 'reuse' | 'update' | 'reference' | 'searched', number>>;
   /** The anchors associated with it, in the order they were associated (each anchor lists it in its `assets`). */
   anchors?: string[];
   /** Its other associations (src/storage/idb/links.ts): by the Asset's wire field ('persons'), the ids it lists, in order. */

@@ -122,7 +122,7 @@ describe('anchors', () => {
       [`/anchor/${unknown}`, {}, 404, `No anchor with id ${unknown}.`],
       ['/anchor/not-an-id', {}, 400, /The anchor id must be a UUID/],
       [`/anchors/${unknown}/delete`, { method: 'POST' }, 404, `No anchor with id ${unknown}.`],
-      [`/anchor/${unknown}/rename`, { method: 'POST' }, 404, /AnchorApi\.anchorRename, which this service does not serve/],
+      [`/anchor/${unknown}/rename`, { method: 'POST' }, 404, `No anchor with id ${unknown}.`],
       ['/anchors/stream/identifiers', {}, 426, /is a WebSocket/],
     ];
     for (const [path, init, status, message] of cases) {

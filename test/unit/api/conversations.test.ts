@@ -422,6 +422,16 @@ describe('operations that change nothing', () => {
     expect([created.status, isRerunnable(created)]).toEqual([200, false]);
     // (And the searches of the generic path, one per kind that has one: materials.test.ts.)
     const genericSearches = GENERIC_KINDS.flatMap((kind) => (kind.ops.search ? [kind.ops.search.name] : []));
+    // (And the rest of the hand-written kinds' searches and reads by POST: own-rest.test.ts.)
+    const ownRest = [
+      'assetsSearchWithFilters',
+      'searchAnchors',
+      'searchAnnotations',
+      'searchMessages',
+      'assetSnapshotPost',
+      'searchConversationSpecificMessages',
+      'conversationSpecificConversationPrepare',
+    ];
     expect(OPERATIONS.filter((o) => o.readOnly).map((o) => o.name).sort()).toEqual([
       'searchConversations',
       'assetsDraft',
@@ -434,6 +444,7 @@ describe('operations that change nothing', () => {
       // (The vision events' search: pattern-engine.test.ts.)
       'workstreamPatternEngineProcessorsVisionEventsSearch',
       'openAiModelsList',
+      ...ownRest,
       ...genericSearches,
     ].sort());
   });

@@ -28,6 +28,51 @@ const NEVER = { never: true } as const;
 const TEXT = { text: true } as const;
 const identifierStream = (url: URL) => (url.searchParams.has('after') ? 'StreamCatchUp' : 'IdentifierStreamHandshake');
 
+/** The rest of the hand-written kinds' operations (scores, activities, formats and analyses, asset reads, searches). */
+const OWN_REST = [
+  'activityIdentifiersSnapshot',
+  'activitiesSpecificActivitySnapshot',
+  'assetSpecificAssetActivities',
+  'assetSnapshotPost',
+  'assetSpecificAssetConversations',
+  'assetSpecificAssetExport',
+  'assetReclassify',
+  'assetScoresIncrement',
+  'assetsPseudoSnapshot',
+  'assetsGetRecommendedAssets',
+  'assetsGetRelatedAssets',
+  'formatsSnapshot',
+  'formatsSpecificFormatSnapshot',
+  'formatReclassify',
+  'formatAnalysis',
+  'analysesSnapshot',
+  'codeAnalysesSnapshot',
+  'imageAnalysesSnapshot',
+  'ocrAnalysesSnapshot',
+  'getMetricsFormats',
+  'metricsFormatsOrdered',
+  'searchAnchors',
+  'anchorScoresIncrement',
+  'searchAnnotations',
+  'annotationScoresIncrement',
+  'searchMessages',
+  'messageScoresIncrement',
+  'searchConversationSpecificMessages',
+  'conversationScoresIncrement',
+  'conversationSpecificConversationPrepare',
+  'conversationsCreateFromWorkstreamSummary',
+  'anchorUpdate',
+  'anchorRename',
+  'applicationsBulkUpdateApplicationCapabilities',
+  'relationshipsSnapshot',
+  'relationshipsSpecificRelationshipSnapshot',
+  'activitiesCreateNewActivity',
+  'activityUpdate',
+  'activitiesDeleteSpecificActivity',
+  'assetsSearchWithFilters',
+  'conversationSummarize',
+];
+
 /** Operation name (as in the route table) → the model of its 2xx body. */
 export const RETURNS: Readonly<Record<string, Returns>> = {
   getWellKnownHealth: TEXT,
@@ -232,6 +277,8 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   externalProviderApiKeyCreate: 'CreatedExternalProviderApiKey',
   externalProviderApiKeyUpdate: 'UpdatedExternalProviderApiKey',
   externalProviderApiKeyDelete: 'DeletedExternalProviderApiKey',
+  // The rest of the hand-written kinds' operations: what the SDK's own API class reads from each.
+  ...Object.fromEntries(OWN_REST.map((name) => [name, sdkReturns(OPERATIONS.find((op) => op.name === name)!.api, name)])),
   // The generic path's operations: what the SDK's own API class reads from each.
   ...Object.fromEntries(MATERIAL_OPERATIONS.map((op) => [op.name, op.socket ? identifierStream : sdkReturns(op.api, op.name)])),
   ...Object.fromEntries(LINK_OPERATIONS.map((op) => [op.name, sdkReturns(op.api, op.name)])),
