@@ -105,21 +105,33 @@ export async function loadData(
     await tx.done;
     return [];
   }
-  const [conversations, messageIds, assetIds, applicationIds, activityIds, anchorIds, modelIds, materialKeys, signedIn, settings, vision, identity] =
-    await Promise.all([
-      store('conversations').getAll(),
-      store('messages').getAllKeys(),
-      store('assets').getAllKeys(),
-      store('applications').getAllKeys(),
-      store('activities').getAllKeys(),
-      store('anchors').getAllKeys(),
-      store('models').getAllKeys(),
-      store('materials').getAllKeys(),
-      store('meta').get(SIGNED_IN_KEY),
-      store('meta').get(OS_SETTINGS_KEY),
-      store('meta').get(VISION_KEYS.status),
-      store('meta').get(IDENTITY_KEY),
-    ]);
+  const [
+    conversations,
+    messageIds,
+    assetIds,
+    applicationIds,
+    activityIds,
+    anchorIds,
+    modelIds,
+    materialKeys,
+    signedIn,
+    settings,
+    vision,
+    identity,
+  ] = await Promise.all([
+    store('conversations').getAll(),
+    store('messages').getAllKeys(),
+    store('assets').getAllKeys(),
+    store('applications').getAllKeys(),
+    store('activities').getAllKeys(),
+    store('anchors').getAllKeys(),
+    store('models').getAllKeys(),
+    store('materials').getAllKeys(),
+    store('meta').get(SIGNED_IN_KEY),
+    store('meta').get(OS_SETTINGS_KEY),
+    store('meta').get(VISION_KEYS.status),
+    store('meta').get(IDENTITY_KEY),
+  ]);
   const existing = new Map(conversations.map((c) => [c.id, c]));
   const incoming = {
     conversation: new Set(data.conversations.map(({ conversation }) => conversation.id)),

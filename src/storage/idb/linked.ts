@@ -52,7 +52,12 @@ function linkedWrites(db: IDBPDatabase<PiecesDB>, scope?: OutboxScope): Pick<Sto
         // A deleted record is unlisted from every other record that lists it (src/storage/idb/links.ts).
         const others =
           !record && current
-            ? await unlisting(tx, [{ kind, id: current.id }], undefined, written.map((asset) => ({ kind: 'asset' as const, id: asset.id })))
+            ? await unlisting(
+                tx,
+                [{ kind, id: current.id }],
+                undefined,
+                written.map((asset) => ({ kind: 'asset' as const, id: asset.id })),
+              )
             : undefined;
         const changes: Change[] = [];
         await commit(tx, function* () {

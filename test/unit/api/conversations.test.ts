@@ -432,20 +432,26 @@ describe('operations that change nothing', () => {
       'searchConversationSpecificMessages',
       'conversationSpecificConversationPrepare',
     ];
-    expect(OPERATIONS.filter((o) => o.readOnly).map((o) => o.name).sort()).toEqual([
-      'searchConversations',
-      'assetsDraft',
-      'relevance',
-      // Finding a tag or website by its text or URL, and their searches (tags-websites.test.ts).
-      'tagsExists',
-      'searchTags',
-      'websitesExists',
-      'searchWebsites',
-      // (The vision events' search: pattern-engine.test.ts.)
-      'workstreamPatternEngineProcessorsVisionEventsSearch',
-      'openAiModelsList',
-      ...ownRest,
-      ...genericSearches,
-    ].sort());
+    expect(
+      OPERATIONS.filter((o) => o.readOnly)
+        .map((o) => o.name)
+        .sort(),
+    ).toEqual(
+      [
+        'searchConversations',
+        'assetsDraft',
+        'relevance',
+        // Finding a tag or website by its text or URL, and their searches (tags-websites.test.ts).
+        'tagsExists',
+        'searchTags',
+        'websitesExists',
+        'searchWebsites',
+        // (The vision events' search: pattern-engine.test.ts.)
+        'workstreamPatternEngineProcessorsVisionEventsSearch',
+        'openAiModelsList',
+        ...ownRest,
+        ...genericSearches,
+      ].sort(),
+    );
   });
 });
