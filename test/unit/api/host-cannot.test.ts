@@ -5,7 +5,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ExternalProviderTypeEnum, GithubApi, OSAppletEnum, ResponseError, WellKnownApi, type Configuration, type OSApi } from '@pieces.app/pieces-os-client';
+import {
+  ExternalProviderTypeEnum,
+  GithubApi,
+  OSAppletEnum,
+  ResponseError,
+  WellKnownApi,
+  type Configuration,
+  type OSApi,
+} from '@pieces.app/pieces-os-client';
 import { describe, expect, it, vi } from 'vitest';
 import { HOST_CANNOT, type HostCannotName } from '../../../src/core/handlers/host-cannot.js';
 import { BASE, dump, setup } from '../support/harness.js';
