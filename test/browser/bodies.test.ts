@@ -95,14 +95,24 @@ const VALID: Record<string, unknown> = {
     application: APP.id,
     iterable: [{ url: 'https://example.test/grüße', page: '<pre><code class="language-js">const grüße = "✓ 𝄞";</code></pre>' }],
   },
-  discoveryDiscoverSensitives: { application: APP.id, iterable: [{ asset: '{asset}', text: 'const key = "AKIAIOSFODNN7EXAMPLE"; // ✓ 𝄞' }] },
+  discoveryDiscoverSensitives: {
+    application: APP.id,
+    iterable: [{ asset: '{asset}', text: 'const key = "AKIAIOSFODNN7EXAMPLE"; // ✓ 𝄞' }],
+  },
   discoveryDiscoverTagsRelated: { application: APP.id, iterable: [{ asset: '{asset}', text: 'Grüße ✓ 𝄞' }] },
   tagBasedSearch: { iterable: [{ text: 'Grüße ✓ 𝄞' }] },
   hints: {
     query: 'Grüße ✓ 𝄞',
-    relevant: { iterable: [{ seed: { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'const grüße = 1;' } } } } } }] },
+    relevant: {
+      iterable: [
+        { seed: { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'const grüße = 1;' } } } } } },
+      ],
+    },
   },
-  reprompt: { query: 'And is it ✓?', conversation: { iterable: [{ text: 'How do I debounce 𝄞?', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] } },
+  reprompt: {
+    query: 'And is it ✓?',
+    conversation: { iterable: [{ text: 'How do I debounce 𝄞?', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] },
+  },
   personsRelated: { conversation: { iterable: [{ text: 'Grüße ✓ 𝄞', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] } },
   intention: { format: { fragment: { string: { raw: 'Grüße ✓ 𝄞' } } } },
   onboarded: true,
@@ -174,7 +184,9 @@ function cases(): Case[] {
   const list: Case[] = [];
   for (const [operation, valid] of Object.entries(VALID)) {
     // {application}: the application the first body registers (the connector's operations name it in their path).
-    const path = OPERATIONS.find((o) => o.name === operation)!.path.replace('{model}', MODEL).replace('{application}', APP.id);
+    const path = OPERATIONS.find((o) => o.name === operation)!
+      .path.replace('{model}', MODEL)
+      .replace('{application}', APP.id);
     const json = 'application/json';
     const add = (label: string, body: Body, contentType = json) => list.push({ operation, path, label, contentType, body });
     add('valid', { text: JSON.stringify(valid) });

@@ -312,7 +312,10 @@ export const callEveryOperation = (page: Page) =>
     await post('react', `/${application.id}/reaction`, { save: false, seed: { asset: { format: code } } });
     await post('track', `/${application.id}/track`, { interaction: { description: 'every operation' } });
     await post('assetsCreateNewAssetFromMacos', '/macos/assets/create', { value: 'echo every' });
-    await post('assetsCreateUltraSuiteAsset', '/ultra_suite/assets/create', { ext: 'rb', format: { fragment: { string: { raw: 'puts 1' } } } });
+    await post('assetsCreateUltraSuiteAsset', '/ultra_suite/assets/create', {
+      ext: 'rb',
+      format: { fragment: { string: { raw: 'puts 1' } } },
+    });
     // A page the user has not allowed notifications answers 403 naming how to ask, which is what it is for.
     statuses.sendLocalNotification = await fetch(`${base}/notifications/local/send`, {
       method: 'POST',
