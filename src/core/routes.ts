@@ -265,6 +265,8 @@ const TABLE = table(
   op('assetsCreateUltraSuiteAsset', 'POST /ultra_suite/assets/create', assetSources),
   'NotificationsApi',
   op('sendLocalNotification', 'POST /notifications/local/send', assetSources),
+  'WorkstreamApi',
+  op('workstreamSuggestionsRefresh', 'POST /workstream/suggestions/refresh', qgptExtras, { readOnly: true }),
 ) satisfies readonly Operation[];
 
 /**

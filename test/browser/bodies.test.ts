@@ -122,6 +122,7 @@ const VALID: Record<string, unknown> = {
   assetsCreateNewAssetFromMacos: { value: 'echo "Grüße ✓ 𝄞"' },
   assetsCreateUltraSuiteAsset: { name: 'grüße.rb', ext: 'rb', format: { fragment: { string: { raw: 'puts "✓ 𝄞"' } } } },
   sendLocalNotification: { id: 1, title: 'Grüße ✓ 𝄞' },
+  workstreamSuggestionsRefresh: { application: APP, query: 'Grüße ✓ 𝄞' },
   allocationsDisconnectCloud: {
     id: APP.id,
     user: APP.id,

@@ -316,6 +316,7 @@ export const callEveryOperation = (page: Page) =>
       ext: 'rb',
       format: { fragment: { string: { raw: 'puts 1' } } },
     });
+    await post('workstreamSuggestionsRefresh', '/workstream/suggestions/refresh', { application, query: 'every' });
     // A page the user has not allowed notifications answers 403 naming how to ask, which is what it is for.
     statuses.sendLocalNotification = await fetch(`${base}/notifications/local/send`, {
       method: 'POST',

@@ -2,12 +2,14 @@
  * Handlers of the copilot's helpers (QGPTApi): hints (questions to ask next, from the relevant
  * records), reprompt (a follow-up made a standalone question: through the configured model when
  * there is one, else deterministically) and personsRelated (the stored persons whose records
- * match a seed or a conversation, by the relevance index).
+ * match a seed or a conversation, by the relevance index); and the workstream's suggestions
+ * (WorkstreamApi), worked out again from the store.
  */
 import type { OperationContext } from '../context.js';
 import type { ChatMessage } from '../copilot/model.js';
 import { extractiveModel } from '../copilot/model.js';
 import { badRequest, readJson, reply } from '../http.js';
+import { parseApplication } from '../models/application.js';
 import { languageName, topLevelDeclarations } from '../models/asset-summary.js';
 import { detectSpecific, specificOf } from '../models/classify.js';
 import { parseQuestionInput } from '../models/qgpt.js';
@@ -212,4 +214,32 @@ export async function personsRelated(context: OperationContext) {
     explanations[hit.id] = `Shares ${shared.map((term) => `“${term}”`).join(', ')} with what was sent.`;
   }
   return reply({ persons: { iterable: hits.map((hit) => byId.get(hit.id)!) }, explanations });
+}
+
+/** Most suggestions a refresh answers. */
+const SUGGESTIONS = 10;
+
+/**
+ * workstreamSuggestionsRefresh: the workstream's suggestions worked out again from the store:
+ * with a query, the stored assets that best match it (the relevance index); without one, the
+ * assets updated last. Each is a suggestion of its asset (a reference); nothing is stored.
+ */
+export async function workstreamSuggestionsRefresh(context: OperationContext) {
+  const path = 'seededWorkstreamSuggestionsRefresh';
+  const body = await bodyOf(context, 'SeededWorkstreamSuggestionsRefresh', '{"application":{…},"query":"retry"}');
+  knownKeys(body, ['schema', 'application', 'context', 'query'], path, 'SeededWorkstreamSuggestionsRefresh');
+  optional(body, 'schema', path, embeddedSchema);
+  required(body, 'application', path, parseApplication);
+  optional(body, 'context', path, object);
+  const query = optional(body, 'query', path, string)?.trim();
+  const { storage, copilot } = context.service;
+  const ids = query
+    ? (await copilot.corpus.search(query, { assets: true, limit: SUGGESTIONS })).map((hit) => hit.id)
+    : (await storage.listAssets())
+        .sort((a, b) =>
+          a.record.updated < b.record.updated ? 1 : a.record.updated > b.record.updated ? -1 : a.record.id < b.record.id ? -1 : 1,
+        )
+        .slice(0, SUGGESTIONS)
+        .map((asset) => asset.record.id);
+  return reply({ suggestions: { iterable: ids.map((id) => ({ asset: { id } })), types: [{ asset: true }] } });
 }

@@ -13,6 +13,7 @@ import {
   MacOSApi,
   NotificationsApi,
   QGPTApi,
+  WorkstreamApi,
   SearchApi,
   UltraSuiteApi,
 } from '@pieces.app/pieces-os-client';
@@ -32,6 +33,7 @@ const apis = (t: T) => ({
   macos: new MacOSApi(t.configuration),
   ultra: new UltraSuiteApi(t.configuration),
   notifications: new NotificationsApi(t.configuration),
+  workstream: new WorkstreamApi(t.configuration),
 });
 
 /** A connected application's id. */
@@ -351,6 +353,25 @@ describe("the copilot's helpers", () => {
     expect(related.explanations?.[ada.id]).toContain('retry');
     const none = await qgpt.personsRelated({ qGPTPersonsRelatedInput: {} });
     expect(none.persons.iterable).toEqual([]);
+  });
+});
+
+describe('workstream suggestions', () => {
+  it('are worked out again from the store: the assets matching the query, else those updated last', async () => {
+    const t = await setup();
+    const { workstream } = apis(t);
+    const application = (await t.applications.applicationsSnapshot()).iterable[0]!;
+    const assets = (await t.assets.assetsSnapshot({})).iterable!;
+    const lru = assets.find((a) => a.name === 'lru.go')!.id;
+    const matching = await workstream.workstreamSuggestionsRefresh({
+      seededWorkstreamSuggestionsRefresh: { application, query: 'least recently used cache' },
+    });
+    expect(matching.suggestions.iterable[0]!.asset?.id).toBe(lru);
+    await t.asset.assetUpdate({ asset: { ...assets.find((a) => a.name === 'retry.py')!, name: 'retry-again.py' } });
+    const latest = await workstream.workstreamSuggestionsRefresh({ seededWorkstreamSuggestionsRefresh: { application } });
+    expect(latest.suggestions.iterable[0]!.asset?.id).toBe(assets.find((a) => a.name === 'retry.py')!.id);
+    expect(latest.suggestions.iterable).toHaveLength(assets.length);
+    await refused(t, '/workstream/suggestions/refresh', { query: 'x' }, 400, 'application');
   });
 });
 

@@ -162,6 +162,7 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
         ['MacOSApi', 'assetsCreateNewAssetFromMacos'],
         ['UltraSuiteApi', 'assetsCreateUltraSuiteAsset'],
         ['NotificationsApi', 'sendLocalNotification'],
+        ['WorkstreamApi', 'workstreamSuggestionsRefresh'],
       ] as const
     ).map(([api, name]) => [name, sdkReturns(api, name)]),
   ),
