@@ -426,7 +426,18 @@ describe('operations that change nothing', () => {
       'searchConversations',
       'assetsDraft',
       'relevance',
+      // Classification, machine learning, tag-based search, the copilot's helpers, the workstream's suggestions (ml-misc.test.ts).
+      'convertGenericClassification',
+      'personificationTechnicalLanguageGeneration',
+      'segmentTechnicalLanguage',
+      'tagBasedSearch',
+      'hints',
+      'personsRelated',
+      'reprompt',
+      'workstreamSuggestionsRefresh',
       ...genericSearches,
+      // The connector's suggestion (a {param} path: after the static ones).
+      'suggest',
     ]);
   });
 });
