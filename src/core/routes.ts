@@ -11,11 +11,14 @@ import * as annotations from './handlers/annotations.js';
 import * as anchors from './handlers/anchors.js';
 import * as applications from './handlers/applications.js';
 import * as assets from './handlers/assets.js';
+import * as assetSources from './handlers/asset-sources.js';
 import * as connector from './handlers/connector.js';
 import * as conversation from './handlers/conversation.js';
 import * as conversations from './handlers/conversations.js';
 import { HOST_CANNOT_OPERATIONS, type HostCannotName, type HostCannotWriteName } from './handlers/host-cannot.js';
 import * as qgpt from './handlers/qgpt.js';
+import * as qgptExtras from './handlers/qgpt-extras.js';
+import * as ml from './handlers/ml.js';
 import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
 import { LINK_OPERATIONS } from './handlers/links.js';
@@ -454,6 +457,39 @@ const TABLE = table(
   op('relationshipsSnapshot', 'GET /relationships', ownWrites),
   'RelationshipApi',
   op('relationshipsSpecificRelationshipSnapshot', 'GET /relationship/{relationship}', ownWrites),
+  // Classification, machine learning, discovery, the copilot's helpers, the connector's extras, asset sources, notifications.
+  'ClassificationApi',
+  op('convertGenericClassification', 'POST /classification/generic/convert', ml, { readOnly: true }),
+  'MachineLearningApi',
+  op('personificationTechnicalLanguageGeneration', 'POST /machine_learning/text/technical_language/generators/personification', ml, {
+    readOnly: true,
+  }),
+  op('segmentTechnicalLanguage', 'POST /machine_learning/text/technical_language/parsers/segmentation', ml, { readOnly: true }),
+  'DiscoveryApi',
+  op('discoveryDiscoverAssets', 'POST /discovery/discover/assets', ml),
+  op('discoveryDiscoverAssetsHtml', 'POST /discovery/discover/assets/html', ml),
+  op('discoveryDiscoverSensitives', 'POST /discovery/discover/sensitives', ml),
+  op('discoveryDiscoverTagsRelated', 'POST /discovery/discover/tags/related', ml),
+  'SearchApi',
+  op('tagBasedSearch', 'POST /search/tag_based', search, { readOnly: true }),
+  'QGPTApi',
+  op('hints', 'POST /qgpt/hints', qgptExtras, { readOnly: true }),
+  op('personsRelated', 'POST /qgpt/persons/related', qgptExtras, { readOnly: true }),
+  op('reprompt', 'POST /qgpt/reprompt', qgptExtras, { readOnly: true }),
+  'ConnectorApi',
+  op('intention', 'POST /{application}/intention', connector),
+  op('onboarded', 'POST /{application}/onboarded', connector),
+  op('react', 'POST /{application}/reaction', connector),
+  op('suggest', 'POST /{application}/suggestion', connector, { readOnly: true }),
+  op('track', 'POST /{application}/track', connector),
+  'MacOSApi',
+  op('assetsCreateNewAssetFromMacos', 'POST /macos/assets/create', assetSources),
+  'UltraSuiteApi',
+  op('assetsCreateUltraSuiteAsset', 'POST /ultra_suite/assets/create', assetSources),
+  'NotificationsApi',
+  op('sendLocalNotification', 'POST /notifications/local/send', assetSources),
+  'WorkstreamApi',
+  op('workstreamSuggestionsRefresh', 'POST /workstream/suggestions/refresh', qgptExtras, { readOnly: true }),
 ) satisfies readonly Operation[];
 
 /**

@@ -175,6 +175,43 @@ const VALID: Record<string, unknown> = {
   applicationsBulkUpdateApplicationCapabilities: { capabilities: 'LOCAL' },
   conversationSummarize: { messages: { iterable: [{ id: '{message}' }] } },
   assetsSearchWithFilters: { query: 'grüße', filters: { iterable: [{ phrase: { value: 'Grüße ✓', title: true } }], type: 'OR' } },
+  // Classification, machine learning, discovery, the copilot's helpers, the connector's extras, asset sources, notifications.
+  convertGenericClassification: { fragment: { string: { raw: 'const grüße = "✓ 𝄞";' } } },
+  segmentTechnicalLanguage: { value: 'Grüße ✓ 𝄞\n\n```ts\nconst a = 1;\n```' },
+  personificationTechnicalLanguageGeneration: { languages: ['ts'], personas: ['Grüße ✓ 𝄞'] },
+  discoveryDiscoverAssets: { application: APP.id, iterable: [{ fragment: { string: { raw: '```py\nprint("✓ 𝄞")\n```' } } }] },
+  discoveryDiscoverAssetsHtml: {
+    application: APP.id,
+    iterable: [{ url: 'https://example.test/grüße', page: '<pre><code class="language-js">const grüße = "✓ 𝄞";</code></pre>' }],
+  },
+  discoveryDiscoverSensitives: {
+    application: APP.id,
+    iterable: [{ asset: '{asset}', text: 'const key = "AKIAIOSFODNN7EXAMPLE"; // ✓ 𝄞' }],
+  },
+  discoveryDiscoverTagsRelated: { application: APP.id, iterable: [{ asset: '{asset}', text: 'Grüße ✓ 𝄞' }] },
+  tagBasedSearch: { iterable: [{ text: 'Grüße ✓ 𝄞' }] },
+  hints: {
+    query: 'Grüße ✓ 𝄞',
+    relevant: {
+      iterable: [
+        { seed: { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'const grüße = 1;' } } } } } },
+      ],
+    },
+  },
+  reprompt: {
+    query: 'And is it ✓?',
+    conversation: { iterable: [{ text: 'How do I debounce 𝄞?', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] },
+  },
+  personsRelated: { conversation: { iterable: [{ text: 'Grüße ✓ 𝄞', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] } },
+  intention: { format: { fragment: { string: { raw: 'Grüße ✓ 𝄞' } } } },
+  onboarded: true,
+  suggest: { asset: { format: { fragment: { string: { raw: 'const grüße = "✓ 𝄞";' } } } } },
+  react: { save: false, seed: { asset: { format: { fragment: { string: { raw: 'Grüße ✓ 𝄞' } } } } } },
+  track: { interaction: { description: 'Grüße ✓ 𝄞' } },
+  assetsCreateNewAssetFromMacos: { value: 'echo "Grüße ✓ 𝄞"' },
+  assetsCreateUltraSuiteAsset: { name: 'grüße.rb', ext: 'rb', format: { fragment: { string: { raw: 'puts "✓ 𝄞"' } } } },
+  sendLocalNotification: { id: 1, title: 'Grüße ✓ 𝄞' },
+  workstreamSuggestionsRefresh: { application: APP, query: 'Grüße ✓ 𝄞' },
   allocationsDisconnectCloud: {
     id: APP.id,
     user: APP.id,
@@ -308,7 +345,10 @@ interface Case {
 function cases(): Case[] {
   const list: Case[] = [];
   for (const [operation, valid] of Object.entries(VALID)) {
-    const path = OPERATIONS.find((o) => o.name === operation)!.path.replace('{model}', MODEL);
+    // {application}: the application the first body registers (the connector's operations name it in their path).
+    const path = OPERATIONS.find((o) => o.name === operation)!
+      .path.replace('{model}', MODEL)
+      .replace('{application}', APP.id);
     const json = 'application/json';
     const add = (label: string, body: Body, contentType = json) => list.push({ operation, path, label, contentType, body });
     add('valid', { text: JSON.stringify(valid) });

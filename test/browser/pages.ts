@@ -348,6 +348,50 @@ export const callEveryOperation = (page: Page) =>
     await post('osPermissionsRequest', '/os/permissions/request', { processing: { vision: true } });
     await get('osDeviceInformation', '/os/device/information');
     await get('osMetadata', '/os/metadata');
+    // Classification, machine learning, discovery, the copilot's helpers, the connector's extras, asset sources, notifications.
+    const code = { fragment: { string: { raw: 'export const every = () => 1;' } } };
+    await post('convertGenericClassification', '/classification/generic/convert', code);
+    await post('segmentTechnicalLanguage', '/machine_learning/text/technical_language/parsers/segmentation?classify=true', {
+      value: 'Every:\n\n```ts\nconst every = 1;\n```',
+    });
+    await post('personificationTechnicalLanguageGeneration', '/machine_learning/text/technical_language/generators/personification', {
+      languages: ['ts'],
+    });
+    await post('discoveryDiscoverAssets', '/discovery/discover/assets', { application: application.id, iterable: [code] });
+    await post('discoveryDiscoverAssetsHtml', '/discovery/discover/assets/html', {
+      application: application.id,
+      iterable: [{ url: 'https://example.test/every', page: '<pre>const every = 1;</pre>' }],
+    });
+    await post('discoveryDiscoverSensitives', '/discovery/discover/sensitives', {
+      application: application.id,
+      iterable: [{ asset, text: 'const key = "AKIAIOSFODNN7EXAMPLE";' }],
+    });
+    await post('discoveryDiscoverTagsRelated', '/discovery/discover/tags/related', {
+      application: application.id,
+      iterable: [{ asset, text: 'every' }],
+    });
+    await post('tagBasedSearch', '/search/tag_based', { iterable: [{ text: 'every' }] });
+    await post('hints', '/qgpt/hints', { relevant: { iterable: [{ asset: { id: asset } }] } });
+    const said = { iterable: [{ text: 'How do I debounce?', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] };
+    await post('reprompt', '/qgpt/reprompt', { query: 'And test it?', conversation: said });
+    await post('personsRelated', '/qgpt/persons/related', { conversation: said });
+    await post('intention', `/${application.id}/intention`, { format: code });
+    await post('onboarded', `/${application.id}/onboarded`, true);
+    await post('suggest', `/${application.id}/suggestion`, { asset: { format: code } });
+    await post('react', `/${application.id}/reaction`, { save: false, seed: { asset: { format: code } } });
+    await post('track', `/${application.id}/track`, { interaction: { description: 'every operation' } });
+    await post('assetsCreateNewAssetFromMacos', '/macos/assets/create', { value: 'echo every' });
+    await post('assetsCreateUltraSuiteAsset', '/ultra_suite/assets/create', {
+      ext: 'rb',
+      format: { fragment: { string: { raw: 'puts 1' } } },
+    });
+    await post('workstreamSuggestionsRefresh', '/workstream/suggestions/refresh', { application, query: 'every' });
+    // A page the user has not allowed notifications answers 403 naming how to ask, which is what it is for.
+    statuses.sendLocalNotification = await fetch(`${base}/notifications/local/send`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ id: 1, title: 'every' }),
+    }).then(async (response) => (response.status === 403 && /requestPermission/.test(await response.text()) ? 200 : response.status));
     const allocation = await post('allocationsConnectNewCloud', '/allocations/connect', profile);
     // The local identity: the allocation as a record, the profile, the users, PKCE and Auth0.
     await get('allocationsSnapshot', '/allocations');

@@ -69,6 +69,14 @@ export { assetSnapshot as assetsSpecificAssetSnapshot, assetFormats as assetsSpe
 export async function assetsCreateNewAsset(context: OperationContext) {
   const withText = transferables(context.url);
   const body = await readJson(context.request, context.service.maxBodyBytes);
+  return reply(assetWire(await createAssetFromSeed(context, body), withText));
+}
+
+/**
+ * Makes the asset a Seed (or a bare SeededAsset) describes, with its creation's activity, and
+ * answers it as stored (what another operation that creates an asset from a seed uses too).
+ */
+export async function createAssetFromSeed(context: OperationContext, body: unknown): Promise<StoredAsset> {
   const time = clock(context);
   const { asset } = parseSeed(body, time, time.newId());
   const created = activity(
@@ -79,7 +87,7 @@ export async function assetsCreateNewAsset(context: OperationContext) {
   publish(context, await context.service.storage.createAsset(asset, [created]));
   // Tags and websites of the same text (URL) as stored ones are those: answer what was stored.
   const stored = asset.tags.length || asset.websites.length ? await context.service.storage.getAsset(asset.record.id) : asset;
-  return reply(assetWire(stored ?? asset, withText));
+  return stored ?? asset;
 }
 
 export async function assetsDraft(context: OperationContext) {
@@ -166,8 +174,12 @@ export async function formatUpdateValue(context: OperationContext) {
 
 /** Puts an asset on a tag or website (or takes it off): both must exist. */
 async function associate(context: OperationContext, kind: 'tag' | 'website', add: boolean) {
-  const id = assetId(context);
-  const otherId = uuid(context.params[kind], `The ${kind} id`);
+  await associateAsset(context, assetId(context), kind, uuid(context.params[kind], `The ${kind} id`), add);
+  return reply();
+}
+
+/** Puts asset `id` on the tag or website `otherId` (or takes it off), with the activity the user's change records. */
+export async function associateAsset(context: OperationContext, id: string, kind: 'tag' | 'website', otherId: string, add: boolean) {
   const { storage } = context.service;
   const other = kind === 'tag' ? await storage.getTag(otherId) : await storage.getWebsite(otherId);
   if (!other) throw notFound(`No ${kind} with id ${otherId}.`);
@@ -197,7 +209,6 @@ async function associate(context: OperationContext, kind: 'tag' | 'website', add
   });
   if (!result) throw notFound(`No asset with id ${id}.`);
   publish(context, result.changes);
-  return reply();
 }
 
 export const assetAssociateTag = (context: OperationContext) => associate(context, 'tag', true);

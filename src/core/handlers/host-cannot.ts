@@ -2,7 +2,8 @@
  * The SDK operations that need the operating system itself, which no host of this service (a
  * service worker, a page, Node, the loopback server) can truly do: a native file or folder
  * picker, opening a path or a URL in the OS, reading or looking at the machine's files by path,
- * ending or restarting the Pieces OS process or its applets. Each is answered 501 naming the
+ * ending or restarting the Pieces OS process or its applets, updating Pieces OS or preparing its
+ * own models, what needs a Pieces cloud account (a linked provider, GitHub gists). Each is answered 501 naming the
  * operation and why, and changes nothing; through a mirror, the real Pieces OS does it while it
  * answers (src/host/mirror/writes.ts). What can be emulated over the store is not here.
  */
@@ -124,6 +125,54 @@ export const HOST_CANNOT = [
     path: '/allocations/delete',
     reason:
       'it deletes a cloud allocation, which only Pieces’ cloud does (Pieces OS itself answers it only within the cloud), and no host of this service has a cloud to delete one from (allocationsDisconnectCloud drops the record kept)',
+  },
+  {
+    name: 'osNanoModelsPrepare',
+    api: 'OSApi',
+    method: 'POST',
+    path: '/os/nano_models/prepare',
+    reason:
+      'it downloads and loads the small task-specific models Pieces OS runs for its own machine learning; this service runs none (its classification, segmentation and relevance are deterministic and need no model)',
+  },
+  {
+    name: 'osUpdateCheck',
+    api: 'OSApi',
+    method: 'POST',
+    path: '/os/update/check',
+    reason:
+      'it asks Pieces’ update server whether a newer Pieces OS is available and downloads it; this service is not installed as Pieces OS is, but comes with the application that serves it (its npm package), which no request can update',
+  },
+  {
+    name: 'osUpdateCheckStream',
+    api: 'OSApi',
+    method: 'GET',
+    path: '/os/update/check/stream',
+    reason:
+      'it streams the progress of Pieces OS downloading an update of itself; this service comes with the application that serves it (its npm package), which no request can update',
+  },
+  {
+    name: 'linkProvider',
+    api: 'OSApi',
+    method: 'POST',
+    path: '/os/link_provider',
+    reason:
+      'it links a sign-in provider (GitHub, Google…) to the signed-in user’s Pieces account through Pieces’ authentication service; the user here is a local profile with no Pieces account to link to',
+  },
+  {
+    name: 'getInstallationPath',
+    api: 'WellKnownApi',
+    method: 'GET',
+    path: '/.well-known/installation/path',
+    reason:
+      'it answers the folder of the machine Pieces OS is installed in; a browser host is served from an origin and has no such folder, and the Node hosts do not give the machine’s paths to any caller of their port',
+  },
+  {
+    name: 'importGithubGists',
+    api: 'GithubApi',
+    method: 'POST',
+    path: '/github/gists/import',
+    reason:
+      'it reads the signed-in user’s gists from GitHub through the GitHub account linked to their Pieces account (the request names no GitHub user); the user here is a local profile with no linked GitHub account',
   },
 ] as const satisfies readonly HostCannot[];
 

@@ -128,8 +128,12 @@ const item = (row: KindRow, param: string) => async (context: OperationContext) 
 
 const create = (row: KindRow) => async (context: OperationContext) => {
   transferables(context.url);
+  return reply(await createMaterial(context, row, await body(context, row.seeded!)));
+};
+
+/** Stores the record of a kind's seed (checked against its Seeded model), with the links back of the records it lists; answers it. */
+export async function createMaterial(context: OperationContext, row: KindRow, seed: JsonObject): Promise<JsonObject> {
   const { storage } = context.service;
-  const seed = await body(context, row.seeded!);
   const time = clock(context);
   const { value, resolve } = seedRecord(row, seed, time);
   for (const { key, kind, id } of resolve) {
@@ -154,8 +158,8 @@ const create = (row: KindRow) => async (context: OperationContext) => {
     };
   });
   publish(context, changes);
-  return reply(value);
-};
+  return value;
+}
 
 const update = (row: KindRow) => async (context: OperationContext) => {
   transferables(context.url);

@@ -62,7 +62,7 @@ export async function findRelevant(service: ServiceContext, input: RelevanceQuer
 }
 
 /** The application named in the seeds the service returns: the browser it runs in. */
-function serviceApplication(service: ServiceContext): Promise<JsonObject> {
+export function serviceApplication(service: ServiceContext): Promise<JsonObject> {
   const { copilot } = service;
   copilot.application ??= service.storage.ensureMeta('browserApplicationId', service.clock.newId).then(
     (id) => browserApplication(id, service.userAgent),

@@ -5,8 +5,9 @@
  *
  * - full text: every word of the query must occur in the asset (name, language, description or text);
  * - neural code and fuzzy (`searchAssets` with `query`): any word may; the best matches first;
- * - `searchAssets` with `searchable_tags` (comma-separated tag texts): assets with any of the tags,
- *   those with more of them first (and, with a query too, only those that match it).
+ * - `searchAssets` with `searchable_tags` (comma-separated tag texts), and `tagBasedSearch` (the
+ *   tags in its body): assets with any of the tags, those with more of them first (and, with a
+ *   query too, only those that match it).
  *
  * `exact` says the whole query occurs as written (case aside) in the name, the description or the
  * text; `match` says where the query's words were found: TITLE (the name), ANNOTATION (the
@@ -14,10 +15,11 @@
  */
 import type { OperationContext } from '../context.js';
 import type { Ranked } from '../copilot/corpus.js';
-import { badRequest, reply } from '../http.js';
+import { MechanismEnum, TagCategoryEnum } from '../enums.js';
+import { badRequest, readJson, reply } from '../http.js';
 import { assetWire } from '../models/asset.js';
 import { byScore, tokenize } from '../relevance.js';
-import type { JsonObject } from '../validate.js';
+import { array, embeddedSchema, knownKeys, object, oneOf, optional, required, string, type JsonObject } from '../validate.js';
 import { transferables } from './common.js';
 
 /** The query parameter: required, and with at least one word. */
@@ -127,33 +129,62 @@ export async function searchAssets(context: OperationContext) {
   if (query === undefined && tagList.length === 0) {
     throw badRequest('Give a query (?query=…) or tags (?searchable_tags=a,b): there is nothing to search for.');
   }
-  const { storage, copilot } = context.service;
-  let hits: Ranked[];
-  if (tagList.length) {
-    const wanted = new Set(tagList);
-    const all = await storage.listAssets();
-    const tagged = new Map(
-      all
-        .map((asset) => [asset.record.id, asset.tags.filter((tag) => wanted.has(tag.text.toLowerCase())).length] as const)
-        .filter(([, count]) => count > 0),
-    );
-    let base: Ranked[];
-    if (query !== undefined) base = await ranked(context, query, false);
-    else {
-      await copilot.corpus.load({ assets: true });
-      base = [...tagged.keys()].map((id) => ({ ...copilot.corpus.get(id)!, score: 0 }));
-    }
-    hits = base
-      .filter((hit) => tagged.has(hit.id))
-      .map((hit) => ({ ...hit, score: query !== undefined ? hit.score : tagged.get(hit.id)! }))
-      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  } else {
-    hits = await ranked(context, query!, false);
-  }
+  const { storage } = context.service;
+  const hits = tagList.length ? await taggedHits(context, tagList, query) : await ranked(context, query!, false);
   let assets: Map<string, JsonObject> | undefined;
   if (withAssets && hits.length) {
     const found = await Promise.all(hits.map((hit) => storage.getAsset(hit.id)));
     assets = new Map(found.filter((a) => !!a).map((a) => [a!.record.id, assetWire(a!, true)]));
   }
   return reply(searched(hits, query, assets));
+}
+
+/**
+ * The assets with any of the tags (texts, lower case), those with more of them first (ties by
+ * id); with a query too, only those that match it, ranked by it.
+ */
+async function taggedHits(context: OperationContext, tagList: readonly string[], query: string | undefined): Promise<Ranked[]> {
+  const { storage, copilot } = context.service;
+  const wanted = new Set(tagList);
+  const all = await storage.listAssets();
+  const tagged = new Map(
+    all
+      .map((asset) => [asset.record.id, asset.tags.filter((tag) => wanted.has(tag.text.toLowerCase())).length] as const)
+      .filter(([, count]) => count > 0),
+  );
+  let base: Ranked[];
+  if (query !== undefined) base = await ranked(context, query, false);
+  else {
+    await copilot.corpus.load({ assets: true });
+    base = [...tagged.keys()].map((id) => ({ ...copilot.corpus.get(id)!, score: 0 }));
+  }
+  return base
+    .filter((hit) => tagged.has(hit.id))
+    .map((hit) => ({ ...hit, score: query !== undefined ? hit.score : tagged.get(hit.id)! }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * tagBasedSearch: the assets on the tags sent (a SeededAssetTags; texts compared without case),
+ * those on more of them first, as identifiers (SearchedAssets without the assets, as the SDK
+ * documents). A body with no tag is refused.
+ */
+export async function tagBasedSearch(context: OperationContext) {
+  pseudo(context.url);
+  const path = 'seededAssetTags';
+  const body = await readJson(context.request, context.service.maxBodyBytes);
+  if (body === undefined) throw badRequest('The request body is required: send a SeededAssetTags ({"iterable":[{"text":"react"}]}).');
+  const tags = object(body, path);
+  knownKeys(tags, ['iterable'], path, 'SeededAssetTags');
+  const texts = required(tags, 'iterable', path, array).map((item, i) => {
+    const p = `${path}.iterable[${i}]`;
+    const tag = object(item, p);
+    knownKeys(tag, ['schema', 'text', 'mechanism', 'category'], p, 'SeededAssetTag');
+    optional(tag, 'schema', p, embeddedSchema);
+    optional(tag, 'mechanism', p, (v, q) => oneOf(v, MechanismEnum, q));
+    optional(tag, 'category', p, (v, q) => oneOf(v, TagCategoryEnum, q));
+    return required(tag, 'text', p, string).trim().toLowerCase();
+  });
+  if (!texts.some(Boolean)) throw badRequest(`${path}.iterable names no tag: send at least one tag's text.`);
+  return reply(searched(await taggedHits(context, texts.filter(Boolean), undefined), undefined));
 }

@@ -87,7 +87,9 @@ const SIGNS: Array<[string, RegExp]> = [
     /^\s*(?:import\s+[\w{*][^;]*\s+from\s+['"]|export\s+(?:default\s+)?(?:function|const|class)\b|const\s+\w+\s*=\s*(?:require\(|\(?[^)]*\)?\s*=>))|\bconsole\.log\(|\bfunction\s*\w*\s*\([^)]*\)\s*\{|\bdocument\.\w+/m,
   ],
   ['sql', /^\s*(?:select\s[\s\S]+\sfrom\s|insert\s+into\s|create\s+(?:table|index|view)\s|update\s+\w+\s+set\s|delete\s+from\s)/im],
-  ['css', /^\s*[.#]?[\w-]+(?:\s*[,>+~]?\s*[.#:]?[\w-]+)*\s*\{\s*[\w-]+\s*:[^;{}]+;/m],
+  // Each part of a selector follows a combinator or whitespace, or begins with `.`, `#` or `:`: a line of plain words
+  // splits one way only (with both optional, a sentence of a dozen words took the matcher minutes).
+  ['css', /^\s*[.#]?[\w-]+(?:(?:\s*[,>+~]\s*|\s+)[.#:]?[\w-]+|[.#:][\w-]+)*\s*\{\s*[\w-]+\s*:[^;{}]+;/m],
   ['sh', /^\s*(?:echo\s|export\s+\w+=|if\s+\[\[?\s|fi\s*$|sudo\s|apt(?:-get)?\s+install\s|npm\s+(?:install|run)\s|cd\s+[\w./~-]+\s*$)/m],
   ['md', /^#{1,6}\s+\S|^\s*[-*]\s+\[[ x]\]\s|^```/m],
   ['yaml', /^(?:---\s*\n)?(?:[\w-]+:\s*(?:[^\n{}]*)\n){2,}/],

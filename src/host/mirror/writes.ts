@@ -541,6 +541,21 @@ export const WRITES = {
     names: { 'body:format.asset.id': 'asset', 'body:format.application.id': 'application' },
     answers: 'Format',
   },
+  // Discovery stores what it finds with the upstream's own analysis while it answers; while it is away, here (its answer names no record to map).
+  discoveryDiscoverAssets: LOCAL,
+  discoveryDiscoverAssetsHtml: LOCAL,
+  discoveryDiscoverSensitives: LOCAL,
+  discoveryDiscoverTagsRelated: LOCAL,
+  // The connector's extras: an intention and a reaction are the upstream's suggestion business (a reaction's saved asset is not named by its text answer);
+  // onboarding and tracking are the application's, queued.
+  intention: LOCAL,
+  react: LOCAL,
+  onboarded: { about: { kind: 'application', at: 'param:application' } },
+  track: { about: { kind: 'application', at: 'param:application' } },
+  assetsCreateNewAssetFromMacos: { about: { kind: 'asset', at: 'created' }, creates: createdAsset, answers: 'Asset' },
+  assetsCreateUltraSuiteAsset: { about: { kind: 'asset', at: 'created' }, creates: createdAsset, answers: 'Asset' },
+  // A notification is shown by the upstream while it answers, by this host while it is away.
+  sendLocalNotification: LOCAL,
   ...HOST_CANNOT_WRITES,
 } satisfies Record<WriteOperationName, MirrorSpec>;
 

@@ -450,6 +450,17 @@ describe('operations that change nothing', () => {
         'workstreamPatternEngineProcessorsVisionEventsSearch',
         'openAiModelsList',
         ...ownRest,
+        // Classification, machine learning, tag-based search, the copilot's helpers, the workstream's suggestions, the
+        // connector's suggestion (ml-misc.test.ts).
+        'convertGenericClassification',
+        'personificationTechnicalLanguageGeneration',
+        'segmentTechnicalLanguage',
+        'tagBasedSearch',
+        'hints',
+        'personsRelated',
+        'reprompt',
+        'workstreamSuggestionsRefresh',
+        'suggest',
         ...genericSearches,
       ].sort(),
     );

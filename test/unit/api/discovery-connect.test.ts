@@ -226,8 +226,8 @@ describe('unserved Pieces OS paths', () => {
     expect(await response.text()).toMatch(/is the Pieces OS operation AssetsApi\.\w+, which this service does not serve/);
     await t.fetch(`${BASE}/assets/stream/transferables`);
     expect(warn).toHaveBeenCalledTimes(1);
-    const qgpt = await t.fetch(`${BASE}/qgpt/reprompt`, jsonPost({}));
-    expect(await qgpt.text()).toMatch(/QGPTApi\.reprompt/);
+    const pkce = await t.fetch(`${BASE}/pkce/clear`, jsonPost({}));
+    expect(await pkce.text()).toMatch(/PKCEApi\.clearPKCE/);
     expect(warn).toHaveBeenCalledTimes(2);
     // Not a Pieces OS path: a plain 404.
     expect(await (await t.fetch(`${BASE}/nothing/here`)).text()).toMatch(/No operation at \/nothing\/here/);

@@ -279,6 +279,33 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   externalProviderApiKeyDelete: 'DeletedExternalProviderApiKey',
   // The rest of the hand-written kinds' operations: what the SDK's own API class reads from each.
   ...Object.fromEntries(OWN_REST.map((name) => [name, sdkReturns(OPERATIONS.find((op) => op.name === name)!.api, name)])),
+  // Classification, machine learning, discovery, the copilot's helpers, the connector's extras, asset sources, notifications.
+  ...Object.fromEntries(
+    (
+      [
+        ['ClassificationApi', 'convertGenericClassification'],
+        ['MachineLearningApi', 'personificationTechnicalLanguageGeneration'],
+        ['MachineLearningApi', 'segmentTechnicalLanguage'],
+        ['DiscoveryApi', 'discoveryDiscoverAssets'],
+        ['DiscoveryApi', 'discoveryDiscoverAssetsHtml'],
+        ['DiscoveryApi', 'discoveryDiscoverSensitives'],
+        ['DiscoveryApi', 'discoveryDiscoverTagsRelated'],
+        ['SearchApi', 'tagBasedSearch'],
+        ['QGPTApi', 'hints'],
+        ['QGPTApi', 'personsRelated'],
+        ['QGPTApi', 'reprompt'],
+        ['ConnectorApi', 'intention'],
+        ['ConnectorApi', 'onboarded'],
+        ['ConnectorApi', 'react'],
+        ['ConnectorApi', 'suggest'],
+        ['ConnectorApi', 'track'],
+        ['MacOSApi', 'assetsCreateNewAssetFromMacos'],
+        ['UltraSuiteApi', 'assetsCreateUltraSuiteAsset'],
+        ['NotificationsApi', 'sendLocalNotification'],
+        ['WorkstreamApi', 'workstreamSuggestionsRefresh'],
+      ] as const
+    ).map(([api, name]) => [name, sdkReturns(api, name)]),
+  ),
   // The generic path's operations: what the SDK's own API class reads from each.
   ...Object.fromEntries(MATERIAL_OPERATIONS.map((op) => [op.name, op.socket ? identifierStream : sdkReturns(op.api, op.name)])),
   ...Object.fromEntries(LINK_OPERATIONS.map((op) => [op.name, sdkReturns(op.api, op.name)])),
