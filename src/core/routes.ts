@@ -10,6 +10,7 @@ import * as annotations from './handlers/annotations.js';
 import * as anchors from './handlers/anchors.js';
 import * as applications from './handlers/applications.js';
 import * as assets from './handlers/assets.js';
+import * as backups from './handlers/backups.js';
 import * as connector from './handlers/connector.js';
 import * as conversation from './handlers/conversation.js';
 import * as conversations from './handlers/conversations.js';
@@ -19,6 +20,7 @@ import { qgptStream } from './handlers/qgpt-stream.js';
 import * as messages from './handlers/messages.js';
 import { MATERIAL_OPERATIONS } from './handlers/materials.js';
 import * as search from './handlers/search.js';
+import * as shares from './handlers/shares.js';
 import * as models from './handlers/models.js';
 import * as os from './handlers/os.js';
 import * as streams from './handlers/streams.js';
@@ -231,6 +233,39 @@ const TABLE = table(
   op('assetDisassociateAnchor', 'POST /asset/{asset}/anchors/disassociate/{anchor}', anchors),
   'AnchorsApi',
   op('anchorsDeleteSpecificAnchor', 'POST /anchors/{anchor}/delete', anchors),
+  // Backups, the database's export and import, shares, links and distributions (their snapshots and items: the generic path's).
+  'BackupsApi',
+  op('backupsCreateNewBackup', 'POST /backups/create', backups),
+  op('backupsCreateNewBackupStreamed', 'POST /backups/create/streamed', backups),
+  op('backupsStreamedProgress', 'GET /backups/streamed/progress', backups),
+  op('backupsDeleteSpecificBackup', 'POST /backups/{backup}/delete', backups),
+  'BackupApi',
+  op('backup', 'POST /backup', backups),
+  op('backupAsset', 'POST /backup/asset', backups),
+  op('backupSpecificCreationStatus', 'GET /backup/{backup}/creation/status', backups),
+  op('backupSpecificCreationCancel', 'POST /backup/{backup}/creation/cancel', backups),
+  op('backupRestoreSpecificBackup', 'POST /backup/{backup}/restore', backups),
+  op('backupRestoreSpecificBackupStreamed', 'POST /backup/{backup}/restore/streamed', backups),
+  op('backupSpecificRestorationStatus', 'GET /backup/{backup}/restoration/status', backups),
+  op('backupSpecificRestorationCancel', 'POST /backup/{backup}/restoration/cancel', backups),
+  'DatabaseApi',
+  op('databaseExport', 'GET /database/export', backups),
+  op('databaseImport', 'POST /database/import', backups),
+  'SharesApi',
+  op('sharesCreateNewShare', 'POST /shares/create', shares),
+  op('sharesSpecificShareSnapshot', 'GET /shares/{share}', shares),
+  op('sharesDeleteShare', 'POST /shares/{share}/delete', shares),
+  'LinkifyApi',
+  op('linkify', 'POST /linkify', shares),
+  op('linkifyMultiple', 'POST /linkify/multiple', shares),
+  op('linkifyShareRevoke', 'POST /linkify/{share}/revoke', shares),
+  'DistributionsApi',
+  op('distributionsCreateNewDistribution', 'POST /distributions/create', shares),
+  op('distributionsDeleteSpecificDistribution', 'POST /distributions/{distribution}/delete', shares),
+  'DistributionApi',
+  op('distributionUpdate', 'POST /distribution/update', shares),
+  'PieceApi',
+  op('htmlShare', 'GET /', shares),
 ) satisfies readonly Operation[];
 
 /**
@@ -256,7 +291,12 @@ export type WriteOperationName =
  * those no host of this service can do, each answered 501 with its reason
  * (src/core/handlers/host-cannot.ts). Static paths come before `{param}` paths.
  */
-const ALL: readonly Operation[] = [...TABLE, ...MATERIAL_OPERATIONS, ...HOST_CANNOT_OPERATIONS];
+const ALL: readonly Operation[] = [
+  ...TABLE,
+  // A row of the table answers in place of the generic path's of the same name (a backup's create keeps the store's data).
+  ...MATERIAL_OPERATIONS.filter((generic) => !TABLE.some((row) => row.name === generic.name)),
+  ...HOST_CANNOT_OPERATIONS,
+];
 export const OPERATIONS: readonly Operation[] = [
   ...ALL.filter((operation) => !operation.path.includes('{')),
   ...ALL.filter((operation) => operation.path.includes('{')),

@@ -430,6 +430,26 @@ export const WRITES = {
   assetAssociateAnchor: ANCHOR_LINK,
   assetDisassociateAnchor: ANCHOR_LINK,
   anchorsDeleteSpecificAnchor: { about: { kind: 'anchor', at: 'param:anchor' }, deletes: true },
+  // Backups, restores and imports are of the whole store (the upstream's own, while it answers), and replace it: not queued.
+  // A share's link and its distributions are the upstream's (its cloud's) to make: a local one would mean nothing there.
+  backupsCreateNewBackup: LOCAL,
+  backupsCreateNewBackupStreamed: LOCAL,
+  backupsDeleteSpecificBackup: LOCAL,
+  backup: LOCAL,
+  backupAsset: LOCAL,
+  backupSpecificCreationCancel: LOCAL,
+  backupRestoreSpecificBackup: LOCAL,
+  backupRestoreSpecificBackupStreamed: LOCAL,
+  backupSpecificRestorationCancel: LOCAL,
+  databaseImport: LOCAL,
+  sharesCreateNewShare: LOCAL,
+  sharesDeleteShare: LOCAL,
+  linkify: LOCAL,
+  linkifyMultiple: LOCAL,
+  linkifyShareRevoke: LOCAL,
+  distributionsCreateNewDistribution: LOCAL,
+  distributionsDeleteSpecificDistribution: LOCAL,
+  distributionUpdate: LOCAL,
   ...HOST_CANNOT_WRITES,
 } satisfies Record<WriteOperationName, MirrorSpec>;
 
@@ -477,7 +497,8 @@ export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
   }),
 ]);
 
-const DECLARED: ReadonlyMap<string, MirrorSpec> = new Map([...Object.entries(WRITES), ...MATERIAL_WRITES]);
+// A declaration of the route table's rows answers for the generic path's of the same name (as the row answers in its place).
+const DECLARED: ReadonlyMap<string, MirrorSpec> = new Map([...MATERIAL_WRITES, ...Object.entries(WRITES)]);
 
 /** The declaration of a write operation; undefined for an operation that writes nothing (a read, a search). */
 export const mirrorOf = (operation: string): MirrorSpec | undefined => DECLARED.get(operation);
