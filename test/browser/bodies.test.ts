@@ -86,6 +86,16 @@ const VALID: Record<string, unknown> = {
   },
   searchPersons: { engines: { iterable: [{ query: 'Grüße' }] } },
   personScoresIncrement: { person: { reuse: true } },
+  // Backups, shares, links and distributions (the others are bodiless, or read a record made first: test/browser/pages.ts).
+  backupsCreateNewBackup: {},
+  backupsCreateNewBackupStreamed: {},
+  backupAsset: { id: '{asset}' },
+  backup: { iterable: [{ id: '{asset}' }] },
+  linkifyMultiple: { assets: ['{asset}'], access: 'PUBLIC', name: 'Grüße ✓ 𝄞' },
+  linkify: {
+    access: 'PUBLIC',
+    seed: { type: 'SEEDED_ASSET', asset: { application: APP, format: { fragment: { string: { raw: 'shared ✓ 𝄞' } } } } },
+  },
   allocationsDisconnectCloud: {
     id: APP.id,
     user: APP.id,
@@ -122,6 +132,12 @@ const BODILESS = [
   'modelSpecificModelDownloadCancel',
   'signIntoOS',
   'signOutOfOS',
+  // A backup's cancels and restores take no body (or an optional Backup); a revoke none.
+  'backupSpecificCreationCancel',
+  'backupRestoreSpecificBackup',
+  'backupRestoreSpecificBackupStreamed',
+  'backupSpecificRestorationCancel',
+  'linkifyShareRevoke',
   // The person's delete and associations (from the graph table).
   KINDS.find((row) => row.kind === 'person')!.ops.delete!.name,
   ...GENERIC_RELATIONS.filter((r) => r.from === 'person').flatMap((r) => [r.associate.name, r.disassociate.name]),

