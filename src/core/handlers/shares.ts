@@ -144,7 +144,7 @@ function access(value: unknown, path: string): string {
 function users(value: unknown, path: string): void {
   if (value === undefined) return;
   if (!Array.isArray(value)) throw badRequest(`${path} must be a list of SeededUser.`);
-  value.forEach((user, i) => checked(user, 'SeededUser', `${path}[${i}]`));
+  for (const [i, user] of value.entries()) checked(user, 'SeededUser', `${path}[${i}]`);
 }
 
 // ---- SharesApi ----
@@ -304,7 +304,7 @@ export async function distributionUpdate(context: OperationContext) {
 
 // ---- PieceApi ----
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escaped = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** `GET /?p=<short>`: the page a share's link opens, the shared assets with their text; 404 for a share revoked or unknown. */
 export async function htmlShare(context: OperationContext) {
@@ -323,9 +323,9 @@ export async function htmlShare(context: OperationContext) {
     const whole = await storage.getAsset(id);
     if (!whole) continue;
     const text = whole.formats.find((f) => f.text !== undefined)?.text ?? '';
-    parts.push(`<section><h2>${escape(whole.record.name ?? '')}</h2><pre><code>${escape(text)}</code></pre></section>`);
+    parts.push(`<section><h2>${escaped(whole.record.name ?? '')}</h2><pre><code>${escaped(text)}</code></pre></section>`);
   }
-  const title = escape(typeof value.name === 'string' ? value.name : 'Shared from Pieces');
+  const title = escaped(typeof value.name === 'string' ? value.name : 'Shared from Pieces');
   const page = `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${parts.join('')}</body></html>`;
   return reply(page, { type: 'text', headers: { 'Content-Type': 'text/html; charset=utf-8' } });
 }
