@@ -474,6 +474,9 @@ export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
       matches: (call: QueuedCall, candidate: unknown) => madeFromSeed(row, call.body, candidate),
     };
     const created = { about: { kind, at: 'created' }, creates: createdAt(kind), answers, ...(find ? { find } : {}) } as const;
+    // A kind the upstream makes (its create declared local in WRITES: a share, a backup): every write of it is its business too.
+    if (create && (WRITES as Record<string, MirrorSpec>)[create.name]?.local)
+      return [create, update, remove, scores].flatMap((op) => (op ? [[op.name, LOCAL] as const] : []));
     return [
       ...(create ? [[create.name, created] as const] : []),
       ...(update ? [[update.name, { about: { kind, at: 'body:id' }, answers }] as const] : []),
