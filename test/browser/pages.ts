@@ -287,6 +287,19 @@ export const callEveryOperation = (page: Page) =>
     await post('backupSpecificCreationCancel', `/backup/${kept.id}/creation/cancel`);
     await post('backupsCreateNewBackupStreamed', '/backups/create/streamed', {});
     await get('backupsStreamedProgress', '/backups/streamed/progress');
+    for (const [name, path] of [
+      ['backupsCreateNewBackupStreamedWebsocket', '/backups/create/streamed/websocket'],
+      ['backupRestoreSpecificBackupStreamedWebsocket', `/backup/${kept.id}/restore/streamed/websocket`],
+    ] as const) {
+      statuses[name] = await new Promise<number>((resolve) => {
+        const socket = new WebSocket(`ws://localhost:1000${path}`);
+        socket.onopen = () => {
+          socket.close();
+          resolve(200);
+        };
+        socket.onerror = () => resolve(0);
+      });
+    }
     await post('backupAsset', '/backup/asset', { id: asset });
     await post('backup', '/backup', { iterable: [{ id: asset }] });
     await post('backupRestoreSpecificBackup', `/backup/${kept.id}/restore`, kept);

@@ -12,6 +12,9 @@
  * - `GET /database/export` is the whole store (but its backups) as an ExportedDatabase
  *   (src/core/models/exported-database.ts); `POST /database/import` replaces the store with one,
  *   as a restore does.
+ * - The progress sockets (`/backups/create/streamed/websocket`, `/backup/{backup}/restore/streamed/websocket`)
+ *   send the BackupStreamedProgress of each creation (of a restoration of that backup) made while
+ *   they are open: INITIALIZED at 0 %, then COMPLETED at 100 % with the backup (or FAILED).
  */
 import { backupKeys, type Change, type MaterialRecord, type StoredData } from '../../storage/storage.js';
 import { checkShape } from '../../shared/shapes.js';
@@ -20,13 +23,70 @@ import type { OperationContext } from '../context.js';
 import { parseData } from '../data.js';
 import { toData } from '../data/export.js';
 import type { PiecesData } from '../data/format.js';
-import { badRequest, HttpError, notFound, readJson, reply } from '../http.js';
+import { EventFrames } from '../event-frames.js';
+import { badRequest, clip, HttpError, notFound, readJson, reply } from '../http.js';
 import { exportedDatabase, importedData, UNEXPORTED } from '../models/exported-database.js';
+import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
 import { uuid, type JsonObject } from '../validate.js';
 import { clock, publish } from './common.js';
 import { platformOf } from './os.js';
 
 const KIND = 'backup' as const;
+
+// ---- Progress: what the progress sockets send, per service (its copilot: the one object every request of it shares) ----
+
+type Listener = (progress: JsonObject) => void;
+const hubs = new WeakMap<object, Map<string, Set<Listener>>>();
+const topics = (context: OperationContext) => {
+  let hub = hubs.get(context.service.copilot);
+  if (!hub) hubs.set(context.service.copilot, (hub = new Map()));
+  return hub;
+};
+const CREATION = 'creation';
+const restoration = (id: string) => `restoration:${id}`;
+
+function emit(context: OperationContext, topic: string, progress: JsonObject): void {
+  for (const listener of topics(context).get(topic) ?? []) listener(progress);
+}
+
+/** Runs `work`, sending its progress on `topic`'s sockets: INITIALIZED, then COMPLETED with its backup, or FAILED. */
+async function reported<T extends JsonObject>(
+  context: OperationContext,
+  topic: string,
+  work: () => Promise<T>,
+  backupOf: (done: T) => JsonObject,
+): Promise<T> {
+  emit(context, topic, { status: 'INITIALIZED', percentage: 0 });
+  try {
+    const done = await work();
+    emit(context, topic, completed(backupOf(done)));
+    return done;
+  } catch (error) {
+    emit(context, topic, { status: 'FAILED', percentage: null });
+    throw error;
+  }
+}
+
+const PROGRESS_MARKER: StreamRequestKind = 'progress';
+
+/** A progress socket: the page's socket shim asks with the marker header and gets the frames of `topic` as server-sent events while it listens. */
+function progressSocket(context: OperationContext, topic: string) {
+  const { request, url } = context;
+  if (request.headers.get(STREAM_HEADER) !== PROGRESS_MARKER) {
+    throw new HttpError(426, `${clip(url.pathname)} is a WebSocket: connect with new WebSocket("ws://${url.host}${clip(url.pathname)}").`, {
+      Upgrade: 'websocket',
+    });
+  }
+  const listeners = topics(context);
+  const frames = new EventFrames(() => {
+    listeners.get(topic)?.delete(send);
+    if (!listeners.get(topic)?.size) listeners.delete(topic);
+  });
+  const send: Listener = (progress) => frames.push([JSON.stringify(progress)]);
+  if (!listeners.has(topic)) listeners.set(topic, new Set());
+  listeners.get(topic)!.add(send);
+  return reply(frames);
+}
 
 /** The store's records (its backups left out) as the data format. */
 async function storeData(context: OperationContext): Promise<PiecesData> {
@@ -44,6 +104,15 @@ async function optionalBody(context: OperationContext, model: string): Promise<J
 }
 
 /** Keeps `data` as a new backup: its content first, then its record (a record is never without its content). */
+/** Makes a backup of what `data` reads, its progress sent on the creation sockets. */
+const create = (context: OperationContext, data: () => Promise<PiecesData>) =>
+  reported(
+    context,
+    CREATION,
+    async () => keep(context, await data()),
+    (backup) => backup,
+  );
+
 async function keep(context: OperationContext, data: PiecesData): Promise<JsonObject & { id: string }> {
   const { storage, userAgent } = context.service;
   const time = clock(context);
@@ -98,9 +167,16 @@ async function restore(context: OperationContext): Promise<JsonObject> {
       409,
       `The backup ${backup.id} keeps no content here (its record came in with data, not from a backup made here): it cannot be restored.`,
     );
-  await replaceStore(context, parseData(content, clock(context)));
-  await storage.setMeta(backupKeys(backup.id).restored, 'COMPLETED');
-  return backup.value;
+  return reported(
+    context,
+    restoration(backup.id),
+    async () => {
+      await replaceStore(context, parseData(content, clock(context)));
+      await storage.setMeta(backupKeys(backup.id).restored, 'COMPLETED');
+      return backup.value;
+    },
+    (value) => value,
+  );
 }
 
 const completed = (backup: JsonObject) => ({ status: 'COMPLETED', percentage: 100, backup });
@@ -109,13 +185,13 @@ const completed = (backup: JsonObject) => ({ status: 'COMPLETED', percentage: 10
 
 export async function backupsCreateNewBackup(context: OperationContext) {
   await optionalBody(context, 'SeededBackup');
-  return reply(await keep(context, await storeData(context)));
+  return reply(await create(context, () => storeData(context)));
 }
 
 /** The streamed create: made at once, so its one progress is the completed backup. */
 export async function backupsCreateNewBackupStreamed(context: OperationContext) {
   await optionalBody(context, 'SeededBackup');
-  return reply(completed(await keep(context, await storeData(context))));
+  return reply(completed(await create(context, () => storeData(context))));
 }
 
 export async function backupsDeleteSpecificBackup(context: OperationContext) {
@@ -147,6 +223,7 @@ export async function backupsStreamedProgress({ service }: OperationContext) {
 async function backupAssets(context: OperationContext, ids: string[]) {
   const data = await storeData(context);
   for (const id of ids) if (!data.assets.some((a) => a.id === id)) throw notFound(`No asset with id ${id}.`);
+  const assets = data.assets.filter((a) => ids.includes(a.id));
   const none = {
     ...toData({
       applications: [],
@@ -164,7 +241,7 @@ async function backupAssets(context: OperationContext, ids: string[]) {
       models: [],
     }),
   };
-  await keep(context, { ...none, assets: data.assets.filter((a) => ids.includes(a.id)) });
+  await create(context, async () => ({ ...none, assets }));
   return reply();
 }
 
@@ -230,4 +307,15 @@ export async function databaseImport(context: OperationContext) {
   if (body === undefined) throw badRequest('The request body is required: send an ExportedDatabase (what GET /database/export gives).');
   await replaceStore(context, parseData(importedData(body), clock(context)));
   return reply();
+}
+
+// ---- The progress sockets ----
+
+export async function backupsCreateNewBackupStreamedWebsocket(context: OperationContext) {
+  return progressSocket(context, CREATION);
+}
+
+export async function backupRestoreSpecificBackupStreamedWebsocket(context: OperationContext) {
+  const backup = await pathBackup(context);
+  return progressSocket(context, restoration(backup.id));
 }

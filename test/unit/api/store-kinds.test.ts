@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BASE, dump, jsonPost, seeded, setup } from '../support/harness.js';
+import { sockets, until } from '../support/sockets.js';
 
 type Json = Record<string, any>;
 
@@ -68,6 +69,29 @@ describe('backups', () => {
     await t.service.reset();
     expect((await json('/backups')).iterable).toEqual([]);
     expect(await t.storage.getMeta(`backup:${second.backup.id}`)).toBeUndefined();
+  });
+
+  it('sends the progress of each creation and restoration on their sockets, to completion', async () => {
+    const { t, call, json } = await harness();
+    expect((await call('/backups/create/streamed/websocket')).status).toBe(426);
+    const creations = sockets(t).open('ws://localhost:1000/backups/create/streamed/websocket');
+    await until(() => creations.events.includes('open'), 'the creation socket');
+    const made = await json('/backups/create/streamed', post);
+    await until(() => creations.frames.length === 2, 'the creation frames');
+    expect(creations.frames.map((frame) => JSON.parse(frame))).toEqual([{ status: 'INITIALIZED', percentage: 0 }, made]);
+
+    const restorations = sockets(t).open(`ws://localhost:1000/backup/${made.backup.id}/restore/streamed/websocket`);
+    await until(() => restorations.events.includes('open'), 'the restoration socket');
+    await json(`/backup/${made.backup.id}/restore`, post);
+    await until(() => restorations.frames.length === 2, 'the restoration frames');
+    expect(restorations.frames.map((frame) => JSON.parse(frame))).toEqual([
+      { status: 'INITIALIZED', percentage: 0 },
+      { status: 'COMPLETED', percentage: 100, backup: made.backup },
+    ]);
+    // Another creation is sent on the creation socket only.
+    await json('/backups/create', post);
+    await until(() => creations.frames.length === 4, 'the second creation');
+    expect(restorations.frames).toHaveLength(2);
   });
 
   it('backs up the assets sent: a backup holding them alone', async () => {

@@ -163,6 +163,8 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
       ] as const
     ).map(([api, name]) => [name, sdkReturns(api, name)]),
   ),
+  backupsCreateNewBackupStreamedWebsocket: { events: 'BackupStreamedProgress' },
+  backupRestoreSpecificBackupStreamedWebsocket: { events: 'BackupStreamedProgress' },
   // The generic path's operations: what the SDK's own API class reads from each.
   ...Object.fromEntries(MATERIAL_OPERATIONS.map((op) => [op.name, op.socket ? identifierStream : sdkReturns(op.api, op.name)])),
   ...Object.fromEntries(HOST_CANNOT.map((op) => [op.name, NEVER])),
@@ -342,7 +344,9 @@ function kindOf(url: URL): SocketKind | undefined {
 export function checkFrame(url: URL, data: string): Violation[] {
   const kind = kindOf(url);
   if (!kind) return [{ path: '$', message: `a frame on ${url.pathname}, which is no socket of the service` }];
-  const model = FRAME_MODEL[kind] ?? 'StreamedIdentifiers';
+  // A backup's progress sockets send BackupStreamedProgress (a model's download, ModelDownloadProgress).
+  const backup = kind === 'progress' && /\/backups?\//.test(url.pathname);
+  const model = backup ? 'BackupStreamedProgress' : (FRAME_MODEL[kind] ?? 'StreamedIdentifiers');
   if (model === 'HealthStreamMessage' || (model === 'UserStreamMessage' && data === '')) return check(model, data);
   return parsed(data, '$', (value) => check(model, value));
 }
