@@ -104,10 +104,12 @@ export function importedData(body: unknown): PiecesSeed {
       (name.endsWith('Values') && isObject(value) && Array.isArray(value.iterable) && value.iterable.length === 0);
     if (!empty) throw badRequest(`${at}.${name} must be empty: this service keeps no ${name} of its own.`);
   }
+  // No bytes (or no field): the section is empty.
+  const given = (value: unknown) => value !== undefined && !(Array.isArray(value) && value.length === 0);
   const seed: Record<string, unknown> = {};
-  for (const name of SECTIONS) if (body[name] !== undefined) seed[name] = decoded(body[name], `${at}.${name}`);
+  for (const name of SECTIONS) if (given(body[name])) seed[name] = decoded(body[name], `${at}.${name}`);
   const materials: Record<string, unknown> = {};
-  for (const [field, kind] of kinds) if (body[field] !== undefined) materials[kind] = decoded(body[field], `${at}.${field}`);
+  for (const [field, kind] of kinds) if (given(body[field])) materials[kind] = decoded(body[field], `${at}.${field}`);
   const values = body.values;
   if (!isObject(values) || !Array.isArray(values.iterable))
     throw badRequest(`${at}.values must be an ExportedDatabaseFormats ({ iterable: [...] }).`);
@@ -116,6 +118,7 @@ export function importedData(body: unknown): PiecesSeed {
     if (!isObject(entry) || typeof entry.id !== 'string') throw badRequest(`${path} must be an ExportedDatabaseFormat with an id.`);
     if (!(VALUES as readonly string[]).includes(entry.id))
       throw badRequest(`${path}.id must name a section (${VALUES.join(', ')}); got ${clip(JSON.stringify(entry.id), 60)}.`);
+    if (!given(entry.raw)) return;
     const value = decoded(entry.raw, `${path}.raw`);
     if (entry.id !== 'materials') seed[entry.id] = value;
     else if (!isObject(value)) throw badRequest(`${path}.raw must hold materials by kind (a JSON object).`);

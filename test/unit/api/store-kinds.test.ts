@@ -141,6 +141,16 @@ describe('the database export and import', () => {
     expect({ ...after, materials: afterMaterials }).toEqual({ ...before, materials: beforeMaterials });
     expect(kept?.length).toBe(1);
     expect(kept?.[0]?.id).not.toBe(backup.id);
+
+    // The export of an empty store (no bytes in any field) empties it; the backups stay.
+    const none = ['analyses', 'applications', 'assets', 'codeAnalyses', 'files', 'formatMetrics', 'formats', 'fragments']
+      .concat(['imageAnalyses', 'models', 'ocrAnalyses', 'persons', 'sensitives', 'tags', 'websites'])
+      .map((field) => [field, []]);
+    const emptied = await call('/database/import', jsonPost({ version: '1', ...Object.fromEntries(none), values: { iterable: [] } }));
+    expect(emptied.status).toBe(204);
+    const empty = await t.service.exportData();
+    expect([empty.assets, empty.conversations, empty.materials.person]).toEqual([[], [], undefined]);
+    expect(empty.materials.backup).toEqual(kept);
   });
 
   it('refuses a bad import with a 400 naming the field, and changes nothing', async () => {
