@@ -224,24 +224,12 @@ async function backupAssets(context: OperationContext, ids: string[]) {
   const data = await storeData(context);
   for (const id of ids) if (!data.assets.some((a) => a.id === id)) throw notFound(`No asset with id ${id}.`);
   const assets = data.assets.filter((a) => ids.includes(a.id));
-  const none = {
-    ...toData({
-      applications: [],
-      sessions: [],
-      events: [],
-      conversations: [],
-      assets: [],
-      formats: [],
-      annotations: [],
-      tags: [],
-      websites: [],
-      activities: [],
-      external: [],
-      anchors: [],
-      models: [],
-    }),
+  // The data format of a store holding these assets alone.
+  const none: StoredData = {
+    ...{ applications: [], sessions: [], events: [], conversations: [], assets: [], formats: [], annotations: [] },
+    ...{ tags: [], websites: [], activities: [], external: [], anchors: [], models: [] },
   };
-  await create(context, async () => ({ ...none, assets }));
+  await create(context, async () => ({ ...toData(none), assets }));
   return reply();
 }
 

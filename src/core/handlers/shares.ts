@@ -13,6 +13,7 @@
  *   writes both in one transaction. A mailgun distribution is kept, not mailed; a GitHub gist
  *   cannot be made here (501).
  */
+import type { GenericKind } from '../../shared/graph.js';
 import { checkShape } from '../../shared/shapes.js';
 import { materialKey, type MaterialRecord } from '../../storage/storage.js';
 import type { OperationContext } from '../context.js';
@@ -260,7 +261,7 @@ async function editDistribution(context: OperationContext, id: string, next: (st
       answer = next(stored.value);
       const shareId = (stored.value.share as Value | undefined)?.id;
       const share = shareId ? found.get(materialKey({ kind: 'share', id: shareId })) : undefined;
-      const put = answer ? [{ kind: 'distribution' as const, id, value: answer }] : [];
+      const put: Array<{ kind: GenericKind; id: string; value: Value }> = answer ? [{ kind: 'distribution', id, value: answer }] : [];
       if (share) {
         const listed =
           isObject(share.value.distributions) && Array.isArray(share.value.distributions.iterable)
@@ -270,7 +271,7 @@ async function editDistribution(context: OperationContext, id: string, next: (st
         const iterable = answer ? listed.map((d) => ((d as Value).id === id ? answer! : d)) : others;
         const { distributions: _gone, ...rest } = share.value;
         put.push({
-          kind: 'share' as never,
+          kind: 'share',
           id: share.id,
           value: (iterable.length ? { ...rest, distributions: { iterable } } : rest) as Value,
         });
