@@ -461,46 +461,48 @@ export const WRITES = {
  * answers, a create's and an update's answer (the kind's model) is kept; what a score increment
  * or an association changed is read again from the upstream (`reads`).
  */
+const GENERIC_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
+  ...GENERIC_KINDS.flatMap((row) => {
+    const kind = row.kind as GenericKind;
+    const param = (path: string): IdPlace => `param:${/\{(\w+)\}/.exec(path)![1]!}`;
+    const { create, update, delete: remove, scores, snapshot } = row.ops;
+    const answers = { material: kind };
+    // A create whose answer was lost is looked for among the kind's records.
+    const find = snapshot && {
+      list: () => snapshot.path,
+      items: iterable,
+      matches: (call: QueuedCall, candidate: unknown) => madeFromSeed(row, call.body, candidate),
+    };
+    const created = { about: { kind, at: 'created' }, creates: createdAt(kind), answers, ...(find ? { find } : {}) } as const;
+    // A kind the upstream makes (its create declared local in WRITES: a share, a backup): every write of it is its business too.
+    if (create && (WRITES as Record<string, MirrorSpec>)[create.name]?.local)
+      return [create, update, remove, scores].flatMap((op) => (op ? [[op.name, LOCAL] as const] : []));
+    return [
+      ...(create ? [[create.name, created] as const] : []),
+      ...(update ? [[update.name, { about: { kind, at: 'body:id' }, answers }] as const] : []),
+      ...(remove ? [[remove.name, { about: { kind, at: param(remove.path) }, deletes: true }] as const] : []),
+      ...(scores ? [[scores.name, { about: { kind, at: param(scores.path) }, reads: [{ kind, at: param(scores.path) }] }] as const] : []),
+    ] satisfies Array<readonly [string, MirrorSpec]>;
+  }),
+  ...GENERIC_RELATIONS.flatMap((relation) => {
+    const [from, to] = [relation.from as GenericKind, relation.to as GenericKind];
+    const spec: MirrorSpec = {
+      about: { kind: from, at: `param:${relation.params[0]}` },
+      reads: [
+        { kind: from, at: `param:${relation.params[0]}` },
+        { kind: to, at: `param:${relation.params[1]}` },
+      ],
+    };
+    return [
+      [relation.associate.name, spec],
+      [relation.disassociate.name, spec],
+    ] as const;
+  }),
+]);
+
+/** The generic path's declarations, but of the operations a row of the route table answers in its place (declared in WRITES). */
 export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map(
-  [
-    ...GENERIC_KINDS.flatMap((row) => {
-      const kind = row.kind as GenericKind;
-      const param = (path: string): IdPlace => `param:${/\{(\w+)\}/.exec(path)![1]!}`;
-      const { create, update, delete: remove, scores, snapshot } = row.ops;
-      const answers = { material: kind };
-      // A create whose answer was lost is looked for among the kind's records.
-      const find = snapshot && {
-        list: () => snapshot.path,
-        items: iterable,
-        matches: (call: QueuedCall, candidate: unknown) => madeFromSeed(row, call.body, candidate),
-      };
-      const created = { about: { kind, at: 'created' }, creates: createdAt(kind), answers, ...(find ? { find } : {}) } as const;
-      // A kind the upstream makes (its create declared local in WRITES: a share, a backup): every write of it is its business too.
-      if (create && (WRITES as Record<string, MirrorSpec>)[create.name]?.local)
-        return [create, update, remove, scores].flatMap((op) => (op ? [[op.name, LOCAL] as const] : []));
-      return [
-        ...(create ? [[create.name, created] as const] : []),
-        ...(update ? [[update.name, { about: { kind, at: 'body:id' }, answers }] as const] : []),
-        ...(remove ? [[remove.name, { about: { kind, at: param(remove.path) }, deletes: true }] as const] : []),
-        ...(scores ? [[scores.name, { about: { kind, at: param(scores.path) }, reads: [{ kind, at: param(scores.path) }] }] as const] : []),
-      ] satisfies Array<readonly [string, MirrorSpec]>;
-    }),
-    ...GENERIC_RELATIONS.flatMap((relation) => {
-      const [from, to] = [relation.from as GenericKind, relation.to as GenericKind];
-      const spec: MirrorSpec = {
-        about: { kind: from, at: `param:${relation.params[0]}` },
-        reads: [
-          { kind: from, at: `param:${relation.params[0]}` },
-          { kind: to, at: `param:${relation.params[1]}` },
-        ],
-      };
-      return [
-        [relation.associate.name, spec],
-        [relation.disassociate.name, spec],
-      ] as const;
-    }),
-    // A row of the route table answers in place of the generic path's of the same name: its declaration is in WRITES.
-  ].filter(([name]) => !Object.hasOwn(WRITES, name)),
+  [...GENERIC_WRITES].filter(([name]) => !Object.hasOwn(WRITES, name)),
 );
 
 const DECLARED: ReadonlyMap<string, MirrorSpec> = new Map([...Object.entries(WRITES), ...MATERIAL_WRITES]);
