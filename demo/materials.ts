@@ -288,10 +288,12 @@ export function mountMaterials(api: Api, base: string, { act, show }: Errors, wa
     event.preventDefault();
     act(async () => {
       const seed = form!.seed($<HTMLTextAreaElement>('#material-extra').value);
-      const { value } = await api.post<Material>(row.ops.create!.path, seed);
+      const { value } = await api.post<Material & { iterable?: Material[] }>(row.ops.create!.path, seed);
+      // A share's create answers its collection (Shares) holding the one made.
+      const made = row.ops.create!.answer === row.plural ? value.iterable![0]! : value;
       $<HTMLTextAreaElement>('#material-extra').value = '';
       if (!row.ops.stream) await refresh();
-      await openRecord(value.id);
+      await openRecord(made.id);
     })(event);
   });
   $('#material-associate').addEventListener('submit', (event) => {

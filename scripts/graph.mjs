@@ -177,20 +177,38 @@ function collectionOf(m) {
   return snapshots[0];
 }
 
+/** The create of `m`'s collection: `${collection}/create`, answering the record or the collection ({ iterable: [record] }). */
+const createOf = (m, snapshot) =>
+  snapshot &&
+  operations.find((o) => o.method === 'POST' && o.path === `${snapshot.path}/create` && (o.output === m || o.output === snapshot.output));
+/** The GET of one `m` by its id: `/person/{person}`. */
+const itemsOf = (m) =>
+  operations.filter((o) => o.method === 'GET' && o.params.length === 1 && o.output === m && o.path.endsWith(`{${o.params[0]}}`));
+
 const candidates = new Map([...referencedOf].map(([kind, referenced]) => [kind, modelOfReferenced(referenced)]));
 for (const m of associationModels) if (![...candidates.values()].includes(m)) candidates.set(lowerFirst(m), m);
+// A collection API whose create takes the Seeded model, with an item snapshot, keeps records of a kind too
+// (Backup, Share, Distribution; not AllocationCloud, whose create takes the cloud's record whole).
+for (const o of operations) {
+  const m =
+    o.method === 'GET' &&
+    !o.params.length &&
+    o.output &&
+    isModel(o.output) &&
+    /^(\w+)\[\]$/.exec(field(o.output, 'iterable')?.type ?? '')?.[1];
+  if (!m || !isModel(m) || [...candidates.values()].includes(m)) continue;
+  if (createOf(m, collectionOf(m))?.input === `Seeded${m}` && itemsOf(m).length) candidates.set(lowerFirst(m), m);
+}
 
 const kinds = [];
 for (const [kind, m] of [...candidates].sort(([a], [b]) => (a < b ? -1 : 1))) {
   const snapshot = collectionOf(m);
   const c = snapshot?.path;
   const find = (method, path, check = () => true) => operations.find((o) => o.method === method && o.path === path && check(o));
-  const create = c && find('POST', `${c}/create`, (o) => o.output === m);
+  const create = createOf(m, snapshot);
   if (!OWN.has(kind) && !associationModels.has(m) && !create) continue;
   const update = operations.find((o) => o.method === 'POST' && /\/update$/.test(o.path) && o.input === m && o.output === m);
-  const items = operations.filter(
-    (o) => o.method === 'GET' && o.params.length === 1 && o.output === m && o.path.endsWith(`{${o.params[0]}}`),
-  );
+  const items = itemsOf(m);
   const item =
     (update && items.find((o) => o.path.startsWith(`${dirname(update.path)}/{`))) ?? items.find((o) => o.api !== snapshot?.api) ?? items[0];
   const ops = {

@@ -7,6 +7,17 @@
  */
 import type { KindRow, MaterialKind } from '../src/shared/graph.js';
 import { shapeOf, type FieldType } from '../src/shared/shapes.js';
+import { GENERIC_KINDS, MATERIAL_OPERATIONS } from '../src/core/handlers/materials.js';
+import { OPERATIONS } from '../src/core/routes.js';
+
+const generic = (op: { name: string } | undefined) =>
+  op !== undefined && OPERATIONS.some((o) => o.name === op.name && MATERIAL_OPERATIONS.some((m) => m.handler === o.handler));
+/**
+ * The kinds the generic path serves whole, walked by its tests: those whose create and delete no
+ * row of the route table answers in its place (a backup's, a share's and a distribution's are
+ * their area's: test/unit/api/store-kinds.test.ts).
+ */
+export const WALKED_KINDS: readonly KindRow[] = GENERIC_KINDS.filter((kind) => generic(kind.ops.create) && generic(kind.ops.delete));
 
 /** The text every sampled string field holds (what a search of a sampled record finds). */
 export const SAMPLE_TEXT = 'sample text';

@@ -12,6 +12,7 @@ import * as anchors from './handlers/anchors.js';
 import * as applications from './handlers/applications.js';
 import * as assets from './handlers/assets.js';
 import * as assetSources from './handlers/asset-sources.js';
+import * as backups from './handlers/backups.js';
 import * as connector from './handlers/connector.js';
 import * as conversation from './handlers/conversation.js';
 import * as conversations from './handlers/conversations.js';
@@ -24,6 +25,7 @@ import * as messages from './handlers/messages.js';
 import { LINK_OPERATIONS } from './handlers/links.js';
 import { MATERIAL_OPERATIONS } from './handlers/materials.js';
 import * as search from './handlers/search.js';
+import * as shares from './handlers/shares.js';
 import * as models from './handlers/models.js';
 import * as os from './handlers/os.js';
 import * as patternEngine from './handlers/pattern-engine.js';
@@ -490,6 +492,41 @@ const TABLE = table(
   op('sendLocalNotification', 'POST /notifications/local/send', assetSources),
   'WorkstreamApi',
   op('workstreamSuggestionsRefresh', 'POST /workstream/suggestions/refresh', qgptExtras, { readOnly: true }),
+  // Backups, the database's export and import, shares, links and distributions (their snapshots and items: the generic path's).
+  'BackupsApi',
+  op('backupsCreateNewBackup', 'POST /backups/create', backups),
+  op('backupsCreateNewBackupStreamed', 'POST /backups/create/streamed', backups),
+  op('backupsStreamedProgress', 'GET /backups/streamed/progress', backups),
+  op('backupsCreateNewBackupStreamedWebsocket', 'WS /backups/create/streamed/websocket', backups),
+  op('backupsDeleteSpecificBackup', 'POST /backups/{backup}/delete', backups),
+  'BackupApi',
+  op('backup', 'POST /backup', backups),
+  op('backupAsset', 'POST /backup/asset', backups),
+  op('backupSpecificCreationStatus', 'GET /backup/{backup}/creation/status', backups),
+  op('backupSpecificCreationCancel', 'POST /backup/{backup}/creation/cancel', backups),
+  op('backupRestoreSpecificBackup', 'POST /backup/{backup}/restore', backups),
+  op('backupRestoreSpecificBackupStreamed', 'POST /backup/{backup}/restore/streamed', backups),
+  op('backupSpecificRestorationStatus', 'GET /backup/{backup}/restoration/status', backups),
+  op('backupSpecificRestorationCancel', 'POST /backup/{backup}/restoration/cancel', backups),
+  op('backupRestoreSpecificBackupStreamedWebsocket', 'WS /backup/{backup}/restore/streamed/websocket', backups),
+  'DatabaseApi',
+  op('databaseExport', 'GET /database/export', backups),
+  op('databaseImport', 'POST /database/import', backups),
+  'SharesApi',
+  op('sharesCreateNewShare', 'POST /shares/create', shares),
+  op('sharesSpecificShareSnapshot', 'GET /shares/{share}', shares),
+  op('sharesDeleteShare', 'POST /shares/{share}/delete', shares),
+  'LinkifyApi',
+  op('linkify', 'POST /linkify', shares),
+  op('linkifyMultiple', 'POST /linkify/multiple', shares),
+  op('linkifyShareRevoke', 'POST /linkify/{share}/revoke', shares),
+  'DistributionsApi',
+  op('distributionsCreateNewDistribution', 'POST /distributions/create', shares),
+  op('distributionsDeleteSpecificDistribution', 'POST /distributions/{distribution}/delete', shares),
+  'DistributionApi',
+  op('distributionUpdate', 'POST /distribution/update', shares),
+  'PieceApi',
+  op('htmlShare', 'GET /', shares),
 ) satisfies readonly Operation[];
 
 /**
@@ -516,9 +553,14 @@ export type WriteOperationName =
  * (src/core/handlers/host-cannot.ts). Static paths come before `{param}` paths.
  */
 const WRITTEN: ReadonlySet<string> = new Set(TABLE.map((row) => row.name));
-/** The associations with a hand-written kind (handlers/links.ts), but those the table has a row of. */
-const LINKS = LINK_OPERATIONS.filter((operation) => !WRITTEN.has(operation.name));
-const ALL: readonly Operation[] = [...TABLE, ...MATERIAL_OPERATIONS, ...LINKS, ...HOST_CANNOT_OPERATIONS];
+const ALL: readonly Operation[] = [
+  ...TABLE,
+  // A row of the table answers in place of the generic path's of the same name (a backup's create keeps the store's data).
+  ...MATERIAL_OPERATIONS.filter((generic) => !WRITTEN.has(generic.name)),
+  // The associations with a hand-written kind (handlers/links.ts), but those the table has a row of.
+  ...LINK_OPERATIONS.filter((operation) => !WRITTEN.has(operation.name)),
+  ...HOST_CANNOT_OPERATIONS,
+];
 export const OPERATIONS: readonly Operation[] = [
   ...ALL.filter((operation) => !operation.path.includes('{')),
   ...ALL.filter((operation) => operation.path.includes('{')),

@@ -62,10 +62,12 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/foundry/status/stream': 'foundryStatus',
   /** The copilot's answers (its client frames travel as POSTs). */
   '/qgpt/stream': 'copilot',
+  /** The progress of backups made (src/core/handlers/backups.ts). */
+  '/backups/create/streamed/websocket': 'progress',
 };
 
-/** A model's download progress socket: `/model/{model}/download/progress` (the one socket path with a parameter). */
-const PROGRESS_SOCKET = /^\/model\/[^/]+\/download\/progress$/;
+/** The progress sockets with a parameter: a model's download (`/model/{model}/download/progress`), a backup's restorations. */
+const PROGRESS_SOCKET = /^\/(model\/[^/]+\/download\/progress|backup\/[^/]+\/restore\/streamed\/websocket)$/;
 
 /** What the socket at `path` (under a base, without a trailing slash) carries, if it is one of the service's. */
 export function socketKind(path: string): SocketKind | undefined {

@@ -8,7 +8,7 @@
 import { GENERIC_KINDS, GENERIC_RELATIONS } from '../../src/core/handlers/materials.js';
 import { KINDS, type KindRow, type MaterialKind } from '../../src/shared/graph.js';
 import { shapeOf } from '../../src/shared/shapes.js';
-import { seedPlan, type SeedPlan } from '../material-seeds.js';
+import { seedPlan, WALKED_KINDS, type SeedPlan } from '../material-seeds.js';
 
 const BASE = 'http://localhost:1000';
 const row = (kind: MaterialKind) => KINDS.find((r) => r.kind === kind)!;
@@ -27,7 +27,7 @@ export function sources(): Record<string, Source> {
       for (const need of plan.needs) add(need.kind);
     } else out[kind] = { list: r.ops.snapshot!.path };
   };
-  for (const r of GENERIC_KINDS) add(r.kind);
+  for (const r of WALKED_KINDS) add(r.kind);
   return out;
 }
 

@@ -3,7 +3,7 @@
  * service worker, in every engine: the walk of test/browser/material-walk.ts per kind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GENERIC_KINDS } from '../../src/core/handlers/materials.js';
+import { WALKED_KINDS } from '../material-seeds.js';
 import { engine, launch, type BrowserContext, type Page } from './engine.js';
 import { sources, walk, walkOf } from './material-walk.js';
 import { openDemo } from './pages.js';
@@ -22,7 +22,7 @@ describe(`the graph table's generic path in ${engine.name}`, () => {
     await context?.close();
   });
 
-  it.each(GENERIC_KINDS.map((r) => [r.kind, r] as const))('%s: round trip, and the associations that hang on it', async (_name, kind) => {
+  it.each(WALKED_KINDS.map((r) => [r.kind, r] as const))('%s: round trip, and the associations that hang on it', async (_name, kind) => {
     const plan = walkOf(kind, known);
     const relations = plan.relations;
     const seen = await page.evaluate(walk, plan);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OPERATIONS } from '../../src/core/routes.js';
 import { engine, launch, type BrowserContext, type Page } from './engine.js';
 import type { Capability } from './driver.js';
-import { GENERIC_KINDS } from '../../src/core/handlers/materials.js';
+import { WALKED_KINDS } from '../material-seeds.js';
 import { HOST_CANNOT } from '../../src/core/handlers/host-cannot.js';
 import { linkWalk, linkWalkOf } from './link-walk.js';
 import { sources, walk, walkOf } from './material-walk.js';
@@ -48,7 +48,7 @@ function suite(name: string, capability: Capability, setup: () => Promise<{ cont
       const result = await callEveryOperation(a);
       // The generic path's operations: the graph table walked kind by kind (test/browser/material-walk.ts).
       const known = sources();
-      for (const kind of GENERIC_KINDS) Object.assign(result.statuses, (await a.evaluate(walk, walkOf(kind, known))).statuses);
+      for (const kind of WALKED_KINDS) Object.assign(result.statuses, (await a.evaluate(walk, walkOf(kind, known))).statuses);
       // The associations with a hand-written kind (test/browser/link-walk.ts).
       Object.assign(result.statuses, (await a.evaluate(linkWalk, linkWalkOf(known))).statuses);
       // What no host can do: answered 501 naming it, from the page as from every host.

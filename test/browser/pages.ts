@@ -349,15 +349,15 @@ export const callEveryOperation = (page: Page) =>
     await get('osDeviceInformation', '/os/device/information');
     await get('osMetadata', '/os/metadata');
     // Classification, machine learning, discovery, the copilot's helpers, the connector's extras, asset sources, notifications.
-    const code = { fragment: { string: { raw: 'export const every = () => 1;' } } };
-    await post('convertGenericClassification', '/classification/generic/convert', code);
+    const snippet = { fragment: { string: { raw: 'export const every = () => 1;' } } };
+    await post('convertGenericClassification', '/classification/generic/convert', snippet);
     await post('segmentTechnicalLanguage', '/machine_learning/text/technical_language/parsers/segmentation?classify=true', {
       value: 'Every:\n\n```ts\nconst every = 1;\n```',
     });
     await post('personificationTechnicalLanguageGeneration', '/machine_learning/text/technical_language/generators/personification', {
       languages: ['ts'],
     });
-    await post('discoveryDiscoverAssets', '/discovery/discover/assets', { application: application.id, iterable: [code] });
+    await post('discoveryDiscoverAssets', '/discovery/discover/assets', { application: application.id, iterable: [snippet] });
     await post('discoveryDiscoverAssetsHtml', '/discovery/discover/assets/html', {
       application: application.id,
       iterable: [{ url: 'https://example.test/every', page: '<pre>const every = 1;</pre>' }],
@@ -372,13 +372,13 @@ export const callEveryOperation = (page: Page) =>
     });
     await post('tagBasedSearch', '/search/tag_based', { iterable: [{ text: 'every' }] });
     await post('hints', '/qgpt/hints', { relevant: { iterable: [{ asset: { id: asset } }] } });
-    const said = { iterable: [{ text: 'How do I debounce?', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] };
-    await post('reprompt', '/qgpt/reprompt', { query: 'And test it?', conversation: said });
-    await post('personsRelated', '/qgpt/persons/related', { conversation: said });
-    await post('intention', `/${application.id}/intention`, { format: code });
+    const dialog = { iterable: [{ text: 'How do I debounce?', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] };
+    await post('reprompt', '/qgpt/reprompt', { query: 'And test it?', conversation: dialog });
+    await post('personsRelated', '/qgpt/persons/related', { conversation: dialog });
+    await post('intention', `/${application.id}/intention`, { format: snippet });
     await post('onboarded', `/${application.id}/onboarded`, true);
-    await post('suggest', `/${application.id}/suggestion`, { asset: { format: code } });
-    await post('react', `/${application.id}/reaction`, { save: false, seed: { asset: { format: code } } });
+    await post('suggest', `/${application.id}/suggestion`, { asset: { format: snippet } });
+    await post('react', `/${application.id}/reaction`, { save: false, seed: { asset: { format: snippet } } });
     await post('track', `/${application.id}/track`, { interaction: { description: 'every operation' } });
     await post('assetsCreateNewAssetFromMacos', '/macos/assets/create', { value: 'echo every' });
     await post('assetsCreateUltraSuiteAsset', '/ultra_suite/assets/create', {
@@ -392,6 +392,60 @@ export const callEveryOperation = (page: Page) =>
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ id: 1, title: 'every' }),
     }).then(async (response) => (response.status === 403 && /requestPermission/.test(await response.text()) ? 200 : response.status));
+    // Backups, the database's export and import, shares, links and distributions.
+    const kept = await post('backupsCreateNewBackup', '/backups/create', {});
+    await get('backupsSnapshot', '/backups');
+    await get('backupSpecificBackupSnapshot', `/backup/${kept.id}`);
+    await get('backupSpecificCreationStatus', `/backup/${kept.id}/creation/status`);
+    await post('backupSpecificCreationCancel', `/backup/${kept.id}/creation/cancel`);
+    await post('backupsCreateNewBackupStreamed', '/backups/create/streamed', {});
+    await get('backupsStreamedProgress', '/backups/streamed/progress');
+    for (const [name, path] of [
+      ['backupsCreateNewBackupStreamedWebsocket', '/backups/create/streamed/websocket'],
+      ['backupRestoreSpecificBackupStreamedWebsocket', `/backup/${kept.id}/restore/streamed/websocket`],
+    ] as const) {
+      statuses[name] = await new Promise<number>((resolve) => {
+        const socket = new WebSocket(`ws://localhost:1000${path}`);
+        socket.onopen = () => {
+          socket.close();
+          resolve(200);
+        };
+        socket.onerror = () => resolve(0);
+      });
+    }
+    await post('backupAsset', '/backup/asset', { id: asset });
+    await post('backup', '/backup', { iterable: [{ id: asset }] });
+    await post('backupRestoreSpecificBackup', `/backup/${kept.id}/restore`, kept);
+    await post('backupRestoreSpecificBackupStreamed', `/backup/${kept.id}/restore/streamed`, kept);
+    await get('backupSpecificRestorationStatus', `/backup/${kept.id}/restoration/status`);
+    await post('backupSpecificRestorationCancel', `/backup/${kept.id}/restoration/cancel`, kept);
+    const exported = await get('databaseExport', '/database/export');
+    await post('databaseImport', '/database/import', exported);
+    await post('backupsDeleteSpecificBackup', `/backups/${kept.id}/delete`, kept);
+    const whole = await get('assetSnapshot', `/asset/${asset}`);
+    const [share] = (await post('sharesCreateNewShare', '/shares/create', { asset: whole, access: 'PUBLIC' })).iterable;
+    await get('sharesSnapshot', '/shares');
+    await get('shareSnapshot', `/share/${share.id}`);
+    await get('sharesSpecificShareSnapshot', `/shares/${share.id}`);
+    await post('shareUpdate', '/share/update', { ...share, name: 'Grüße ✓' });
+    await post('shareScoresIncrement', `/share/${share.id}/scores/increment`, { share: { reuse: true } });
+    await get('htmlShare', `/?p=${share.short}`);
+    const linked = await post('linkify', '/linkify', { asset: whole, access: 'PUBLIC', distributions: { iterable: [{}] } });
+    const [distribution] = linked.iterable[0].distributions.iterable;
+    await get('distributionsSnapshot', '/distributions');
+    await get('distributionsSpecificDistributionSnapshot', `/distribution/${distribution.id}`);
+    await post('distributionUpdate', '/distribution/update', distribution);
+    await post('distributionsDeleteSpecificDistribution', `/distributions/${distribution.id}/delete`);
+    // A distribution alone names no share: refused (400), which is what it answers.
+    const alone = await fetch(`${base}/distributions/create`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    statuses.distributionsCreateNewDistribution = alone.status === 400 ? 200 : alone.status;
+    await post('linkifyMultiple', '/linkify/multiple', { assets: [asset], access: 'PRIVATE' });
+    await post('linkifyShareRevoke', `/linkify/${linked.iterable[0].id}/revoke`);
+    await post('sharesDeleteShare', `/shares/${share.id}/delete`);
     const allocation = await post('allocationsConnectNewCloud', '/allocations/connect', profile);
     // The local identity: the allocation as a record, the profile, the users, PKCE and Auth0.
     await get('allocationsSnapshot', '/allocations');

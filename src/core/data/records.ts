@@ -6,6 +6,7 @@ import { KINDS } from '../../shared/graph.js';
 import { checkShape } from '../../shared/shapes.js';
 import { badRequest } from '../http.js';
 import { parseApplication } from '../models/application.js';
+import { fieldsOf } from '../models/material-shapes.js';
 import type {
   ActivityRecord,
   AnchorRecord,
@@ -105,7 +106,8 @@ export function parseMaterials(value: unknown, clock: Clock): Array<Omit<Materia
       const id = optional(input, 'id', at, uuid) ?? clock.newId();
       const created = optional(input, 'created', at, grouped) ?? { value: clock.now().toISOString() };
       const updated = optional(input, 'updated', at, grouped) ?? created;
-      const record = { ...input, id, created, updated };
+      // `updated` given where the model has one (a Share, a Backup have none).
+      const record = { ...input, id, created, ...(fieldsOf(MATERIAL_MODELS.get(kind)!)?.has('updated') ? { updated } : {}) };
       // Strictly its SDK model, as the generic path answers it.
       const problem = checkShape(MATERIAL_MODELS.get(kind)!, record, at);
       if (problem) throw badRequest(`${problem}.`);

@@ -16,6 +16,7 @@ import { flattenedAsset } from '../models/asset-wire.js';
 import { incrementedScore, lower, searchMaterials, seedRecord, updatedRecord } from '../models/material.js';
 import { isGeneric, keyOf, kindRow, referencedBy, relinked } from '../models/material-links.js';
 import { searchQuery } from '../models/search.js';
+import { fieldsOf } from '../models/material-shapes.js';
 import { isObject, uuid, type JsonObject } from '../validate.js';
 import { clock, publish, transferables } from './common.js';
 import { identifierStream } from './streams.js';
@@ -38,8 +39,11 @@ const idOf = (context: OperationContext, param: string, kind: MaterialKind) => u
 
 const noSuch = (kind: MaterialKind, id: string, where = '') => notFound(`No ${kind} with id ${id}${where}.`);
 
-export const stamped = (value: JsonObject, time: Clock): Value =>
-  ({ ...value, updated: { value: time.now().toISOString() } }) as unknown as Value;
+/** A record with its `updated` time now, for the kinds whose model has one (a Share, a Backup have none). */
+export function stamped(value: JsonObject, time: Clock, kind: MaterialKind): Value {
+  const { updated: _updated, ...rest } = value;
+  return (fieldsOf(kindRow(kind).model)?.has('updated') ? { ...rest, updated: { value: time.now().toISOString() } } : rest) as Value;
+}
 
 /**
  * The field of `kind`'s model that lists records of `other` when they are associated: the
@@ -153,7 +157,11 @@ export async function createMaterial(context: OperationContext, row: KindRow, se
     return {
       put: [
         { kind, id: value.id, value },
-        ...others.map((other) => ({ kind: other.kind, id: other.id, value: stamped(linkedBack(other, kind, value.id, true), time) })),
+        ...others.map((other) => ({
+          kind: other.kind,
+          id: other.id,
+          value: stamped(linkedBack(other, kind, value.id, true), time, other.kind),
+        })),
       ],
     };
   });
@@ -181,7 +189,7 @@ const update = (row: KindRow) => async (context: OperationContext) => {
     (found) => {
       const stored = found.get(materialKey({ kind, id }));
       if (!stored) throw noSuch(kind, id);
-      const next = updatedRecord(stored.value, sent, time);
+      const next = stamped(updatedRecord(stored.value, sent, time), time, kind);
       const before = keyed(genericLinks(kind, stored.value));
       const after = genericLinks(kind, next);
       const puts = [{ kind, id, value: next }];
@@ -189,14 +197,14 @@ const update = (row: KindRow) => async (context: OperationContext) => {
         if (before.has(materialKey(link)) || (link.kind === kind && link.id === id)) continue;
         const other = found.get(materialKey(link));
         if (!other) throw noSuch(link.kind, link.id, ` (${lower(row.model)} lists it)`);
-        puts.push({ kind: other.kind, id: other.id, value: stamped(linkedBack(other, kind, id, true), time) });
+        puts.push({ kind: other.kind, id: other.id, value: stamped(linkedBack(other, kind, id, true), time, other.kind) });
       }
       const now = keyed(after);
       for (const link of genericLinks(kind, stored.value)) {
         const other = found.get(materialKey(link));
         if (now.has(materialKey(link)) || !other || (link.kind === kind && link.id === id)) continue;
         const value = linkedBack(other, kind, id, false);
-        if (value !== other.value) puts.push({ kind: other.kind, id: other.id, value: stamped(value, time) });
+        if (value !== other.value) puts.push({ kind: other.kind, id: other.id, value: stamped(value, time, other.kind) });
       }
       answer = next;
       return { put: puts };
@@ -242,7 +250,7 @@ const scores = (row: KindRow, param: string) => async (context: OperationContext
   const { changes } = await context.service.storage.editMaterials([{ kind, id }], (found) => {
     const stored = found.get(materialKey({ kind, id }));
     if (!stored) throw noSuch(kind, id);
-    return { put: [{ kind, id, value: stamped(incrementedScore(row, sent, stored.value), time) }] };
+    return { put: [{ kind, id, value: stamped(incrementedScore(row, sent, stored.value), time, kind) }] };
   });
   publish(context, changes);
   return reply();
@@ -274,10 +282,10 @@ const relate = (relation: RelationRow, linked: boolean) => async (context: Opera
     const manyOf = (kind: MaterialKind, key: string) => kindRow(kind).references[key]?.many ?? true;
     const nextA = relation.fromKey ? relinked(a.value, relation.fromKey, manyOf(from, relation.fromKey), toId, linked) : a.value;
     const nextB = relation.toKey ? relinked(same ? nextA : b.value, relation.toKey, manyOf(to, relation.toKey), fromId, linked) : b.value;
-    if (same) return nextB === a.value ? undefined : { put: [{ kind: from, id: fromId, value: stamped(nextB, time) }] };
+    if (same) return nextB === a.value ? undefined : { put: [{ kind: from, id: fromId, value: stamped(nextB, time, from) }] };
     const put = [
-      ...(nextA === a.value ? [] : [{ kind: from, id: fromId, value: stamped(nextA, time) }]),
-      ...(nextB === b.value ? [] : [{ kind: to, id: toId, value: stamped(nextB, time) }]),
+      ...(nextA === a.value ? [] : [{ kind: from, id: fromId, value: stamped(nextA, time, from) }]),
+      ...(nextB === b.value ? [] : [{ kind: to, id: toId, value: stamped(nextB, time, to) }]),
     ];
     return put.length ? { put } : undefined;
   });

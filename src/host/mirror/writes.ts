@@ -556,6 +556,26 @@ export const WRITES = {
   assetsCreateUltraSuiteAsset: { about: { kind: 'asset', at: 'created' }, creates: createdAsset, answers: 'Asset' },
   // A notification is shown by the upstream while it answers, by this host while it is away.
   sendLocalNotification: LOCAL,
+  // Backups, restores and imports are of the whole store (the upstream's own, while it answers), and replace it: not queued.
+  // A share's link and its distributions are the upstream's (its cloud's) to make: a local one would mean nothing there.
+  backupsCreateNewBackup: LOCAL,
+  backupsCreateNewBackupStreamed: LOCAL,
+  backupsDeleteSpecificBackup: LOCAL,
+  backup: LOCAL,
+  backupAsset: LOCAL,
+  backupSpecificCreationCancel: LOCAL,
+  backupRestoreSpecificBackup: LOCAL,
+  backupRestoreSpecificBackupStreamed: LOCAL,
+  backupSpecificRestorationCancel: LOCAL,
+  databaseImport: LOCAL,
+  sharesCreateNewShare: LOCAL,
+  sharesDeleteShare: LOCAL,
+  linkify: LOCAL,
+  linkifyMultiple: LOCAL,
+  linkifyShareRevoke: LOCAL,
+  distributionsCreateNewDistribution: LOCAL,
+  distributionsDeleteSpecificDistribution: LOCAL,
+  distributionUpdate: LOCAL,
   ...HOST_CANNOT_WRITES,
 } satisfies Record<WriteOperationName, MirrorSpec>;
 
@@ -567,7 +587,7 @@ export const WRITES = {
  * answers, a create's and an update's answer (the kind's model) is kept; what a score increment
  * or an association changed is read again from the upstream (`reads`).
  */
-export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
+const GENERIC_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
   ...GENERIC_KINDS.flatMap((row) => {
     const kind = row.kind as GenericKind;
     const param = (path: string): IdPlace => `param:${/\{(\w+)\}/.exec(path)![1]!}`;
@@ -580,6 +600,9 @@ export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map([
       matches: (call: QueuedCall, candidate: unknown) => madeFromSeed(row, call.body, candidate),
     };
     const created = { about: { kind, at: 'created' }, creates: createdAt(kind), answers, ...(find ? { find } : {}) } as const;
+    // A kind the upstream makes (its create declared local in WRITES: a share, a backup): every write of it is its business too.
+    if (create && (WRITES as Record<string, MirrorSpec>)[create.name]?.local)
+      return [create, update, remove, scores].flatMap((op) => (op ? [[op.name, LOCAL] as const] : []));
     return [
       ...(create ? [[create.name, created] as const] : []),
       ...(update ? [[update.name, { about: { kind, at: 'body:id' }, answers }] as const] : []),
@@ -617,6 +640,11 @@ export const LINK_WRITES: ReadonlyMap<string, MirrorSpec> = new Map(
       [relation.disassociate.name, spec],
     ] as const;
   }).filter(([name]) => !Object.hasOwn(WRITES, name)),
+);
+
+/** The generic path's declarations, but of the operations a row of the route table answers in its place (declared in WRITES). */
+export const MATERIAL_WRITES: ReadonlyMap<string, MirrorSpec> = new Map(
+  [...GENERIC_WRITES].filter(([name]) => !Object.hasOwn(WRITES, name)),
 );
 
 const DECLARED: ReadonlyMap<string, MirrorSpec> = new Map([...Object.entries(WRITES), ...MATERIAL_WRITES, ...LINK_WRITES]);

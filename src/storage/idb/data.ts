@@ -3,7 +3,7 @@ import type { IDBPDatabase } from 'idb';
 import type { GenericKind, PiecesDB } from '../schema.js';
 import { materialKey, type Change, type Storage, type StoredData } from '../storage.js';
 import { commit, log } from './transactions.js';
-import { AUTHORIZATION_KEY, IDENTITY_KEY, OS_SETTINGS_KEY, SIGNED_IN_KEY, VISION_KEYS } from '../storage.js';
+import { AUTHORIZATION_KEY, backupKeys, IDENTITY_KEY, OS_SETTINGS_KEY, SIGNED_IN_KEY, VISION_KEYS } from '../storage.js';
 
 export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' | 'loadData'> {
   return {
@@ -204,6 +204,9 @@ export async function loadData(
     } else {
       for (const { id } of gone) yield store('messages').delete(id);
     }
+    // A backup's kept content goes with its record.
+    for (const { collection, id } of gone)
+      if (collection === 'backup') for (const key of Object.values(backupKeys(id))) yield store('meta').delete(key);
     for (const application of data.applications) yield store('applications').put(application);
     for (const session of data.sessions) yield store('sessions').put(session);
     for (const event of data.events) yield store('events').put(event);

@@ -15,7 +15,7 @@ import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { createNodeHost, type NodeHost } from '../../../src/node/host.js';
 import { KINDS, RELATIONS, type KindRow, type MaterialKind } from '../../../src/shared/graph.js';
 import { shapeOf } from '../../../src/shared/shapes.js';
-import { filledSeed, SAMPLE_TEXT, seedPlan } from '../../material-seeds.js';
+import { filledSeed, SAMPLE_TEXT, seedPlan, WALKED_KINDS } from '../../material-seeds.js';
 import { BASE, dump, jsonPost, setup } from '../support/harness.js';
 import { sockets, until } from '../support/sockets.js';
 
@@ -50,7 +50,7 @@ const harness = async () => {
   return { t, call };
 };
 
-describe.each(GENERIC_KINDS.map((kind) => [kind.kind, kind] as const))('%s', (_name, kind) => {
+describe.each(WALKED_KINDS.map((kind) => [kind.kind, kind] as const))('%s', (_name, kind) => {
   const ops = kind.ops;
   const param = (path: string) => /\{(\w+)\}/.exec(path)![1]!;
   const itemPath = (id: string) => fill(ops.item!.path, { [param(ops.item!.path)]: id });

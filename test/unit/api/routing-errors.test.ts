@@ -56,10 +56,13 @@ describe('the route table', () => {
 
   it('has a route for every socket path the page shim serves, and a socket for every socket route', () => {
     const sockets = OPERATIONS.filter((o) => o.socket).map((o) => o.path);
-    // One socket path has a parameter: a model's download progress.
+    // Two socket paths have a parameter: a model's download progress, a backup's restorations.
     expect(sockets.filter((path) => !path.includes('{')).sort()).toEqual(Object.keys(SOCKETS).sort());
-    expect(sockets.filter((path) => path.includes('{'))).toEqual(['/model/{model}/download/progress']);
-    for (const path of sockets) expect(socketKind(path.replace('{model}', crypto.randomUUID())), path).toBeDefined();
+    expect(sockets.filter((path) => path.includes('{'))).toEqual([
+      '/model/{model}/download/progress',
+      '/backup/{backup}/restore/streamed/websocket',
+    ]);
+    for (const path of sockets) expect(socketKind(path.replace(/\{\w+\}/, crypto.randomUUID())), path).toBeDefined();
     expect(socketKind('/model/x/download')).toBeUndefined();
   });
 

@@ -306,6 +306,32 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
       ] as const
     ).map(([api, name]) => [name, sdkReturns(api, name)]),
   ),
+  // Backups, the database's export and import, shares, links and distributions: what the SDK's own API class reads from each.
+  ...Object.fromEntries(
+    (
+      [
+        ['BackupsApi', 'backupsCreateNewBackupStreamed'],
+        ['BackupsApi', 'backupsStreamedProgress'],
+        ['BackupApi', 'backup'],
+        ['BackupApi', 'backupAsset'],
+        ['BackupApi', 'backupSpecificCreationStatus'],
+        ['BackupApi', 'backupSpecificCreationCancel'],
+        ['BackupApi', 'backupRestoreSpecificBackup'],
+        ['BackupApi', 'backupRestoreSpecificBackupStreamed'],
+        ['BackupApi', 'backupSpecificRestorationStatus'],
+        ['BackupApi', 'backupSpecificRestorationCancel'],
+        ['DatabaseApi', 'databaseExport'],
+        ['DatabaseApi', 'databaseImport'],
+        ['SharesApi', 'sharesSpecificShareSnapshot'],
+        ['LinkifyApi', 'linkify'],
+        ['LinkifyApi', 'linkifyMultiple'],
+        ['LinkifyApi', 'linkifyShareRevoke'],
+        ['PieceApi', 'htmlShare'],
+      ] as const
+    ).map(([api, name]) => [name, sdkReturns(api, name)]),
+  ),
+  backupsCreateNewBackupStreamedWebsocket: { events: 'BackupStreamedProgress' },
+  backupRestoreSpecificBackupStreamedWebsocket: { events: 'BackupStreamedProgress' },
   // The generic path's operations: what the SDK's own API class reads from each.
   ...Object.fromEntries(MATERIAL_OPERATIONS.map((op) => [op.name, op.socket ? identifierStream : sdkReturns(op.api, op.name)])),
   ...Object.fromEntries(LINK_OPERATIONS.map((op) => [op.name, sdkReturns(op.api, op.name)])),
@@ -339,7 +365,10 @@ export function checkBody(operation: string, url: URL, type: string, body: strin
     return body === '' ? [] : [{ path: '$', message: `expected no body, got ${JSON.stringify(body.slice(0, 80))}` }];
   }
   if (typeof returns === 'object' && 'text' in returns) {
-    return type.startsWith('text/plain') ? [] : [{ path: '$', message: `expected text/plain, got ${type || 'no content type'}` }];
+    // (htmlShare's page is text the SDK reads as such, labelled HTML for the browser that opens a share's link.)
+    return type.startsWith('text/plain') || (operation === 'htmlShare' && type.startsWith('text/html'))
+      ? []
+      : [{ path: '$', message: `expected text/plain, got ${type || 'no content type'}` }];
   }
   if (typeof returns === 'object' && 'events' in returns) {
     if (!type.startsWith('text/event-stream'))
@@ -485,7 +514,9 @@ function kindOf(url: URL): SocketKind | undefined {
 export function checkFrame(url: URL, data: string): Violation[] {
   const kind = kindOf(url);
   if (!kind) return [{ path: '$', message: `a frame on ${url.pathname}, which is no socket of the service` }];
-  const model = FRAME_MODEL[kind] ?? 'StreamedIdentifiers';
+  // A backup's progress sockets send BackupStreamedProgress (a model's download, ModelDownloadProgress).
+  const backup = kind === 'progress' && /\/backups?\//.test(url.pathname);
+  const model = backup ? 'BackupStreamedProgress' : (FRAME_MODEL[kind] ?? 'StreamedIdentifiers');
   if (model === 'HealthStreamMessage' || (model === 'UserStreamMessage' && data === '')) return check(model, data);
   return parsed(data, '$', (value) => check(model, value));
 }
