@@ -42,8 +42,10 @@ const CALLS: Record<HostCannotName, (os: OSApi, configuration: Configuration) =>
   osAppletTerminate: (os) => os.osAppletTerminate({ terminatingOSServerApplet: { port: 1000, type: OSAppletEnum.Copilot } }),
   osAppletRestart: (os) => os.osAppletRestart({ inactiveOSServerApplet: { type: OSAppletEnum.Copilot } }),
   osMemoryOptimize: (os) => os.osMemoryOptimize(),
-  allocationsCreateNewAllocation: (_os, configuration) => new AllocationsApi(configuration).allocationsCreateNewAllocation({ allocationCloud: CLOUD }),
-  allocationsDeleteAllocation: (_os, configuration) => new AllocationsApi(configuration).allocationsDeleteAllocation({ allocationCloud: CLOUD }),
+  allocationsCreateNewAllocation: (_os, configuration) =>
+    new AllocationsApi(configuration).allocationsCreateNewAllocation({ allocationCloud: CLOUD }),
+  allocationsDeleteAllocation: (_os, configuration) =>
+    new AllocationsApi(configuration).allocationsDeleteAllocation({ allocationCloud: CLOUD }),
   osNanoModelsPrepare: (os) => os.osNanoModelsPrepare({ nanoModelsPreparationInput: { tasks: {} } }),
   osUpdateCheck: (os) => os.osUpdateCheck({ uncheckedOSServerUpdate: {} }),
   osUpdateCheckStream: (os) => os.osUpdateCheckStream(),
