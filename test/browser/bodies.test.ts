@@ -521,8 +521,10 @@ const post = (context: BrowserContext, list: Case[]) =>
       /** The cases answered 4xx that changed the store anyway (none may). */
       const changedByRejected: string[] = [];
       const big = new Map<number, Blob>();
+      /** The store as the last case answered 4xx left it (unchanged by it: checked), for the next case's "before". */
+      let kept: string | undefined;
       for (const c of all) {
-        const before = await dump();
+        const before = kept ?? (await dump());
         let body: BodyInit;
         if ('text' in c.body) body = fill(c.body.text);
         else if ('bytes' in c.body) body = new Uint8Array(c.body.bytes);
@@ -533,7 +535,8 @@ const post = (context: BrowserContext, list: Case[]) =>
         }
         const response = await fetch(base + fill(c.path), { method: 'POST', headers: { 'Content-Type': c.contentType }, body });
         answers.push({ status: response.status, type: response.headers.get('content-type'), body: await response.text() });
-        if (response.status >= 400 && (await dump()) !== before) changedByRejected.push(`${c.operation}: ${c.label}`);
+        kept = response.status >= 400 ? await dump() : undefined;
+        if (kept !== undefined && kept !== before) changedByRejected.push(`${c.operation}: ${c.label}`);
       }
       return { answers, changedByRejected };
     }, list),

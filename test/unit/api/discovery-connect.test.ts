@@ -221,13 +221,14 @@ describe('unserved Pieces OS paths', () => {
   it('answer 404 naming the operation, warning once per operation', async () => {
     const warn = vi.fn();
     const t = await setup({ warn });
-    const response = await t.fetch(`${BASE}/assets/stream/transferables`);
+    // (The Model Context Protocol's operations, which issue 34 serves.)
+    const response = await t.fetch(`${BASE}/model_context_protocol/schema_versions`);
     expect(response.status).toBe(404);
-    expect(await response.text()).toMatch(/is the Pieces OS operation AssetsApi\.\w+, which this service does not serve/);
-    await t.fetch(`${BASE}/assets/stream/transferables`);
+    expect(await response.text()).toMatch(/is the Pieces OS operation ModelContextProtocolApi\.\w+, which this service does not serve/);
+    await t.fetch(`${BASE}/model_context_protocol/schema_versions`);
     expect(warn).toHaveBeenCalledTimes(1);
-    const pkce = await t.fetch(`${BASE}/pkce/clear`, jsonPost({}));
-    expect(await pkce.text()).toMatch(/PKCEApi\.clearPKCE/);
+    const sse = await t.fetch(`${BASE}/model_context_protocol/2024-11-05/sse`);
+    expect(await sse.text()).toMatch(/ModelContextProtocolApi\.modelContextProtocolServerSentEvents/);
     expect(warn).toHaveBeenCalledTimes(2);
     // Not a Pieces OS path: a plain 404.
     expect(await (await t.fetch(`${BASE}/nothing/here`)).text()).toMatch(/No operation at \/nothing\/here/);
