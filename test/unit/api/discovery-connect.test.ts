@@ -221,10 +221,10 @@ describe('unserved Pieces OS paths', () => {
   it('answer 404 naming the operation, warning once per operation', async () => {
     const warn = vi.fn();
     const t = await setup({ warn });
-    const response = await t.fetch(`${BASE}/assets/stream/transferables`);
+    const response = await t.fetch(`${BASE}/backups/streamed/progress`);
     expect(response.status).toBe(404);
-    expect(await response.text()).toMatch(/is the Pieces OS operation AssetsApi\.\w+, which this service does not serve/);
-    await t.fetch(`${BASE}/assets/stream/transferables`);
+    expect(await response.text()).toMatch(/is the Pieces OS operation BackupsApi\.\w+, which this service does not serve/);
+    await t.fetch(`${BASE}/backups/streamed/progress`);
     expect(warn).toHaveBeenCalledTimes(1);
     const qgpt = await t.fetch(`${BASE}/qgpt/reprompt`, jsonPost({}));
     expect(await qgpt.text()).toMatch(/QGPTApi\.reprompt/);
