@@ -14,7 +14,7 @@ import {
   type Seed,
 } from '@pieces.app/pieces-os-client';
 import { describe, expect, it } from 'vitest';
-import { application, BASE, setup } from '../support/harness.js';
+import { application, BASE, newAsset, setup } from '../support/harness.js';
 import { check } from '../support/sdk-shape.js';
 import { sockets, until, type RecordedSocket } from '../support/sockets.js';
 
@@ -207,5 +207,60 @@ describe('the streams of whole assets', () => {
       expect(await bad.text()).toMatch(/after must be a change sequence number/);
       expect((await t.fetch(`${BASE}${path}`)).status).toBe(426);
     }
+  });
+});
+
+describe("the mirror's writes", () => {
+  it('log the formats and annotations of the assets they put, change, drop and re-key', async () => {
+    const t = await setup({ sampleAssets: false });
+    const made = newAsset({ name: 'm.ts', text: 'const m = 1;\n', description: 'kept' });
+    const whole = { record: made.record, formats: made.formats, annotations: made.annotations, tags: [], websites: [] };
+    const logged = (changes: Array<{ collection: string; id: string; deleted?: true }>) =>
+      changes.filter((c) => c.collection !== 'asset').map((c) => [c.collection, c.id, !!c.deleted]);
+    const format = made.formats[0]!;
+    const annotation = made.annotations[0]!;
+    expect(logged(await t.storage.applyMirror({ put: { assets: [whole] } }))).toEqual([
+      ['format', format.id, false],
+      ['annotation', annotation.id, false],
+    ]);
+    // The same asset again: nothing; its format changed: that format alone.
+    expect(await t.storage.applyMirror({ put: { assets: [whole] } })).toEqual([]);
+    const edited = { ...whole, formats: [{ ...format, size: format.size + 1 }] };
+    expect(logged(await t.storage.applyMirror({ put: { assets: [edited] } }))).toEqual([['format', format.id, false]]);
+    // An annotation of its own, put and dropped.
+    const { asset: _asset, ...rest } = annotation;
+    const alone = { ...rest, id: crypto.randomUUID() };
+    expect(logged(await t.storage.applyMirror({ put: { annotations: [alone] } }))).toEqual([['annotation', alone.id, false]]);
+    expect(logged(await t.storage.applyMirror({ remove: [{ kind: 'annotation', id: alone.id }] }))).toEqual([
+      ['annotation', alone.id, true],
+    ]);
+    // Re-keyed: the asset's format and annotation follow it under the ids the map gives them.
+    const upstream = crypto.randomUUID();
+    const rekeyed = logged(await t.storage.applyMirror({ rekey: [{ local: made.record.id, upstream, kind: 'asset' }] }));
+    expect(rekeyed.filter(([collection]) => collection === 'format' || collection === 'annotation')).toEqual([
+      ['format', format.id, false],
+      ['annotation', annotation.id, false],
+    ]);
+    // Dropped: each of them deleted.
+    expect(logged(await t.storage.applyMirror({ remove: [{ kind: 'asset', id: upstream }] }))).toEqual([
+      ['format', format.id, true],
+      ['annotation', annotation.id, true],
+    ]);
+  });
+});
+
+describe('a data load', () => {
+  it('logs the formats and annotations it writes, and with replace those it removes', async () => {
+    const t = await setup({ sampleAssets: false });
+    await t.assets.assetsCreateNewAsset({ seed: textSeed('const kept = 1;\n') });
+    const data = await t.storage.dumpData();
+    const parts = (changes: Array<{ collection: string; id: string; deleted?: true }>) =>
+      changes.filter((c) => c.collection === 'format' || c.collection === 'annotation').map((c) => [c.collection, c.id, !!c.deleted]);
+    const formats = data.formats.map((f) => ['format', f.id, false]);
+    const annotations = data.annotations.map((a) => ['annotation', a.id, false]);
+    expect(formats.length).toBeGreaterThan(0);
+    expect(parts(await t.storage.loadData(data, { replace: false }))).toEqual([...formats, ...annotations]);
+    const gone = parts(await t.storage.loadData({ ...data, assets: [], formats: [], annotations: [] }, { replace: true }));
+    expect(gone.sort()).toEqual([...formats, ...annotations].map(([kind, id]) => [kind, id, true]).sort());
   });
 });
