@@ -24,11 +24,18 @@ export const ofOpenSocket = (request: Request, url: URL): boolean =>
   request.headers.get(STREAM_HEADER) === 'handshake' && (url.searchParams.has('after') || url.searchParams.has(HEARTBEAT_PARAM));
 
 /**
- * What a socket path carries: the identifiers of a collection, the health heartbeat, the user
+ * The streams of whole assets (Assets frames, not identifiers): `/assets/stream`, whose formats
+ * come without their values, and `/assets/stream/transferables`, with them.
+ */
+export type WholeAssets = 'assets' | 'assetsWithValues';
+
+/**
+ * What a socket path carries: the identifiers of a collection, whole assets, the health heartbeat, the user
  * profile, the OS settings, the vision status, a model runtime's status, the copilot's answers, a model's download progress.
  */
 export type SocketKind =
   | Collection
+  | WholeAssets
   | 'health'
   | 'user'
   | 'osSettings'
@@ -51,6 +58,10 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/applications/stream/identifiers': 'application',
   '/activities/stream/identifiers': 'activity',
   '/anchors/stream/identifiers': 'anchor',
+  '/annotations/stream/identifiers': 'annotation',
+  '/formats/stream/identifiers': 'format',
+  '/assets/stream': 'assets',
+  '/assets/stream/transferables': 'assetsWithValues',
   '/models/stream/identifiers': 'model',
   '/tags/stream/identifiers': 'tag',
   '/websites/stream/identifiers': 'website',
@@ -108,12 +119,18 @@ export interface Handshake {
   database?: string;
 }
 
-/** A catch-up (`?after=N`): the collection's changes after N, whether the log still reaches back to N, and the last change. */
+/**
+ * A catch-up (`?after=N`): the collection's changes after N, whether the log still reaches back to N, and the last change.
+ * On a stream of whole assets, also each changed asset that still exists as it is now (`records`, by id), and
+ * the time of the catch-up (`at`: a deleted asset's frame is stamped deleted then).
+ */
 export interface CatchUp {
   changes: Change[];
   complete: boolean;
   seq: number;
   database: string;
+  records?: Record<string, unknown>;
+  at?: string;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -168,4 +185,38 @@ export function changeFrame(change: Change): string {
   return JSON.stringify({
     iterable: [{ [streamKey(change.collection)]: { id: change.id }, ...(change.deleted ? { deleted: true } : {}) }],
   });
+}
+
+/** A stream of whole assets: the collection it follows is the assets'. */
+export const isWholeAssets = (kind: SocketKind): kind is WholeAssets => kind === 'assets' || kind === 'assetsWithValues';
+
+/**
+ * A catch-up's frames on a stream of whole assets (the changes after the socket's last): each
+ * changed asset once, where its last change is, as it is now (an Assets of one); an asset gone
+ * since, as it was last sent, its `deleted` stamped with the catch-up's time (one never sent, made
+ * and deleted between two catch-ups, is not sent). `sent`: the JSON of each asset as last sent
+ * (the first frame's, then these), kept up to date here.
+ */
+export function wholeAssetFrames(changes: readonly Change[], body: CatchUp, sent: Map<string, string>): string[] {
+  const last = new Map<string, Change>();
+  for (const change of changes) {
+    last.delete(change.id);
+    last.set(change.id, change);
+  }
+  const frames: string[] = [];
+  for (const id of last.keys()) {
+    const record = body.records?.[id];
+    if (record !== undefined) {
+      const text = JSON.stringify(record);
+      sent.set(id, text);
+      frames.push(`{"iterable":[${text}]}`);
+      continue;
+    }
+    const before = sent.get(id);
+    if (before === undefined) continue;
+    sent.delete(id);
+    const deleted = { value: body.at ?? new Date().toISOString() };
+    frames.push(JSON.stringify({ iterable: [{ ...(JSON.parse(before) as object), deleted }] }));
+  }
+  return frames;
 }

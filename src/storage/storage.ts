@@ -498,8 +498,8 @@ export interface Storage {
   listAnnotations(): Promise<AnnotationRecord[]>;
   /** Stores an annotation that belongs to no asset. */
   putAnnotation(annotation: AnnotationRecord): Promise<Change[]>;
-  /** Deletes an annotation that belongs to no asset; false when there is none (nothing queued then). */
-  deleteAnnotation(id: string): Promise<boolean>;
+  /** Deletes an annotation that belongs to no asset, with its changes; undefined when there is none (nothing queued then). */
+  deleteAnnotation(id: string): Promise<Change[] | undefined>;
   getTag(id: string): Promise<TagRecord | undefined>;
   getWebsite(id: string): Promise<WebsiteRecord | undefined>;
   /** Every tag (website), in creation order. */

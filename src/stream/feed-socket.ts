@@ -3,8 +3,18 @@
  * periodic checks), the health heartbeat, the user profile or the vision status. See docs/architecture.md, "Sockets".
  */
 import { WebSocket as MockWebSocket } from 'mock-socket';
-import type { Change, Collection } from '../storage/storage.js';
-import { changeFrame, HEARTBEAT_PARAM, isCatchUp, isHandshake, STREAM_HEADER, type Handshake } from '../core/stream-wire.js';
+import type { Change } from '../storage/storage.js';
+import {
+  changeFrame,
+  HEARTBEAT_PARAM,
+  isCatchUp,
+  isHandshake,
+  isWholeAssets,
+  STREAM_HEADER,
+  wholeAssetFrames,
+  type Handshake,
+  type SocketKind,
+} from '../core/stream-wire.js';
 import type { Announcements } from './announcements.js';
 import { ServedSocket, type SocketClient } from './served-socket.js';
 
@@ -21,7 +31,7 @@ export const CLOSE_DATABASE_REPLACED = 4001;
 export interface Feed {
   /** The http(s) URL of the socket path, for the handshake and catch-up fetches. */
   httpUrl: string;
-  kind: Collection | 'health' | 'user' | 'osSettings' | 'vision' | 'ollamaStatus' | 'foundryStatus';
+  kind: Exclude<SocketKind, 'copilot' | 'progress'>;
   healthIntervalMs: number;
   sequenceCheckMs: number;
   giveUpMs: number;
@@ -51,11 +61,14 @@ export class FeedSocket extends ServedSocket {
   #retry: ReturnType<typeof setTimeout> | undefined;
   #failingSince = 0;
   #backoff = 0;
+  /** A stream of whole assets: each asset's JSON as last sent (a delete's frame is the asset as the client last had it). */
+  readonly #sent: Map<string, string> | undefined;
   readonly #feed: Feed;
 
   constructor(url: string, protocols: string | string[] | undefined, feed: Feed) {
     super(url, protocols);
     this.#feed = feed;
+    this.#sent = isWholeAssets(feed.kind) ? new Map() : undefined;
     feed.announcements.add(this);
     this.addEventListener('close', () => {
       feed.announcements.delete(this);
@@ -114,6 +127,10 @@ export class FeedSocket extends ServedSocket {
       this.#openEvent = null;
     }
     this.client.send(this.#snapshot!);
+    if (this.#sent) {
+      for (const asset of (JSON.parse(this.#snapshot!) as { iterable: Array<{ id: string }> }).iterable)
+        this.#sent.set(asset.id, JSON.stringify(asset));
+    }
     this.#lastProfile = this.#snapshot;
     this.#snapshot = null;
     if (this.#feed.kind === 'health') this.#heartbeat = setInterval(() => void this.#beat(), this.#feed.healthIntervalMs);
@@ -165,7 +182,7 @@ export class FeedSocket extends ServedSocket {
 
   /** A change was announced: if it is of this socket's collection, fetch what came after the last delivered change. */
   announced(change: Change) {
-    if (change.collection !== this.#feed.kind) return;
+    if (change.collection !== (this.#sent ? 'asset' : this.#feed.kind)) return;
     if (this.#value()) {
       if (this.#started) void this.#profile();
       return;
@@ -197,8 +214,13 @@ export class FeedSocket extends ServedSocket {
           break;
         }
         const before = this.#seq;
-        for (const change of body.changes) {
-          if (change.seq <= this.#seq || this.readyState !== MockWebSocket.OPEN) continue;
+        const changes = body.changes.filter((change) => change.seq > before);
+        if (this.#sent) {
+          for (const frame of wholeAssetFrames(changes, body, this.#sent)) this.client!.send(frame);
+          if (changes.length) this.#seq = changes.at(-1)!.seq;
+        }
+        for (const change of this.#sent ? [] : changes) {
+          if (this.readyState !== MockWebSocket.OPEN) break;
           this.#seq = change.seq;
           this.client!.send(changeFrame(change));
         }

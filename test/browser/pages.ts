@@ -180,6 +180,11 @@ export const callEveryOperation = (page: Page) =>
     await get('assetsSpecificAssetSnapshot', `/assets/${asset}`);
     await get('assetSnapshot', `/asset/${asset}`);
     await get('assetsStreamIdentifiers', '/assets/stream/identifiers', stream);
+    // The last streams of assets and what hangs on them: their handshakes (the first frame).
+    await get('streamAssets', '/assets/stream', stream);
+    await get('getAssetsStreamTransferables', '/assets/stream/transferables', stream);
+    await get('formatsStreamIdentifiers', '/formats/stream/identifiers', stream);
+    await get('annotationsStreamIdentifiers', '/annotations/stream/identifiers', stream);
     await post('conversationAssociateAsset', `/conversation/${conversation.id}/assets/associate/${asset}`);
     await post('conversationDisassociateAsset', `/conversation/${conversation.id}/assets/disassociate/${asset}`);
     await post('relevance', '/qgpt/relevance', { query: 'debounce a function' });

@@ -32,7 +32,7 @@ export async function annotationsCreateNewAnnotation(context: OperationContext) 
   const annotation = parseNewAnnotation(await readJson(context.request, context.service.maxBodyBytes), time);
   const { storage } = context.service;
   if (!annotation.asset) {
-    await storage.putAnnotation(annotation);
+    publish(context, await storage.putAnnotation(annotation));
     return reply(annotationWire(annotation));
   }
   const assetId = annotation.asset.id;
@@ -57,8 +57,9 @@ export async function annotationsDeleteSpecificAnnotation(context: OperationCont
       activity(time, { asset: current.record.id, pair: 'assetAnnotationDeleted', value: 'an_annotation_was_deleted_by_the_user' }),
     ],
   }));
-  if (result) publish(context, result.changes);
-  else if (!(await storage.deleteAnnotation(id))) throw notFound(`No annotation with id ${id}.`);
+  const changes = result ? result.changes : await storage.deleteAnnotation(id);
+  if (!changes) throw notFound(`No annotation with id ${id}.`);
+  publish(context, changes);
   return reply();
 }
 
@@ -72,7 +73,7 @@ export async function annotationUpdate(context: OperationContext) {
   if (!stored) throw notFound(`No annotation with id ${id}.`);
   const next = updateAnnotation(body, stored, time);
   if (!stored.asset) {
-    await storage.putAnnotation(next);
+    publish(context, await storage.putAnnotation(next));
     return reply(annotationWire(next));
   }
   const result = await storage.editAsset({ annotation: id }, (current) => ({

@@ -104,7 +104,7 @@ export async function conversationSummarize(context: OperationContext) {
   const time = clock(context);
   const annotation = parseNewAnnotation({ type: 'SUMMARY', text }, time);
   const record = { ...annotation, conversation: { id } } as typeof annotation;
-  await storage.putAnnotation(record);
+  publish(context, await storage.putAnnotation(record));
   // The conversation lists it (a conversation deleted meanwhile: the annotation goes again, and this is its 404).
   const result = await storage.editConversation({ conversation: id }, (current) => ({
     record: {
@@ -115,7 +115,7 @@ export async function conversationSummarize(context: OperationContext) {
     },
   }));
   if (!result) {
-    await storage.deleteAnnotation(record.id);
+    publish(context, (await storage.deleteAnnotation(record.id)) ?? []);
     throw notFound(`No conversation with id ${id}.`);
   }
   publish(context, result.changes);

@@ -103,7 +103,7 @@ export async function annotationScoresIncrement(context: OperationContext) {
   if (!stored) throw notFound(`No annotation with id ${id}.`);
   const next = (annotation: typeof stored) => ({ ...annotation, score: scored(annotation), updated: { value: time.now().toISOString() } });
   if (!stored.asset) {
-    await storage.putAnnotation(next(stored));
+    publish(context, await storage.putAnnotation(next(stored)));
     return reply();
   }
   const result = await storage.editAsset({ annotation: id }, (current) => ({

@@ -6,7 +6,9 @@ import type { OperationContext } from '../context.js';
 import { badRequest, clip, HttpError, reply } from '../http.js';
 import type { Collection } from '../../storage/storage.js';
 import { identifiersFrame, STREAM_HEADER, type CatchUp, type Handshake } from '../stream-wire.js';
+import { assetWire } from '../models/asset.js';
 import { localUser } from './user.js';
+import { clock } from './common.js';
 import { osId, osSettings } from './os.js';
 import { currentVisionStatus } from '../models/pattern-engine.js';
 
@@ -19,6 +21,14 @@ function handshake({ request, url }: OperationContext) {
   }
 }
 
+/** A catch-up's `after` (the last change the socket delivered), or null for its handshake. */
+function afterOf(url: URL): number | null {
+  const after = url.searchParams.get('after');
+  if (after !== null && !/^\d+$/.test(after))
+    throw badRequest(`after must be a change sequence number, not ${clip(JSON.stringify(after))}.`);
+  return after === null ? null : Number(after);
+}
+
 /**
  * An identifier stream: first message every id of the collection, then one message per change.
  * `ids`: the collection's ids when they are not (all) stored records, from the stored ones.
@@ -28,13 +38,11 @@ export const identifierStream =
   async (context: OperationContext) => {
     handshake(context);
     const { service, url } = context;
-    const after = url.searchParams.get('after');
-    if (after !== null && !/^\d+$/.test(after))
-      throw badRequest(`after must be a change sequence number, not ${clip(JSON.stringify(after))}.`);
+    const after = afterOf(url);
     // The identity is read before the data: if the database is replaced in between, the socket keeps
     // the older identity, and its next check (which gets the new one) makes it start afresh.
     const database = await service.storage.identity();
-    if (after !== null) return reply({ ...(await service.storage.changesSince(Number(after), collection)), database } satisfies CatchUp);
+    if (after !== null) return reply({ ...(await service.storage.changesSince(after, collection)), database } satisfies CatchUp);
     const listed = await service.storage.listIds(collection);
     return reply({
       seq: listed.seq,
@@ -53,6 +61,36 @@ export const applicationsStreamIdentifiers = identifierStream('application', asy
 });
 export const anchorsStreamIdentifiers = identifierStream('anchor');
 export const activitiesStreamIdentifiers = identifierStream('activity');
+export const annotationsStreamIdentifiers = identifierStream('annotation');
+/** Every change of a format (its value, classification, its asset's create or delete) is logged as a `format` change. */
+export const formatsStreamIdentifiers = identifierStream('format');
+
+/**
+ * A stream of whole assets (Assets frames): first every asset, then each asset a change touched as it
+ * is now, a deleted one as the client last had it with `deleted` stamped (the socket keeps what it
+ * sent: stream-wire.ts wholeAssetFrames). `withValues`: formats carry their values (transferables).
+ */
+const wholeAssets = (withValues: boolean) => async (context: OperationContext) => {
+  handshake(context);
+  const { service, url } = context;
+  const after = afterOf(url);
+  const database = await service.storage.identity();
+  if (after !== null) {
+    const caught = await service.storage.changesSince(after, 'asset');
+    const found = await Promise.all([...new Set(caught.changes.map((c) => c.id))].map((id) => service.storage.getAsset(id)));
+    const records = Object.fromEntries(found.flatMap((asset) => (asset ? [[asset.record.id, assetWire(asset, withValues)]] : [])));
+    return reply({ ...caught, database, records, at: clock(context).now().toISOString() } satisfies CatchUp);
+  }
+  // The sequence first, then the assets: a change committed in between is in both, never in neither.
+  const { seq } = await service.storage.listIds('asset');
+  const assets = await service.storage.listAssets();
+  return reply({ seq, database, message: { iterable: assets.map((asset) => assetWire(asset, withValues)) } } satisfies Handshake);
+};
+
+/** streamAssets (`/assets/stream`): whole assets, their formats without values. */
+export const streamAssets = wholeAssets(false);
+/** getAssetsStreamTransferables (`/assets/stream/transferables`): whole assets, their formats with values. */
+export const getAssetsStreamTransferables = wholeAssets(true);
 
 /** getWellKnownStreamHealth: `ok:<os id>` on open, then periodically while the service answers. */
 export async function getWellKnownStreamHealth(context: OperationContext) {

@@ -144,6 +144,22 @@ const linkedChanges = (tags: readonly TagRecord[], websites: readonly WebsiteRec
 ];
 
 /**
+ * The changes of the formats and annotations a write puts and deletes (their identifier streams
+ * hear of each: a format's value, classification or asset changed, an annotation's text).
+ */
+const partChanges = (
+  put: { formats?: readonly string[]; annotations?: readonly string[] },
+  deleted: { formats?: readonly string[]; annotations?: readonly string[] } = {},
+): Array<Omit<Change, 'seq'>> => [
+  ...(put.formats ?? []).map((id) => ({ collection: 'format' as const, id })),
+  ...(deleted.formats ?? []).map((id) => ({ collection: 'format' as const, id, deleted: true as const })),
+  ...(put.annotations ?? []).map((id) => ({ collection: 'annotation' as const, id })),
+  ...(deleted.annotations ?? []).map((id) => ({ collection: 'annotation' as const, id, deleted: true as const })),
+];
+
+const ids = (records: ReadonlyArray<{ id: string }>) => records.map(({ id }) => id);
+
+/**
  * What a new asset creates: the asset, its formats (in its order), its annotations, its tags and
  * websites (one of the same text or URL as a stored one is that one: its id, given here, is then
  * never stored).
@@ -203,6 +219,7 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: readonly Create
         { collection: 'asset' as const, id: asset.record.id },
         ...activityChanges(activities),
         ...linkedChanges(linked[i]!.tags, linked[i]!.websites),
+        ...partChanges({ formats: ids(asset.formats), annotations: ids(asset.annotations) }),
       ]),
       logged,
     );
@@ -210,8 +227,11 @@ async function createTogether(db: IDBPDatabase<PiecesDB>, group: readonly Create
     for (const { outbox, asset } of group) if (outbox) yield outbox.append(store('outbox'), createdBy(asset));
   });
   let at = 0;
-  return group.map(({ activities }, i) =>
-    logged.slice(at, (at += 1 + activities.length + linked[i]!.tags.length + linked[i]!.websites.length)),
+  return group.map(({ asset, activities }, i) =>
+    logged.slice(
+      at,
+      (at += 1 + activities.length + linked[i]!.tags.length + linked[i]!.websites.length + asset.formats.length + asset.annotations.length),
+    ),
   );
 }
 
@@ -282,14 +302,20 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
         );
         const changes: Change[] = [];
         const linked: Array<ReturnType<typeof linkedChanges>> = [];
+        const parts: Array<ReturnType<typeof partChanges>> = [];
         await commit(tx, function* () {
           for (const [i, { record, formats, annotations }] of assets.entries()) {
             const { existing, annotationIds, tags, websites } = before[i]!;
             const keep = resolved[i]!;
             const formatIds = new Set(formats.map((f) => f.id));
             const annotationKeep = new Set(annotations.map((a) => a.id));
-            for (const id of existing?.formats ?? []) if (!formatIds.has(id)) yield store('formats').delete(id);
-            for (const id of annotationIds) if (!annotationKeep.has(id)) yield store('annotations').delete(id);
+            const lostFormats = (existing?.formats ?? []).filter((id) => !formatIds.has(id));
+            const lostAnnotations = annotationIds.filter((id) => !annotationKeep.has(id));
+            parts.push(
+              partChanges({ formats: ids(formats), annotations: ids(annotations) }, { formats: lostFormats, annotations: lostAnnotations }),
+            );
+            for (const id of lostFormats) yield store('formats').delete(id);
+            for (const id of lostAnnotations) yield store('annotations').delete(id);
             const lostTags = without(tags, record.id, new Set(keep.tags.map((t) => t.id)));
             const lostWebsites = without(websites, record.id, new Set(keep.websites.map((w) => w.id)));
             linked.push(linkedChanges([...lostTags, ...keep.tags], [...lostWebsites, ...keep.websites]));
@@ -308,6 +334,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
               ...assets.map(({ record }) => ({ collection: 'asset' as const, id: record.id })),
               ...activityChanges(activities),
               ...linked.flat(),
+              ...parts.flat(),
             ],
             changes,
           );
@@ -373,6 +400,10 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
               { collection: 'asset', id: record.id },
               ...activityChanges(activities),
               ...linkedChanges(tagsPut, websitesPut),
+              ...partChanges(
+                { formats: ids(result.putFormats ?? []), annotations: ids(result.putAnnotations ?? []) },
+                { annotations: result.deleteAnnotations ?? [] },
+              ),
               ...(others?.logged ?? []),
             ],
             changes,
@@ -440,6 +471,7 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
             store('changes'),
             [
               { collection: 'asset', id, deleted: true },
+              ...partChanges({}, { formats: formatIds, annotations: annotationIds }),
               ...ownActivities.map((key) => ({ collection: 'activity' as const, id: key, deleted: true as const })),
               ...activityChanges(activities),
               ...unlisted.map((anchor) => ({ collection: 'anchor' as const, id: anchor.id })),
@@ -455,12 +487,14 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
 
     putAnnotation: (annotation) =>
       queueing(scope, async (outbox) => {
-        const tx = db.transaction(['annotations', 'outbox'], 'readwrite');
+        const tx = db.transaction(['annotations', 'changes', 'outbox'], 'readwrite');
+        const changes: Change[] = [];
         await commit(tx, function* () {
           yield tx.objectStore('annotations').put(annotation);
+          yield log(tx.objectStore('changes'), partChanges({ annotations: [annotation.id] }), changes);
           if (outbox) yield outbox.append(tx.objectStore('outbox'), [{ kind: 'annotation', id: annotation.id }]);
         });
-        return [];
+        return changes;
       }),
 
     deleteAnnotation: (id) =>
@@ -470,16 +504,15 @@ export function assetStore(db: IDBPDatabase<PiecesDB>): Queueable<AssetMethods, 
         const found = await tx.objectStore('annotations').get(id);
         const alone = !!found && !found.asset;
         const others = alone ? await unlisting(tx as never, [{ kind: 'annotation', id }]) : undefined;
+        const changes: Change[] = [];
         await commit(tx, function* () {
           if (!alone) return;
           yield tx.objectStore('annotations').delete(id);
-          if (others?.logged.length) {
-            yield* others.writes();
-            yield log(tx.objectStore('changes'), others.logged, []);
-          }
+          yield* others!.writes();
+          yield log(tx.objectStore('changes'), [...partChanges({}, { annotations: [id] }), ...others!.logged], changes);
           if (outbox) yield outbox.append(tx.objectStore('outbox'));
         });
-        return alone;
+        return alone ? changes : undefined;
       }),
 
     editActivity: (id, edit) =>

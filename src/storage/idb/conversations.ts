@@ -31,8 +31,12 @@ interface CreateJob extends Create {
 const GROUP_LIMIT = 64;
 
 /** The store of each collection with a hand-written store (the rest are materials: see materials.ts). */
-export const STORE_OF: Readonly<Record<string, 'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models'>> = {
+export const STORE_OF: Readonly<
+  Record<string, 'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models' | 'formats' | 'annotations'>
+> = {
   conversationMessage: 'messages',
+  format: 'formats',
+  annotation: 'annotations',
   asset: 'assets',
   application: 'applications',
   activity: 'activities',
@@ -362,7 +366,7 @@ export function conversationStore(
 /** The ids of a collection other than conversations (whose ids come with the snapshots, see snapshots.ts), and the last change. */
 export async function listIdsOf(
   db: IDBPDatabase<PiecesDB>,
-  name: 'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models',
+  name: 'messages' | 'assets' | 'applications' | 'activities' | 'anchors' | 'models' | 'formats' | 'annotations',
 ): Promise<{ ids: string[]; seq: number }> {
   const tx = db.transaction([name, 'changes']);
   const keys = () => {

@@ -15,7 +15,7 @@ import { anchorIdsOf } from './conversations.js';
 import type { MirrorWrite, RecordStore, ValueOf } from './mirror-write.js';
 
 type Put = NonNullable<MirrorBatch['put']>;
-type LoggedAs = 'application' | 'asset' | 'anchor' | 'activity' | 'conversation' | 'conversationMessage';
+type LoggedAs = 'application' | 'asset' | 'anchor' | 'activity' | 'conversation' | 'conversationMessage' | 'format' | 'annotation';
 
 /** A pair being re-keyed: its two ids, and the whole id map for ids a record names besides it. */
 export interface Rekeyed {
@@ -177,12 +177,14 @@ export const KINDS: readonly Kind[] = [
           find: { index: 'by-asset' },
           owned: true,
           set: (format, { upstream }) => ({ ...format, asset: upstream }),
+          log: 'format',
         }),
         ref({
           store: 'annotations',
           find: { index: 'by-asset' },
           owned: true,
           set: (annotation, { upstream }) => ({ ...annotation, asset: { id: upstream } }),
+          log: 'annotation',
         }),
         ref({ store: 'tags', find: { index: 'by-asset' }, set: (tag, ids) => renamedIn(tag, 'assets', ids) }),
         ref({ store: 'websites', find: { index: 'by-asset' }, set: (site, ids) => renamedIn(site, 'assets', ids) }),
@@ -200,6 +202,7 @@ export const KINDS: readonly Kind[] = [
   kind({
     kind: 'annotation',
     store: 'annotations',
+    log: 'annotation',
     put: {
       of: (put) => put.annotations,
       id: (a) => a.id,
@@ -207,6 +210,7 @@ export const KINDS: readonly Kind[] = [
         const stored = await w.get('annotations', annotation.id);
         if (stored && JSON.stringify(stored) === JSON.stringify(annotation)) return;
         await w.put('annotations', annotation);
+        w.note('annotation', annotation.id);
         if (annotation.asset && (await w.get('assets', annotation.asset.id))) w.note('asset', annotation.asset.id);
       },
     },
@@ -214,6 +218,7 @@ export const KINDS: readonly Kind[] = [
       const annotation = await w.get('annotations', id);
       if (!annotation) return;
       await w.delete('annotations', id);
+      w.note('annotation', id, true);
       if (annotation.asset && (await w.get('assets', annotation.asset.id))) w.note('asset', annotation.asset.id);
     },
     rekey: {

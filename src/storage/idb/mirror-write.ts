@@ -5,7 +5,7 @@
  * order), with the named writes of records that span several stores.
  */
 import type { IDBPTransaction, StoreNames } from 'idb';
-import type { ConversationRecord, FormatRecord, MessageRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
+import type { AnnotationRecord, ConversationRecord, FormatRecord, MessageRecord, PiecesDB, TagRecord, WebsiteRecord } from '../schema.js';
 import type { Change, StoredAsset, StoredData } from '../storage.js';
 import { log } from './transactions.js';
 
@@ -33,6 +33,10 @@ const assetText = (whole: StoredAsset) =>
     tags: byId(whole.tags.map(({ assets: _assets, ...tag }) => tag)),
     websites: byId(whole.websites.map(({ assets: _assets, ...site }) => site)),
   });
+
+/** A format or annotation, as compared for a change (bytes as numbers). */
+const partText = (record: FormatRecord | AnnotationRecord) =>
+  JSON.stringify(record, (_key, value: unknown) => (value instanceof Uint8Array ? Array.from(value) : value));
 
 export type MirrorWrite = ReturnType<typeof mirrorWrite>;
 
@@ -109,8 +113,12 @@ export function mirrorWrite(tx: MirrorTx) {
     async dropAsset(id: string) {
       if (!(await w.get('assets', id))) return;
       await w.delete('assets', id);
-      for (const key of await tx.objectStore('formats').index('by-asset').getAllKeys(id)) await w.delete('formats', key);
-      for (const key of await tx.objectStore('annotations').index('by-asset').getAllKeys(id)) await w.delete('annotations', key);
+      for (const name of ['formats', 'annotations'] as const) {
+        for (const key of await tx.objectStore(name).index('by-asset').getAllKeys(id)) {
+          await w.delete(name, key);
+          w.note(name === 'formats' ? 'format' : 'annotation', key, true);
+        }
+      }
       await w.offTags('tags', id);
       await w.offTags('websites', id);
       w.note('asset', id, true);
@@ -135,17 +143,32 @@ export function mirrorWrite(tx: MirrorTx) {
       const { id } = whole.record;
       const current = await w.storedAsset(id);
       if (current && assetText(current) === assetText(whole)) return;
-      const formatIds = new Set(whole.formats.map((f) => f.id));
-      const annotationIds = new Set(whole.annotations.map((a) => a.id));
-      for (const key of await tx.objectStore('formats').index('by-asset').getAllKeys(id))
-        if (!formatIds.has(key)) await w.delete('formats', key);
-      for (const key of await tx.objectStore('annotations').index('by-asset').getAllKeys(id))
-        if (!annotationIds.has(key)) await w.delete('annotations', key);
+      const kept = { formats: new Set(whole.formats.map((f) => f.id)), annotations: new Set(whole.annotations.map((a) => a.id)) };
+      for (const name of ['formats', 'annotations'] as const) {
+        for (const key of await tx.objectStore(name).index('by-asset').getAllKeys(id)) {
+          if (kept[name].has(key)) continue;
+          await w.delete(name, key);
+          w.note(name === 'formats' ? 'format' : 'annotation', key, true);
+        }
+      }
       await w.offTags('tags', id, new Set(whole.tags.map((t) => t.id)));
       await w.offTags('websites', id, new Set(whole.websites.map((site) => site.id)));
       await w.put('assets', whole.record);
-      for (const format of whole.formats) await w.put('formats', format);
-      for (const annotation of whole.annotations) await w.put('annotations', annotation);
+      // Each format and annotation that differs from the stored one is a change of its own stream.
+      const before = {
+        formats: new Map(current?.formats.map((f) => [f.id, f])),
+        annotations: new Map(current?.annotations.map((a) => [a.id, a])),
+      };
+      const differs = (stored: FormatRecord | AnnotationRecord | undefined, given: FormatRecord | AnnotationRecord) =>
+        !stored || partText(stored) !== partText(given);
+      for (const format of whole.formats) {
+        await w.put('formats', format);
+        if (differs(before.formats.get(format.id), format)) w.note('format', format.id);
+      }
+      for (const annotation of whole.annotations) {
+        await w.put('annotations', annotation);
+        if (differs(before.annotations.get(annotation.id), annotation)) w.note('annotation', annotation.id);
+      }
       // Each asset's own put decides its place on a tag (website): the others' places stay.
       for (const name of ['tags', 'websites'] as const) {
         for (const item of name === 'tags' ? whole.tags : whole.websites) {

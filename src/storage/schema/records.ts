@@ -208,7 +208,7 @@ export interface ModelStateRecord {
  * What a queued operation's ids name: the collections with an identifier stream, sessions, and
  * what hangs on an asset (ids the upstream assigns and later operations name).
  */
-export type RecordKind = Collection | 'session' | 'format' | 'annotation' | 'tag' | 'website';
+export type RecordKind = Collection | 'session';
 
 /** A record an operation created locally (its kind and id), in the order the write lists them. */
 export interface CreatedId {
@@ -266,6 +266,8 @@ export type Collection =
   | 'model'
   | 'tag'
   | 'website'
+  | 'format'
+  | 'annotation'
   | GenericKind;
 
 /**
@@ -274,7 +276,7 @@ export type Collection =
  * the OS's settings (`osSettings`, id its meta key), whose socket sends them again, and the
  * vision processor's status (`vision`, id its meta key), whose socket sends it again.
  */
-export type Logged = Collection | 'user' | 'osSettings' | 'vision' | 'annotation';
+export type Logged = Collection | 'user' | 'osSettings' | 'vision';
 
 export interface ChangeRecord {
   seq?: number;

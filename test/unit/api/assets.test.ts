@@ -60,7 +60,12 @@ describe('assets', () => {
       now: () => new Date('2026-02-02T00:00:00.000Z'),
     });
     const changes = await t.storage.putAssets([added!]);
-    expect(changes.map((c) => [c.collection, c.id])).toEqual([['asset', added!.record.id]]);
+    // The asset, and its format and annotation on their own streams.
+    expect(changes.map((c) => [c.collection, c.id])).toEqual([
+      ['asset', added!.record.id],
+      ...added!.formats.map((f) => ['format', f.id]),
+      ...added!.annotations.map((a) => ['annotation', a.id]),
+    ]);
     const asset = await t.asset.assetSnapshot({ asset: added!.record.id });
     expect(asset).toMatchObject({
       name: 'x.rs',

@@ -106,7 +106,7 @@ describe('score increments', () => {
     };
     expect(await read(t)).toEqual(expected);
     expect(new Set(t.changes.slice(changes).map((c) => c.collection))).toEqual(
-      new Set(['asset', 'conversation', 'conversationMessage', 'anchor']),
+      new Set(['asset', 'conversation', 'conversationMessage', 'anchor', 'annotation']),
     );
     expect(await read(await setup({ databaseName: t.databaseName }))).toEqual(expected);
     // The asset's score is in the data it exports, and an import keeps it.

@@ -93,11 +93,14 @@ describe('startWorker', () => {
         body: '{"application":{"name":"VS_CODE","version":"1","platform":"LINUX"}}',
       }),
     );
-    await vi.waitFor(() => expect(heard).toHaveLength(2));
+    await vi.waitFor(() => expect(heard).toHaveLength(4));
     channel.close();
+    // The asset, its format and annotation (on their own streams), then the application.
     expect(heard).toEqual([
       { type: 'change', change: { seq: 1, collection: 'asset', id } },
-      { type: 'change', change: expect.objectContaining({ seq: 2, collection: 'application' }) },
+      { type: 'change', change: expect.objectContaining({ seq: 2, collection: 'format' }) },
+      { type: 'change', change: expect.objectContaining({ seq: 3, collection: 'annotation' }) },
+      { type: 'change', change: expect.objectContaining({ seq: 4, collection: 'application' }) },
     ]);
   });
 

@@ -27,6 +27,7 @@ const EMPTY = { empty: true } as const;
 const NEVER = { never: true } as const;
 const TEXT = { text: true } as const;
 const identifierStream = (url: URL) => (url.searchParams.has('after') ? 'StreamCatchUp' : 'IdentifierStreamHandshake');
+const wholeAssetsStream = (url: URL) => (url.searchParams.has('after') ? 'AssetsStreamCatchUp' : 'AssetsStreamHandshake');
 
 /** The rest of the hand-written kinds' operations (scores, activities, formats and analyses, asset reads, searches). */
 const OWN_REST = [
@@ -149,6 +150,10 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   conversationsStreamIdentifiers: identifierStream,
   conversationMessagesStreamIdentifiers: identifierStream,
   assetsStreamIdentifiers: identifierStream,
+  annotationsStreamIdentifiers: identifierStream,
+  formatsStreamIdentifiers: identifierStream,
+  streamAssets: wholeAssetsStream,
+  getAssetsStreamTransferables: wholeAssetsStream,
   applicationsStreamIdentifiers: identifierStream,
   getWellKnownStreamHealth: 'HealthStreamHandshake',
   relevance: 'QGPTRelevanceOutput',
@@ -490,6 +495,10 @@ const FRAME_MODEL: Partial<Record<SocketKind, string>> = {
   anchor: 'StreamedIdentifiers',
   range: 'StreamedIdentifiers',
   model: 'StreamedIdentifiers',
+  format: 'StreamedIdentifiers',
+  annotation: 'StreamedIdentifiers',
+  assets: 'Assets',
+  assetsWithValues: 'Assets',
   health: 'HealthStreamMessage',
   user: 'UserStreamMessage',
   osSettings: 'OSServerSettings',

@@ -65,6 +65,7 @@ const T = {
   date: { kind: 'date' },
   ref: (name: string) => ({ kind: 'ref', name }),
   array: (of: FieldType) => ({ kind: 'array', of }),
+  map: (of: FieldType) => ({ kind: 'map', of }),
 } satisfies Record<string, FieldType | ((arg: never) => FieldType)>;
 
 const field = (type: FieldType, required = true): Field & { key: '' } => ({ key: '', required, nullable: false, type });
@@ -101,6 +102,16 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
     seq: field(T.number),
     database: field(T.string),
   },
+  // The streams of whole assets: the first frame every Asset; a catch-up also each changed asset now (by id) and its time.
+  AssetsStreamHandshake: { seq: field(T.number), database: field(T.string), message: field(T.ref('Assets')) },
+  AssetsStreamCatchUp: {
+    changes: field(T.array(T.ref('StreamChange'))),
+    complete: field(T.boolean),
+    seq: field(T.number),
+    database: field(T.string),
+    records: field(T.map(T.ref('Asset'))),
+    at: field(T.date),
+  },
   StreamChange: {
     seq: field(T.number),
     collection: field(T.ref('StreamCollection')),
@@ -121,6 +132,8 @@ const HAND_WRITTEN_ENUMS: Record<string, readonly string[]> = {
     'model',
     'tag',
     'website',
+    'format',
+    'annotation',
     'user',
     // The kinds the generic path stores (range among them), from the graph table.
     ...KINDS.filter((row) => !row.own).map((row) => row.kind),
