@@ -45,6 +45,9 @@ export async function linkWalk({ base, sources, relations }: LinkWalk): Promise<
     return (response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined) as Json;
   };
   const application = (await call('/applications')).iterable[0];
+  // A name not used before (crypto's UUIDs are only in secure contexts; the walk also runs on a LAN-like origin).
+  let made = 0;
+  const unique = () => `${Date.now().toString(36)}-${(made++).toString(36)}-${Math.random().toString(36).slice(2)}`;
   const asset = (tags: boolean) =>
     call('/assets/create', {
       type: 'SEEDED_ASSET',
@@ -52,7 +55,7 @@ export async function linkWalk({ base, sources, relations }: LinkWalk): Promise<
         application,
         format: { fragment: { string: { raw: 'linked' } } },
         ...(tags
-          ? { metadata: { tags: [{ text: crypto.randomUUID() }], websites: [{ url: `https://${crypto.randomUUID()}.test`, name: 'w' }] } }
+          ? { metadata: { tags: [{ text: unique() }], websites: [{ url: `https://${unique()}.test`, name: 'w' }] } }
           : {}),
       },
     });
@@ -69,7 +72,7 @@ export async function linkWalk({ base, sources, relations }: LinkWalk): Promise<
           conversation: { id: await own.conversation!() },
         })
       ).id,
-    anchor: async () => (await call('/anchors/create', { type: 'FILE', fullpath: `/linked/${crypto.randomUUID()}.ts` })).id,
+    anchor: async () => (await call('/anchors/create', { type: 'FILE', fullpath: `/linked/${unique()}.ts` })).id,
     annotation: async () => (await call('/annotations/create', { type: 'COMMENT', text: 'linked' })).id,
   };
   async function idOf(kind: string): Promise<string> {
