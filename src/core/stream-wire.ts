@@ -25,7 +25,8 @@ export const ofOpenSocket = (request: Request, url: URL): boolean =>
 
 /**
  * What a socket path carries: the identifiers of a collection, the health heartbeat, the user
- * profile, the OS settings, the vision status, a model runtime's status, the copilot's answers, a model's download progress.
+ * profile, the OS settings, the vision status, a model runtime's status, the copilot's answers, a model's download progress,
+ * this service's applet version, the workstream's suggestions.
  */
 export type SocketKind =
   | Collection
@@ -36,7 +37,9 @@ export type SocketKind =
   | 'ollamaStatus'
   | 'foundryStatus'
   | 'copilot'
-  | 'progress';
+  | 'progress'
+  | 'appletVersion'
+  | 'workstreamSuggestions';
 
 /**
  * The WebSocket paths the service serves, and what each carries (the route
@@ -64,7 +67,15 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/qgpt/stream': 'copilot',
   /** The progress of backups made (src/core/handlers/backups.ts). */
   '/backups/create/streamed/websocket': 'progress',
+  '/os/applet/version/stream': 'appletVersion',
+  '/workstream/suggestions/stream': 'workstreamSuggestions',
 };
+
+/**
+ * The collection whose changes change what a socket sends, where it is not the socket's own kind:
+ * the workstream's suggestions are made from the assets.
+ */
+export const FOLLOWS: Partial<Record<SocketKind, Logged>> = { workstreamSuggestions: 'asset' };
 
 /** The progress sockets with a parameter: a model's download (`/model/{model}/download/progress`), a backup's restorations. */
 const PROGRESS_SOCKET = /^\/(model\/[^/]+\/download\/progress|backup\/[^/]+\/restore\/streamed\/websocket)$/;

@@ -1,10 +1,20 @@
 /**
  * A socket fed by the service: an identifier stream (handshake, then catch-up on announcements and
- * periodic checks), the health heartbeat, the user profile or the vision status. See docs/architecture.md, "Sockets".
+ * periodic checks), the health heartbeat, or a value sent on open and when it changes (the user profile, the OS settings,
+ * the vision status, the suggestions). See docs/architecture.md, "Sockets".
  */
 import { WebSocket as MockWebSocket } from 'mock-socket';
-import type { Change, Collection } from '../storage/storage.js';
-import { changeFrame, HEARTBEAT_PARAM, isCatchUp, isHandshake, STREAM_HEADER, type Handshake } from '../core/stream-wire.js';
+import type { Change } from '../storage/storage.js';
+import {
+  changeFrame,
+  FOLLOWS,
+  HEARTBEAT_PARAM,
+  isCatchUp,
+  isHandshake,
+  STREAM_HEADER,
+  type Handshake,
+  type SocketKind,
+} from '../core/stream-wire.js';
 import type { Announcements } from './announcements.js';
 import { ServedSocket, type SocketClient } from './served-socket.js';
 
@@ -21,7 +31,7 @@ export const CLOSE_DATABASE_REPLACED = 4001;
 export interface Feed {
   /** The http(s) URL of the socket path, for the handshake and catch-up fetches. */
   httpUrl: string;
-  kind: Collection | 'health' | 'user' | 'osSettings' | 'vision' | 'ollamaStatus' | 'foundryStatus';
+  kind: Exclude<SocketKind, 'copilot' | 'progress'>;
   healthIntervalMs: number;
   sequenceCheckMs: number;
   giveUpMs: number;
@@ -69,7 +79,9 @@ export class FeedSocket extends ServedSocket {
   /** The handshake; `heartbeat`: the health socket's periodic one, on the socket already open. */
   async #handshake(heartbeat = false): Promise<Handshake> {
     if (!this.#feed.available()) throw new Error('no service worker controls this page');
-    const response = await this.#feed.fetch(heartbeat ? `${this.#feed.httpUrl}?${HEARTBEAT_PARAM}` : this.#feed.httpUrl, HANDSHAKE);
+    // A socket other than an identifier stream is opened with its URL's query (the applet version's `applet_type`).
+    const query = this.#identifiers() ? '' : new URL(this.url).search;
+    const response = await this.#feed.fetch(heartbeat ? `${this.#feed.httpUrl}?${HEARTBEAT_PARAM}` : this.#feed.httpUrl + query, HANDSHAKE);
     const body: unknown = response.ok ? await response.json() : undefined;
     if (!isHandshake(body)) throw new Error(`handshake answered ${response.status}`);
     return body;
@@ -123,12 +135,14 @@ export class FeedSocket extends ServedSocket {
 
   /** An identifier stream (not the health, user, OS settings, vision or runtime status socket). */
   #identifiers() {
-    return !['health', 'user', 'osSettings', 'vision', 'ollamaStatus', 'foundryStatus'].includes(this.#feed.kind);
+    return !['health', 'user', 'osSettings', 'vision', 'ollamaStatus', 'foundryStatus', 'appletVersion', 'workstreamSuggestions'].includes(
+      this.#feed.kind,
+    );
   }
 
-  /** A socket that sends its value again when it changes (the user profile, the OS settings, the vision status). */
+  /** A socket that sends its value again when it changes (the user profile, the OS settings, the vision status, the suggestions). */
   #value() {
-    return this.#feed.kind === 'user' || this.#feed.kind === 'osSettings' || this.#feed.kind === 'vision';
+    return ['user', 'osSettings', 'vision', 'workstreamSuggestions'].includes(this.#feed.kind);
   }
 
   /** Asks the service for changes after the last delivered one even if none was announced (one may have been missed). */
@@ -163,9 +177,9 @@ export class FeedSocket extends ServedSocket {
     }
   }
 
-  /** A change was announced: if it is of this socket's collection, fetch what came after the last delivered change. */
+  /** A change was announced: if it is of this socket's collection (or the one it follows), fetch what came after the last delivered change. */
   announced(change: Change) {
-    if (change.collection !== this.#feed.kind) return;
+    if (change.collection !== (FOLLOWS[this.#feed.kind] ?? this.#feed.kind)) return;
     if (this.#value()) {
       if (this.#started) void this.#profile();
       return;
