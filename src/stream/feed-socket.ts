@@ -152,18 +152,34 @@ export class FeedSocket extends ServedSocket {
     if (this.#identifiers()) void this.#catchUp(true);
   }
 
-  /** The user (or OS settings) socket: the value read again, sent when it is not the one sent last. */
+  /**
+   * A value socket: the value read again, sent when it is not the one sent last. One read at a
+   * time: a change announced during a read makes one more read after it, so that an older read
+   * answered late never has the last word.
+   */
   #lastProfile: string | null = null;
+  #reading = false;
+  #readAgain = false;
   async #profile() {
+    if (this.#reading) {
+      this.#readAgain = true;
+      return;
+    }
+    this.#reading = true;
     try {
-      const body = await this.#handshake();
-      const message = typeof body.message === 'string' ? body.message : JSON.stringify(body.message);
-      if (message !== this.#lastProfile && this.readyState === MockWebSocket.OPEN) {
-        this.#lastProfile = message;
-        this.client!.send(message);
-      }
+      do {
+        this.#readAgain = false;
+        const body = await this.#handshake();
+        const message = typeof body.message === 'string' ? body.message : JSON.stringify(body.message);
+        if (message !== this.#lastProfile && this.readyState === MockWebSocket.OPEN) {
+          this.#lastProfile = message;
+          this.client!.send(message);
+        }
+      } while (this.#readAgain && this.readyState === MockWebSocket.OPEN);
     } catch {
       // The service did not answer: the next change or check asks again.
+    } finally {
+      this.#reading = false;
     }
   }
 

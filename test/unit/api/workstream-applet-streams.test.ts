@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { WorkstreamApi, type WorkstreamSuggestions } from '@pieces.app/pieces-os-client';
 import { describe, expect, it } from 'vitest';
 import { STREAM_HEADER } from '../../../src/core/stream-wire.js';
+import type { AnnouncementChannel } from '../../../src/stream/announcements.js';
+import { installStreamShim } from '../../../src/stream/shim.js';
 import { application, BASE, setup } from '../support/harness.js';
 import { check } from '../support/sdk-shape.js';
 import { sockets, until } from '../support/sockets.js';
@@ -94,6 +96,48 @@ describe('the workstream suggestions socket', () => {
       await until(() => ids(stream.frames.at(-1)!)[0] === asset.id, `the suggestions after create ${i}`);
     }
     expect(ids(stream.frames.at(-1)!)).toEqual(created.slice(1).reverse());
+  });
+  it('reads the suggestions again one read at a time: a read answered late is followed by a fresh one, never left last', async () => {
+    const t = await setup();
+    let channel: AnnouncementChannel | undefined;
+    let reads = 0;
+    const held: Array<() => void> = [];
+    const target = { WebSocket: class {} as unknown as typeof WebSocket };
+    const uninstall = installStreamShim({
+      target,
+      // The second read (the first after a change) is answered, then held until released.
+      fetch: async (input, init) => {
+        const read = ++reads;
+        const response = await t.service.handle(new Request(input, init));
+        if (read === 2) await new Promise<void>((resolve) => held.push(resolve));
+        return response;
+      },
+      isServiceAvailable: () => true,
+      announcements: () => (channel = { onmessage: null, close() {} }),
+    });
+    try {
+      const socket = new target.WebSocket(SUGGESTIONS);
+      const frames: string[] = [];
+      socket.addEventListener('message', (event) => frames.push(String((event as MessageEvent).data)));
+      await until(() => frames.length === 1, 'the suggestions on open');
+      const assets = (await t.assets.assetsSnapshot({})).iterable!;
+      const announce = () =>
+        channel!.onmessage!({ data: { type: 'change', change: t.changes.filter((change) => change.collection === 'asset').at(-1) } });
+
+      await t.asset.assetUpdate({ asset: { ...assets.find((asset) => asset.name === 'retry.py')!, name: 'retry-again.py' } });
+      announce();
+      await until(() => held.length === 1, 'the first read after a change, held');
+      await t.asset.assetUpdate({ asset: { ...assets.find((asset) => asset.name === 'lru.go')!, name: 'lru-cache.go' } });
+      announce();
+      // A read made at once (before the held one is answered) would send the latest suggestions now.
+      await until(() => reads === 2 || frames.length === 2, 'a read made at once answered, if one was made');
+      held[0]!();
+      await until(() => frames.length === 3, 'the held read and the one after it');
+      expect(frames[2]).toBe(JSON.stringify(await refreshed(t)));
+      socket.close();
+    } finally {
+      uninstall();
+    }
   });
 });
 
