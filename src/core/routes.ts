@@ -499,6 +499,9 @@ const TABLE = table(
   op('sendLocalNotification', 'POST /notifications/local/send', assetSources),
   'WorkstreamApi',
   op('workstreamSuggestionsRefresh', 'POST /workstream/suggestions/refresh', qgptExtras, { readOnly: true }),
+  op('workstreamSuggestionsStream', 'WS /workstream/suggestions/stream', streams),
+  'AppletApi',
+  op('streamAppletVersion', 'WS /os/applet/version/stream', streams),
   // Backups, the database's export and import, shares, links and distributions (their snapshots and items: the generic path's).
   'BackupsApi',
   op('backupsCreateNewBackup', 'POST /backups/create', backups),

@@ -31,7 +31,8 @@ export type WholeAssets = 'assets' | 'assetsWithValues';
 
 /**
  * What a socket path carries: the identifiers of a collection, whole assets, the health heartbeat, the user
- * profile, the OS settings, the vision status, a model runtime's status, the copilot's answers, a model's download progress.
+ * profile, the OS settings, the vision status, a model runtime's status, the copilot's answers, a model's download progress,
+ * this service's applet version, the workstream's suggestions.
  */
 export type SocketKind =
   | Collection
@@ -43,7 +44,9 @@ export type SocketKind =
   | 'ollamaStatus'
   | 'foundryStatus'
   | 'copilot'
-  | 'progress';
+  | 'progress'
+  | 'appletVersion'
+  | 'workstreamSuggestions';
 
 /**
  * The WebSocket paths the service serves, and what each carries (the route
@@ -75,7 +78,15 @@ export const SOCKETS: Readonly<Record<string, SocketKind>> = {
   '/qgpt/stream': 'copilot',
   /** The progress of backups made (src/core/handlers/backups.ts). */
   '/backups/create/streamed/websocket': 'progress',
+  '/os/applet/version/stream': 'appletVersion',
+  '/workstream/suggestions/stream': 'workstreamSuggestions',
 };
+
+/**
+ * The collection whose changes change what a socket sends, where it is not the socket's own kind:
+ * the whole assets' streams and the workstream's suggestions are made from the assets.
+ */
+export const FOLLOWS: Partial<Record<SocketKind, Logged>> = { assets: 'asset', assetsWithValues: 'asset', workstreamSuggestions: 'asset' };
 
 /** The progress sockets with a parameter: a model's download (`/model/{model}/download/progress`), a backup's restorations. */
 const PROGRESS_SOCKET = /^\/(model\/[^/]+\/download\/progress|backup\/[^/]+\/restore\/streamed\/websocket)$/;

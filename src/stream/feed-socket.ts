@@ -1,11 +1,13 @@
 /**
  * A socket fed by the service: an identifier stream (handshake, then catch-up on announcements and
- * periodic checks), the health heartbeat, the user profile or the vision status. See docs/architecture.md, "Sockets".
+ * periodic checks), the health heartbeat, or a value sent on open and when it changes (the user profile, the OS settings,
+ * the vision status, the suggestions). See docs/architecture.md, "Sockets".
  */
 import { WebSocket as MockWebSocket } from 'mock-socket';
 import type { Change } from '../storage/storage.js';
 import {
   changeFrame,
+  FOLLOWS,
   HEARTBEAT_PARAM,
   isCatchUp,
   isHandshake,
@@ -82,7 +84,9 @@ export class FeedSocket extends ServedSocket {
   /** The handshake; `heartbeat`: the health socket's periodic one, on the socket already open. */
   async #handshake(heartbeat = false): Promise<Handshake> {
     if (!this.#feed.available()) throw new Error('no service worker controls this page');
-    const response = await this.#feed.fetch(heartbeat ? `${this.#feed.httpUrl}?${HEARTBEAT_PARAM}` : this.#feed.httpUrl, HANDSHAKE);
+    // A socket other than an identifier stream is opened with its URL's query (the applet version's `applet_type`).
+    const query = this.#identifiers() ? '' : new URL(this.url).search;
+    const response = await this.#feed.fetch(heartbeat ? `${this.#feed.httpUrl}?${HEARTBEAT_PARAM}` : this.#feed.httpUrl + query, HANDSHAKE);
     const body: unknown = response.ok ? await response.json() : undefined;
     if (!isHandshake(body)) throw new Error(`handshake answered ${response.status}`);
     return body;
@@ -140,12 +144,14 @@ export class FeedSocket extends ServedSocket {
 
   /** An identifier stream (not the health, user, OS settings, vision or runtime status socket). */
   #identifiers() {
-    return !['health', 'user', 'osSettings', 'vision', 'ollamaStatus', 'foundryStatus'].includes(this.#feed.kind);
+    return !['health', 'user', 'osSettings', 'vision', 'ollamaStatus', 'foundryStatus', 'appletVersion', 'workstreamSuggestions'].includes(
+      this.#feed.kind,
+    );
   }
 
-  /** A socket that sends its value again when it changes (the user profile, the OS settings, the vision status). */
+  /** A socket that sends its value again when it changes (the user profile, the OS settings, the vision status, the suggestions). */
   #value() {
-    return this.#feed.kind === 'user' || this.#feed.kind === 'osSettings' || this.#feed.kind === 'vision';
+    return ['user', 'osSettings', 'vision', 'workstreamSuggestions'].includes(this.#feed.kind);
   }
 
   /** Asks the service for changes after the last delivered one even if none was announced (one may have been missed). */
@@ -155,18 +161,34 @@ export class FeedSocket extends ServedSocket {
     if (this.#identifiers()) void this.#catchUp(true);
   }
 
-  /** The user (or OS settings) socket: the value read again, sent when it is not the one sent last. */
+  /**
+   * A value socket: the value read again, sent when it is not the one sent last. One read at a
+   * time: a change announced during a read makes one more read after it, so that an older read
+   * answered late never has the last word.
+   */
   #lastProfile: string | null = null;
+  #reading = false;
+  #readAgain = false;
   async #profile() {
+    if (this.#reading) {
+      this.#readAgain = true;
+      return;
+    }
+    this.#reading = true;
     try {
-      const body = await this.#handshake();
-      const message = typeof body.message === 'string' ? body.message : JSON.stringify(body.message);
-      if (message !== this.#lastProfile && this.readyState === MockWebSocket.OPEN) {
-        this.#lastProfile = message;
-        this.client!.send(message);
-      }
+      do {
+        this.#readAgain = false;
+        const body = await this.#handshake();
+        const message = typeof body.message === 'string' ? body.message : JSON.stringify(body.message);
+        if (message !== this.#lastProfile && this.readyState === MockWebSocket.OPEN) {
+          this.#lastProfile = message;
+          this.client!.send(message);
+        }
+      } while (this.#readAgain && this.readyState === MockWebSocket.OPEN);
     } catch {
       // The service did not answer: the next change or check asks again.
+    } finally {
+      this.#reading = false;
     }
   }
 
@@ -180,9 +202,9 @@ export class FeedSocket extends ServedSocket {
     }
   }
 
-  /** A change was announced: if it is of this socket's collection, fetch what came after the last delivered change. */
+  /** A change was announced: if it is of this socket's collection (or the one it follows), fetch what came after the last delivered change. */
   announced(change: Change) {
-    if (change.collection !== (this.#sent ? 'asset' : this.#feed.kind)) return;
+    if (change.collection !== (FOLLOWS[this.#feed.kind] ?? this.#feed.kind)) return;
     if (this.#value()) {
       if (this.#started) void this.#profile();
       return;

@@ -391,6 +391,8 @@ export const callEveryOperation = (page: Page) =>
       format: { fragment: { string: { raw: 'puts 1' } } },
     });
     await post('workstreamSuggestionsRefresh', '/workstream/suggestions/refresh', { application, query: 'every' });
+    await get('workstreamSuggestionsStream', '/workstream/suggestions/stream', stream);
+    await get('streamAppletVersion', '/os/applet/version/stream?applet_type=COPILOT', stream);
     // A page the user has not allowed notifications answers 403 naming how to ask, which is what it is for.
     statuses.sendLocalNotification = await fetch(`${base}/notifications/local/send`, {
       method: 'POST',

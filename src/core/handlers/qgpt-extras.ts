@@ -5,7 +5,7 @@
  * match a seed or a conversation, by the relevance index); and the workstream's suggestions
  * (WorkstreamApi), worked out again from the store.
  */
-import type { OperationContext } from '../context.js';
+import type { OperationContext, ServiceContext } from '../context.js';
 import type { ChatMessage } from '../copilot/model.js';
 import { extractiveModel } from '../copilot/model.js';
 import { badRequest, readJson, reply } from '../http.js';
@@ -219,10 +219,28 @@ export async function personsRelated(context: OperationContext) {
 /** Most suggestions a refresh answers. */
 const SUGGESTIONS = 10;
 
+/** WorkstreamSuggestions of these assets, each a suggestion of its asset (a reference), with its type. */
+const suggestionsOf = (ids: readonly string[]) => ({
+  iterable: ids.map((id) => ({ asset: { id } })),
+  types: ids.map(() => ({ asset: true })),
+});
+
+/** The workstream's suggestions without a query: the assets updated last (the suggestions socket's frames). */
+export async function latestSuggestions(service: ServiceContext) {
+  return suggestionsOf(
+    (await service.storage.listAssets())
+      .sort((a, b) =>
+        a.record.updated < b.record.updated ? 1 : a.record.updated > b.record.updated ? -1 : a.record.id < b.record.id ? -1 : 1,
+      )
+      .slice(0, SUGGESTIONS)
+      .map((asset) => asset.record.id),
+  );
+}
+
 /**
  * workstreamSuggestionsRefresh: the workstream's suggestions worked out again from the store:
  * with a query, the stored assets that best match it (the relevance index); without one, the
- * assets updated last. Each is a suggestion of its asset (a reference); nothing is stored.
+ * assets updated last (as the suggestions socket sends them). Nothing is stored.
  */
 export async function workstreamSuggestionsRefresh(context: OperationContext) {
   const path = 'seededWorkstreamSuggestionsRefresh';
@@ -232,14 +250,8 @@ export async function workstreamSuggestionsRefresh(context: OperationContext) {
   required(body, 'application', path, parseApplication);
   optional(body, 'context', path, object);
   const query = optional(body, 'query', path, string)?.trim();
-  const { storage, copilot } = context.service;
-  const ids = query
-    ? (await copilot.corpus.search(query, { assets: true, limit: SUGGESTIONS })).map((hit) => hit.id)
-    : (await storage.listAssets())
-        .sort((a, b) =>
-          a.record.updated < b.record.updated ? 1 : a.record.updated > b.record.updated ? -1 : a.record.id < b.record.id ? -1 : 1,
-        )
-        .slice(0, SUGGESTIONS)
-        .map((asset) => asset.record.id);
-  return reply({ suggestions: { iterable: ids.map((id) => ({ asset: { id } })), types: [{ asset: true }] } });
+  const suggestions = query
+    ? suggestionsOf((await context.service.copilot.corpus.search(query, { assets: true, limit: SUGGESTIONS })).map((hit) => hit.id))
+    : await latestSuggestions(context.service);
+  return reply({ suggestions });
 }

@@ -11,6 +11,10 @@ import { localUser } from './user.js';
 import { clock } from './common.js';
 import { osId, osSettings } from './os.js';
 import { currentVisionStatus } from '../models/pattern-engine.js';
+import { OSAppletEnum } from '../enums.js';
+import { oneOf } from '../validate.js';
+import { VERSION } from '../../shared/version.js';
+import { latestSuggestions } from './qgpt-extras.js';
 
 function handshake({ request, url }: OperationContext) {
   if (request.headers.get(STREAM_HEADER) !== 'handshake') {
@@ -118,4 +122,23 @@ export async function osSettingsStream(context: OperationContext) {
 export async function workstreamPatternEngineProcessorsVisionStatusStream(context: OperationContext) {
   handshake(context);
   return reply({ seq: 0, message: await currentVisionStatus(context.service) } satisfies Handshake);
+}
+
+/**
+ * streamAppletVersion (`?applet_type=`, one of OSAppletEnum): the version of what serves that
+ * applet here, as text on open: this service's own (osAppletLaunch names it every applet's
+ * handler), which no request changes while it runs.
+ */
+export async function streamAppletVersion(context: OperationContext) {
+  handshake(context);
+  const type = context.url.searchParams.get('applet_type');
+  if (type === null) throw badRequest('applet_type is required: the OSAppletEnum of the applet (?applet_type=COPILOT).');
+  oneOf(type, OSAppletEnum, 'applet_type');
+  return reply({ seq: 0, message: VERSION } satisfies Handshake);
+}
+
+/** workstreamSuggestionsStream: the WorkstreamSuggestions on open and after each change of the assets they are made from. */
+export async function workstreamSuggestionsStream(context: OperationContext) {
+  handshake(context);
+  return reply({ seq: 0, message: await latestSuggestions(context.service) } satisfies Handshake);
 }

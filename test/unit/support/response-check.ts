@@ -214,6 +214,8 @@ export const RETURNS: Readonly<Record<string, Returns>> = {
   allocationUpdate: 'AllocationCloud',
   workstreamPatternEngineProcessorsVisionStatus: 'WorkstreamPatternEngineStatus',
   workstreamPatternEngineProcessorsVisionStatusStream: 'VisionStreamHandshake',
+  streamAppletVersion: 'AppletVersionStreamHandshake',
+  workstreamSuggestionsStream: 'WorkstreamSuggestionsStreamHandshake',
   tagsSnapshot: 'Tags',
   tagsCreateNewTag: 'Tag',
   tagsExists: 'ExistingMetadata',
@@ -507,6 +509,8 @@ const FRAME_MODEL: Partial<Record<SocketKind, string>> = {
   foundryStatus: 'FoundryStatus',
   copilot: 'QGPTStreamOutput',
   progress: 'ModelDownloadProgress',
+  appletVersion: 'AppletVersionMessage',
+  workstreamSuggestions: 'WorkstreamSuggestions',
 };
 
 /** The kind of the socket at a URL: its path, or the path's tail under a base with a path. */
@@ -526,7 +530,8 @@ export function checkFrame(url: URL, data: string): Violation[] {
   // A backup's progress sockets send BackupStreamedProgress (a model's download, ModelDownloadProgress).
   const backup = kind === 'progress' && /\/backups?\//.test(url.pathname);
   const model = backup ? 'BackupStreamedProgress' : (FRAME_MODEL[kind] ?? 'StreamedIdentifiers');
-  if (model === 'HealthStreamMessage' || (model === 'UserStreamMessage' && data === '')) return check(model, data);
+  if (model === 'HealthStreamMessage' || model === 'AppletVersionMessage' || (model === 'UserStreamMessage' && data === ''))
+    return check(model, data);
   return parsed(data, '$', (value) => check(model, value));
 }
 

@@ -96,6 +96,8 @@ const HAND_WRITTEN: Record<string, Record<string, Field & { key: '' }>> = {
   OSSettingsStreamHandshake: { seq: field(T.number), message: field(T.ref('OSServerSettings')) },
   OllamaStatusStreamHandshake: { seq: field(T.number), message: field(T.ref('OllamaStatus')) },
   FoundryStatusStreamHandshake: { seq: field(T.number), message: field(T.ref('FoundryStatus')) },
+  AppletVersionStreamHandshake: { seq: field(T.number), message: field(T.ref('AppletVersionMessage')) },
+  WorkstreamSuggestionsStreamHandshake: { seq: field(T.number), message: field(T.ref('WorkstreamSuggestions')) },
   StreamCatchUp: {
     changes: field(T.array(T.ref('StreamChange'))),
     complete: field(T.boolean),
@@ -151,6 +153,11 @@ const HAND_CHECKED: Record<string, (value: unknown, path: string) => Violation[]
       ? []
       : [{ path, message: `expected the text ok:<os id>, got ${JSON.stringify(value)?.slice(0, 60)}` }],
   UserStreamMessage: (value, path) => (value === '' ? [] : check('UserProfile', value, path)),
+  // The applet version socket's text frame: a version (this service's own).
+  AppletVersionMessage: (value, path) =>
+    typeof value === 'string' && /^\d+\.\d+\.\d+(?:[-+][\w.-]+)?$/.test(value)
+      ? []
+      : [{ path, message: `expected a version, got ${JSON.stringify(value)?.slice(0, 60)}` }],
 };
 
 const shapes = new Map<string, Shape>(
