@@ -54,9 +54,7 @@ export async function linkWalk({ base, sources, relations }: LinkWalk): Promise<
       asset: {
         application,
         format: { fragment: { string: { raw: 'linked' } } },
-        ...(tags
-          ? { metadata: { tags: [{ text: unique() }], websites: [{ url: `https://${unique()}.test`, name: 'w' }] } }
-          : {}),
+        ...(tags ? { metadata: { tags: [{ text: unique() }], websites: [{ url: `https://${unique()}.test`, name: 'w' }] } } : {}),
       },
     });
   const own: Record<string, () => Promise<string>> = {
