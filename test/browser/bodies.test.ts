@@ -556,7 +556,21 @@ function normalise(answers: Answer[]) {
         return ids.get(id)!;
       })
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
-      .replace(/not valid JSON: .*\.$/s, "not valid JSON: <the engine's parser message>.");
+      .replace(/not valid JSON: .*\.$/s, "not valid JSON: <the engine's parser message>.")
+      // (And inside a JSON answer: an OAuth error's description.)
+      .replace(/not valid JSON: (?:[^"\\]|\\.)*\."/g, 'not valid JSON: <the engine\'s parser message>."')
+      // The browser's own application (in the assets it made: a page's), named after the engine.
+      .replace(
+        /"name":"(?:GOOGLE_CHROME_EXTENSION_MV3|FIREFOX_ADDON_MV3|SAFARI_EXTENSION_MV3)","version":"[^"]*"/g,
+        '"name":"<the browser>","version":"<its version>"',
+      )
+      // A backup names the device it was made on (the engine's user agent), and its size counts that name.
+      .replace(/"bytes":\d+,("created":\{"value":"<time>"\},)?"device_name":"[^"]*"/g, '"bytes":"<its size>",$1"device_name":"<the browser>"')
+      // Notifications the user was never asked about: "default" in one engine, "denied" in a headless other.
+      .replace(/Notification\.permission is \\?"(?:default|denied)\\?"/g, 'Notification.permission is <not granted>')
+      // A share's short name and link: made from its id.
+      .replace(/\?p=[0-9a-f]{12}\b/g, '?p=<short>')
+      .replace(/"short":"[0-9a-f]{12}"/g, '"short":"<short>"');
     return { status, type, answer: type?.startsWith('application/json') ? (JSON.parse(text) as unknown) : text };
   });
 }

@@ -149,7 +149,7 @@ export const engine: Engine = {
       userDataDir: profile,
       // The very first start on a new machine takes about 25 s.
       timeout: 90_000,
-      protocolTimeout: 120_000,
+      protocolTimeout: 300_000,
       args: ['--remote-allow-system-access'],
     });
     const [blank] = await browser.pages();

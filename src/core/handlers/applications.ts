@@ -49,7 +49,12 @@ async function osApplication(service: ServiceContext) {
 
 export async function applicationsSnapshot({ service }: OperationContext) {
   const [os, applications] = await Promise.all([osApplication(service), service.storage.listApplications()]);
-  const listed = [os, ...applications.filter((a) => a.application.id !== os.application.id)];
+  // The OS's entry first, then by name and version (ids are random: their order would be a run's).
+  const key = ({ application }: (typeof applications)[number]) => `${application.name}\u0000${application.version}\u0000${application.id}`;
+  const others = applications
+    .filter((a) => a.application.id !== os.application.id)
+    .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const listed = [os, ...others];
   return reply({ iterable: listed.map((a) => applicationWire(a.application, a.engagement)) });
 }
 

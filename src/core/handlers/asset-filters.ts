@@ -1,7 +1,7 @@
 /**
  * AssetsApi.assetsSearchWithFilters: the assets (of `space`, else all) that pass the filters,
  * ranked by the relevance index against `query` when there is one (as searchAssets ranks), else
- * in the assets' order. A filter holds when every condition it gives holds (and its nested
+ * oldest first. A filter holds when every condition it gives holds (and its nested
  * `operations`); the filters of a list combine by their `type` (AND unless OR):
  *
  * - `classification`: the specific classification of the asset's original format;
@@ -142,7 +142,19 @@ export async function assetsSearchWithFilters(context: OperationContext) {
   if (query !== undefined) hits = byId.size ? await copilot.corpus.search(query, { assets: true, ids: new Set(byId.keys()) }) : [];
   else {
     await copilot.corpus.load({ assets: true });
-    hits = kept.flatMap((asset) => {
+    // Oldest first (the store lists them by id, which is random).
+    const oldest = [...kept].sort((a, b) =>
+      a.record.created < b.record.created
+        ? -1
+        : a.record.created > b.record.created
+          ? 1
+          : a.record.name < b.record.name
+            ? -1
+            : a.record.name > b.record.name
+              ? 1
+              : 0,
+    );
+    hits = oldest.flatMap((asset) => {
       const material = copilot.corpus.get(asset.record.id);
       return material ? [{ ...material, score: 0 }] : [];
     });

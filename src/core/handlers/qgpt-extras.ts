@@ -204,7 +204,9 @@ export async function personsRelated(context: OperationContext) {
     fields.set(id, own);
     index.set({ id, kind: 'person', fields: own });
   }
-  const hits = query.trim() ? index.search(query) : [];
+  // Equal scores in the order the persons were made (the index breaks ties by id, which is random).
+  const made = new Map(persons.map((person, i) => [person.id, i]));
+  const hits = (query.trim() ? index.search(query) : []).sort((a, b) => b.score - a.score || made.get(a.id)! - made.get(b.id)!);
   const byId = new Map(persons.map((person) => [person.id, person.value]));
   const terms = new Set(tokenize(query));
   const explanations: Record<string, string> = {};
