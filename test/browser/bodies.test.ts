@@ -565,7 +565,10 @@ function normalise(answers: Answer[]) {
         '"name":"<the browser>","version":"<its version>"',
       )
       // A backup names the device it was made on (the engine's user agent), and its size counts that name.
-      .replace(/"bytes":\d+,("created":\{"value":"<time>"\},)?"device_name":"[^"]*"/g, '"bytes":"<its size>",$1"device_name":"<the browser>"')
+      .replace(
+        /"bytes":\d+,("created":\{"value":"<time>"\},)?"device_name":"[^"]*"/g,
+        '"bytes":"<its size>",$1"device_name":"<the browser>"',
+      )
       // Notifications the user was never asked about: "default" in one engine, "denied" in a headless other.
       .replace(/Notification\.permission is \\?"(?:default|denied)\\?"/g, 'Notification.permission is <not granted>')
       // A share's short name and link: made from its id.

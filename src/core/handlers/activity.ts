@@ -13,6 +13,7 @@ import { parseApplication } from '../models/application.js';
 import type { ActivityRecord } from '../../storage/storage.js';
 import { isObject, knownKeys, object, oneOf, optional, required, uuid, type JsonObject } from '../validate.js';
 import { clock, publish, transferables } from './common.js';
+import { TRACKED } from './connector.js';
 
 /** The kinds of activity `activity_filter_enum` picks (ActivityIdentifiersSnapshotActivityFilterEnumEnum). */
 const FILTERS = ['UNKNOWN', 'CREATED', 'UPDATED', 'DELETED', 'REFERENCED'] as const;
@@ -82,20 +83,7 @@ export async function assetSpecificAssetActivities(context: OperationContext) {
 }
 
 /** SeededConnectorTracking's keys on the wire: what an activity's event may record. */
-const EVENT_KEYS = [
-  'schema',
-  'format',
-  'asset',
-  'interaction',
-  'keyboard',
-  'session',
-  'assets',
-  'ml',
-  'adoption',
-  'conversation',
-  'conversation_message',
-  'workstream_summary',
-] as const;
+const EVENT_KEYS = ['schema', ...TRACKED];
 
 /** An activity's event (a SeededConnectorTracking): its keys known, each an object, at least one event. */
 function parseEvent(value: unknown, path: string): JsonObject {

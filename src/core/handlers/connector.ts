@@ -219,7 +219,7 @@ export async function react(context: OperationContext) {
 }
 
 /** The parts of a SeededConnectorTracking, as its model names them. */
-const TRACKED = [
+export const TRACKED = [
   'format',
   'asset',
   'interaction',
