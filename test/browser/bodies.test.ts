@@ -205,7 +205,8 @@ const VALID: Record<string, unknown> = {
   personsRelated: { conversation: { iterable: [{ text: 'Grüße ✓ 𝄞', role: 'USER', timestamp: { value: '2026-01-01T00:00:00.000Z' } }] } },
   intention: { format: { fragment: { string: { raw: 'Grüße ✓ 𝄞' } } } },
   onboarded: true,
-  suggest: { asset: { format: { fragment: { string: { raw: 'const grüße = "✓ 𝄞";' } } } } },
+  // Code that matches no stored asset: the assets made here tie on this file's texts, in an order of their ids (a run's).
+  suggest: { asset: { format: { fragment: { string: { raw: 'zebraStripes("✓ 𝄞");' } } } } },
   react: { save: false, seed: { asset: { format: { fragment: { string: { raw: 'Grüße ✓ 𝄞' } } } } } },
   track: { interaction: { description: 'Grüße ✓ 𝄞' } },
   assetsCreateNewAssetFromMacos: { value: 'echo "Grüße ✓ 𝄞"' },
