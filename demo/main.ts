@@ -13,6 +13,7 @@ import { mountConversations } from './conversations.js';
 import { restrictConnections } from './csp.js';
 import { mountErrors } from './errors.js';
 import { mountMaterials } from './materials.js';
+import { mountLtm } from './ltm.js';
 import { mountExternalApplications } from './external.js';
 import { mountHeader, setStatus } from './header.js';
 import { mountModels } from './models.js';
@@ -63,6 +64,7 @@ async function main() {
   const external = mountExternalApplications(api);
   const models = mountModels(api, base, errors);
   const materials = mountMaterials(api, base, errors, watch);
+  const ltm = mountLtm(api, base, errors, watch);
 
   // The service has started: a pane that cannot load (a mirrored Pieces OS without one of its
   // operations, say) shows its error, and the others load all the same.
@@ -71,6 +73,7 @@ async function main() {
   await shown(conversations.listen());
   await shown(snippets.listen());
   await shown(materials.listen());
+  await shown(ltm.listen());
   await Promise.all(
     [header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh(), indicator.refresh()].map(shown),
   );
