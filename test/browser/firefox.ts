@@ -7,7 +7,8 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type Page as PpPage } from 'puppeteer-core';
+import puppeteer, { type Browser, type BrowserContext as PpContext, type Page as PpPage } from 'puppeteer-core';
+import { afterAll } from 'vitest';
 import { ScriptedPage, Unsupported, type BrowserContext, type Engine, type LaunchOptions, type Page } from './driver.js';
 
 export function firefoxPath(): string {
@@ -64,24 +65,30 @@ interface BidiConnection {
 
 class FirefoxContext implements BrowserContext {
   private blank: PpPage | undefined;
+  private offline = false;
 
+  /** `shared`: a user context of its own in the shared browser; else the browser is its own, on `profile`. */
   constructor(
     private readonly browser: Browser,
     readonly profile: string,
     blank: PpPage | undefined,
+    private readonly shared?: PpContext,
   ) {
     this.blank = blank;
   }
 
   async newPage(): Promise<Page> {
     // The browser starts with one blank tab: the first page is that one, the others are windows.
-    const raw = this.blank ?? (await this.browser.newPage({ type: 'window' }));
+    const raw = this.blank ?? (await (this.shared ?? this.browser).newPage({ type: 'window' }));
     this.blank = undefined;
     return new FirefoxPage(raw);
   }
 
-  close() {
-    return this.browser.close();
+  async close() {
+    if (!this.shared) return this.browser.close();
+    // Its windows closed and its data gone with it; the network, the browser's, as it was.
+    if (this.offline) await this.setOffline(false);
+    await this.shared.close();
   }
 
   /** Evaluates `expression` in the browser's chrome scope (privileged, parent process). */
@@ -122,6 +129,7 @@ class FirefoxContext implements BrowserContext {
 
   async setOffline(offline: boolean) {
     await this.chrome(`Services.io.manageOfflineStatus = false; Services.io.offline = ${offline};`);
+    this.offline = offline;
   }
 
   workerHeap(): Promise<number> {
@@ -132,28 +140,52 @@ class FirefoxContext implements BrowserContext {
 const WORKER_HEAP =
   "neither WebDriver BiDi nor Firefox's chrome scripts read one service worker's JavaScript heap (memory is reported per process)";
 
+/**
+ * The browser the launches with no profile and no launch option share (Firefox takes 3 to 10 s to
+ * start, most of it in WebDriver BiDi's session.new): each such launch is a user context of its
+ * own there (storage, service workers, caches and permissions apart), removed on close.
+ */
+let shared: Promise<{ browser: Browser; profile: string }> | undefined;
+afterAll(async () => {
+  const running = shared;
+  shared = undefined;
+  await (await running?.catch(() => undefined))?.browser.close();
+});
+
+async function start(profile: string, options: LaunchOptions) {
+  const prefs: Record<string, unknown> = {};
+  // Listed host names resolve as localhost does.
+  if (options.loopbackHosts) prefs['network.dns.localDomains'] = options.loopbackHosts.join(',');
+  if (options.blockServiceWorkers) prefs['dom.serviceWorkers.enabled'] = false;
+  // 2: block every cookie and site data; 1: block third-party ones.
+  if (options.siteData) prefs['network.cookie.cookieBehavior'] = options.siteData === 'blocked' ? 2 : 1;
+  const browser = await puppeteer.launch({
+    extraPrefsFirefox: prefs,
+    browser: 'firefox',
+    executablePath: firefoxPath(),
+    headless: true,
+    userDataDir: profile,
+    // The very first start on a new machine takes about 25 s.
+    timeout: 90_000,
+    protocolTimeout: 300_000,
+    args: ['--remote-allow-system-access'],
+  });
+  return { browser, profile };
+}
+
+const newProfile = () => mkdtempSync(join(tmpdir(), 'pieces-firefox-'));
+
 export const engine: Engine = {
   name: 'firefox',
-  async launch(profile = mkdtempSync(join(tmpdir(), 'pieces-firefox-')), options: LaunchOptions = {}) {
-    const prefs: Record<string, unknown> = {};
-    // Listed host names resolve as localhost does.
-    if (options.loopbackHosts) prefs['network.dns.localDomains'] = options.loopbackHosts.join(',');
-    if (options.blockServiceWorkers) prefs['dom.serviceWorkers.enabled'] = false;
-    // 2: block every cookie and site data; 1: block third-party ones.
-    if (options.siteData) prefs['network.cookie.cookieBehavior'] = options.siteData === 'blocked' ? 2 : 1;
-    const browser = await puppeteer.launch({
-      extraPrefsFirefox: prefs,
-      browser: 'firefox',
-      executablePath: firefoxPath(),
-      headless: true,
-      userDataDir: profile,
-      // The very first start on a new machine takes about 25 s.
-      timeout: 90_000,
-      protocolTimeout: 300_000,
-      args: ['--remote-allow-system-access'],
-    });
-    const [blank] = await browser.pages();
-    return new FirefoxContext(browser, profile, blank);
+  async launch(profile, options = {}) {
+    if (profile === undefined && Object.values(options).every((option) => option === undefined)) {
+      shared ??= start(newProfile(), {});
+      const running = await shared;
+      return new FirefoxContext(running.browser, running.profile, undefined, await running.browser.createBrowserContext());
+    }
+    const own = await start(profile ?? newProfile(), options);
+    const [blank] = await own.browser.pages();
+    return new FirefoxContext(own.browser, own.profile, blank);
   },
   lacks: (capability) =>
     capability === 'workerHeap'
