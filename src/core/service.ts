@@ -87,8 +87,7 @@ export function createService(options: ServiceOptions): Service {
     maxBodyBytes: Math.min(options.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES),
     clock: { now: options.now ?? (() => new Date()), newId: options.newId ?? randomUUID },
     notify: (change) => {
-      if (change.collection === 'conversation') copilot.corpus.conversationChanged(change.id);
-      else if (change.collection === 'asset') copilot.corpus.assetChanged(change.id, change.seq);
+      copilot.changed(change);
       onChange(change);
     },
     copilot,
