@@ -38,7 +38,7 @@ const materialType = (row: KindRow) => snake(row.plural!).toUpperCase();
 /** The kinds the tools serve: those with a collection and its snapshot (GET). */
 export const TOOL_KINDS: readonly KindRow[] = KINDS.filter((row) => row.plural && row.ops.snapshot?.method === 'GET');
 
-const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] });
+const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }] });
 
 /** A REST request of the service, its JSON answer; a failure is thrown (the SDK answers it as the tool's error). */
 async function rest(context: ToolContext, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
@@ -84,16 +84,32 @@ const TIME_FILTERS = {
   updated: RANGE.optional().describe('Only materials last updated in this range'),
 };
 
-/** The records of a kind inside the time filters, ranked by the word relevance of the generic search (best first). */
-async function ranked(context: ToolContext, row: KindRow, query: string, created?: Range, updated?: Range) {
-  const records = (await listOf(context, row)).filter((item) => within(item, 'created', created) && within(item, 'updated', updated));
-  const searched = searchMaterials(
-    row,
-    query,
-    records.map((value) => ({ value })),
-    true,
-  ) as { iterable: Array<JsonObject & { identifier: string; similarity: number; exact: boolean }> };
-  return searched.iterable;
+type Ranked = JsonObject & { identifier: string; similarity: number; exact: boolean };
+
+/** The record a search item carries (its key is the kind's, `summary` for a workstream summary). */
+const recordOf = (item: Ranked) => Object.values(item).find((value): value is Item => typeof (value as Item)?.id === 'string');
+
+/**
+ * The records of a kind matching a query inside the time filters, best first: the kind's own REST
+ * search where it takes a SearchInput (the same relevance its clients get), else the generic
+ * path's word relevance over its snapshot.
+ */
+async function ranked(context: ToolContext, row: KindRow, query: string, created?: Range, updated?: Range): Promise<Ranked[]> {
+  const inside = (item: Item) => within(item, 'created', created) && within(item, 'updated', updated);
+  const search = row.ops.search;
+  if (search?.body === 'SearchInput') {
+    const answer = (await rest(context, 'POST', `${search.path}?transferables=true`, { query })) as { iterable: Ranked[] };
+    return answer.iterable.filter((item) => (created || updated ? inside(recordOf(item) ?? ({} as Item)) : true));
+  }
+  const records = (await listOf(context, row)).filter(inside);
+  return (
+    searchMaterials(
+      row,
+      query,
+      records.map((value) => ({ value })),
+      true,
+    ) as { iterable: Ranked[] }
+  ).iterable;
 }
 
 function materialTools(server: McpServer, context: ToolContext, row: KindRow) {
