@@ -357,6 +357,22 @@ describe('MCP with setupPiecesServer', () => {
     await sse.client.close();
   });
 
+  it('ends the session of an SSE client that drops its stream (the fetch aborted, as a network one ends)', async () => {
+    const controller = new AbortController();
+    const stream = await fetch(base + SSE, { signal: controller.signal });
+    const first = new TextDecoder().decode((await stream.body!.getReader().read()).value);
+    const endpoint = /data: (\S+)/.exec(first)![1]!;
+    const post = () =>
+      fetch(base + endpoint, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+      });
+    expect((await post()).status).toBe(202);
+    controller.abort();
+    await vi.waitFor(async () => expect((await post()).status).toBe(404));
+  });
+
   it('bounds its sessions: at the limit the one idle longest is closed', async () => {
     const first = await streamableClient(base);
     const second = await streamableClient(base);
