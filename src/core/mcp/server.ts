@@ -50,13 +50,16 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
       return server;
     };
 
+    /** Streamable sessions being initialized (not in `sessions` yet), counted against the bound. */
+    let opening = 0;
+
     /** Room for one more session: the one idle longest is closed; false when every one is busy. */
-    async function makeRoom(): Promise<boolean> {
-      if (sessions.size < maxSessions) return true;
+    function makeRoom(): boolean {
+      if (sessions.size + opening < maxSessions) return true;
       const idle = [...sessions].find(([, session]) => session.busy === 0);
       if (!idle) return false;
       sessions.delete(idle[0]);
-      await idle[1].close();
+      void idle[1].close();
       return true;
     }
 
@@ -88,9 +91,10 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
       if (request.method !== 'POST') {
         return jsonRpcError(400, -32000, 'Bad Request: no Mcp-Session-Id header; a session starts with a POST of an initialize request.');
       }
-      if (!(await makeRoom())) return full();
+      if (!makeRoom()) return full();
       const server = newServer(url.origin);
       const session: Session = { server, busy: 1, close: () => server.close() };
+      opening++;
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
         enableJsonResponse: true,
@@ -102,10 +106,11 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
       transport.onclose = () => {
         if (transport.sessionId && sessions.get(transport.sessionId) === session) sessions.delete(transport.sessionId);
       };
-      await server.connect(transport);
       try {
+        await server.connect(transport);
         return await transport.handleRequest(request);
       } finally {
+        opening--;
         session.busy--;
         // Not an initialize request (or a refused one): nothing is kept.
         if (!transport.sessionId || !sessions.has(transport.sessionId)) await server.close();
@@ -120,7 +125,7 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
         });
       }
       if (request.method === 'HEAD') return new Response(null, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
-      if (!(await makeRoom())) return full();
+      if (!makeRoom()) return full();
       const transport = new SseServerTransport(MESSAGES_PATH, service.maxBodyBytes);
       const server = newServer(url.origin);
       const session: Session = { server, busy: 0, sse: transport, close: () => server.close() };
