@@ -44,14 +44,31 @@ const NOT_HERE =
   'which the Service Worker does not bundle (it would more than double the worker script). ' +
   'Serve MCP from Node: `npx pieces-os-worker serve` (the loopback server) or setupPiecesServer (docs/testing.md, "Model Context Protocol").';
 
+/** The methods of each MCP path (a preflight's answer). */
+const METHODS: Readonly<Record<string, string>> = {
+  [SCHEMA_VERSIONS_PATH]: 'GET, HEAD, OPTIONS',
+  [SSE_PATH]: 'GET, HEAD, OPTIONS',
+  [MESSAGES_PATH]: 'POST, OPTIONS',
+  [STREAMABLE_PATH]: 'GET, POST, DELETE, OPTIONS',
+};
+
+/** An endpoint's answer with the headers every answer of the service has (a page may read it, `Mcp-Session-Id` included). */
+function readable(response: Response): Response {
+  if (response.headers.has('access-control-allow-origin')) return response;
+  const headers = new Headers(response.headers);
+  headers.set('Access-Control-Allow-Origin', '*');
+  headers.set('Access-Control-Expose-Headers', '*');
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
 /** The layer answering every path under MCP_PREFIX: `endpoint`'s, or 501 when the host has none. */
 export function modelContextProtocol(endpoint: McpEndpoint | undefined): Layer {
   return async (call, next) => {
     const { request, url, path } = call;
     if (!path.startsWith(MCP_PREFIX)) return next();
     if (!endpoint) return reply(NOT_HERE, { status: 501, type: 'text' });
-    if (path !== SCHEMA_VERSIONS_PATH) return endpoint({ request, url, path });
-    if (request.method === 'OPTIONS') return reply(undefined, { headers: { Allow: 'GET, HEAD, OPTIONS' } });
+    if (request.method === 'OPTIONS' && METHODS[path]) return reply(undefined, { headers: { Allow: METHODS[path] } });
+    if (path !== SCHEMA_VERSIONS_PATH) return readable(await endpoint({ request, url, path }));
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return reply(`${request.method} is not allowed on ${path}; use GET, HEAD, OPTIONS.`, {
         status: 405,

@@ -118,7 +118,6 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
     }
 
     async function openSse({ request, url }: McpCall): Promise<Response> {
-      if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { Allow: 'GET, HEAD, OPTIONS' } });
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         return text(405, `${request.method} is not allowed on ${SSE_PATH}; use GET (and POST messages to ${MESSAGES_PATH}).`, {
           Allow: 'GET, HEAD, OPTIONS',

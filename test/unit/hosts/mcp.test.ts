@@ -323,6 +323,32 @@ describe('MCP over the loopback server', () => {
     await client.close();
   });
 
+  it('answers a page of a loopback origin (an MCP inspector): its preflight, and the session id it may read', async () => {
+    const page = 'http://localhost:6274';
+    const preflight = await fetch(server.url + STREAMABLE, {
+      method: 'OPTIONS',
+      headers: { Origin: page, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type, mcp-session-id' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(page);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST, DELETE, OPTIONS');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type, mcp-session-id');
+    const init = await fetch(server.url + STREAMABLE, {
+      method: 'POST',
+      headers: { Origin: page, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'inspector', version: '1' } },
+      }),
+    });
+    expect(init.status).toBe(200);
+    expect(init.headers.get('access-control-allow-origin')).toBe(page);
+    expect(init.headers.get('access-control-expose-headers')).toBe('*');
+    expect(init.headers.get('mcp-session-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('refuses a web page of a foreign origin on every MCP path', async () => {
     for (const [path, init] of [
       ['/model_context_protocol/schema_versions', {}],
