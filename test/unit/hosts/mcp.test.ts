@@ -7,12 +7,18 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Configuration, ModelContextProtocolApi } from '@pieces.app/pieces-os-client';
+import {
+  Configuration,
+  ModelContextProtocolApi,
+  type SeededWorkstreamEvent,
+  WorkstreamPatternEngineApi,
+} from '@pieces.app/pieces-os-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { mcpEndpoint } from '../../../src/core/mcp/server.js';
 import { setupPiecesServer } from '../../../src/node/index.js';
 import { startLoopbackServer, type LoopbackServer } from '../../../src/node/serve.js';
+import { application } from '../support/harness.js';
 import { check } from '../support/sdk-shape.js';
 
 const STREAMABLE = '/model_context_protocol/2025-03-26/mcp';
@@ -217,6 +223,43 @@ describe('MCP over the loopback server', () => {
     expect(answer.summaries[0]).toMatchObject({ id, created: expect.any(String) });
     expect(answer.summaries[0]!.score).toBeGreaterThan(0);
     expect(Array.isArray(answer.events)).toBe(true);
+
+    // An event captured in a browser: answered with its application, window title and URL.
+    await new WorkstreamPatternEngineApi(new Configuration({ basePath: server.url })).workstreamPatternEngineCreateIngestion({
+      seededWorkstreamIngestion: {
+        event: {
+          application: application({ name: 'GOOGLE_CHROME_EXTENSION_MV3' }) as SeededWorkstreamEvent['application'],
+          trigger: { checkIn: true },
+          context: {
+            nativeOcr: {
+              ocrText: 'Redis eviction policies: allkeys-lru keeps the hottest search results',
+              ocrTextHash: 'h',
+              appTitle: 'Google Chrome',
+              windowTitle: 'Eviction policies | Redis docs',
+              browserUrl: 'https://redis.io/docs/reference/eviction/',
+              isMerged: false,
+              isCached: false,
+            },
+          },
+        },
+      },
+    });
+    const withEvent = jsonOf(
+      await client.callTool({
+        name: 'ask_pieces_ltm',
+        arguments: {
+          question: 'Which Redis eviction policy did I read about?',
+          chat_llm: 'gpt-4o-mini',
+          application_sources: ['Google Chrome'],
+        },
+      }),
+    ) as { summaries: unknown[]; events: Array<Record<string, unknown>> };
+    expect(withEvent.events[0]).toMatchObject({
+      window_title: 'Eviction policies | Redis docs',
+      browser_url: 'https://redis.io/docs/reference/eviction/',
+      combined_string: expect.stringContaining('allkeys-lru'),
+    });
+    expect(withEvent.events[0]!.app_title).toMatch(/chrome/i);
     await client.close();
   });
 
