@@ -309,7 +309,9 @@ describe('MCP over the loopback server', () => {
     const answer = new TextDecoder().decode((await reader.read()).value);
     expect(answer).toMatch(/^event: message\ndata: \{"result":\{"protocolVersion":"2024-11-05"/);
     controller.abort();
-    await vi.waitFor(async () => expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(404));
+    await vi.waitFor(async () => expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(404), {
+      timeout: 10_000,
+    });
 
     // The official client over the same transport.
     const { client } = await sseClient(server.url + SSE);
@@ -439,7 +441,7 @@ describe('MCP with setupPiecesServer', () => {
       });
     expect((await post()).status).toBe(202);
     controller.abort();
-    await vi.waitFor(async () => expect((await post()).status).toBe(404));
+    await vi.waitFor(async () => expect((await post()).status).toBe(404), { timeout: 10_000 });
   });
 
   it('bounds its sessions: at the limit the one idle longest is closed', async () => {
