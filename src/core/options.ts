@@ -8,6 +8,7 @@ import type { ModelMapping } from './copilot/copilot.js';
 import type { PiecesSeed } from './data.js';
 import { SAMPLE_ASSETS } from './fixtures/sample-assets.js';
 import type { Logger } from './log.js';
+import type { McpFactory } from './mcp/endpoint.js';
 import type { UserConfig } from './models/user.js';
 
 export interface ServiceSettings {
@@ -53,6 +54,12 @@ export interface ServiceSettings {
    * queues writes, replayed in order when it is back.
    */
   mirror?: MirrorOptions;
+  /**
+   * The Model Context Protocol endpoint (`/model_context_protocol/…`, docs/testing.md): the Node
+   * hosts pass the one made with the official SDK (`mcpEndpoint()`, src/core/mcp/server.ts); without
+   * one (the Service Worker) those paths answer 501, saying why.
+   */
+  mcp?: McpFactory;
 }
 
 export interface MirrorOptions {

@@ -23,6 +23,7 @@ import { logging } from './layers/logging.js';
 import { keptOverrides, type Keeper } from './layers/kept-overrides.js';
 import { overriding } from './layers/overriding.js';
 import { unmatched } from './layers/unmatched.js';
+import { modelContextProtocol } from './mcp/endpoint.js';
 
 export { DEFAULT_BASES, type Within };
 
@@ -87,8 +88,7 @@ export function createService(options: ServiceOptions): Service {
     maxBodyBytes: Math.min(options.maxBodyBytes ?? MAX_BODY_BYTES, MAX_BODY_BYTES),
     clock: { now: options.now ?? (() => new Date()), newId: options.newId ?? randomUUID },
     notify: (change) => {
-      if (change.collection === 'conversation') copilot.corpus.conversationChanged(change.id);
-      else if (change.collection === 'asset') copilot.corpus.assetChanged(change.id, change.seq);
+      copilot.changed(change);
       onChange(change);
     },
     copilot,
@@ -111,11 +111,14 @@ export function createService(options: ServiceOptions): Service {
   const kept = options.keepOverrides ? keptOverrides(overrides, options.keepOverrides) : undefined;
   const save = kept?.save ?? (() => Promise.resolve());
   const logger = loggerFor(options.log);
+  // The MCP endpoint's tools answer through the service's own operations (`respond`, made below).
+  const mcp = options.mcp?.(context, (request) => respond(request) ?? Promise.reject(new TypeError(`${request.url} is under no base.`)));
   const answer = compose(
     [
       ...(logger ? [logging(logger)] : []),
       ...(kept ? [kept.layer] : []),
       overriding(overrides, save),
+      modelContextProtocol(mcp),
       unmatched(options.warn ?? ((message) => say('warn', message))),
     ],
     operate,

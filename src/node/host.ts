@@ -4,6 +4,7 @@
  * process, changes announced in this process only.
  */
 import { WebSocket as NodeWebSocket } from 'ws';
+import { mcpEndpoint } from '../core/mcp/server.js';
 import type { ServiceSettings } from '../core/options.js';
 import { localChannel } from '../host/channel.js';
 import { createHost, type Host } from '../host/create-host.js';
@@ -39,7 +40,8 @@ export function createNodeHost(
   const host = createHost({
     open: (_hooks, initialData) => open(initialData),
     channel: localChannel(),
-    settings,
+    // The Model Context Protocol endpoint (the Service Worker does not bundle its SDK).
+    settings: { mcp: mcpEndpoint(), ...settings },
     // The `ws` package's WebSocket: the global one (where there is one) may be patched while a server listens.
     upstream: { fetch: unpatchedFetch, WebSocket: NodeWebSocket as unknown as new (url: string) => WebSocketLike, lock: 'alone', own },
   });

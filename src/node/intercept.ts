@@ -21,9 +21,38 @@ let active: { dispose(): void } | null = null;
 export function answer(request: Request): Promise<Response> | undefined {
   for (let i = listening.length - 1; i >= 0; i--) {
     const response = listening[i]!.service.respond(request);
-    if (response) return response;
+    if (response) return response.then((answered) => endedOnAbort(answered, request.signal));
   }
   return undefined;
+}
+
+/**
+ * An event stream whose caller aborts ends as a network fetch's body does: it errors for the
+ * reader, and the service's stream is cancelled (an MCP client that drops its SSE stream ends its
+ * session at once). Other answers are given as they are.
+ */
+function endedOnAbort(response: Response, signal: AbortSignal): Response {
+  if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      signal.addEventListener(
+        'abort',
+        () => {
+          controller.error(signal.reason);
+          void reader.cancel(signal.reason).catch(() => {});
+        },
+        { once: true },
+      );
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 /** A stream socket from the latest listening server that serves `url`, or null. */

@@ -46,6 +46,8 @@ export async function send(response: Response, outgoing: ServerResponse, head: b
   const reader = head ? null : response.body?.getReader();
   if (head) void response.body?.cancel().catch(noop);
   if (!reader) return void outgoing.writeHead(response.status, headers).end();
+  // A client that leaves cancels the body at once (an event stream may wait long before its next event).
+  outgoing.once('close', () => void reader.cancel().catch(noop));
   const gather = response.headers.get('content-type')?.startsWith('text/event-stream') ? 1 : GATHER_BYTES;
   try {
     let started = false;

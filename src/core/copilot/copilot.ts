@@ -8,7 +8,7 @@
  * (chosen at run time, else the host's, else the extractive answers). Ids that
  * are not in the catalogue get the default.
  */
-import type { Storage } from '../../storage/storage.js';
+import type { Change, Storage } from '../../storage/storage.js';
 import { badRequest } from '../http.js';
 import type { JsonObject } from '../validate.js';
 import { findCatalogueModel } from './catalogue.js';
@@ -124,6 +124,12 @@ export class Copilot {
     if (model && !persisted) this.#runtimeAdapters.set(id, model as ModelAdapter);
     this.#mapping = null;
     return this.model(id);
+  }
+
+  /** A committed change: the indexes that follow its collection take it into account. */
+  changed(change: Change): void {
+    if (change.collection === 'conversation') this.corpus.conversationChanged(change.id);
+    else if (change.collection === 'asset') this.corpus.assetChanged(change.id, change.seq);
   }
 
   /** The whole store was replaced: forget what was read from it. */

@@ -217,21 +217,22 @@ describe('ApplicationApi.applicationUpdate', () => {
   });
 });
 
-describe('unserved Pieces OS paths', () => {
-  it('answer 404 naming the operation, warning once per operation', async () => {
+describe('the Model Context Protocol paths in a host without the MCP endpoint', () => {
+  it('answer 501 saying why and where it is served (the Service Worker does not bundle the MCP SDK); other paths a plain 404', async () => {
     const warn = vi.fn();
     const t = await setup({ warn });
-    // (The Model Context Protocol's operations, which issue 34 serves.)
-    const response = await t.fetch(`${BASE}/model_context_protocol/schema_versions`);
-    expect(response.status).toBe(404);
-    expect(await response.text()).toMatch(/is the Pieces OS operation ModelContextProtocolApi\.\w+, which this service does not serve/);
-    await t.fetch(`${BASE}/model_context_protocol/schema_versions`);
-    expect(warn).toHaveBeenCalledTimes(1);
-    const sse = await t.fetch(`${BASE}/model_context_protocol/2024-11-05/sse`);
-    expect(await sse.text()).toMatch(/ModelContextProtocolApi\.modelContextProtocolServerSentEvents/);
-    expect(warn).toHaveBeenCalledTimes(2);
+    for (const [path, init] of [
+      ['/model_context_protocol/schema_versions', {}],
+      ['/model_context_protocol/2024-11-05/sse', {}],
+      ['/model_context_protocol/2024-11-05/messages?sessionId=x', { method: 'POST', body: '{}' }],
+      ['/model_context_protocol/2025-03-26/mcp', { method: 'POST', body: '{}' }],
+    ] as const) {
+      const response = await t.fetch(`${BASE}${path}`, init);
+      expect(response.status, path).toBe(501);
+      expect(await response.text()).toMatch(/not served by this host.*@modelcontextprotocol\/sdk.*loopback server.*setupPiecesServer/);
+    }
     // Not a Pieces OS path: a plain 404.
     expect(await (await t.fetch(`${BASE}/nothing/here`)).text()).toMatch(/No operation at \/nothing\/here/);
-    expect(warn).toHaveBeenCalledTimes(2);
+    expect(warn).not.toHaveBeenCalled();
   });
 });

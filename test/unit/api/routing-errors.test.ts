@@ -147,12 +147,12 @@ describe('routing', () => {
     }
   });
 
-  it('answers every Pieces OS path of the SDK, with either method: served, 405 only where the table serves that path, else 404 naming the operation', async () => {
+  it('answers every Pieces OS path of the SDK, with either method: served, 405 only where the table serves that path, 501 for the MCP paths without an MCP endpoint, else 404 naming the operation', async () => {
     const t = await setup();
     const pattern = (path: string) => path.replace(/\{\w+\}/g, '{}');
     const entries = catalogueEntries();
     expect(entries.length).toBeGreaterThan(500);
-    const checked = { served: 0, refused: 0, unserved: 0 };
+    const checked = { served: 0, refused: 0, unserved: 0, mcp: 0 };
     for (const entry of entries) {
       const path = entry.path.replaceAll('{}', '0f8fad5b-d9cb-469f-a165-70867728950e');
       for (const method of ['GET', 'POST']) {
@@ -160,7 +160,12 @@ describe('routing', () => {
         const text = await response.text();
         const at = `${method} ${entry.path} (${entry.name})`;
         const served = OPERATIONS.some((o) => pattern(o.path) === entry.path && (o.method === method || o.streamMethod === method));
-        if (served) {
+        if (entry.path.startsWith('/model_context_protocol/')) {
+          // The Model Context Protocol's: served by the MCP endpoint a Node host passes; without one (this host, the Service Worker), 501 saying why.
+          checked.mcp++;
+          expect(response.status, at).toBe(501);
+          expect(text, at).toMatch(/Model Context Protocol endpoint is not served by this host/);
+        } else if (served) {
           checked.served++;
           expect(response.status, at).not.toBe(405);
           expect(text, at).not.toMatch(/does not serve/);
@@ -184,6 +189,7 @@ describe('routing', () => {
       }
     }
     expect(checked.served).toBeGreaterThan(40);
+    expect(checked.mcp).toBe(6);
     // POST /assets/draft once answered 405 ("use GET"), borrowed from GET /assets/{asset}.
     const draft = await t.fetch(`${BASE}/assets/draft`, jsonPost({}));
     expect(draft.status).not.toBe(405);
