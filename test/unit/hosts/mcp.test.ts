@@ -4,6 +4,8 @@
  * both transports (streamable HTTP and the legacy SSE) against the loopback server and
  * setupPiecesServer; `pieces mcp start`'s gateway (health, schema_versions, entry endpoint, SSE).
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -126,6 +128,17 @@ describe('MCP over the loopback server', () => {
     const { client } = await sseClient(versions.iterable[0].entry_endpoint);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toContain('ask_pieces_ltm');
+    await client.close();
+  });
+
+  it("connects as an MCP host configured by docs/testing.md's JSON does (the streamable URL, the server on another port)", async () => {
+    const docs = readFileSync(resolve(import.meta.dirname, '../../../docs/testing.md'), 'utf8');
+    const block = /```json\n(\{\n\s*"mcpServers"[\s\S]*?)```/.exec(docs)![1]!;
+    const configured = new URL((JSON.parse(block) as { mcpServers: { Pieces: { url: string } } }).mcpServers.Pieces.url);
+    expect(configured.pathname).toBe(STREAMABLE);
+    const { client } = await streamableClient(new URL(configured.pathname, server.url).origin);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['ask_pieces_ltm', 'create_pieces_memory']));
     await client.close();
   });
 
