@@ -127,7 +127,7 @@ function isJsonContentType(value: string | null): boolean {
  * `Request.prototype.body`, so there the body is read whole with `arrayBuffer()`
  * (after the declared Content-Length check) and its size checked after.
  */
-async function readText(request: Request, limit: number): Promise<string> {
+export async function readText(request: Request, limit: number): Promise<string> {
   const tooLarge = () => new HttpError(413, `The request body is larger than the limit of ${limit} bytes.`);
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();

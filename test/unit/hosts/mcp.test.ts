@@ -376,6 +376,11 @@ describe('MCP over the loopback server', () => {
     expect((await sseBad.json()).error.code).toBe(-32700);
     const sseNotRpc = await fetch(server.url + endpoint, { method: 'POST', headers, body: '{"id": 1}' });
     expect((await sseNotRpc.json()).error.code).toBe(-32600);
+    const sseNotUtf8 = await fetch(server.url + endpoint, { method: 'POST', headers, body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) });
+    expect([sseNotUtf8.status, (await sseNotUtf8.json()).error.code]).toEqual([400, -32700]);
+    const sseTooLarge = await fetch(server.url + endpoint, { method: 'POST', headers, body: ' '.repeat(16 * 1024 * 1024 + 1) });
+    expect(sseTooLarge.status).toBe(413);
+    expect((await sseTooLarge.json()).error.message).toMatch(/larger than the limit of 16777216 bytes/);
     controller.abort();
     expect(await count()).toBe(before);
     await client.close();
