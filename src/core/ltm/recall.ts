@@ -1,7 +1,8 @@
 /**
  * Long-term memory's retrieval: the workstream summaries and workstream events that best match a
  * question (and its topics), inside a time range and from the applications asked for, ranked by
- * relevance (BM25F over their titles, texts and sources, src/core/relevance.ts).
+ * relevance (BM25F over their titles, texts and sources, src/core/relevance.ts) in the index the
+ * copilot keeps of them (memory.ts).
  *
  * The range and the application filter: a document counts when its `created` is inside the range
  * (both ends inclusive; an open end reaches as far as it goes). The applications keep the events
@@ -10,8 +11,8 @@
  */
 import type { ServiceContext } from '../context.js';
 import { badRequest } from '../http.js';
-import { RelevanceIndex } from '../relevance.js';
-import { documentFields, documentKey, eventDocument, summaryDocument, type MemoryDocument } from './document.js';
+import type { RelevanceIndex } from '../relevance.js';
+import type { MemoryDocument } from './document.js';
 
 export interface RecallQuery {
   question: string;
@@ -119,17 +120,6 @@ export function hitOf(document: MemoryDocument, score: number): RecallHit {
   };
 }
 
-/** Every stored summary and event as documents (a whole read of both kinds and the annotations). */
-export async function readDocuments(service: ServiceContext): Promise<MemoryDocument[]> {
-  const { storage } = service;
-  const [summaries, events, annotations] = await Promise.all([
-    storage.listMaterials('workstreamSummary'),
-    storage.listMaterials('workstreamEvent'),
-    storage.listAnnotations(),
-  ]);
-  return [...summaries.map((record) => summaryDocument(record, annotations)), ...events.map(eventDocument)];
-}
-
 /**
  * Ranks documents against a plan over one relevance index of them all (the scores of a term
  * depend on how many of every summary and event hold it, not only those in the range).
@@ -151,13 +141,6 @@ export function rank(index: RelevanceIndex, documents: (key: string) => MemoryDo
  */
 export async function recall(service: ServiceContext, query: RecallQuery): Promise<RecallHit[]> {
   const plan = recallPlan(query);
-  const documents = await readDocuments(service);
-  const index = new RelevanceIndex();
-  const byKey = new Map<string, MemoryDocument>();
-  for (const document of documents) {
-    const key = documentKey(document);
-    byKey.set(key, document);
-    index.set({ id: key, kind: document.kind, fields: documentFields(document) });
-  }
-  return rank(index, (key) => byKey.get(key), plan);
+  const { index, document } = await service.copilot.memory.current();
+  return rank(index, document, plan);
 }
