@@ -5,13 +5,14 @@
  * fake-indexeddb, as `setupPiecesServer` and the loopback server run it).
  *
  * The store is seeded by the bulk path (`service.seed`, the data format: one transaction), not by
- * requests. Then, each round:
- *   - first after a start: a new service over the same database (a new connection, nothing read),
- *     then one recall (the index built from the store, then the ranking);
- *   - floor, read: the same new connection's read of every event and summary and annotation
- *     (`listMaterials` ×2, `listAnnotations`: the bytes a first recall must read; no ranking);
- *   - warm: recalls in the running service, a two-word question over all time, then the same
- *     within the last day, then with an application filter (alternating).
+ * requests. The first recall then reads and indexes every summary and event (timed once: what a
+ * start costs with no kept index), and the index is kept in the database a while later (timed).
+ * Then, each round:
+ *   - floor: a new connection reads the kept index record (what a start must read before it ranks);
+ *   - first after a start: a new connection and copilot (nothing read), then one recall (the kept
+ *     index read and loaded, the changes since looked up, the ranking, the hits read);
+ *   - warm: recalls in that running copilot, a two-word question over all time, within the last
+ *     day, then with an application filter (alternating).
  *
  * Targets (issue 34): warm ≤ 50 ms, first after a start ≤ 200 ms. They are reported as met or
  * missed, never asserted. The machine's load is reported beside the figures (2 shared cores).
@@ -28,7 +29,7 @@ import { recall, type RecallQuery } from '../../src/core/ltm/recall.js';
 import { createService } from '../../src/core/service.js';
 import { openStorage } from '../../src/storage/idb/storage.js';
 import type { Storage } from '../../src/storage/storage.js';
-import { machine, recordRun, sampled } from './record.js';
+import { type Figure, machine, recordRun, sampled } from './record.js';
 import { median, ms, table } from './stats.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -162,22 +163,31 @@ it('long-term memory: recall over workstream events, first after a start and war
     return { question };
   };
 
+  // The first recall ever: every event read and indexed (no index kept yet); then the wait until it is kept.
+  const builder = contextOver(await openStorage({ name, initialData: {} }));
+  let start = performance.now();
+  await recall(builder, queries(0));
+  const rebuild = performance.now() - start;
+  start = performance.now();
+  while (!(await builder.storage.getSearchIndex('ltm'))) await new Promise((resolve) => setTimeout(resolve, 50));
+  const keptAfter = performance.now() - start;
+  console.info(`[ltm bench] built in ${ms(rebuild)}, kept ${ms(keptAfter)} later`);
+
   const first: number[] = [];
   const floor: number[] = [];
   const warm: number[] = [];
   let found = 0;
   for (let round = 0; round < plan.rounds; round++) {
-    // A start: a new connection to the same database and a new service context.
+    // The floor: a new connection reads the kept index record (what a start must read before it can rank).
     const fresh = await openStorage({ name, initialData: {} });
-    let start = performance.now();
-    await Promise.all([fresh.listMaterials('workstreamSummary'), fresh.listMaterials('workstreamEvent'), fresh.listAnnotations()]);
-    floor.push(performance.now() - start);
-    const cold = await openStorage({ name, initialData: {} });
-    const context = contextOver(cold);
     start = performance.now();
-    const hits = await recall(context, queries(0));
+    if (!(await fresh.getSearchIndex('ltm'))) throw new Error('no kept index');
+    floor.push(performance.now() - start);
+    // A start: a new connection to the same database and a new copilot, then one recall.
+    const context = contextOver(await openStorage({ name, initialData: {} }));
+    start = performance.now();
+    found += (await recall(context, queries(round))).length;
     first.push(performance.now() - start);
-    found += hits.length;
     for (let i = 0; i < plan.warm / plan.rounds; i++) {
       start = performance.now();
       found += (await recall(context, queries(i))).length;
@@ -186,16 +196,21 @@ it('long-term memory: recall over workstream events, first after a start and war
   }
   if (found === 0) throw new Error('no recall found anything');
 
-  const figures = [
-    sampled('recall, first after a start (index built)', first, {
-      floor: { measure: 'read every event, summary and annotation', median: median(floor) },
+  const figures: Figure[] = [
+    sampled('recall, first after a start (kept index read, changes since, ranking)', first, {
+      floor: { measure: 'read the kept index record on a new connection', median: median(floor) },
       ratio: median(first) / median(floor),
       target: `≤ ${TARGETS.first} ms`,
       met: smoke ? null : median(first) <= TARGETS.first,
     }),
-    sampled('read every event, summary and annotation (floor)', floor),
-    sampled('recall, warm', warm, { target: `≤ ${TARGETS.warm} ms`, met: smoke ? null : median(warm) <= TARGETS.warm }),
-    { measure: 'seed by the data path (one transaction)', unit: 'ms' as const, median: seeded, n: 1 },
+    sampled('read the kept index record on a new connection (floor)', floor),
+    sampled('recall, warm (all time / last day / one application, alternating)', warm, {
+      target: `≤ ${TARGETS.warm} ms`,
+      met: smoke ? null : median(warm) <= TARGETS.warm,
+    }),
+    { measure: 'first recall with no kept index (every event read and indexed)', unit: 'ms', median: rebuild, n: 1 },
+    { measure: 'index kept after the first recall', unit: 'ms', median: keptAfter, n: 1 },
+    { measure: 'seed by the data path (one transaction)', unit: 'ms', median: seeded, n: 1 },
   ];
   const report = table(
     ['measure', 'median', 'p95', 'n', 'target'],

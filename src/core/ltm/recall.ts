@@ -13,6 +13,7 @@ import type { ServiceContext } from '../context.js';
 import { badRequest } from '../http.js';
 import type { RelevanceIndex } from '../relevance.js';
 import type { MemoryDocument } from './document.js';
+import type { DocumentMeta } from './memory.js';
 
 export interface RecallQuery {
   question: string;
@@ -92,7 +93,7 @@ export function recallPlan(query: RecallQuery): RecallPlan {
 }
 
 /** Whether a document is inside the plan's range and of its applications. */
-export function admitted(document: Pick<MemoryDocument, 'kind' | 'at' | 'applications'>, plan: RecallPlan): boolean {
+export function admitted(document: DocumentMeta, plan: RecallPlan): boolean {
   if (plan.from !== -Infinity || plan.to !== Infinity) {
     if (!(document.at >= plan.from && document.at <= plan.to)) return false;
   }
@@ -120,18 +121,50 @@ export function hitOf(document: MemoryDocument, score: number): RecallHit {
   };
 }
 
+interface Candidate {
+  key: string;
+  id: string;
+  score: number;
+  at: number;
+}
+
+/** Higher score first; equal scores: the newer first (a document without a time last), then by id. */
+const byCandidate = (a: Candidate, b: Candidate): number =>
+  b.score - a.score ||
+  (Number.isNaN(b.at) ? -Infinity : b.at) - (Number.isNaN(a.at) ? -Infinity : a.at) ||
+  (a.id < b.id ? -1 : a.id > b.id ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
 /**
- * Ranks documents against a plan over one relevance index of them all (the scores of a term
- * depend on how many of every summary and event hold it, not only those in the range).
+ * Ranks the documents of an index against a plan: every match inside the range and of the
+ * applications, best first, the first `limit` of them read whole (one gone meanwhile is passed
+ * over). The scores of a term depend on how many of every summary and event hold it, not only
+ * those in the range.
  */
-export function rank(index: RelevanceIndex, documents: (key: string) => MemoryDocument | undefined, plan: RecallPlan): RecallHit[] {
-  const hits: RecallHit[] = [];
+export async function rank(
+  index: RelevanceIndex,
+  meta: (key: string) => DocumentMeta | undefined,
+  documents: (keys: readonly string[]) => Promise<Array<MemoryDocument | undefined>>,
+  plan: RecallPlan,
+): Promise<RecallHit[]> {
+  const candidates: Candidate[] = [];
   for (const hit of index.search(plan.terms, { unordered: true })) {
-    const document = documents(hit.id);
-    if (hit.score > 0 && document && admitted(document, plan)) hits.push(hitOf(document, hit.score));
+    const known = meta(hit.id);
+    if (hit.score > 0 && known && admitted(known, plan)) {
+      candidates.push({ key: hit.id, id: hit.id.slice(hit.id.indexOf('/') + 1), score: hit.score, at: known.at });
+    }
   }
-  hits.sort(byRecall);
-  return hits.slice(0, plan.limit);
+  candidates.sort(byCandidate);
+  const hits: RecallHit[] = [];
+  for (let from = 0; from < candidates.length && hits.length < plan.limit; ) {
+    const batch = candidates.slice(from, from + plan.limit - hits.length);
+    from += batch.length;
+    const read = await documents(batch.map((candidate) => candidate.key));
+    batch.forEach((candidate, i) => {
+      const document = read[i];
+      if (document) hits.push(hitOf(document, candidate.score));
+    });
+  }
+  return hits;
 }
 
 /**
@@ -141,6 +174,7 @@ export function rank(index: RelevanceIndex, documents: (key: string) => MemoryDo
  */
 export async function recall(service: ServiceContext, query: RecallQuery): Promise<RecallHit[]> {
   const plan = recallPlan(query);
-  const { index, document } = await service.copilot.memory.current();
-  return rank(index, document, plan);
+  const { memory } = service.copilot;
+  const { index, meta } = await memory.current();
+  return rank(index, meta, (keys) => memory.documents(keys), plan);
 }

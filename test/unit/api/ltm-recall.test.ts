@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../../../src/core/context.js';
 import { Copilot } from '../../../src/core/copilot/copilot.js';
 import { HttpError } from '../../../src/core/http.js';
+import { KEEP_AFTER_MS } from '../../../src/core/ltm/memory.js';
 import { recall, type RecallQuery } from '../../../src/core/ltm/recall.js';
+import type { GenericKind } from '../../../src/shared/graph.js';
+import { openStorage } from '../../../src/storage/idb/storage.js';
 import { application, setup } from '../support/harness.js';
 
 /** A SeededWorkstreamEvent of a window captured by OCR. */
@@ -160,6 +163,39 @@ describe('recall', () => {
     expect(rewritten.map((hit) => [hit.id, hit.text])).toEqual([[summary.id, 'gamma delta']]);
     await m.summaries.workstreamSummariesDeleteSpecificWorkstreamSummary({ workstreamSummary: summary.id });
     expect(await m.ask({ question: 'gamma' })).toEqual([]);
+  });
+
+  it('a start reads the index kept in the database and the changes since, not every event, and ranks the same', async () => {
+    const m = await memory();
+    const first = await m.ingest('2026-11-29T05:00:00.000Z', captured('Code', 'a.ts', 'kept index alpha'));
+    const second = await m.ingest('2026-11-29T05:01:00.000Z', captured('Code', 'b.ts', 'kept alpha beta'));
+    const asked = { question: 'kept alpha' };
+    const before = await m.ask(asked);
+    expect(before.map((hit) => hit.id).sort()).toEqual([first, second].sort());
+    await new Promise((resolve) => setTimeout(resolve, KEEP_AFTER_MS + 300));
+    expect(await m.storage.getSearchIndex('ltm')).toMatchObject({ seq: expect.any(Number) });
+    // Written after the index was kept: the next start reads these from the change log.
+    const later = await m.ingest('2026-11-29T05:02:00.000Z', captured('Code', 'c.ts', 'kept alpha gamma, later'));
+    await m.events.workstreamEventsDeleteSpecificWorkstreamEvent({ workstreamEvent: second });
+
+    // Another start: a new connection and copilot; reading every event would be a rebuild.
+    const storage = await openStorage({ name: m.databaseName, initialData: {} });
+    const listed: string[] = [];
+    const counted = new Proxy(storage, {
+      get(target, key, receiver) {
+        if (key !== 'listMaterials') return Reflect.get(target, key, receiver);
+        return (kind: GenericKind) => {
+          listed.push(kind);
+          return target.listMaterials(kind);
+        };
+      },
+    });
+    const restarted = { ...m.context, storage: counted, copilot: new Copilot(counted) };
+    const after = await recall(restarted, asked);
+    expect(listed).toEqual([]);
+    expect(after.map((hit) => hit.id).sort()).toEqual([first, later].sort());
+    // The same scores as the service that never stopped, which followed the same writes.
+    expect(after).toEqual(await m.ask(asked));
   });
 
   it('breaks ties by the newer, then by id', async () => {
