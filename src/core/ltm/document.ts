@@ -7,10 +7,8 @@ import { seenIn } from '../models/pattern-engine.js';
 import type { Field } from '../relevance.js';
 import { isObject, type JsonObject } from '../validate.js';
 
-export type MemoryKind = 'workstreamSummary' | 'workstreamEvent';
-
 export interface MemoryDocument {
-  kind: MemoryKind;
+  kind: 'workstreamSummary' | 'workstreamEvent';
   id: string;
   /** ISO time it was made. */
   created: string;

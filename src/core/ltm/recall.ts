@@ -45,10 +45,10 @@ export interface RecallHit {
 
 export const RECALL_LIMIT = 10;
 /** The most hits one recall returns. */
-export const RECALL_MAX = 1_000;
+const RECALL_MAX = 1_000;
 
 /** A recall query checked: its terms as one text, the range in ms, the applications lower-cased. */
-export interface RecallPlan {
+interface RecallPlan {
   terms: string;
   from: number;
   to: number;
@@ -70,7 +70,7 @@ const strings = (value: unknown, path: string): string[] => {
 };
 
 /** Checks a query (a 400 HttpError naming what is wrong) into what a recall needs. */
-export function recallPlan(query: RecallQuery): RecallPlan {
+function recallPlan(query: RecallQuery): RecallPlan {
   if (typeof query !== 'object' || query === null) throw badRequest('The recall query must be an object with a question.');
   if (typeof query.question !== 'string') throw badRequest('recall.question must be a string.');
   const topics = strings(query.topics, 'recall.topics');
@@ -93,7 +93,7 @@ export function recallPlan(query: RecallQuery): RecallPlan {
 }
 
 /** Whether a document is inside the plan's range and of its applications. */
-export function admitted(document: DocumentMeta, plan: RecallPlan): boolean {
+function admitted(document: DocumentMeta, plan: RecallPlan): boolean {
   if (plan.from !== -Infinity || plan.to !== Infinity) {
     if (!(document.at >= plan.from && document.at <= plan.to)) return false;
   }
@@ -108,7 +108,7 @@ export const byRecall = (a: RecallHit, b: RecallHit): number =>
   b.score - a.score || (a.created < b.created ? 1 : a.created > b.created ? -1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** A document as a hit with its score. */
-export function hitOf(document: MemoryDocument, score: number): RecallHit {
+function hitOf(document: MemoryDocument, score: number): RecallHit {
   return {
     kind: document.kind,
     id: document.id,
@@ -140,7 +140,7 @@ const byCandidate = (a: Candidate, b: Candidate): number =>
  * over). The scores of a term depend on how many of every summary and event hold it, not only
  * those in the range.
  */
-export async function rank(
+async function rank(
   index: RelevanceIndex,
   meta: (key: string) => DocumentMeta | undefined,
   documents: (keys: readonly string[]) => Promise<Array<MemoryDocument | undefined>>,
