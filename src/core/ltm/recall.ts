@@ -134,6 +134,21 @@ const byCandidate = (a: Candidate, b: Candidate): number =>
   (Number.isNaN(b.at) ? -Infinity : b.at) - (Number.isNaN(a.at) ? -Infinity : a.at) ||
   (a.id < b.id ? -1 : a.id > b.id ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
+/** The best `limit` candidates in order (a bounded insertion: one pass over them). */
+function bestOf(candidates: readonly Candidate[], limit: number): Candidate[] {
+  const best: Candidate[] = [];
+  for (const candidate of candidates) {
+    if (best.length === limit && byCandidate(candidate, best[limit - 1]!) >= 0) continue;
+    let at = Math.min(best.length, limit - 1);
+    while (at > 0 && byCandidate(candidate, best[at - 1]!) < 0) {
+      best[at] = best[at - 1]!;
+      at--;
+    }
+    best[at] = candidate;
+  }
+  return best;
+}
+
 /**
  * Ranks the documents of an index against a plan: every match inside the range and of the
  * applications, best first, the first `limit` of them read whole (one gone meanwhile is passed
@@ -153,16 +168,22 @@ async function rank(
       candidates.push({ key: hit.id, id: hit.id.slice(hit.id.indexOf('/') + 1), score: hit.score, at: known.at });
     }
   }
-  candidates.sort(byCandidate);
+  // The best `limit` first, without sorting every match (tens of thousands over a large memory);
+  // the rest sorted only when some of those were gone.
+  const best = bestOf(candidates, plan.limit);
+  let ordered: Candidate[] = best;
   const hits: RecallHit[] = [];
-  for (let from = 0; from < candidates.length && hits.length < plan.limit; ) {
-    const batch = candidates.slice(from, from + plan.limit - hits.length);
+  for (let from = 0; from < ordered.length && hits.length < plan.limit; ) {
+    const batch = ordered.slice(from, from + plan.limit - hits.length);
     from += batch.length;
     const read = await documents(batch.map((candidate) => candidate.key));
     batch.forEach((candidate, i) => {
       const document = read[i];
       if (document) hits.push(hitOf(document, candidate.score));
     });
+    if (from === best.length && ordered === best && hits.length < plan.limit && candidates.length > best.length) {
+      ordered = candidates.sort(byCandidate);
+    }
   }
   return hits;
 }
