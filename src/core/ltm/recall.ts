@@ -134,26 +134,33 @@ const byCandidate = (a: Candidate, b: Candidate): number =>
   (Number.isNaN(b.at) ? -Infinity : b.at) - (Number.isNaN(a.at) ? -Infinity : a.at) ||
   (a.id < b.id ? -1 : a.id > b.id ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
-/** The best `limit` candidates in order (a bounded insertion: one pass over them). */
-function bestOf(candidates: readonly Candidate[], limit: number): Candidate[] {
-  const best: Candidate[] = [];
-  for (const candidate of candidates) {
-    if (best.length === limit && byCandidate(candidate, best[limit - 1]!) >= 0) continue;
-    let at = Math.min(best.length, limit - 1);
-    while (at > 0 && byCandidate(candidate, best[at - 1]!) < 0) {
-      best[at] = best[at - 1]!;
+/** The best `limit` candidates, in order: a bounded insertion (one pass; most matches lose to the worst kept on their score alone). */
+class Best {
+  readonly list: Candidate[] = [];
+  constructor(readonly limit: number) {}
+  /** Whether a match of this score could enter (cheap: checked before its candidate is made). */
+  could(score: number): boolean {
+    return this.list.length < this.limit || score >= this.list[this.limit - 1]!.score;
+  }
+  add(candidate: Candidate): void {
+    const { list, limit } = this;
+    if (list.length === limit && byCandidate(candidate, list[limit - 1]!) >= 0) return;
+    let at = Math.min(list.length, limit - 1);
+    while (at > 0 && byCandidate(candidate, list[at - 1]!) < 0) {
+      list[at] = list[at - 1]!;
       at--;
     }
-    best[at] = candidate;
+    list[at] = candidate;
   }
-  return best;
 }
+
+const candidateOf = (key: string, score: number, at: number): Candidate => ({ key, id: key.slice(key.indexOf('/') + 1), score, at });
 
 /**
  * Ranks the documents of an index against a plan: every match inside the range and of the
- * applications, best first, the first `limit` of them read whole (one gone meanwhile is passed
- * over). The scores of a term depend on how many of every summary and event hold it, not only
- * those in the range.
+ * applications, best first, the first `limit` of them read whole. One deleted meanwhile is passed
+ * over (then the matches are ranked again, leaving out those already read). The scores of a term
+ * depend on how many of every summary and event hold it, not only those in the range.
  */
 async function rank(
   index: RelevanceIndex,
@@ -161,29 +168,23 @@ async function rank(
   documents: (keys: readonly string[]) => Promise<Array<MemoryDocument | undefined>>,
   plan: RecallPlan,
 ): Promise<RecallHit[]> {
-  const candidates: Candidate[] = [];
-  for (const hit of index.search(plan.terms, { unordered: true })) {
-    const known = meta(hit.id);
-    if (hit.score > 0 && known && admitted(known, plan)) {
-      candidates.push({ key: hit.id, id: hit.id.slice(hit.id.indexOf('/') + 1), score: hit.score, at: known.at });
-    }
-  }
-  // The best `limit` first, without sorting every match (tens of thousands over a large memory);
-  // the rest sorted only when some of those were gone.
-  const best = bestOf(candidates, plan.limit);
-  let ordered: Candidate[] = best;
+  const matches = index.search(plan.terms, { unordered: true });
   const hits: RecallHit[] = [];
-  for (let from = 0; from < ordered.length && hits.length < plan.limit; ) {
-    const batch = ordered.slice(from, from + plan.limit - hits.length);
-    from += batch.length;
-    const read = await documents(batch.map((candidate) => candidate.key));
-    batch.forEach((candidate, i) => {
+  const passed = new Set<string>();
+  while (hits.length < plan.limit) {
+    const best = new Best(plan.limit - hits.length);
+    for (const hit of matches) {
+      if (hit.score <= 0 || !best.could(hit.score) || passed.has(hit.id)) continue;
+      const known = meta(hit.id);
+      if (known && admitted(known, plan)) best.add(candidateOf(hit.id, hit.score, known.at));
+    }
+    if (best.list.length === 0) break;
+    const read = await documents(best.list.map((candidate) => candidate.key));
+    best.list.forEach((candidate, i) => {
+      passed.add(candidate.key);
       const document = read[i];
       if (document) hits.push(hitOf(document, candidate.score));
     });
-    if (from === best.length && ordered === best && hits.length < plan.limit && candidates.length > best.length) {
-      ordered = candidates.sort(byCandidate);
-    }
   }
   return hits;
 }
