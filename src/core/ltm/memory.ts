@@ -8,14 +8,15 @@
  * applications (the range and application filters). Its title and text are read when it is one of
  * the few hits returned (kept from then on, and kept for every document read whole).
  *
- * A start reads the index kept in the database (the `search` store's `ltm` record: the index, each
- * document's time and applications, the change it reflects) and the changes since; with none kept,
+ * A start reads the index kept in the database (the `search` store's `ltm` record, kept.ts: the
+ * index, each document's time and applications, the change it reflects) and the changes since; with none kept,
  * or one of another database, or more changes since than are worth reading one by one, every
  * summary and event is read and indexed, and the index kept a while later (KEEP_AFTER_MS after the
  * last change, like the assets' index; the keep is for the next start only).
  */
 import type { Change, Storage } from '../../storage/storage.js';
-import { RelevanceIndex, type IndexState } from '../relevance.js';
+import { RelevanceIndex } from '../relevance.js';
+import { pack, unpack } from './kept.js';
 import { documentFields, documentKey, eventDocument, summaryAnnotations, summaryDocument, type MemoryDocument } from './document.js';
 
 /** Documents indexed between two turns of the event loop while the index is built. */
@@ -33,29 +34,6 @@ export interface DocumentMeta {
   at: number;
   applications?: string[];
 }
-
-interface Kept {
-  identity: string;
-  index: IndexState;
-  /** Per document of the index, in its order: its time, and its applications joined by newlines ('' for none). */
-  at: Float64Array;
-  applications: string[];
-}
-
-const isKept = (value: unknown): value is Kept => {
-  const kept = value as Kept | undefined;
-  return (
-    typeof kept === 'object' &&
-    kept !== null &&
-    typeof kept.identity === 'string' &&
-    typeof kept.index === 'object' &&
-    kept.at instanceof Float64Array &&
-    Array.isArray(kept.applications) &&
-    Array.isArray(kept.index?.ids) &&
-    kept.at.length === kept.index.ids.length &&
-    kept.applications.length === kept.index.ids.length
-  );
-};
 
 const KINDS = ['workstreamSummary', 'workstreamEvent', 'annotation'] as const;
 
@@ -171,8 +149,8 @@ export class Memory {
    */
   async #readKept(generation: number): Promise<boolean> {
     const [record, identity] = await Promise.all([this.#storage.getSearchIndex(KEPT).catch(() => undefined), this.#storage.identity()]);
-    if (!record || !isKept(record.value) || record.value.identity !== identity) return false;
-    const kept = record.value;
+    const kept = record && unpack(record.value, identity);
+    if (!kept) return false;
     const since = await Promise.all(KINDS.map((kind) => this.#storage.changesSince(record.seq, kind)));
     const changed = since.reduce((sum, part) => sum + part.changes.length, 0);
     if (since.some((part) => !part.complete) || changed > Math.max(REREAD_AT_MOST, kept.index.ids.length / 4)) return false;
@@ -184,11 +162,7 @@ export class Memory {
     }
     if (generation !== this.#generation) return true;
     this.#index = index;
-    kept.index.ids.forEach((key, i) => {
-      const kind = kept.index.kinds[i] as MemoryDocument['kind'];
-      const applications = kept.applications[i]!;
-      this.#meta.set(key, { kind, at: kept.at[i]!, ...(applications ? { applications: applications.split('\n') } : {}) });
-    });
+    kept.index.ids.forEach((key, i) => this.#meta.set(key, kept.metas[i]!));
     for (const [k, part] of since.entries()) {
       for (const change of part.changes) {
         if (KINDS[k] === 'annotation') this.#dirtyNotes.add(change.id);
@@ -219,13 +193,11 @@ export class Memory {
       if (this.#dirty.size || this.#dirtyNotes.size || this.#seq === this.#keptSeq || generation !== this.#generation) return;
       const seq = this.#seq;
       const index = this.#index.save();
-      const metas = index.ids.map((key) => this.#meta.get(key)!);
-      const value: Kept = {
-        identity: await this.#storage.identity(),
+      const value = pack(
+        await this.#storage.identity(),
         index,
-        at: Float64Array.from(metas, (meta) => meta.at),
-        applications: metas.map((meta) => meta.applications?.join('\n') ?? ''),
-      };
+        index.ids.map((key) => this.#meta.get(key)!),
+      );
       // The owners of annotations are not kept: a changed annotation names its summary itself.
       await this.#storage.putSearchIndex(KEPT, { seq, value });
       if (generation === this.#generation) this.#keptSeq = seq;

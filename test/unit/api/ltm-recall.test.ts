@@ -196,6 +196,18 @@ describe('recall', () => {
     expect(after.map((hit) => hit.id).sort()).toEqual([first, later].sort());
     // The same scores as the service that never stopped, which followed the same writes.
     expect(after).toEqual(await m.ask(asked));
+
+    // A kept record that does not hold together (cut short): everything is read and indexed afresh, and ranks the same.
+    const record = (await storage.getSearchIndex('ltm'))!;
+    const value = record.value as { postings: Uint8Array };
+    await storage.putSearchIndex('ltm', {
+      seq: record.seq,
+      value: { ...value, postings: value.postings.slice(0, value.postings.length - 1) },
+    });
+    listed.length = 0;
+    const rebuilt = await recall({ ...m.context, storage: counted, copilot: new Copilot(counted) }, asked);
+    expect(listed).toContain('workstreamEvent');
+    expect(rebuilt).toEqual(after);
   });
 
   it('breaks ties by the newer, then by id', async () => {
