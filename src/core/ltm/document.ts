@@ -28,6 +28,13 @@ export interface MemoryDocument {
 const createdOf = (value: JsonObject): string =>
   isObject(value.created) && typeof value.created.value === 'string' ? value.created.value : '';
 
+/** What ranking needs of a document: its time (ms) and, for an event, its applications (lower-cased). */
+export interface DocumentMeta {
+  kind: MemoryDocument['kind'];
+  at: number;
+  applications?: string[];
+}
+
 /** A stored workstream event as a document: titled by its window (else its application), its text what it showed. */
 export function eventDocument(record: MaterialRecord): MemoryDocument {
   const seen = seenIn(record.value);

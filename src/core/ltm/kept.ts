@@ -7,7 +7,7 @@
  * (then everything is read and indexed afresh).
  */
 import type { IndexState } from '../relevance.js';
-import type { DocumentMeta } from './memory.js';
+import type { DocumentMeta } from './document.js';
 
 type Kind = DocumentMeta['kind'];
 const KINDS: readonly Kind[] = ['workstreamSummary', 'workstreamEvent'];

@@ -17,7 +17,15 @@
 import type { Change, Storage } from '../../storage/storage.js';
 import { RelevanceIndex } from '../relevance.js';
 import { pack, unpack } from './kept.js';
-import { documentFields, documentKey, eventDocument, summaryAnnotations, summaryDocument, type MemoryDocument } from './document.js';
+import {
+  type DocumentMeta,
+  documentFields,
+  documentKey,
+  eventDocument,
+  type MemoryDocument,
+  summaryAnnotations,
+  summaryDocument,
+} from './document.js';
 
 /** Documents indexed between two turns of the event loop while the index is built. */
 const BUILD_SLICE = 2_000;
@@ -27,13 +35,6 @@ const REREAD_AT_MOST = 1_000;
 export const KEEP_AFTER_MS = 2_000;
 /** The kept index's record in the `search` store. */
 const KEPT = 'ltm';
-
-/** What ranking needs of a document: its time (ms) and, for an event, its applications (lower-cased). */
-export interface DocumentMeta {
-  kind: MemoryDocument['kind'];
-  at: number;
-  applications?: string[];
-}
 
 const KINDS = ['workstreamSummary', 'workstreamEvent', 'annotation'] as const;
 
@@ -162,7 +163,7 @@ export class Memory {
     }
     if (generation !== this.#generation) return true;
     this.#index = index;
-    kept.index.ids.forEach((key, i) => this.#meta.set(key, kept.metas[i]!));
+    for (const [i, key] of kept.index.ids.entries()) this.#meta.set(key, kept.metas[i]!);
     for (const [k, part] of since.entries()) {
       for (const change of part.changes) {
         if (KINDS[k] === 'annotation') this.#dirtyNotes.add(change.id);

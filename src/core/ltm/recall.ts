@@ -13,7 +13,7 @@ import type { ServiceContext } from '../context.js';
 import { badRequest } from '../http.js';
 import type { RelevanceIndex } from '../relevance.js';
 import type { MemoryDocument } from './document.js';
-import type { DocumentMeta } from './memory.js';
+import type { DocumentMeta } from './document.js';
 
 export interface RecallQuery {
   question: string;
