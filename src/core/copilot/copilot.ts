@@ -1,5 +1,5 @@
 /**
- * The copilot's state in a running service: the relevance corpus, the
+ * The copilot's state in a running service: the relevance corpus, long-term memory's index, the
  * model adapters (switchable at run time), the answers being streamed
  * (so that a stop or reset can reach them) and the model downloads running.
  *
@@ -12,6 +12,7 @@ import type { Change, Storage } from '../../storage/storage.js';
 import { badRequest } from '../http.js';
 import type { JsonObject } from '../validate.js';
 import { findCatalogueModel } from './catalogue.js';
+import { Memory } from '../ltm/memory.js';
 import { Corpus } from './corpus.js';
 import { createModel } from './create-model.js';
 import { Downloads } from './downloads.js';
@@ -39,6 +40,8 @@ export function catalogueId(key: string, path = 'model'): string {
 
 export class Copilot {
   readonly corpus: Corpus;
+  /** Long-term memory's index: the workstream summaries and events. */
+  readonly memory: Memory;
   readonly #storage: Storage;
   /** The host's model: used until a page chooses another. */
   readonly #default: ModelAdapter;
@@ -58,6 +61,7 @@ export class Copilot {
 
   constructor(storage: Storage, model?: ModelAdapter | ModelConfig, mapping: ModelMapping = {}) {
     this.corpus = new Corpus(storage);
+    this.memory = new Memory(storage);
     this.#storage = storage;
     this.#default = createModel(model);
     this.#hostMapping = new Map(Object.entries(mapping).map(([key, value]) => [catalogueId(key, 'models:'), createModel(value)]));
@@ -130,11 +134,13 @@ export class Copilot {
   changed(change: Change): void {
     if (change.collection === 'conversation') this.corpus.conversationChanged(change.id);
     else if (change.collection === 'asset') this.corpus.assetChanged(change.id, change.seq);
+    else this.memory.changed(change);
   }
 
   /** The whole store was replaced: forget what was read from it. */
   reset(): void {
     this.corpus.reset();
+    this.memory.reset();
     this.application = null;
     this.#model = null;
     this.#mapping = null;

@@ -16,7 +16,15 @@ import { STREAM_HEADER, type StreamRequestKind } from '../stream-wire.js';
 import { atOnce } from '../clock.js';
 import { untilAborted } from '../../shared/abort.js';
 import { say } from '../../shared/console.js';
-import { asMaterial, findRelevant, questionHistory, questionMaterial, questionMaterialOrStore, relevantSeeds } from './qgpt.js';
+import {
+  asMaterial,
+  findRelevant,
+  questionHistory,
+  questionMaterial,
+  questionMaterialOrStore,
+  relevantSeeds,
+  workstreamMaterial,
+} from './qgpt.js';
 
 /** The marker header value the socket shim sends with each client frame. */
 const QGPT_STREAM_MARKER: StreamRequestKind = 'qgpt';
@@ -180,7 +188,12 @@ async function answer(
     let relevant: RelevantMaterial[] = [];
     /** The relevance found, until the first frame carried it. */
     let relevance: JsonObject | undefined;
-    if (input.relevance) {
+    if (input.relevance?.workstream) {
+      // Long-term memory: the workstream of the ranges the request or the conversation is grounded on.
+      const found = await workstreamMaterial(service, query, input.relevance.workstream, input.conversation);
+      relevance = { relevant: found.seeds };
+      relevant = found.relevant;
+    } else if (input.relevance) {
       const found = await findRelevant(service, input.relevance);
       relevance = { relevant: await relevantSeeds(service, input.relevance.query, found) };
       relevant = found.map(asMaterial);
@@ -193,7 +206,9 @@ async function answer(
     if (input.question) {
       relevant = input.relevance
         ? [...relevant, ...(await questionMaterial(service, input.question.relevant))]
-        : await questionMaterialOrStore(service, query, input.question.relevant);
+        : input.question.workstream && input.question.relevant.length === 0
+          ? (await workstreamMaterial(service, query, input.question.workstream, input.conversation)).relevant
+          : await questionMaterialOrStore(service, query, input.question.relevant);
       history.push(...(await questionHistory(service, input.question.messages)));
     }
     const model = input.question?.model ?? input.relevance?.model;

@@ -11,7 +11,9 @@ import {
   relevantSeed,
   type QuestionQuery,
   type RelevanceQuery,
+  type WorkstreamQuery,
 } from '../models/qgpt.js';
+import { hitMaterial, hitSeed, workstreamHits } from '../ltm/grounding.js';
 import { byScore, RelevanceIndex } from '../relevance.js';
 import type { JsonObject } from '../validate.js';
 
@@ -137,13 +139,31 @@ function modelFailure(error: unknown): never | Response {
   throw error;
 }
 
+/**
+ * Long-term memory's material for a question (the workstream pipeline, temporal grounding): the
+ * summaries and events recalled in the ranges (src/core/ltm/grounding.ts), as material and as the
+ * relevant seeds that cite them.
+ */
+export async function workstreamMaterial(service: ServiceContext, query: string, workstream: WorkstreamQuery, conversation?: string) {
+  const hits = await workstreamHits(service, query, workstream, conversation);
+  const application = await serviceApplication(service);
+  return { relevant: hits.map(hitMaterial), seeds: { iterable: hits.map((hit) => hitSeed(hit, query, application)) } };
+}
+
 export async function relevance({ request, service }: OperationContext) {
   const input = parseRelevanceInput(await readJsonBody(request, service));
-  const found = await findRelevant(service, input);
-  const relevant = await relevantSeeds(service, input.query, found);
+  let material: RelevantMaterial[];
+  let relevant: JsonObject;
+  if (input.workstream) {
+    ({ relevant: material, seeds: relevant } = await workstreamMaterial(service, input.query, input.workstream));
+  } else {
+    const found = await findRelevant(service, input);
+    relevant = await relevantSeeds(service, input.query, found);
+    material = found.map(asMaterial);
+  }
   if (!input.question) return reply({ relevant });
   try {
-    const answer = await completeAnswer(service, input.query, found.map(asMaterial), [], input.model);
+    const answer = await completeAnswer(service, input.query, material, [], input.model);
     return reply({ relevant, answer: questionOutput(answer) });
   } catch (error) {
     return modelFailure(error);
@@ -161,7 +181,10 @@ export async function questionMaterialOrStore(service: ServiceContext, query: st
 
 export async function question({ request, service }: OperationContext) {
   const input = parseQuestionInput(await readJsonBody(request, service));
-  const relevant = await questionMaterialOrStore(service, input.query, input.relevant);
+  const relevant =
+    input.workstream && input.relevant.length === 0
+      ? (await workstreamMaterial(service, input.query, input.workstream)).relevant
+      : await questionMaterialOrStore(service, input.query, input.relevant);
   const messages = await questionHistory(service, input.messages);
   try {
     return reply(questionOutput(await completeAnswer(service, input.query, relevant, messages, input.model)));

@@ -7,10 +7,8 @@ import { seenIn } from '../models/pattern-engine.js';
 import type { Field } from '../relevance.js';
 import { isObject, type JsonObject } from '../validate.js';
 
-export type MemoryKind = 'workstreamSummary' | 'workstreamEvent';
-
 export interface MemoryDocument {
-  kind: MemoryKind;
+  kind: 'workstreamSummary' | 'workstreamEvent';
   id: string;
   /** ISO time it was made. */
   created: string;
@@ -29,6 +27,13 @@ export interface MemoryDocument {
 
 const createdOf = (value: JsonObject): string =>
   isObject(value.created) && typeof value.created.value === 'string' ? value.created.value : '';
+
+/** What ranking needs of a document: its time (ms) and, for an event, its applications (lower-cased). */
+export interface DocumentMeta {
+  kind: MemoryDocument['kind'];
+  at: number;
+  applications?: string[];
+}
 
 /** A stored workstream event as a document: titled by its window (else its application), its text what it showed. */
 export function eventDocument(record: MaterialRecord): MemoryDocument {

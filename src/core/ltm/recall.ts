@@ -1,7 +1,8 @@
 /**
  * Long-term memory's retrieval: the workstream summaries and workstream events that best match a
  * question (and its topics), inside a time range and from the applications asked for, ranked by
- * relevance (BM25F over their titles, texts and sources, src/core/relevance.ts).
+ * relevance (BM25F over their titles, texts and sources, src/core/relevance.ts) in the index the
+ * copilot keeps of them (memory.ts).
  *
  * The range and the application filter: a document counts when its `created` is inside the range
  * (both ends inclusive; an open end reaches as far as it goes). The applications keep the events
@@ -10,8 +11,9 @@
  */
 import type { ServiceContext } from '../context.js';
 import { badRequest } from '../http.js';
-import { RelevanceIndex } from '../relevance.js';
-import { documentFields, documentKey, eventDocument, summaryDocument, type MemoryDocument } from './document.js';
+import type { RelevanceIndex } from '../relevance.js';
+import type { MemoryDocument } from './document.js';
+import type { DocumentMeta } from './document.js';
 
 export interface RecallQuery {
   question: string;
@@ -43,10 +45,10 @@ export interface RecallHit {
 
 export const RECALL_LIMIT = 10;
 /** The most hits one recall returns. */
-export const RECALL_MAX = 1_000;
+const RECALL_MAX = 1_000;
 
 /** A recall query checked: its terms as one text, the range in ms, the applications lower-cased. */
-export interface RecallPlan {
+interface RecallPlan {
   terms: string;
   from: number;
   to: number;
@@ -68,7 +70,7 @@ const strings = (value: unknown, path: string): string[] => {
 };
 
 /** Checks a query (a 400 HttpError naming what is wrong) into what a recall needs. */
-export function recallPlan(query: RecallQuery): RecallPlan {
+function recallPlan(query: RecallQuery): RecallPlan {
   if (typeof query !== 'object' || query === null) throw badRequest('The recall query must be an object with a question.');
   if (typeof query.question !== 'string') throw badRequest('recall.question must be a string.');
   const topics = strings(query.topics, 'recall.topics');
@@ -91,7 +93,7 @@ export function recallPlan(query: RecallQuery): RecallPlan {
 }
 
 /** Whether a document is inside the plan's range and of its applications. */
-export function admitted(document: Pick<MemoryDocument, 'kind' | 'at' | 'applications'>, plan: RecallPlan): boolean {
+function admitted(document: DocumentMeta, plan: RecallPlan): boolean {
   if (plan.from !== -Infinity || plan.to !== Infinity) {
     if (!(document.at >= plan.from && document.at <= plan.to)) return false;
   }
@@ -106,7 +108,7 @@ export const byRecall = (a: RecallHit, b: RecallHit): number =>
   b.score - a.score || (a.created < b.created ? 1 : a.created > b.created ? -1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** A document as a hit with its score. */
-export function hitOf(document: MemoryDocument, score: number): RecallHit {
+function hitOf(document: MemoryDocument, score: number): RecallHit {
   return {
     kind: document.kind,
     id: document.id,
@@ -119,29 +121,72 @@ export function hitOf(document: MemoryDocument, score: number): RecallHit {
   };
 }
 
-/** Every stored summary and event as documents (a whole read of both kinds and the annotations). */
-export async function readDocuments(service: ServiceContext): Promise<MemoryDocument[]> {
-  const { storage } = service;
-  const [summaries, events, annotations] = await Promise.all([
-    storage.listMaterials('workstreamSummary'),
-    storage.listMaterials('workstreamEvent'),
-    storage.listAnnotations(),
-  ]);
-  return [...summaries.map((record) => summaryDocument(record, annotations)), ...events.map(eventDocument)];
+interface Candidate {
+  key: string;
+  id: string;
+  score: number;
+  at: number;
 }
 
-/**
- * Ranks documents against a plan over one relevance index of them all (the scores of a term
- * depend on how many of every summary and event hold it, not only those in the range).
- */
-export function rank(index: RelevanceIndex, documents: (key: string) => MemoryDocument | undefined, plan: RecallPlan): RecallHit[] {
-  const hits: RecallHit[] = [];
-  for (const hit of index.search(plan.terms, { unordered: true })) {
-    const document = documents(hit.id);
-    if (hit.score > 0 && document && admitted(document, plan)) hits.push(hitOf(document, hit.score));
+/** Higher score first; equal scores: the newer first (a document without a time last), then by id. */
+const byCandidate = (a: Candidate, b: Candidate): number =>
+  b.score - a.score ||
+  (Number.isNaN(b.at) ? -Infinity : b.at) - (Number.isNaN(a.at) ? -Infinity : a.at) ||
+  (a.id < b.id ? -1 : a.id > b.id ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** The best `limit` candidates, in order: a bounded insertion (one pass; most matches lose to the worst kept on their score alone). */
+class Best {
+  readonly list: Candidate[] = [];
+  constructor(readonly limit: number) {}
+  /** Whether a match of this score could enter (cheap: checked before its candidate is made). */
+  could(score: number): boolean {
+    return this.list.length < this.limit || score >= this.list[this.limit - 1]!.score;
   }
-  hits.sort(byRecall);
-  return hits.slice(0, plan.limit);
+  add(candidate: Candidate): void {
+    const { list, limit } = this;
+    if (list.length === limit && byCandidate(candidate, list[limit - 1]!) >= 0) return;
+    let at = Math.min(list.length, limit - 1);
+    while (at > 0 && byCandidate(candidate, list[at - 1]!) < 0) {
+      list[at] = list[at - 1]!;
+      at--;
+    }
+    list[at] = candidate;
+  }
+}
+
+const candidateOf = (key: string, score: number, at: number): Candidate => ({ key, id: key.slice(key.indexOf('/') + 1), score, at });
+
+/**
+ * Ranks the documents of an index against a plan: every match inside the range and of the
+ * applications, best first, the first `limit` of them read whole. One deleted meanwhile is passed
+ * over (then the matches are ranked again, leaving out those already read). The scores of a term
+ * depend on how many of every summary and event hold it, not only those in the range.
+ */
+async function rank(
+  index: RelevanceIndex,
+  meta: (key: string) => DocumentMeta | undefined,
+  documents: (keys: readonly string[]) => Promise<Array<MemoryDocument | undefined>>,
+  plan: RecallPlan,
+): Promise<RecallHit[]> {
+  const matches = index.search(plan.terms, { unordered: true });
+  const hits: RecallHit[] = [];
+  const passed = new Set<string>();
+  while (hits.length < plan.limit) {
+    const best = new Best(plan.limit - hits.length);
+    for (const hit of matches) {
+      if (hit.score <= 0 || !best.could(hit.score) || passed.has(hit.id)) continue;
+      const known = meta(hit.id);
+      if (known && admitted(known, plan)) best.add(candidateOf(hit.id, hit.score, known.at));
+    }
+    if (best.list.length === 0) break;
+    const read = await documents(best.list.map((candidate) => candidate.key));
+    best.list.forEach((candidate, i) => {
+      passed.add(candidate.key);
+      const document = read[i];
+      if (document) hits.push(hitOf(document, candidate.score));
+    });
+  }
+  return hits;
 }
 
 /**
@@ -151,13 +196,7 @@ export function rank(index: RelevanceIndex, documents: (key: string) => MemoryDo
  */
 export async function recall(service: ServiceContext, query: RecallQuery): Promise<RecallHit[]> {
   const plan = recallPlan(query);
-  const documents = await readDocuments(service);
-  const index = new RelevanceIndex();
-  const byKey = new Map<string, MemoryDocument>();
-  for (const document of documents) {
-    const key = documentKey(document);
-    byKey.set(key, document);
-    index.set({ id: key, kind: document.kind, fields: documentFields(document) });
-  }
-  return rank(index, (key) => byKey.get(key), plan);
+  const { memory } = service.copilot;
+  const { index, meta } = await memory.current();
+  return rank(index, meta, (keys) => memory.documents(keys), plan);
 }

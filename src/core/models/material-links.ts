@@ -55,7 +55,8 @@ export function relinked(value: JsonObject, key: string, many: boolean, id: stri
   const field = isObject(current) ? current : {};
   const items = Array.isArray(field.iterable) ? field.iterable : [];
   const next = linked ? [...items, { id }] : items.filter((item) => !(isObject(item) && item.id === id));
-  const indices = isObject(field.indices) ? { ...(field.indices as Record<string, unknown>) } : undefined;
+  // A list made here carries its indices, as the clients read them (the Pieces CLI finds a conversation's ranges by `indices`).
+  const indices = isObject(field.indices) ? { ...(field.indices as Record<string, unknown>) } : items.length === 0 ? {} : undefined;
   if (indices) {
     if (linked) indices[id] = items.length;
     else delete indices[id];

@@ -32,8 +32,29 @@ function referencedIds(value: unknown, path: string): Array<{ id: string; refere
   });
 }
 
+/**
+ * Long-term memory asked for: the workstream pipeline (`pipeline.conversation.contextualizedCodeWorkstreamDialog`)
+ * or a temporal grounding (`temporal.workstreams`: the ranges whose workstream to answer from).
+ */
+export interface WorkstreamQuery {
+  /** The ranges the request grounds on (none: the conversation's, else all time). */
+  ranges: string[];
+}
+
+/** The workstream a relevance or question input asks for, if any (its pipeline and its temporal grounding). */
+function workstreamOf(input: JsonObject, pipeline: JsonObject | undefined, path: string): WorkstreamQuery | undefined {
+  const temporal = optional(input, 'temporal', path, object);
+  const workstreams =
+    temporal?.workstreams == null ? [] : referencedIds(temporal.workstreams, `${path}.temporal.workstreams`).map((r) => r.id);
+  const conversation = isObject(pipeline?.conversation) ? pipeline.conversation : undefined;
+  const dialog = isObject(conversation?.contextualized_code_workstream_dialog);
+  return dialog || temporal ? { ranges: workstreams } : undefined;
+}
+
 export interface RelevanceQuery {
   query: string;
+  /** Long-term memory asked for (then the answer is made from the workstream, not the assets). */
+  workstream?: WorkstreamQuery;
   /** Seeds sent with the query, ranked with the stored material. */
   seeds: Array<{ seed: JsonObject; text: string; name?: string }>;
   /** Stored assets to rank (all of them when `database`). */
@@ -67,9 +88,19 @@ export function parseRelevanceInput(value: unknown, path = 'relevance'): Relevan
   const options = optional(input, 'options', path, object) ?? {};
   const database = optional(options, 'database', `${path}.options`, boolean);
   const question = optional(options, 'question', `${path}.options`, boolean) ?? false;
-  optional(options, 'pipeline', `${path}.options`, object);
+  const pipeline = optional(options, 'pipeline', `${path}.options`, object);
+  const workstream = workstreamOf(input, pipeline, path);
   const nothingGiven = seeds.length === 0 && assets.length === 0 && messages.length === 0 && !seedsValue;
-  return { query, seeds, assets, messages, database: database ?? nothingGiven, question, ...(model ? { model } : {}) };
+  return {
+    query,
+    seeds,
+    assets,
+    messages,
+    database: database ?? nothingGiven,
+    question,
+    ...(model ? { model } : {}),
+    ...(workstream ? { workstream } : {}),
+  };
 }
 
 export interface QuestionQuery {
@@ -80,6 +111,8 @@ export interface QuestionQuery {
   messages: Array<{ id: string; message?: ChatMessage }>;
   /** The model asked for (a catalogue id), if any. */
   model?: string;
+  /** Long-term memory asked for (then the answer is made from the workstream when no relevant seed is sent). */
+  workstream?: WorkstreamQuery;
 }
 
 export function parseQuestionInput(value: unknown, path = 'question'): QuestionQuery {
@@ -87,7 +120,7 @@ export function parseQuestionInput(value: unknown, path = 'question'): QuestionQ
   const query = required(input, 'query', path, string);
   optional(input, 'application', path, string);
   const model = optional(input, 'model', path, string);
-  optional(input, 'pipeline', path, object);
+  const workstream = workstreamOf(input, optional(input, 'pipeline', path, object), path);
   const relevantValue = required(input, 'relevant', path, object);
   const relevant = required(relevantValue, 'iterable', `${path}.relevant`, array).map((item, i) => {
     const p = `${path}.relevant.iterable[${i}]`;
@@ -117,7 +150,7 @@ export function parseQuestionInput(value: unknown, path = 'question'): QuestionQ
           const role = optional(reference!, 'role', `${path}.messages`, (v, p) => oneOf(v, MessageRoleEnum, p)) ?? 'UNKNOWN';
           return { id, message: { role: role as Role, text } };
         });
-  return { query, relevant, messages, ...(model ? { model } : {}) };
+  return { query, relevant, messages, ...(model ? { model } : {}), ...(workstream ? { workstream } : {}) };
 }
 
 export interface StreamInput {
