@@ -39,6 +39,8 @@ export const AUTHORIZATION_KEY = 'localAuthorization';
 
 /** The meta key of the OS settings (OSApi's osSettingsUpdate; a change of them is logged as `osSettings`). */
 export const OS_SETTINGS_KEY = 'osSettings';
+/** The meta key of the OS permissions granted by a request (OSApi's osPermissionsRequest): `{vision?: true, accessibility?: true}`. */
+export const OS_PERMISSIONS_KEY = 'osPermissions';
 /**
  * The meta key of a backup's kept content (the data format of the store when it was made) and of
  * its last restoration's status: they go with the backup's record (a `backup` material).

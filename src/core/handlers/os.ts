@@ -7,7 +7,7 @@ import type { OperationContext, ServiceContext } from '../context.js';
 import { OSAppletEnum, type Platform } from '../enums.js';
 import { badRequest, readJson, reply } from '../http.js';
 import { boolean, embeddedSchema, knownKeys, object, oneOf, optional, required, type JsonObject } from '../validate.js';
-import { OS_SETTINGS_KEY } from '../../storage/storage.js';
+import { OS_PERMISSIONS_KEY, OS_SETTINGS_KEY } from '../../storage/storage.js';
 import { publish } from './common.js';
 import { localUser } from './user.js';
 import { currentVisionStatus, visionActive } from '../models/pattern-engine.js';
@@ -112,25 +112,29 @@ export async function osSettingsUpdate(context: OperationContext) {
 }
 
 /**
- * The OS permissions of this host. A browser or test host has none of those the model names
- * (vision: screen recording for long-term memory; accessibility: reading other applications'
- * windows), and no way to ask the operating system for them; its emulated vision processor
- * (which records what ingestion brings, no screen) holds both while it is activated.
+ * The OS permissions of the emulated vision processor (vision: screen recording for long-term
+ * memory; accessibility: reading other applications' windows). It records what ingestion brings,
+ * no screen, so what stands for the operating system's consent is the client's request: a
+ * request grants the permissions it asks for, kept until the data is reset. While the processor
+ * is activated it holds both. Nothing else grants them.
  */
+type Granted = { vision?: true; accessibility?: true };
+const PERMISSIONS = ['vision', 'accessibility'] as const;
+
 const permissions = async (service: ServiceContext): Promise<JsonObject> => {
-  const active = await visionActive(service);
-  return { processing: { vision: active, accessibility: active } };
+  const [active, granted] = await Promise.all([visionActive(service), service.storage.getMeta<Granted>(OS_PERMISSIONS_KEY)]);
+  return { processing: { vision: active || granted?.vision === true, accessibility: active || granted?.accessibility === true } };
 };
 
-/** osPermissions: those the vision processor holds (see permissions). */
+/** osPermissions: those granted by a request, and both while the vision processor is activated (see permissions). */
 export async function osPermissions({ service }: OperationContext) {
   return reply(await permissions(service));
 }
 
 /**
- * osPermissionsRequest: an OSPermissions naming the permissions wanted; this host cannot grant
- * any, so it answers the permissions as they are (see permissions). A body that is not an
- * OSPermissions is refused.
+ * osPermissionsRequest: an OSPermissions naming the permissions wanted (`true`); they are granted
+ * (see permissions) and the permissions answered. A body that is not an OSPermissions is refused,
+ * granting nothing.
  */
 export async function osPermissionsRequest(context: OperationContext) {
   const path = 'oSPermissions';
@@ -140,12 +144,15 @@ export async function osPermissionsRequest(context: OperationContext) {
   knownKeys(sent, ['schema', 'processing'], path, 'OSPermissions');
   optional(sent, 'schema', path, embeddedSchema);
   const processing = optional(sent, 'processing', path, object);
+  const asked: Granted = {};
   if (processing) {
     const at = `${path}.processing`;
     knownKeys(processing, ['schema', 'vision', 'accessibility'], at, 'OSProcessingPermissions');
     optional(processing, 'schema', at, embeddedSchema);
-    optional(processing, 'vision', at, boolean);
-    optional(processing, 'accessibility', at, boolean);
+    for (const name of PERMISSIONS) if (optional(processing, name, at, boolean) === true) asked[name] = true;
+  }
+  if (Object.keys(asked).length) {
+    await context.service.storage.updateMeta<Granted>(OS_PERMISSIONS_KEY, (granted) => ({ ...granted, ...asked }));
   }
   return reply(await permissions(context.service));
 }

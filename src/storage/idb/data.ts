@@ -3,7 +3,15 @@ import type { IDBPDatabase } from 'idb';
 import type { GenericKind, PiecesDB } from '../schema.js';
 import { materialKey, type Change, type Storage, type StoredData } from '../storage.js';
 import { commit, log } from './transactions.js';
-import { AUTHORIZATION_KEY, backupKeys, IDENTITY_KEY, OS_SETTINGS_KEY, SIGNED_IN_KEY, VISION_KEYS } from '../storage.js';
+import {
+  AUTHORIZATION_KEY,
+  backupKeys,
+  IDENTITY_KEY,
+  OS_PERMISSIONS_KEY,
+  OS_SETTINGS_KEY,
+  SIGNED_IN_KEY,
+  VISION_KEYS,
+} from '../storage.js';
 
 export function dataStore(db: IDBPDatabase<PiecesDB>): Pick<Storage, 'dumpData' | 'loadData'> {
   return {
@@ -208,6 +216,7 @@ export async function loadData(
       for (const name of [...RECORD_STORES, 'outbox', 'idmap'] as const) yield store(name).clear();
       yield store('meta').delete(SIGNED_IN_KEY);
       yield store('meta').delete(OS_SETTINGS_KEY);
+      yield store('meta').delete(OS_PERMISSIONS_KEY);
       for (const key of Object.values(VISION_KEYS)) yield store('meta').delete(key);
       yield store('meta').delete(IDENTITY_KEY);
       yield store('meta').delete(AUTHORIZATION_KEY);

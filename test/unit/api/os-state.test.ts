@@ -70,19 +70,49 @@ describe('the OS settings', () => {
 });
 
 describe('the OS permissions', () => {
-  it('are none on this host, and a request grants none', async () => {
+  it('are none until a request grants those it asks for; bad requests grant nothing', async () => {
     const t = await setup();
     const none = { processing: { vision: false, accessibility: false } };
     expect(await (await t.fetch(`${BASE}/os/permissions`)).json()).toEqual(none);
-    const asked = await t.fetch(`${BASE}/os/permissions/request`, jsonPost({ processing: { vision: true, accessibility: true } }));
-    expect([asked.status, await asked.json()]).toEqual([200, none]);
-    expect(await t.os.osPermissionsRequest({ oSPermissions: { processing: { vision: true } } })).toEqual(none);
-    const bad = await t.fetch(`${BASE}/os/permissions/request`, jsonPost({ processing: { screen: true } }));
-    expect(bad.status).toBe(400);
-    expect(await bad.text()).toContain('screen');
-    const badType = await t.fetch(`${BASE}/os/permissions/request`, jsonPost({ processing: { vision: 'yes' } }));
-    expect(badType.status).toBe(400);
-    expect(await badType.text()).toContain('vision');
+    const before = await dump(t.databaseName);
+    for (const body of [{ processing: { screen: true } }, { processing: { vision: 'yes' } }, [true]]) {
+      const bad = await t.fetch(`${BASE}/os/permissions/request`, jsonPost(body));
+      expect(bad.status).toBe(400);
+    }
+    expect(await (await t.fetch(`${BASE}/os/permissions/request`, jsonPost({ processing: { screen: true } }))).text()).toContain('screen');
+    expect(await dump(t.databaseName)).toBe(before);
+    // Asking for nothing (or false) grants nothing.
+    expect((await t.os.osPermissionsRequest({ oSPermissions: { processing: { vision: false } } })).processing).toMatchObject(
+      none.processing,
+    );
+    const vision = await t.fetch(`${BASE}/os/permissions/request`, jsonPost({ processing: { vision: true } }));
+    expect([vision.status, await vision.json()]).toEqual([200, { processing: { vision: true, accessibility: false } }]);
+    expect((await t.os.osPermissionsRequest({ oSPermissions: { processing: { accessibility: true } } })).processing).toMatchObject({
+      vision: true,
+      accessibility: true,
+    });
+    expect((await t.os.osPermissions()).processing).toMatchObject({ vision: true, accessibility: true });
+    // Gone with the data.
+    await t.service.reset();
+    expect((await t.os.osPermissions()).processing).toMatchObject(none.processing);
+  });
+
+  it("let the Pieces CLI's `ltm enable` go through: permissions checked, requested, checked again, then the processor activated", async () => {
+    const t = await setup();
+    // LTM.enable(): the missing permissions are requested, and the answer must grant them (else PermissionError).
+    const perms = await t.os.osPermissions();
+    const missing = (['vision', 'accessibility'] as const).filter((name) => !perms.processing?.[name]);
+    expect(missing).toEqual(['vision', 'accessibility']);
+    const out = await t.os.osPermissionsRequest({
+      oSPermissions: { processing: Object.fromEntries(missing.map((name) => [name, true])) },
+    });
+    expect((['vision', 'accessibility'] as const).filter((name) => !out.processing?.[name])).toEqual([]);
+    const activated = await t.fetch(
+      `${BASE}/workstream_pattern_engine/processors/vision/activate`,
+      jsonPost({ vision: { activation: { continuous: true } } }),
+    );
+    expect(activated.status).toBe(200);
+    expect((await (await t.fetch(`${BASE}/workstream_pattern_engine/processors/vision/status`)).json()).vision.activation).toBeDefined();
   });
 });
 
