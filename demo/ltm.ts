@@ -171,10 +171,10 @@ export function mountLtm(api: Api, base: string, { act, show }: Errors, watch: S
     await refresh();
   }
 
+  /** The last `minutes` (from then on, no end: what comes next is in it too), or all time. */
   function pickSpan(minutes: number | undefined) {
-    const now = Date.now();
-    from.value = minutes === undefined ? '' : toInput(now - minutes * MINUTE);
-    to.value = minutes === undefined ? '' : toInput(now + MINUTE);
+    from.value = minutes === undefined ? '' : toInput(Date.now() - minutes * MINUTE);
+    to.value = '';
     render();
   }
 
