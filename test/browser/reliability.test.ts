@@ -62,11 +62,15 @@ describe('the worker killed in the middle of writes', () => {
     });
     // Once writes are being acknowledged, stop the worker again and again until stops have cost at least one create.
     await page.waitForFunction(() => window.acknowledged >= 10);
+    // Each stop comes once the worker answers again (one more create acknowledged since the last
+    // stop), so that it finds creates in flight: a stop of a worker still starting costs none,
+    // and on a loaded machine 100 stops 15 ms apart could all come while it started.
     let stops = 0;
     while (stops < 3 || ((await page.evaluate(() => window.failed)) === 0 && stops < 100)) {
+      const seen = await page.evaluate(() => window.acknowledged);
+      await page.waitForFunction((n) => window.acknowledged > n, seen, { timeout: 20_000 });
       await context.stopWorkers();
       stops++;
-      await sleep(15);
     }
     await page.evaluate(() => (window.stopWriting = true));
     const results = await writing;
