@@ -2,7 +2,8 @@
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext as PwContext, type CDPSession, type Page as PwPage } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext as PwContext, type CDPSession, type Page as PwPage } from 'playwright-core';
+import { afterAll } from 'vitest';
 import type { BrowserContext, ConsoleEntry, Engine, LaunchOptions, Page, WaitOptions } from './driver.js';
 
 export const CHROMIUM_ARGS = [
@@ -203,9 +204,39 @@ export async function stopAllWorkers(context: PwContext): Promise<void> {
   await session.detach();
 }
 
+/**
+ * The browser the launches with no profile and no launch option share (a launch costs about 3 s
+ * on a loaded machine): each such launch is a context of its own there, off the record (storage,
+ * service workers, caches and permissions its own, in memory, gone on close). A test that restarts
+ * the browser on its profile, or needs a flag, passes one and gets a persistent context of its own.
+ */
+let shared: Promise<Browser> | undefined;
+afterAll(async () => {
+  const running = shared;
+  shared = undefined;
+  await (await running?.catch(() => undefined))?.close();
+});
+
+async function sharedBrowser(): Promise<Browser> {
+  const running = await shared?.catch(() => undefined);
+  if (running?.isConnected()) return running;
+  // Never started, failed to start, crashed or closed: a new one.
+  const started = chromium.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
+  shared = started;
+  const browser = await started;
+  browser.on('disconnected', () => {
+    if (shared === started) shared = undefined;
+  });
+  return browser;
+}
+
 export const engine: Engine = {
   name: 'chromium',
-  async launch(profile?: string, options?: LaunchOptions) {
+  async launch(profile?: string, options: LaunchOptions = {}) {
+    if (profile === undefined && Object.values(options).every((option) => option === undefined)) {
+      const context = await (await sharedBrowser()).newContext();
+      return new ChromiumContext(context, '');
+    }
     const launched = await launchChromium(profile, options);
     return new ChromiumContext(launched.context, launched.profile);
   },

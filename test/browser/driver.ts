@@ -81,6 +81,7 @@ export type Capability =
 
 /** A browser running on one profile folder. */
 export interface BrowserContext {
+  /** The profile folder; empty for a context kept in memory (a shared browser's, never restarted). */
   readonly profile: string;
   /** A new page; a new window where the engine would not paint a background tab. */
   newPage(): Promise<Page>;
