@@ -376,7 +376,7 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
     const outsideWhole = items.filter(
       (item) => item.inWhole === undefined && (typeof item.body === 'string' ? item.body : item.body.size),
     ).length;
-    const rewrite = nativeBlobs && items.length > 1 && outsideWhole > (base ? MAX_OUTSIDE_WHOLE : 0);
+    const rewrite = items.length > 1 && outsideWhole > (base ? MAX_OUTSIDE_WHOLE : 0) && nativeBlobs && (await blobsStored());
     if (pass && !written.length && !rewrite) return undefined;
     const { body, pieces } = composeBody(items, nativeBlobs, base?.body as Blob | undefined);
     const keep = async () => {
