@@ -177,6 +177,8 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
   const readable: [Set<string>, Set<string>] = [new Set(), new Set()];
   /** Per variant, the `built` of the whole body this connection found readable. */
   const wholeReadable: [number, number] = [-1, -1];
+  /** Per variant, the last change the last read of it saw (a read that sees the same one finds the variant stable). */
+  const lastRead: [number, number] = [-1, -1];
   /** Per variant, how conversations are encoded: as given, else as the last read of the variant was told. */
   const encoders: [Encode | undefined, Encode | undefined] = [encode, encode];
   /** Writes of kept segments and whole bodies, one after another; a failure only means the next pass or read keeps them. */
@@ -372,11 +374,14 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
       for (const segment of segments) items.push({ body: nativeBlobs ? new Blob(segment.parts) : segment.parts.join(''), segment });
       written.push(...segments);
     }
-    // The whole body is written again once more segments than MAX_OUTSIDE_WHOLE lie outside it (or there is none).
+    // The whole body is written again once more segments than MAX_OUTSIDE_WHOLE lie outside it (or there is none),
+    // or by a read that finds nothing changed since the read before (a stable variant: served alone from then on).
+    const stable = !pass && lastRead[variant] === built;
+    if (!pass) lastRead[variant] = built;
     const outsideWhole = items.filter(
       (item) => item.inWhole === undefined && (typeof item.body === 'string' ? item.body : item.body.size),
     ).length;
-    const rewrite = items.length > 1 && outsideWhole > (base ? MAX_OUTSIDE_WHOLE : 0) && nativeBlobs && (await blobsStored());
+    const rewrite = items.length > 1 && outsideWhole > (base && !stable ? MAX_OUTSIDE_WHOLE : 0) && nativeBlobs && (await blobsStored());
     if (pass && !written.length && !rewrite) return undefined;
     const { body, pieces } = composeBody(items, nativeBlobs, base?.body as Blob | undefined);
     const keep = async () => {
