@@ -138,7 +138,7 @@ type Encode = Parameters<Storage['conversationsSnapshot']>[1];
 
 /**
  * The kept snapshots of one connection. Each transaction of the connection that logs a conversation
- * change starts, once committed, a pass that brings the kept variants up to date (both variants
+ * change starts, once committed (where bodies are Blobs), a pass that brings the kept variants up to date (both variants
  * read since the start, or every variant with `encode`): the segments its changes made stale are
  * encoded afresh and kept, in one transaction, and the whole body is written again once more than
  * MAX_OUTSIDE_WHOLE segments lie outside it. Passes run one after another; the writes committed
@@ -190,6 +190,9 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
   let passing = false;
   async function keepUp() {
     passWanted = true;
+    if (passing) return;
+    // Where bodies are kept as text a read opens no file, and a pass would read every kept body into memory: none.
+    if (!(await blobsStored())) return;
     if (passing) return;
     passing = true;
     try {

@@ -160,24 +160,24 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
       `${BASE}/messages/create`,
       jsonPost({ role: 'USER', fragment: { string: { raw: 'added' } }, conversation: { id: ids[0] } }),
     );
-    await keptUp(t.databaseName);
-    const first = kept.find((s) => s.start === 0)!;
-    expect(encode.mock.calls.map(([record]) => record.id)).toEqual(first.ids);
-    encode.mockClear();
+    // Where bodies are text no pass runs (it would read every body): the read encodes it.
+    if (kind === 'Blobs') await keptUp(t.databaseName);
+    const byPass = encode.mock.calls.length;
     const body = await read();
     expect(body).toBe(await fromRecords(t.storage, true));
     expect(body).toContain('"raw":"added"');
-    expect(encode).not.toHaveBeenCalled();
+    const first = kept.find((s) => s.start === 0)!;
+    expect(encode.mock.calls.map(([record]) => record.id)).toEqual(first.ids);
+    if (kind === 'Blobs') expect(encode.mock.calls.length).toBe(byPass);
     // New conversations: only they are encoded, appended to the last segment (or cut after it once it is full).
     const created: string[] = [];
     for (let i = 0; i < 6; i++) {
       encode.mockClear();
       created.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`new ${i}`, [big]) })).id);
-      await keptUp(t.databaseName);
-      expect(encode.mock.calls.map(([record]) => record.id)).toEqual([created.at(-1)]);
-      encode.mockClear();
+      if (kind === 'Blobs') await keptUp(t.databaseName);
       expect(await read()).toBe(await fromRecords(t.storage, true));
-      expect(encode).not.toHaveBeenCalled();
+      expect(encode.mock.calls.map(([record]) => record.id)).toEqual([created.at(-1)]);
+      await settle();
     }
     const after = (await segmentsOf(t.databaseName)).filter((s) => s.variant === 1 && s.start !== WHOLE);
     expect(after.length).toBeGreaterThan(kept.length);
@@ -188,7 +188,7 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
       `${BASE}/messages/create`,
       jsonPost({ role: 'USER', fragment: { string: { raw: 'late' } }, conversation: { id: created.at(-1) } }),
     );
-    await keptUp(t.databaseName);
+    if (kind === 'Blobs') await keptUp(t.databaseName);
     expect(await read()).toBe(await fromRecords(t.storage, true));
     const holder = after.find((s) => s.ids.includes(created.at(-1)!))!;
     expect(encode.mock.calls.map(([record]) => record.id)).toEqual(holder.ids);
@@ -288,41 +288,44 @@ describe.each(['text', 'Blobs'])('snapshots kept ready to send (bodies stored as
     restarted.close();
   });
 
-  it('keeps the variants read up to date after each write, without a read: a new connection encodes nothing', async () => {
-    const t = await setup({ sampleAssets: false });
-    const big = 'v'.repeat(SEGMENT_SIZE / 3);
-    const ids: string[] = [];
-    for (let i = 0; i < 12; i++)
-      ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) })).id);
-    const encode = vi.fn(conversationJson);
-    expect(await textOf(await t.storage.conversationsSnapshot(true, encode))).toBe(await fromRecords(t.storage, true));
-    expect(await textOf(await t.storage.conversationsSnapshot(false, encode))).toBe(await fromRecords(t.storage, false));
-    await settle();
-    // Writes of every kind, and no read: each is followed by a pass that keeps what it made stale.
-    await t.fetch(
-      `${BASE}/messages/create`,
-      jsonPost({ role: 'USER', fragment: { string: { raw: 'added' } }, conversation: { id: ids[1] } }),
-    );
-    await t.fetch(`${BASE}/conversations/${ids[6]}/delete`, { method: 'POST' });
-    await t.fetch(
-      `${BASE}/conversation/update`,
-      jsonPost({ ...(await (await t.fetch(`${BASE}/conversation/${ids[10]}`)).json()), name: 'renamed' }),
-    );
-    await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('late', [big]) });
-    await keptUp(t.databaseName, 1);
-    await keptUp(t.databaseName, 0);
-    // A new connection (a restarted worker): every variant answered from what is kept, nothing encoded.
-    const restarted = await openStorage({ name: t.databaseName });
-    encode.mockClear();
-    const full = await textOf(await restarted.conversationsSnapshot(true, encode));
-    expect(full).toBe(await fromRecords(t.storage, true));
-    expect(full).toContain('"raw":"added"');
-    expect(full).toContain('"name":"renamed"');
-    expect(full).not.toContain(ids[6]);
-    expect(await textOf(await restarted.conversationsSnapshot(false, encode))).toBe(await fromRecords(t.storage, false));
-    expect(encode).not.toHaveBeenCalled();
-    restarted.close();
-  });
+  it.skipIf(kind === 'text')(
+    'keeps the variants read up to date after each write, without a read: a new connection encodes nothing',
+    async () => {
+      const t = await setup({ sampleAssets: false });
+      const big = 'v'.repeat(SEGMENT_SIZE / 3);
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++)
+        ids.push((await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded(`c${i}`, [big]) })).id);
+      const encode = vi.fn(conversationJson);
+      expect(await textOf(await t.storage.conversationsSnapshot(true, encode))).toBe(await fromRecords(t.storage, true));
+      expect(await textOf(await t.storage.conversationsSnapshot(false, encode))).toBe(await fromRecords(t.storage, false));
+      await settle();
+      // Writes of every kind, and no read: each is followed by a pass that keeps what it made stale.
+      await t.fetch(
+        `${BASE}/messages/create`,
+        jsonPost({ role: 'USER', fragment: { string: { raw: 'added' } }, conversation: { id: ids[1] } }),
+      );
+      await t.fetch(`${BASE}/conversations/${ids[6]}/delete`, { method: 'POST' });
+      await t.fetch(
+        `${BASE}/conversation/update`,
+        jsonPost({ ...(await (await t.fetch(`${BASE}/conversation/${ids[10]}`)).json()), name: 'renamed' }),
+      );
+      await t.conversations.conversationsCreateSpecificConversation({ seededConversation: seeded('late', [big]) });
+      await keptUp(t.databaseName, 1);
+      await keptUp(t.databaseName, 0);
+      // A new connection (a restarted worker): every variant answered from what is kept, nothing encoded.
+      const restarted = await openStorage({ name: t.databaseName });
+      encode.mockClear();
+      const full = await textOf(await restarted.conversationsSnapshot(true, encode));
+      expect(full).toBe(await fromRecords(t.storage, true));
+      expect(full).toContain('"raw":"added"');
+      expect(full).toContain('"name":"renamed"');
+      expect(full).not.toContain(ids[6]);
+      expect(await textOf(await restarted.conversationsSnapshot(false, encode))).toBe(await fromRecords(t.storage, false));
+      expect(encode).not.toHaveBeenCalled();
+      restarted.close();
+    },
+  );
 
   it.skipIf(kind === 'text')(
     `sends the segments the whole body holds as slices of it, and writes it again once more than ${MAX_OUTSIDE_WHOLE} segments lie outside it`,
