@@ -177,6 +177,8 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
   const readable: [Set<string>, Set<string>] = [new Set(), new Set()];
   /** Per variant, the `built` of the whole body this connection found readable. */
   const wholeReadable: [number, number] = [-1, -1];
+  /** Per variant, whether it has kept segments, as last found (unknown at the start). */
+  const hasKept: [boolean | undefined, boolean | undefined] = [undefined, undefined];
   /** Per variant, the last change the last read of it saw (a read that sees the same one finds the variant stable). */
   const lastRead: [number, number] = [-1, -1];
   /** Per variant, how conversations are encoded: as given, else as the last read of the variant was told. */
@@ -201,7 +203,8 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
         for (const variant of [1, 0] as const) {
           const encodeOne = encoders[variant];
           // A closed connection (or another failure) only means the next read encodes what is stale.
-          if (encodeOne) await orRebuilt(variant, () => snapshot(variant, encodeOne, true)).catch(() => {});
+          // A variant found with no kept segment has nothing to keep up until a read keeps it.
+          if (encodeOne && hasKept[variant] !== false) await orRebuilt(variant, () => snapshot(variant, encodeOne, true)).catch(() => {});
         }
       }
     } finally {
@@ -328,6 +331,7 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
       return snapshot(variant, encode, pass, rebuilt);
     }
     const { parts, reads, built, kept } = await planSegments(tx as never, variant);
+    hasKept[variant] = kept > 0;
     if (pass && !kept) {
       await tx.done;
       return undefined;
@@ -389,6 +393,7 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
     const { body, pieces } = composeBody(items, nativeBlobs, base?.body as Blob | undefined);
     const keep = async () => {
       if (written.length) await keepSegments(variant, parts, written);
+      hasKept[variant] = true;
       if (rewrite && typeof body !== 'string') await keepWhole(variant, body, built, pieces);
     };
     // A read answers first; a pass returns once they are kept.
