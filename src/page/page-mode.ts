@@ -2,6 +2,7 @@
  * Page mode: the same core run in the page where no service worker can (see docs/architecture.md).
  * Loaded with a dynamic import, so pages in worker mode never download it.
  */
+import { conversationJson } from '../core/models/conversation-wire.js';
 import type { ServiceSettings } from '../core/options.js';
 import { broadcastChannel } from '../host/channel.js';
 import { createHost } from '../host/create-host.js';
@@ -34,7 +35,8 @@ export async function startPageMode(options: PageModeOptions): Promise<PageModeH
   const { stream, syncProbes, ...settings } = options;
   const host = createHost({
     // The database is reopened after it went away (site data cleared, deleted by another tab).
-    open: (hooks, initialData) => openStorage({ initialData, onLost: hooks.lost, onBlocked: hooks.blocked }),
+    open: (hooks, initialData) =>
+      openStorage({ initialData, encodeConversation: conversationJson, onLost: hooks.lost, onBlocked: hooks.blocked }),
     channel: broadcastChannel(),
     settings,
     keepOverrides: true,

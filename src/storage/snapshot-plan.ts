@@ -117,19 +117,71 @@ export function cutSegments(
 }
 
 /**
- * The body of a Conversations snapshot: `{"iterable":[…]}` from segment bodies in order; a
- * Blob (its bytes stay out of the heap), or text where the environment's Blob is not the
- * platform's (a DOM emulation in Node, whose Blob its Response cannot read).
+ * Where a kept segment's bytes sit in a variant's whole body: `size` bytes at `offset`, for the
+ * segment [start, end) built as of `built` (a stored segment with the same four is those bytes).
  */
-export function snapshotBody(bodies: Array<Blob | string>, asBlob: boolean): Blob | string {
-  const parts: Array<Blob | string> = ['{"iterable":['];
+export interface WholePiece {
+  start: number;
+  end: number;
+  built: number;
+  offset: number;
+  size: number;
+}
+
+/** A segment's body in a snapshot: its bytes, its identity, and where they sit in the kept whole body (if they do). */
+export interface BodyItem {
+  body: Blob | string;
+  segment: Pick<SnapshotSegment, 'start' | 'end' | 'built'>;
+  /** Offset of the same bytes in `whole` (the segment is one of its pieces): sent as a slice of it. */
+  inWhole?: number;
+}
+
+const OPEN = '{"iterable":[';
+const CLOSE = ']}';
+
+/**
+ * The body of a Conversations snapshot: `{"iterable":[…]}` from segment bodies in order, and
+ * where each segment sits in it (the pieces of the body, were it kept whole). Segments held by
+ * `whole` are sent as slices of it, adjacent ones as one slice (one file read, not one per
+ * segment). A Blob (its bytes stay out of the heap), or text where the environment's Blob is not
+ * the platform's (a DOM emulation in Node, whose Blob its Response cannot read).
+ */
+export function composeBody(items: BodyItem[], asBlob: boolean, whole?: Blob): { body: Blob | string; pieces: WholePiece[] } {
+  const parts: Array<Blob | string> = [OPEN];
+  const pieces: WholePiece[] = [];
+  let offset = OPEN.length;
+  let run: { from: number; to: number } | undefined;
+  const flush = () => {
+    if (run) parts.push(whole!.slice(run.from, run.to));
+    run = undefined;
+  };
   let first = true;
-  for (const body of bodies) {
-    if (typeof body === 'string' ? !body.length : !body.size) continue;
-    if (!first) parts.push(',');
-    parts.push(body);
+  for (const { body, segment, inWhole } of items) {
+    const size = partSize(body);
+    const from = whole ? inWhole : undefined;
+    if (size && !first) {
+      // The comma before it: the one in the whole body when both sit there side by side.
+      if (run && from === run.to + 1) run.to++;
+      else {
+        flush();
+        parts.push(',');
+      }
+      offset++;
+    }
+    pieces.push({ start: segment.start, end: segment.end, built: segment.built, offset, size });
+    if (!size) continue;
     first = false;
+    if (from === undefined) {
+      flush();
+      parts.push(body);
+    } else if (run && run.to === from) run.to += size;
+    else {
+      flush();
+      run = { from, to: from + size };
+    }
+    offset += size;
   }
-  parts.push(']}');
-  return asBlob ? new Blob(parts) : parts.join('');
+  flush();
+  parts.push(CLOSE);
+  return { body: asBlob ? new Blob(parts) : parts.join(''), pieces };
 }

@@ -5,6 +5,7 @@
  * (requests over a MessagePort, see src/port/).
  */
 import { Route } from 'workbox-routing';
+import { conversationJson } from '../core/models/conversation-wire.js';
 import type { ServiceSettings } from '../core/options.js';
 import type { Service } from '../core/service.js';
 import { broadcastChannel } from '../host/channel.js';
@@ -49,7 +50,14 @@ export function createPiecesWorker(options: WorkerOptions = {}, scope = self as 
   const { databaseName, groupCommit, ...settings } = options;
   const host = createHost({
     open: (hooks, initialData) =>
-      openStorage({ name: databaseName, initialData, groupCommit, onLost: hooks.lost, onBlocked: hooks.blocked }),
+      openStorage({
+        name: databaseName,
+        initialData,
+        groupCommit,
+        encodeConversation: conversationJson,
+        onLost: hooks.lost,
+        onBlocked: hooks.blocked,
+      }),
     channel: broadcastChannel(),
     settings,
     // Overrides set by a test hold for every tab until reset, across restarts.

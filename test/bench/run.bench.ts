@@ -371,7 +371,28 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
             if (i % 2) both.reverse();
             for (const run of both) await run();
           }
+          // Cold right after a write: the worker stopped as soon as a create is acknowledged, no read
+          // between (what is kept with the write, whatever the stop interrupted), against the same floor.
+          const coldAfterWrite: number[] = [];
+          const wireAfterWrite: number[] = [];
+          for (let i = 0; withWire && i < plan.coldSnapshots; i++) {
+            const both: Array<() => Promise<void>> = [
+              async () => {
+                await createMany(ours, 1);
+                await coldRead(ours, url, coldAfterWrite);
+              },
+              () => coldRead(floor, `${BASE}/__wire/${name}`, wireAfterWrite),
+            ];
+            if (i % 2) both.reverse();
+            for (const run of both) await run();
+          }
+          if (withWire)
+            console.info(
+              `${url} at ${size}: cold right after a write ${median(coldAfterWrite).toFixed(1)} ms (p95 ${p95(coldAfterWrite).toFixed(1)}) / one Blob ${median(wireAfterWrite).toFixed(1)} ms (p95 ${p95(wireAfterWrite).toFixed(1)}) = ${(median(coldAfterWrite) / median(wireAfterWrite)).toFixed(2)}×; after a read ${median(cold).toFixed(1)} / ${median(wire).toFixed(1)} ms = ${(median(cold) / median(wire)).toFixed(2)}×`,
+            );
           return {
+            coldAfterWrite: withWire ? median(coldAfterWrite) : NaN,
+            wireAfterWrite: withWire ? median(wireAfterWrite) : NaN,
             afterWrite: median(afterWrite),
             cold: median(cold),
             coldP95: p95(cold),
@@ -393,7 +414,7 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
         const identifiers = await measure(`${BASE}/conversations/identifiers`, false);
         const wireTrue = { ms: withRefs.wire, bytes: withRefs.bytes };
         const wireFalse = { ms: idsOnly.wire, bytes: idsOnly.bytes };
-        existing += 3 * plan.snapshotRepeats;
+        existing += 3 * plan.snapshotRepeats + 2 * plan.coldSnapshots;
         // The worker's heap after both snapshots were read; then after a conversation search and the message
         // list too (what the read cache keeps of conversation lists, within its budget).
         await timeReads(ours, `${BASE}/conversations?transferables=true`, 1);
@@ -421,6 +442,10 @@ it('benchmarks', { timeout: 30 * 60_000 }, async () => {
           snapshotFalse: idsOnly.afterWrite,
           identifiers: identifiers.afterWrite,
           snapshotTrueCold: withRefs.cold,
+          snapshotTrueColdAfterWrite: withRefs.coldAfterWrite,
+          snapshotFalseColdAfterWrite: idsOnly.coldAfterWrite,
+          wireTrueAfterWrite: withRefs.wireAfterWrite,
+          wireFalseAfterWrite: idsOnly.wireAfterWrite,
           snapshotFalseCold: idsOnly.cold,
           snapshotTrueColdP95: withRefs.coldP95,
           snapshotFalseColdP95: idsOnly.coldP95,

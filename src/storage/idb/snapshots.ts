@@ -2,11 +2,21 @@
  * Conversations snapshots kept ready to send (the `snapshots` store): read from their stored segments,
  * stale ranges encoded afresh and kept again (docs/performance.md).
  */
-import type { IDBPDatabase, IDBPTransaction } from 'idb';
+import { unwrap, type IDBPDatabase, type IDBPTransaction } from 'idb';
 import type { ConversationRecord, MessageRecord, PiecesDB, SnapshotSegment } from '../schema.js';
-import { cutSegments, planSnapshot, SEGMENT_END, snapshotBody, WHOLE, type NewSegment, type SnapshotPart } from '../snapshot-plan.js';
+import {
+  composeBody,
+  cutSegments,
+  planSnapshot,
+  SEGMENT_END,
+  WHOLE,
+  type BodyItem,
+  type NewSegment,
+  type SnapshotPart,
+  type WholePiece,
+} from '../snapshot-plan.js';
 import type { Storage } from '../storage.js';
-import { commit, readChanges } from './transactions.js';
+import { commit, onCommitted, readChanges } from './transactions.js';
 
 /** Above this many conversations to encode, a snapshot reads every message at once rather than per conversation. */
 const READ_ALL_MESSAGES_FROM = 1_000;
@@ -87,24 +97,33 @@ async function planSegments(tx: PlanTx, variant: 0 | 1) {
         ? [{ start: Math.max(part.extend.start, part.extend.built + 1), end: part.extend.end }]
         : [],
   );
-  return { parts, reads, built: last?.key ?? 0 };
+  return { parts, reads, built: last?.key ?? 0, kept: segments.length };
 }
 
+/** A variant's whole body (the record at [variant, WHOLE]), with where each segment it holds sits in it. */
+type WholeRecord = SnapshotSegment & { pieces?: WholePiece[] };
+
 /**
- * Inside `tx`: the variant's whole body if it is still true (no conversation changed since it
- * was built, and the log reaches back that far), else undefined.
+ * Inside `tx`: the variant's whole body, and whether it is still true (no conversation changed
+ * since it was built, and the log reaches back that far).
  */
-async function currentWhole(tx: PlanTx, variant: 0 | 1): Promise<SnapshotSegment | undefined> {
-  const whole = await tx
+async function readWhole(tx: PlanTx, variant: 0 | 1): Promise<{ whole?: WholeRecord; current: boolean }> {
+  const whole = (await tx
     .objectStore('snapshots')
     .get([variant, WHOLE])
     .catch((error: unknown) => {
       throw Object.assign(new SegmentsUnreadable(String(error)), { cause: error });
-    });
-  if (!whole) return undefined;
+    })) as WholeRecord | undefined;
+  if (!whole) return { current: false };
   const { changes, complete } = await readChanges(tx.objectStore('changes') as never, whole.built);
-  return complete && !changes.some((change) => change.collection === 'conversation') ? whole : undefined;
+  return { whole, current: complete && !changes.some((change) => change.collection === 'conversation') };
 }
+
+/**
+ * How many kept segments a read may take from their own records (files) beside the whole body
+ * before the whole is written again: a cold read opens at most this many files more than one.
+ */
+export const MAX_OUTSIDE_WHOLE = 12;
 
 export interface SnapshotStore extends Pick<Storage, 'conversationsSnapshot'> {
   /**
@@ -115,13 +134,19 @@ export interface SnapshotStore extends Pick<Storage, 'conversationsSnapshot'> {
   conversationIds(): Promise<{ ids: string[]; seq: number }>;
 }
 
-/**
- * How long after a read that re-encoded segments the variant is read again in the background
- * (nothing answered), so that a variant left stable is kept whole before the worker stops.
- */
-export const SETTLE_MS = 2_000;
+type Encode = Parameters<Storage['conversationsSnapshot']>[1];
 
-export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS }: { settleMs?: number } = {}): SnapshotStore {
+/**
+ * The kept snapshots of one connection. Each transaction of the connection that logs a conversation
+ * change starts, once committed (where bodies are Blobs), a pass that brings the kept variants up to date (both variants
+ * read since the start, or every variant with `encode`): the segments its changes made stale are
+ * encoded afresh and kept, in one transaction, and the whole body is written again once more than
+ * MAX_OUTSIDE_WHOLE segments lie outside it. Passes run one after another; the writes committed
+ * while one runs are taken by one more (never a timer). A worker stopped at any point leaves at
+ * most the segments of the writes of the pass under way stale, and a read sends the whole body's
+ * bytes as slices of its one file beside the few segments outside it.
+ */
+export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?: Encode } = {}): SnapshotStore {
   /**
    * Whether segment bodies are stored as Blobs (kept out of the JavaScript heap): where the
    * environment's Blob survives a structured clone (not a DOM emulation's Blob in Node), where a
@@ -152,21 +177,43 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
   const readable: [Set<string>, Set<string>] = [new Set(), new Set()];
   /** Per variant, the `built` of the whole body this connection found readable. */
   const wholeReadable: [number, number] = [-1, -1];
-  /** Per variant, whether a whole body is being written. */
-  const writingWhole = [false, false];
-  /** Per variant, the background read that keeps the whole body once writes have stopped. */
-  const settling: Array<ReturnType<typeof setTimeout> | undefined> = [undefined, undefined];
+  /** Per variant, whether it has kept segments, as last found (unknown at the start). */
+  const hasKept: [boolean | undefined, boolean | undefined] = [undefined, undefined];
+  /** Per variant, the last change the last read of it saw (a read that sees the same one finds the variant stable). */
+  const lastRead: [number, number] = [-1, -1];
+  /** Per variant, how conversations are encoded: as given, else as the last read of the variant was told. */
+  const encoders: [Encode | undefined, Encode | undefined] = [encode, encode];
+  /** Writes of kept segments and whole bodies, one after another; a failure only means the next pass or read keeps them. */
+  let keeping = Promise.resolve();
+  const keepInTurn = (write: () => Promise<void>) => (keeping = keeping.then(() => write().catch(() => {})));
 
-  /** Reads the variant again `settleMs` after the last read that re-encoded segments: it keeps the whole body if nothing changed since. */
-  function settleLater(withMessages: boolean, encode: Parameters<Storage['conversationsSnapshot']>[1]) {
-    const variant = withMessages ? 1 : 0;
-    clearTimeout(settling[variant]);
-    settling[variant] = setTimeout(() => {
-      settling[variant] = undefined;
-      // A closed connection (or another failure) only means the next read keeps it.
-      void orRebuilt(variant, () => snapshot(withMessages, encode)).catch(() => {});
-    }, settleMs);
+  /** Whether another pass is wanted (a write committed since the pass under way read), and whether one runs. */
+  let passWanted = false;
+  let passing = false;
+  async function keepUp() {
+    passWanted = true;
+    if (passing) return;
+    // Where bodies are kept as text a read opens no file, and a pass would read every kept body into memory: none.
+    if (!(await blobsStored())) return;
+    if (passing) return;
+    passing = true;
+    try {
+      while (passWanted) {
+        passWanted = false;
+        for (const variant of [1, 0] as const) {
+          const encodeOne = encoders[variant];
+          // A closed connection (or another failure) only means the next read encodes what is stale.
+          // A variant found with no kept segment has nothing to keep up until a read keeps it.
+          if (encodeOne && hasKept[variant] !== false) await orRebuilt(variant, () => snapshot(variant, encodeOne, true)).catch(() => {});
+        }
+      }
+    } finally {
+      passing = false;
+    }
   }
+  onCommitted(unwrap(db), (changes) => {
+    if (changes.some((change) => change.collection === 'conversation')) void keepUp();
+  });
 
   /**
    * The kept segments of `parts` whose stored body cannot be read (a Blob whose file the browser
@@ -242,50 +289,57 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
   /**
    * Stores a variant's answer as its whole body, true as of `built`: one Blob file, read at
    * once by a cold worker, where the segments are as many files (each opened, and checked once
-   * per connection). Written when a read found every segment kept (nothing changed since the
-   * last read: the variant is stable), over more than one segment, where bodies are Blobs.
+   * per connection), with where each segment sits in it (`pieces`), so that a read after later
+   * writes sends the segments still true as slices of it. Where bodies are Blobs.
    */
-  async function keepWhole(variant: 0 | 1, body: Blob, built: number) {
-    if (writingWhole[variant] || !(await blobsStored())) return;
-    writingWhole[variant] = true;
-    try {
-      const tx = db.transaction('snapshots', 'readwrite');
-      await commit(tx, function* () {
-        yield tx.store.put({ variant, start: WHOLE, end: WHOLE, built, ids: [], body });
-      });
-      wholeReadable[variant] = built;
-    } finally {
-      writingWhole[variant] = false;
-    }
+  async function keepWhole(variant: 0 | 1, body: Blob, built: number, pieces: WholePiece[]) {
+    if (!(await blobsStored())) return;
+    const tx = db.transaction('snapshots', 'readwrite');
+    await commit(tx, function* () {
+      yield tx.store.put({ variant, start: WHOLE, end: WHOLE, built, ids: [], body, pieces } as WholeRecord);
+    });
+    wholeReadable[variant] = built;
   }
 
-  async function snapshot(
-    withMessages: boolean,
-    encode: Parameters<Storage['conversationsSnapshot']>[1],
-    rebuilt = false,
-  ): Promise<Blob | string> {
-    const variant = withMessages ? 1 : 0;
+  /** Whether the whole body's file can be read (checked once per connection and build). */
+  async function wholeReadableNow(variant: 0 | 1, whole: WholeRecord): Promise<boolean> {
+    if (wholeReadable[variant] === whole.built) return true;
+    if (!(await canRead(whole.body))) return false;
+    wholeReadable[variant] = whole.built;
+    return true;
+  }
+
+  /**
+   * The variant's body (a read), or, with `pass`, only what keeps it up to date (stale segments
+   * encoded and kept before it returns, nothing composed when nothing is stale; nothing done for
+   * a variant with no kept segments).
+   */
+  async function snapshot(variant: 0 | 1, encode: Encode, pass: boolean, rebuilt = false): Promise<Blob | string | undefined> {
+    const withMessages = variant === 1;
     // One transaction: the kept segments are checked against the log, and the stale ranges read, at one point in time.
     const tx = db.transaction(
       withMessages ? ['snapshots', 'changes', 'conversations', 'messages'] : ['snapshots', 'changes', 'conversations'],
     );
+    const { whole, current } = await readWhole(tx as never, variant);
     // The whole body, while still true: nothing else is read.
-    const whole = await currentWhole(tx as never, variant);
-    if (whole) {
+    if (whole && current) {
       await tx.done;
-      if (wholeReadable[variant] === whole.built || (await canRead(whole.body))) {
-        wholeReadable[variant] = whole.built;
-        return whole.body;
-      }
+      if (pass) return undefined;
+      if (await wholeReadableNow(variant, whole)) return whole.body;
       // Lost (see unreadable): served from the segments, kept as text from now on.
       await drop([whole]);
-      return snapshot(withMessages, encode, rebuilt);
+      return snapshot(variant, encode, pass, rebuilt);
     }
-    const { parts, reads, built } = await planSegments(tx as never, variant);
+    const { parts, reads, built, kept } = await planSegments(tx as never, variant);
+    hasKept[variant] = kept > 0;
+    if (pass && !kept) {
+      await tx.done;
+      return undefined;
+    }
     const bySeq = tx.objectStore('conversations').index('by-seq');
     const records = await Promise.all(reads.map((range) => bySeq.getAll(IDBKeyRange.bound(range.start, range.end, false, true))));
     let messages: Map<string, MessageRecord> | undefined;
-    if (withMessages) {
+    if (withMessages && reads.length) {
       const store = tx.objectStore('messages');
       const count = records.reduce((n, list) => n + list.length, 0);
       const found =
@@ -295,36 +349,56 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
       messages = new Map(found.map((m) => [m.id, m]));
     }
     await tx.done;
-    const lost = rebuilt ? [] : await unreadable(variant, parts);
+    // The segments the whole body holds as they are kept are sent as slices of it.
+    let base: WholeRecord | undefined;
+    if (whole?.pieces && typeof whole.body !== 'string') {
+      if (await wholeReadableNow(variant, whole)) base = whole;
+      else await drop([whole]);
+    }
+    const inWhole = new Map(base?.pieces!.map((piece) => [`${piece.start}:${piece.end}:${piece.built}`, piece]));
+    const offsetInWhole = (segment: SnapshotSegment) => {
+      const piece = inWhole.get(`${segment.start}:${segment.end}:${segment.built}`);
+      return piece && typeof segment.body !== 'string' && piece.size === segment.body.size ? piece.offset : undefined;
+    };
+    const outside = parts.filter((part) => ('kept' in part ? offsetInWhole(part.kept) === undefined : 'extend' in part));
+    const lost = rebuilt ? [] : await unreadable(variant, outside);
     if (lost.length) {
       // Read again without them: their ranges are encoded from the records.
       await drop(lost);
-      return snapshot(withMessages, encode, true);
+      return snapshot(variant, encode, pass, true);
     }
     const encodeOne = (record: ConversationRecord) => encode(record, messages);
-    const bodies: Array<Blob | string> = [];
+    const items: BodyItem[] = [];
     const written: NewSegment[] = [];
     let next = 0;
     for (const part of parts) {
       if ('kept' in part) {
-        bodies.push(part.kept.body);
+        items.push({ body: part.kept.body, segment: part.kept, inWhole: offsetInWhole(part.kept) });
         continue;
       }
       const range = 'stale' in part ? part.stale : part.extend;
       const segments = cutSegments(range, records[next++]!, encodeOne, built, variant, 'extend' in part ? part.extend : undefined);
-      for (const segment of segments) bodies.push(nativeBlobs ? new Blob(segment.parts) : segment.parts.join(''));
+      for (const segment of segments) items.push({ body: nativeBlobs ? new Blob(segment.parts) : segment.parts.join(''), segment });
       written.push(...segments);
     }
-    // Kept for the next read once answered; a failure only means the next read encodes them again.
-    if (written.length) {
-      const several = parts.length > 1 || written.length > 1;
-      void keepSegments(variant, parts, written).then(
-        () => several && nativeBlobs && settleLater(withMessages, encode),
-        () => {},
-      );
-    }
-    const body = snapshotBody(bodies, nativeBlobs);
-    if (!written.length && parts.length > 1 && typeof body !== 'string') void keepWhole(variant, body, built).catch(() => {});
+    // The whole body is written again once more segments than MAX_OUTSIDE_WHOLE lie outside it (or there is none),
+    // or by a read that finds nothing changed since the read before (a stable variant: served alone from then on).
+    const stable = !pass && lastRead[variant] === built;
+    if (!pass) lastRead[variant] = built;
+    const outsideWhole = items.filter(
+      (item) => item.inWhole === undefined && (typeof item.body === 'string' ? item.body : item.body.size),
+    ).length;
+    const rewrite = items.length > 1 && outsideWhole > (base && !stable ? MAX_OUTSIDE_WHOLE : 0) && nativeBlobs && (await blobsStored());
+    if (pass && !written.length && !rewrite) return undefined;
+    const { body, pieces } = composeBody(items, nativeBlobs, base?.body as Blob | undefined);
+    const keep = async () => {
+      if (written.length) await keepSegments(variant, parts, written);
+      hasKept[variant] = true;
+      if (rewrite && typeof body !== 'string') await keepWhole(variant, body, built, pieces);
+    };
+    // A read answers first; a pass returns once they are kept.
+    const keeping = written.length || rewrite ? keepInTurn(keep) : undefined;
+    if (pass) await keeping;
     return body;
   }
 
@@ -332,7 +406,9 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { settleMs = SETTLE_MS
     // Where kept Blobs cannot be served (see blobsOutliveRecords), those a database holds are dropped before the first read.
     conversationsSnapshot: async (withMessages, encode) => {
       await blobsStored();
-      return orRebuilt(withMessages ? 1 : 0, () => snapshot(withMessages, encode));
+      const variant = withMessages ? 1 : 0;
+      encoders[variant] = encode;
+      return (await orRebuilt(variant, () => snapshot(variant, encode, false)))!;
     },
 
     conversationIds: () =>

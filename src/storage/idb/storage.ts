@@ -33,8 +33,11 @@ export interface OpenStorageOptions extends ConnectionEvents {
   factory?: IDBFactory;
   /** Write concurrent creates together, in one transaction (see createConversation); default true. */
   groupCommit?: boolean;
-  /** How long after a snapshot read that re-encoded segments the variant is kept whole (snapshots.ts, SETTLE_MS); for tests. */
-  snapshotSettleMs?: number;
+  /**
+   * A conversation's wire JSON (what `conversationsSnapshot` is given): with it, the kept snapshots
+   * are brought up to date after each write from the start, not only once a snapshot was read (snapshots.ts).
+   */
+  encodeConversation?: Parameters<Storage['conversationsSnapshot']>[1];
 }
 
 const EMPTY: StoredData = {
@@ -67,7 +70,7 @@ export async function openStorage(options: OpenStorageOptions = {}): Promise<Sto
   }
   const given = options.initialData;
   const identity = await start(db, () => ({ ...EMPTY, ...(typeof given === 'function' ? given() : given) }));
-  const snapshots = snapshotStore(db, { settleMs: options.snapshotSettleMs });
+  const snapshots = snapshotStore(db, { encode: options.encodeConversation });
   const { conversationIds, ...snapshotMethods } = snapshots;
   const applications = applicationStore(db);
   const conversations = conversationStore(db, { groupCommit: options.groupCommit });

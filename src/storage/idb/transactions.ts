@@ -67,15 +67,26 @@ type ChangeStore = IDBPObjectStore<PiecesDB, ArrayLike<StoreNames<PiecesDB>>, 'c
  * call, not one per change). With `first`, the changes get the keys from `first` on (a key
  * already taken fails the request, and the transaction with it).
  */
+/** Per connection, who is told of the changes a transaction logged once it commits (see snapshots.ts). */
+const committedListeners = new WeakMap<IDBDatabase, (changes: Change[]) => void>();
+
+/** Tells `listener` the changes of each transaction of `db` that logs some, once it commits (in it, after the write). */
+export function onCommitted(db: IDBDatabase, listener: (changes: Change[]) => void): void {
+  committedListeners.set(db, listener);
+}
+
 export function log(changes: ChangeStore, items: Array<Omit<Change, 'seq'>>, into: Change[], first?: number): Promise<void> {
   if (!items.length) return Promise.resolve();
   const store = unwrap(changes);
+  const listener = committedListeners.get(store.transaction.db);
   // `first`: the keys given (first, first + 1, …) rather than generated (see conversations.ts).
   const requests = items.map((item, i) => store.add(first === undefined ? { ...item } : { ...item, seq: first + i }) as IDBRequest<number>);
   const last = requests[requests.length - 1]!;
   return new Promise((resolve, reject) => {
     last.onsuccess = () => {
-      for (const [i, request] of requests.entries()) into.push({ ...items[i]!, seq: request.result });
+      const logged = requests.map((request, i) => ({ ...items[i]!, seq: request.result }));
+      into.push(...logged);
+      if (listener) store.transaction.addEventListener('complete', () => listener(logged));
       const seq = last.result;
       // A failed delete aborts the transaction: the write fails with it.
       if (seq > CHANGE_LOG_LIMIT) store.delete(IDBKeyRange.upperBound(seq - CHANGE_LOG_LIMIT));
