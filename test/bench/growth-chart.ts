@@ -40,7 +40,7 @@ export function growthChart(sizes: Sized[], families: string[], figures: readonl
       { name: "origin's bytes (MiB)", points: sizes.map((s) => [s.size, s.storageMiB]) },
     ],
   });
-  const pw = 600;
+  const pw = 720;
   const ph = 300;
   const plot = { left: 60, top: 36, width: 300, height: 220 };
   const columns = 2;
