@@ -7,6 +7,7 @@
  *   - `error-event`: two chunks, then an error event `{"error":{"message":"model overloaded"}}`;
  *   - `missing`: 404 `{"error":{"message":"model \"missing\" not found, try pulling it first"}}`;
  *   - `count`: `max_tokens` chunks of `max_tokens` characters ("x"), each its own write, for throughput;
+ *     `count-paced`: the same, 5 ms between chunks (a fast local model's pace);
  *   - `numbered`: `max_tokens` chunks `<i>:é€😀;` (i from 0), written in bursts of 1 to 7 events per
  *     write (so that one read holds many); `numbered-slow`: the same, 5 ms between bursts.
  * CORS is open, so a page on another origin can call it directly.
@@ -76,13 +77,14 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       res.end(`${chunk('', 'stop')}data: [DONE]\n\n`);
       return;
     }
-    if (body.model === 'count') {
+    if (body.model === 'count' || body.model === 'count-paced') {
       const n = body.max_tokens ?? 100;
       const piece = 'x'.repeat(n);
       // One network write per chunk, as a model streams them.
       for (let i = 0; i < n; i++) {
         res.write(chunk(piece));
-        await new Promise((resolve) => setImmediate(resolve));
+        if (body.model === 'count-paced') await sleep(5);
+        else await new Promise((resolve) => setImmediate(resolve));
       }
       res.end(`${chunk('', 'stop')}data: [DONE]\n\n`);
       return;

@@ -8,12 +8,12 @@ import { addAssets, connectMirror, mirrorStatus, setModel, startPiecesService } 
 import { ready } from './bodies.js';
 
 const params = new URL(location.href).searchParams;
-await startPiecesService({
+const service = await startPiecesService({
   quiet: true,
   fastPath: params.get('fastPath') !== '0',
   ...(params.get('groupCommit') === '0' ? { url: '/pieces-os-worker.js?groupCommit=0', scope: '/off/' } : {}),
   ...(params.get('mirror') ? { mirror: { upstream: params.get('mirror')! } } : {}),
 });
-// For the copilot and mirror benchmarks.
-Object.assign(window, { pieces: { addAssets, setModel, mirrorStatus, connectMirror } });
+// For the copilot, mirror and growth benchmarks (`seed`: the bulk path).
+Object.assign(window, { pieces: { addAssets, setModel, mirrorStatus, connectMirror, seed: service.seed } });
 ready();
