@@ -86,6 +86,7 @@ export function growthChart(sizes: Sized[], families: string[], figures: readonl
     return parts.join('\n');
   });
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="system-ui, sans-serif" font-size="12">
+<title>Growth of each figure with the records of its family</title>
 <rect width="100%" height="100%" fill="#fff"/>
 <text x="16" y="24" font-size="16" font-weight="600">Growth: each figure against the records of its family (both axes logarithmic; slope per 10× records)</text>
 ${body.join('\n')}

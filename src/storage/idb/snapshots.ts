@@ -355,7 +355,7 @@ export function snapshotStore(db: IDBPDatabase<PiecesDB>, { encode }: { encode?:
       if (await wholeReadableNow(variant, whole)) base = whole;
       else await drop([whole]);
     }
-    const inWhole = new Map(base?.pieces!.map((piece) => [`${piece.start}:${piece.end}:${piece.built}`, piece]));
+    const inWhole = new Map((base?.pieces ?? []).map((piece) => [`${piece.start}:${piece.end}:${piece.built}`, piece]));
     const offsetInWhole = (segment: SnapshotSegment) => {
       const piece = inWhole.get(`${segment.start}:${segment.end}:${segment.built}`);
       return piece && typeof segment.body !== 'string' && piece.size === segment.body.size ? piece.offset : undefined;
