@@ -64,7 +64,8 @@ describe('the demo’s MCP pane', () => {
     await client.connect(transport);
     const nodeSession = transport.sessionId!;
     await page.waitForSelector(`#mcp-sessions li[data-id="${nodeSession}"][data-closed="false"]`, { timeout: 15_000 });
-    expect(await texts(page, `#mcp-sessions li[data-id="${nodeSession}"] .name`)).toEqual(['node-host 3.2.1']);
+    // Shown once opened, then named once its initialize request is read (a moment later, or in the same answer).
+    await expect.poll(() => texts(page, `#mcp-sessions li[data-id="${nodeSession}"] .name`)).toEqual(['node-host 3.2.1']);
 
     await client.callTool({ name: 'material_identifiers', arguments: { material_type: 'WORKSTREAM_SUMMARIES' } });
     await page.waitForSelector(`#mcp-calls li[data-tool="material_identifiers"][data-ok="true"][data-session="${nodeSession}"]`);
