@@ -10,6 +10,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CALLS_KEPT, CLOSED_KEPT, McpActivityLog, type McpActivity } from '../../../src/core/mcp/activity.js';
+import { mcpEndpoint } from '../../../src/core/mcp/server.js';
 import { setupPiecesServer } from '../../../src/node/index.js';
 import { startLoopbackServer, type LoopbackServer } from '../../../src/node/serve.js';
 
@@ -150,14 +151,24 @@ describe('the loopback server’s GET /__pieces/mcp', () => {
 });
 
 describe('setupPiecesServer', () => {
-  it('records the sessions of its MCP endpoint too', async () => {
-    const server = setupPiecesServer({ bases: ['http://localhost:39311'] });
+  it('records the sessions of its MCP endpoint too, one closed to make room as evicted', async () => {
+    const server = setupPiecesServer({ bases: ['http://localhost:39311'], mcp: mcpEndpoint({ maxSessions: 1 }) });
     server.listen();
+    const connect = async (name: string) => {
+      const client = new Client({ name, version: '1' });
+      const transport = new StreamableHTTPClientTransport(new URL(`http://localhost:39311${STREAMABLE}`));
+      await client.connect(transport);
+      return { client, id: transport.sessionId! };
+    };
     try {
-      const client = new Client({ name: 'in-process', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://localhost:39311${STREAMABLE}`)));
-      expect((await server.mcpActivity())!.sessions.map((s) => s.client?.name)).toContain('in-process');
-      await client.close();
+      const first = await connect('first');
+      expect((await server.mcpActivity())!.sessions).toMatchObject([{ id: first.id, client: { name: 'first' }, closed: null }]);
+      const second = await connect('second');
+      expect((await server.mcpActivity())!.sessions).toMatchObject([
+        { id: second.id, client: { name: 'second' }, closed: null },
+        { id: first.id, closedBy: 'evicted' },
+      ]);
+      await Promise.all([first.client.close(), second.client.close()]);
     } finally {
       server.close();
     }
