@@ -14,6 +14,7 @@ import { restrictConnections } from './csp.js';
 import { mountErrors } from './errors.js';
 import { mountMaterials } from './materials.js';
 import { mountLtm } from './ltm.js';
+import { mountMcp } from './mcp.js';
 import { mountExternalApplications } from './external.js';
 import { mountHeader, setStatus } from './header.js';
 import { mountModels } from './models.js';
@@ -65,6 +66,7 @@ async function main() {
   const models = mountModels(api, base, errors);
   const materials = mountMaterials(api, base, errors, watch);
   const ltm = mountLtm(api, base, errors, watch);
+  const mcp = mountMcp(service, watch, mirror, errors);
 
   // The service has started: a pane that cannot load (a mirrored Pieces OS without one of its
   // operations, say) shows its error, and the others load all the same.
@@ -74,6 +76,7 @@ async function main() {
   await shown(snippets.listen());
   await shown(materials.listen());
   await shown(ltm.listen());
+  await shown(mcp.listen());
   await Promise.all(
     [header.showHealth(), applications.refresh(), sessions.refresh(), external.refresh(), models.refresh(), indicator.refresh()].map(shown),
   );

@@ -15,6 +15,7 @@ export type { Storage, Change, Collection, Engagement } from '../storage/storage
 export { SAMPLE_ASSETS } from './fixtures/sample-assets.js';
 export type { PiecesData, PiecesSeed } from './data.js';
 export type { Override } from './overrides.js';
+export type { McpActivity, McpCallRecord, McpSessionRecord } from './mcp/activity.js';
 export { formatEntry, type LogEntry, type Logger } from './log.js';
 export { createModel } from './copilot/create-model.js';
 export {

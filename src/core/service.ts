@@ -23,6 +23,7 @@ import { logging } from './layers/logging.js';
 import { keptOverrides, type Keeper } from './layers/kept-overrides.js';
 import { overriding } from './layers/overriding.js';
 import { unmatched } from './layers/unmatched.js';
+import { sequenceNumber, type McpActivity } from './mcp/activity.js';
 import { modelContextProtocol } from './mcp/endpoint.js';
 
 export { DEFAULT_BASES, type Within };
@@ -76,6 +77,11 @@ export interface Service {
   setModel(model?: ModelAdapter | ModelConfig, forModel?: string): Promise<ModelAdapter>;
   /** The catalogue models that have an adapter of their own, by model id. */
   modelMapping(): Promise<Map<string, ModelAdapter>>;
+  /**
+   * The MCP endpoint's sessions and tool calls (src/core/mcp/activity.ts), or null where MCP is not
+   * served (the Service Worker); with `after`, once something follows that sequence number (a long-poll).
+   */
+  mcpActivity(after?: number | string): Promise<McpActivity | null>;
 }
 
 export function createService(options: ServiceOptions): Service {
@@ -177,5 +183,9 @@ export function createService(options: ServiceOptions): Service {
     model: (forModel) => copilot.model(forModel),
     setModel: (model, forModel) => copilot.setModel(model, forModel),
     modelMapping: () => copilot.mapping(),
+    mcpActivity: async (after) => {
+      const seq = sequenceNumber(after);
+      return mcp?.activity ? mcp.activity(seq) : null;
+    },
   };
 }

@@ -5,6 +5,7 @@
  * run the same entries, with the same signature (every control returns a Promise).
  */
 import type { PiecesData, PiecesSeed } from '../core/data.js';
+import type { McpActivity } from '../core/mcp/activity.js';
 import type { MirrorStatus } from '../core/mirror-spec.js';
 import type { Override } from '../core/overrides.js';
 import type { HostService } from './create-host.js';
@@ -22,6 +23,11 @@ export interface PiecesControls {
   resetOverrides(): Promise<void>;
   /** The mirrored Pieces OS's status (state, upstream, outbox, set-aside operations, last error); null without a mirror. */
   mirrorStatus(): Promise<MirrorStatus | null>;
+  /**
+   * The MCP endpoint's sessions and tool calls (null where MCP is not served: the Service Worker);
+   * with `after` (a `seq` it answered), once something changed since, or after 20 s with nothing new.
+   */
+  mcpActivity(after?: number): Promise<McpActivity | null>;
 }
 
 export type ControlName = keyof PiecesControls;
@@ -32,7 +38,7 @@ interface Control {
   /** Its HTTP method on the loopback server. */
   method: 'GET' | 'POST';
   /** The page message's field that carries the argument (the loopback server's JSON body). */
-  field?: 'data' | 'overrides';
+  field?: 'data' | 'overrides' | 'after';
   run(service: HostService, arg: unknown): Promise<unknown>;
 }
 
@@ -49,6 +55,8 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
   },
   resetOverrides: { path: 'reset-overrides', method: 'POST', run: (service) => service.resetOverrides() },
   mirrorStatus: { path: 'mirror', method: 'GET', run: (service) => service.mirrorStatus() },
+  // `after`: a number from a page or a program, the query parameter's text over HTTP (checked by the service).
+  mcpActivity: { path: 'mcp', method: 'GET', field: 'after', run: (service, after) => service.mcpActivity(after as number | undefined) },
 };
 
 /** A control by its page message type (`pieces:seed`), if it is one. */
@@ -76,6 +84,7 @@ export function controlsOver(call: (name: ControlName, arg?: unknown) => Promise
     use: async (...overrides) => void (await call('use', overrides)),
     resetOverrides: async () => void (await call('resetOverrides')),
     mirrorStatus: async () => (await call('mirrorStatus')) as MirrorStatus | null,
+    mcpActivity: async (after) => (await call('mcpActivity', after)) as McpActivity | null,
   };
 }
 

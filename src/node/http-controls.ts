@@ -20,7 +20,9 @@ export async function answerControl(service: HostService, request: Request, path
     if (request.method !== control.method) {
       throw new HttpError(405, `${request.method} is not allowed on ${path}; use ${control.method}.`, { Allow: control.method });
     }
-    const result = await control.run(service, control.method === 'POST' ? await readJson(request) : undefined);
+    // A POST's argument is its JSON body; a GET's is its query parameter named after the control's field.
+    const arg = control.method === 'POST' ? await readJson(request) : control.field && new URL(request.url).searchParams.get(control.field);
+    const result = await control.run(service, arg ?? undefined);
     return reply(result);
   } catch (error) {
     if (error instanceof HttpError) return reply(error);

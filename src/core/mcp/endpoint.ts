@@ -8,6 +8,7 @@
 import type { ServiceContext } from '../context.js';
 import { reply } from '../http.js';
 import type { Layer } from '../layers/compose.js';
+import type { McpActivity } from './activity.js';
 
 export const MCP_PREFIX = '/model_context_protocol/';
 export const SCHEMA_VERSIONS_PATH = '/model_context_protocol/schema_versions';
@@ -31,7 +32,11 @@ export interface McpCall {
 }
 
 /** Answers the MCP transports' paths (every path under MCP_PREFIX but `schema_versions`). */
-export type McpEndpoint = (call: McpCall) => Promise<Response>;
+export interface McpEndpoint {
+  (call: McpCall): Promise<Response>;
+  /** Its sessions and tool calls now, or (with `after`) once something follows that sequence number (./activity.ts). */
+  activity?: (after?: number) => Promise<McpActivity>;
+}
 
 /**
  * Makes a service's MCP endpoint, once per service: `service` is what its tools read and write

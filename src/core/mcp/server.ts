@@ -9,7 +9,9 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { randomUUID } from '../../shared/uuid.js';
+import { McpActivityLog, type SessionRecorder } from './activity.js';
 import { MESSAGES_PATH, SSE_PATH, STREAMABLE_PATH, type McpCall, type McpEndpoint, type McpFactory } from './endpoint.js';
 import { SseServerTransport } from './sse.js';
 import { registerTools, type ToolContext } from './tools.js';
@@ -30,6 +32,22 @@ interface Session {
   close(): Promise<void>;
   streamable?: WebStandardStreamableHTTPServerTransport;
   sse?: SseServerTransport;
+  /** Its record in the endpoint's activity (a streamable session has one once initialized). */
+  recorder?: SessionRecorder;
+}
+
+/** Reports a connected transport's messages, both ways, to its session's recorder (once it has one). */
+function watch(transport: Transport, session: Session): void {
+  const receive = transport.onmessage;
+  const send = transport.send.bind(transport);
+  transport.onmessage = (message, extra) => {
+    session.recorder?.received(message);
+    receive?.(message, extra);
+  };
+  transport.send = (message, options) => {
+    session.recorder?.sent(message);
+    return send(message, options);
+  };
 }
 
 const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
@@ -42,6 +60,7 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
   return (service, respond): McpEndpoint => {
     /** Open sessions, the one used least recently first. */
     const sessions = new Map<string, Session>();
+    const activity = new McpActivityLog(() => service.clock.now());
 
     const newServer = (origin: string) => {
       const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
@@ -59,6 +78,7 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
       const idle = [...sessions].find(([, session]) => session.busy === 0);
       if (!idle) return false;
       sessions.delete(idle[0]);
+      idle[1].recorder?.closed('evicted');
       void idle[1].close();
       return true;
     }
@@ -99,15 +119,23 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
         sessionIdGenerator: randomUUID,
         enableJsonResponse: true,
         maxRequestBodySize: service.maxBodyBytes,
-        onsessioninitialized: (sessionId) => void sessions.set(sessionId, session),
-        onsessionclosed: (sessionId) => void sessions.delete(sessionId),
+        onsessioninitialized: (sessionId) => {
+          sessions.set(sessionId, session);
+          session.recorder = activity.open(sessionId, 'streamable-http');
+        },
+        onsessionclosed: (sessionId) => {
+          sessions.delete(sessionId);
+          session.recorder?.closed('ended');
+        },
       });
       session.streamable = transport;
       transport.onclose = () => {
         if (transport.sessionId && sessions.get(transport.sessionId) === session) sessions.delete(transport.sessionId);
+        session.recorder?.closed('closed');
       };
       try {
         await server.connect(transport);
+        watch(transport, session);
         return await transport.handleRequest(request);
       } finally {
         opening--;
@@ -131,9 +159,13 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
       const id = transport.sessionId;
       transport.onclose = () => {
         if (sessions.get(id) === session) sessions.delete(id);
+        // Closed by the server (evicted) it was recorded already; otherwise its client dropped the stream or stopped reading it.
+        session.recorder?.closed('dropped');
       };
       await server.connect(transport);
+      watch(transport, session);
       sessions.set(id, session);
+      session.recorder = activity.open(id, 'sse');
       return new Response(transport.stream, {
         status: 200,
         headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform' },
@@ -156,7 +188,7 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
       return using(id, session, () => session.sse!.handlePost(request));
     }
 
-    return async (call) => {
+    const endpoint: McpEndpoint = async (call) => {
       switch (call.path) {
         case STREAMABLE_PATH:
           return streamable(call);
@@ -171,5 +203,7 @@ export function mcpEndpoint(settings: McpSettings = {}): McpFactory {
           );
       }
     };
+    endpoint.activity = (after) => activity.read(after);
+    return endpoint;
   };
 }
