@@ -35,6 +35,7 @@ import { launchChromium, stopAllWorkers, workerHeap } from '../browser/chromium.
 import { startFakeOpenAi } from '../fake-openai.js';
 import { KINDS, type KindRow } from '../../src/shared/graph.js';
 import { WALKED_KINDS, seedPlan, type SeedPlan } from '../material-seeds.js';
+import { streamRuns } from './copilot.js';
 import { createRate, createTemplate, type CreateTemplate } from './creates.js';
 import { machine, recordRun, type Figure } from './record.js';
 import { buildSite, openReady, serveSite, timeReads } from './site.js';
@@ -369,71 +370,6 @@ async function portCreates({ count, template }: { count: number; template: Creat
     if (typeof answer !== 'string') throw new Error(`the floor answered ${JSON.stringify(answer)}`);
   }
   return (performance.now() - start) / count;
-}
-
-/** Runs in the page: `repeats` answers through /qgpt/stream and as many from the endpoint directly, interleaved; first and last chunk (ms). */
-async function streamRuns({ baseUrl, model, chunks, repeats }: { baseUrl: string; model: string; chunks: number; repeats: number }) {
-  const socket = new WebSocket('ws://localhost:1000/qgpt/stream');
-  await new Promise((resolve, reject) => {
-    socket.onopen = resolve;
-    socket.onerror = reject;
-  });
-  type Run = { first: number; last: number; count: number };
-  const viaStream = (request: string) =>
-    new Promise<Run>((resolve, reject) => {
-      let first = 0;
-      let last = 0;
-      let count = 0;
-      const start = performance.now();
-      socket.onmessage = (event) => {
-        const frame = JSON.parse(event.data) as { request: string; status: string; errorMessage?: string };
-        if (frame.request !== request) return;
-        if (frame.status === 'IN-PROGRESS') {
-          last = performance.now() - start;
-          if (count++ === 0) first = last;
-        } else if (frame.status === 'COMPLETED') resolve({ first, last, count });
-        else if (frame.status === 'FAILED') reject(new Error(frame.errorMessage));
-      };
-      socket.send(JSON.stringify({ request, question: { query: 'count', relevant: { iterable: [] } } }));
-    });
-  const direct = async (): Promise<Run> => {
-    const start = performance.now();
-    const response = await fetch(`${baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model, stream: true, max_tokens: chunks, messages: [{ role: 'user', content: 'count' }] }),
-    });
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    let first = 0;
-    let last = 0;
-    let count = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer += value;
-      const events = buffer.split('\n\n');
-      buffer = events.pop()!;
-      for (const event of events) {
-        const data = event.replace(/^data: /, '');
-        if (data === '[DONE]') continue;
-        if (!(JSON.parse(data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content) continue;
-        last = performance.now() - start;
-        if (count++ === 0) first = last;
-      }
-    }
-    return { first, last, count };
-  };
-  const runs = { stream: [] as Run[], direct: [] as Run[] };
-  await viaStream('warm-up');
-  await direct();
-  for (let i = 0; i < repeats; i++) {
-    const pair = [async () => runs.stream.push(await viaStream(`r${i}`)), async () => runs.direct.push(await direct())];
-    if (i % 2) pair.reverse();
-    for (const run of pair) await run();
-  }
-  socket.close();
-  return runs;
 }
 
 type Series = Record<string, number>; // figure → median ms (or MiB)
