@@ -227,6 +227,15 @@ export class Follower {
     })().finally(() => (this.#refreshRun = null));
   }
 
+  /**
+   * Reads a record again from the upstream after every read already under way or queued, so that
+   * what the upstream holds now is written last (a read begun before a write the upstream took may
+   * land after it here).
+   */
+  readAgain(kind: string, id: string) {
+    if (READS[kind as Synced]) this.#queueRefresh(kind as Synced, id, false);
+  }
+
   /** Notes records a write taken by the upstream put here (see `#recent`). */
   kept(ids: Array<string | undefined>) {
     for (const id of ids) if (id) this.#recent.set(id, ++this.#tick);

@@ -180,8 +180,11 @@ export class Keeper {
               : about.kind === 'anchor'
                 ? anchorConversationIds(await storage.getAnchor(about.id)).map((id) => ['conversation', id])
                 : [];
-          await write({ remove: [{ kind: about.kind, id: about.id }] });
+          const changes = await write({ remove: [{ kind: about.kind, id: about.id }] });
           for (const [kind, id] of owners) await reread(kind, id);
+          // The records it was unlisted from here are read again after any read begun before the
+          // delete (which would list it again when it lands).
+          for (const change of changes) if (change.id !== about.id && !change.deleted) follower.readAgain(change.collection, change.id);
         } else if (about?.kind === 'asset') {
           // An asset changed without an answer that shows it (a tag or website put on or taken off): read it again.
           await reread('asset', about.id);
