@@ -239,10 +239,12 @@ export function mountMaterials(api: Api, base: string, { act, show }: Errors, wa
     socket?.close();
     socket = undefined;
     if (!shown.ops.stream) return showStreamState('closed', 'no stream in the SDK: read after each change');
+    // Not live until this kind's own socket opens (the one closed above may have been).
+    showStreamState('closed', 'connecting…');
     const next = new WebSocket(`${base.replace(/^http/, 'ws')}${shown.ops.stream.path}`);
     socket = next;
     next.addEventListener('open', () => {
-      if (watch.state !== 'lost') showStreamState('open', 'live');
+      if (socket === next && watch.state !== 'lost') showStreamState('open', 'live');
     });
     next.addEventListener('message', () => {
       clearTimeout(timer);

@@ -858,7 +858,17 @@ describe('the material explorer', () => {
     // Deleted from the summary's side: the person no longer lists it.
     await choose(page, 'workstreamSummary');
     await page.click(`#material-list li[data-id="${summary}"] .danger`);
-    await page.waitForFunction((id) => !document.querySelector(`#material-list li[data-id="${id}"]`), summary);
+    await page
+      .waitForFunction((id) => !document.querySelector(`#material-list li[data-id="${id}"]`), summary)
+      .catch(async (error) => {
+        // What the page shows when the list still holds it: the error box, the stream's state and the last requests (newest first).
+        const shown = await page.evaluate(() => ({
+          error: document.querySelector<HTMLElement>('#error')?.hidden ? null : document.querySelector('#error-text')?.textContent,
+          stream: document.querySelector('#material-stream-state')?.textContent,
+          log: [...document.querySelectorAll('#request-log li')].slice(0, 8).map((li) => li.textContent),
+        }));
+        throw new Error(`${(error as Error).message}\n${JSON.stringify(shown, null, 1)}`);
+      });
     await choose(page, 'person');
     await page.click(`#material-list li[data-id="${person}"] .material-open`);
     await page.waitForFunction((id) => document.querySelector<HTMLElement>('#material-detail')?.dataset.id === id, person);
