@@ -110,12 +110,13 @@ export class Follower {
   #refreshRun: Promise<void> | null = null;
   /**
    * Each record's local change point: the tick of the last write here that touched it (`touched`:
-   * a write the upstream took, kept here, what it listed or unlisted, a delete, an association), or
-   * of the read from the upstream written last (the tick that read began at). A read that lands
-   * when a write after its beginning touched its record is discarded and the record read again,
-   * after what is queued: what the upstream held before that write is never written over it.
+   * a write the upstream took, kept here, the records it lists and what it changed, a delete, an
+   * association), or of the read from the upstream written last (the tick that read began at), and
+   * whether that write removed it. A read that lands when a write after its beginning touched its
+   * record, or removed a record it lists, is discarded and the record read again, after what is
+   * queued: what the upstream held before that write is never written over it.
    */
-  readonly #changed = new Map<string, number>();
+  readonly #changed = new Map<string, { tick: number; gone: boolean }>();
   /** The ticks the reads under way began at: a change older than all of them decides nothing. */
   readonly #reading = new Set<number>();
   #tick = 0;
@@ -253,11 +254,11 @@ export class Follower {
 
   /**
    * Notes a write here (keep.ts: a write the upstream took, kept here; a delete; an association)
-   * of the records `ids`, before it is made (and, with what it changed, after): a read of them from
-   * the upstream begun before it is not written over it (see `#changed`).
+   * of the records `ids` (`gone`: it removes them), before it is made (and, with what it changed,
+   * after): a read of them from the upstream begun before it is not written over it (see `#changed`).
    */
-  touched(ids: Iterable<string | undefined>) {
-    for (const id of ids) if (id) this.#changed.set(id, ++this.#tick);
+  touched(ids: Iterable<string | undefined>, gone = false) {
+    for (const id of ids) if (id) this.#changed.set(id, { tick: ++this.#tick, gone });
   }
 
   /** A read from the upstream begins: its tick. */
@@ -270,17 +271,17 @@ export class Follower {
   #end(at: number) {
     this.#reading.delete(at);
     const oldest = Math.min(...this.#reading);
-    for (const [id, tick] of this.#changed) if (tick < oldest) this.#changed.delete(id);
+    for (const [id, { tick }] of this.#changed) if (tick < oldest) this.#changed.delete(id);
   }
 
-  /** The records a write here (or a read begun later) touched since the tick `at`. */
-  #touchedSince(at: number): Set<string> {
-    return new Set([...this.#changed].filter(([, tick]) => tick > at).map(([id]) => id));
+  /** The records a write here (or a read begun later) touched since the tick `at`, each with whether it removed them. */
+  #touchedSince(at: number): Map<string, boolean> {
+    return new Map([...this.#changed].filter(([, { tick }]) => tick > at).map(([id, { gone }]) => [id, gone]));
   }
 
   /**
    * Writes what a read begun at `at` found (`wire` null: a record it no longer has), never over a
-   * write here since: a record touched since, or that lists one touched since, is left
+   * write here since: a record touched since, or that lists one removed since, is left
    * out of `batch` (null: nothing is written; `keep`: those and every record touched) and read
    * again after what is queued. The records written are as of the read: an older read still under
    * way is discarded when it lands; one touched while the batch was written (the two writes' order
@@ -292,17 +293,17 @@ export class Follower {
     found: ReadonlyArray<{ id: string; wire: unknown }>,
     batch: (fresh: unknown[], keep: ReadonlySet<string>) => MirrorBatch | null,
   ) {
-    const stale = (touched: ReadonlySet<string>) => (item: { id: string; wire: unknown }) =>
-      touched.size > 0 && (touched.has(item.id) || idsIn(item.wire).some((id) => touched.has(id)));
+    const stale = (touched: ReadonlyMap<string, boolean>) => (item: { id: string; wire: unknown }) =>
+      touched.size > 0 && (touched.has(item.id) || idsIn(item.wire).some((id) => touched.get(id)));
     const touched = this.#touchedSince(at);
     const again = found.filter(stale(touched));
     const fresh = found.filter((item) => !again.includes(item));
     const made = batch(
       fresh.map((item) => item.wire),
-      new Set([...touched, ...again.map((item) => item.id)]),
+      new Set([...touched.keys(), ...again.map((item) => item.id)]),
     );
     if (made) {
-      for (const { id } of fresh) this.#changed.set(id, at);
+      for (const { id, wire } of fresh) this.#changed.set(id, { tick: at, gone: wire === null });
       await this.write(made);
       again.push(...fresh.filter(stale(this.#touchedSince(at))));
     }
@@ -336,8 +337,8 @@ export class Follower {
       return;
     }
     if (deleted) {
-      // News, not a read: a read of it begun before is not written over it.
-      this.touched([id]);
+      // News, not a read: a read of it (or of a record listing it) begun before is not written over it.
+      this.touched([id], true);
       await this.write({ remove: [{ kind, id }] });
       return;
     }

@@ -63,17 +63,24 @@ export class Keeper {
         }
         const about = aboutOf(context.entry);
         /**
-         * A write here: the records it is about (and those they list) noted before it is made, and
-         * with every record it changed after, so that no read of them from the upstream begun
-         * before lands over it.
+         * A write here: the records it is about (and those they list; `gone`: it removes them)
+         * noted before it is made, and with every record it changed after, so that no read of them
+         * from the upstream begun before lands over it.
          */
-        const local = async (ids: Array<string | undefined>, make: () => Promise<Change[] | Response> | undefined) => {
-          follower.touched(ids);
+        const local = async (ids: Array<string | undefined>, make: () => Promise<Change[] | Response> | undefined, gone = false) => {
+          follower.touched(ids, gone);
           const made = await make();
-          follower.touched([...ids, ...(Array.isArray(made) ? made.map((change) => change.id) : [])]);
+          follower.touched(ids, gone);
+          for (const change of Array.isArray(made) ? made : []) follower.touched([change.id], change.deleted === true);
         };
-        /** A record the write changed, read again from the upstream now (what is answered here next waits for it). */
-        const reread = (kind: Synced, id: string) => follower.refresh(kind, id, false);
+        /**
+         * A record the write changed, read again from the upstream now (what is answered here next
+         * waits for it); a read of it begun before the write is discarded when it lands.
+         */
+        const reread = (kind: Synced, id: string) => {
+          follower.touched([id]);
+          return follower.refresh(kind, id, false);
+        };
         const keepConversation = async (wire: unknown) => {
           const made = conversationRecord(wire);
           // Without its messages' references (transferables=false), it is read whole.
@@ -178,7 +185,7 @@ export class Keeper {
               : about.kind === 'anchor'
                 ? anchorConversationIds(await storage.getAnchor(about.id)).map((id) => ['conversation', id])
                 : [];
-          await local([about.id], () => write({ remove: [{ kind: about.kind, id: about.id }] }));
+          await local([about.id], () => write({ remove: [{ kind: about.kind, id: about.id }] }), true);
           for (const [kind, id] of owners) await reread(kind, id);
         } else if (about?.kind === 'asset') {
           // An asset changed without an answer that shows it (a tag or website put on or taken off): read it again.
