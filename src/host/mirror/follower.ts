@@ -6,7 +6,17 @@ import { GENERIC_KINDS } from '../../core/handlers/materials.js';
 import type { Collection, GenericKind } from '../../storage/schema.js';
 import type { MirrorBatch, Storage } from '../../storage/storage.js';
 import type { MirrorMachine } from './machine.js';
-import { activityRecord, anchorRecord, applicationRecord, assetRecord, conversationRecord, materialRecord, records } from './records.js';
+import {
+  activityRecord,
+  anchorRecord,
+  applicationRecord,
+  assetRecord,
+  conversationRecord,
+  idOf,
+  idsIn,
+  materialRecord,
+  records,
+} from './records.js';
 import { UpstreamError, type Upstream, type WebSocketLike } from './upstream.js';
 import type { Write } from './write.js';
 
@@ -98,8 +108,17 @@ export class Follower {
   /** What following does next, in order, one at a time: read a collection whole, or one record. */
   readonly #refreshing = new Map<string, { kind: Followed; id: string; deleted: boolean } | { sync: Synced }>();
   #refreshRun: Promise<void> | null = null;
-  /** Records a write taken by the upstream put here (by id, in the order kept): a read of a whole collection begun before keeps them. */
-  readonly #recent = new Map<string, number>();
+  /**
+   * Each record's local change point: the tick of the last write here that touched it (`touched`:
+   * a write the upstream took, kept here, the records it lists and what it changed, a delete, an
+   * association), or of the read from the upstream written last (the tick that read began at), and
+   * whether that write removed it. A read that lands when a write after its beginning touched its
+   * record, or removed a record it lists, is discarded and the record read again, after what is
+   * queued: what the upstream held before that write is never written over it.
+   */
+  readonly #changed = new Map<string, { tick: number; gone: boolean }>();
+  /** The ticks the reads under way began at: a change older than all of them decides nothing. */
+  readonly #reading = new Set<number>();
   #tick = 0;
 
   constructor(
@@ -183,21 +202,27 @@ export class Follower {
 
   /**
    * The upstream's whole collection, made the local copy's; kept: what was created here and is not
-   * there yet (the replace keeps it), and what a write taken by the upstream put here since the read began.
+   * there yet (the replace keeps it), and what a write here touched since the read began (read again).
    */
   async #sync(collection: Synced): Promise<void> {
-    const since = this.#tick;
-    const fresh = () => [...this.#recent].filter(([, at]) => at > since).map(([id]) => id);
+    const at = this.#begin();
     const reads = READS[collection]!;
     try {
       const answer = await this.upstream.json(`${this.machine.base}${reads.list}`);
-      await this.write({ put: reads.put(answer), replace: { kinds: [collection], keep: fresh() } });
-      // Older than this read: no longer needed.
-      for (const [id, at] of this.#recent) if (at <= since) this.#recent.delete(id);
+      const found = records(answer, (wire) => {
+        const id = idOf(wire);
+        return id === undefined ? undefined : { id, wire };
+      });
+      await this.#land(collection, at, found, (fresh, keep) => ({
+        put: reads.put({ iterable: fresh }),
+        replace: { kinds: [collection], keep: [...keep] },
+      }));
     } catch (error) {
       // A generic kind this upstream does not serve: nothing of it to keep.
       if (isMaterial(collection) && error instanceof UpstreamError && error.status === 404) return;
       this.machine.failed(`reading the upstream's ${collection}s failed: ${(error as Error)?.message ?? error}`);
+    } finally {
+      this.#end(at);
     }
   }
 
@@ -228,49 +253,100 @@ export class Follower {
   }
 
   /**
-   * Reads a record again from the upstream after every read already under way or queued, so that
-   * what the upstream holds now is written last (a read begun before a write the upstream took may
-   * land after it here).
+   * Notes a write here (keep.ts: a write the upstream took, kept here; a delete; an association)
+   * of the records `ids` (`gone`: it removes them), before it is made (and, with what it changed,
+   * after): a read of them from the upstream begun before it is not written over it (see `#changed`).
    */
-  readAgain(kind: string, id: string) {
-    if (READS[kind as Synced]) this.#queueRefresh(kind as Synced, id, false);
+  touched(ids: Iterable<string | undefined>, gone = false) {
+    for (const id of ids) if (id) this.#changed.set(id, { tick: ++this.#tick, gone });
   }
 
-  /** Notes records a write taken by the upstream put here (see `#recent`). */
-  kept(ids: Array<string | undefined>) {
-    for (const id of ids) if (id) this.#recent.set(id, ++this.#tick);
+  /** A read from the upstream begins: its tick. */
+  #begin(): number {
+    this.#reading.add(++this.#tick);
+    return this.#tick;
+  }
+
+  /** A read ended (written, discarded or failed): what no read under way began before is forgotten. */
+  #end(at: number) {
+    this.#reading.delete(at);
+    const oldest = Math.min(...this.#reading);
+    for (const [id, { tick }] of this.#changed) if (tick < oldest) this.#changed.delete(id);
+  }
+
+  /** The records a write here (or a read begun later) touched since the tick `at`, each with whether it removed them. */
+  #touchedSince(at: number): Map<string, boolean> {
+    return new Map([...this.#changed].filter(([, { tick }]) => tick > at).map(([id, { gone }]) => [id, gone]));
+  }
+
+  /**
+   * Writes what a read begun at `at` found (`wire` null: a record it no longer has), never over a
+   * write here since: a record touched since, or that lists one removed since, is left
+   * out of `batch` (null: nothing is written; `keep`: those and every record touched) and read
+   * again after what is queued. The records written are as of the read: an older read still under
+   * way is discarded when it lands; one touched while the batch was written (the two writes' order
+   * unknown) is read again too.
+   */
+  async #land(
+    kind: Followed,
+    at: number,
+    found: ReadonlyArray<{ id: string; wire: unknown }>,
+    batch: (fresh: unknown[], keep: ReadonlySet<string>) => MirrorBatch | null,
+  ) {
+    const stale = (touched: ReadonlyMap<string, boolean>) => (item: { id: string; wire: unknown }) =>
+      touched.size > 0 && (touched.has(item.id) || idsIn(item.wire).some((id) => touched.get(id)));
+    const touched = this.#touchedSince(at);
+    const again = found.filter(stale(touched));
+    const fresh = found.filter((item) => !again.includes(item));
+    const made = batch(
+      fresh.map((item) => item.wire),
+      new Set([...touched.keys(), ...again.map((item) => item.id)]),
+    );
+    if (made) {
+      for (const { id, wire } of fresh) this.#changed.set(id, { tick: at, gone: wire === null });
+      await this.write(made);
+      again.push(...fresh.filter(stale(this.#touchedSince(at))));
+    }
+    for (const { id } of again) this.#queueRefresh(kind, id, false);
   }
 
   /** One record as the upstream has it now (gone when it answers 404 or the stream said deleted). */
   async refresh(kind: Followed, id: string, deleted: boolean) {
+    const at = this.#begin();
+    try {
+      await this.#refresh(kind, id, deleted, at);
+    } finally {
+      this.#end(at);
+    }
+  }
+
+  async #refresh(kind: Followed, id: string, deleted: boolean, at: number) {
     const read = async (path: string) => {
       const response = await this.upstream.call(`${this.machine.base}${path}`);
       if (response.status === 404) return null;
       if (!response.ok) throw new UpstreamError('status', `${path} answered ${response.status}`, response.status);
       return response.json() as Promise<unknown>;
     };
-    const remove = (k: Followed) => this.write({ remove: [{ kind: k, id }] });
     if (kind === 'conversationMessage') {
       // A message is read with its conversation (its place in it comes from there).
       const owner = deleted
         ? (await this.storage.getMessage(id))?.conversation
         : ((await read(`/message/${encodeURIComponent(id)}`)) as { conversation?: { id?: string } } | null)?.conversation?.id;
       if (owner) this.#queueRefresh('conversation', owner, false);
-      else if (deleted) await remove('conversationMessage');
+      else if (deleted) await this.write({ remove: [{ kind, id }] });
       return;
     }
     if (deleted) {
-      await remove(kind);
+      // News, not a read: a read of it (or of a record listing it) begun before is not written over it.
+      this.touched([id], true);
+      await this.write({ remove: [{ kind, id }] });
       return;
     }
     const reads = READS[kind]!;
     const wire = await read(reads.one(id));
-    if (wire === null) {
-      await remove(kind);
-      return;
-    }
     // Kept as the upstream gave it (when it converts).
-    const put = reads.put({ iterable: [wire] })!;
-    if (Object.values(put).some((made) => made?.length)) await this.write({ put });
+    const put = wire === null ? null : reads.put({ iterable: [wire] })!;
+    if (put && !Object.values(put).some((made) => made?.length)) return;
+    await this.#land(kind, at, [{ id, wire }], (fresh) => (!fresh.length ? null : put ? { put } : { remove: [{ kind, id }] }));
   }
 }

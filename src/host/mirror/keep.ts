@@ -6,9 +6,9 @@
 import type { Service } from '../../core/service.js';
 import { storedJson } from '../../core/validate.js';
 import type { SessionRecord } from '../../storage/schema.js';
-import type { Storage } from '../../storage/storage.js';
+import type { Change, Storage } from '../../storage/storage.js';
 import type { Follower, Synced } from './follower.js';
-import { aboutOf, idAt } from './outbox-plan.js';
+import { aboutOf, idAt, touches } from './outbox-plan.js';
 import {
   anchorConversationIds,
   anchorRecord,
@@ -16,6 +16,7 @@ import {
   applicationRecord,
   assetRecord,
   assetValuesListed,
+  idsIn,
   conversationMessagesListed,
   conversationRecord,
   materialRecord,
@@ -51,7 +52,6 @@ export class Keeper {
     if (!spec || spec.local || !response.ok) return;
     const copy = response.clone();
     const { service, storage, write, follower } = this;
-    const kept = follower.kept.bind(follower);
     this.#keeping = this.#keeping
       .then(async () => {
         let answer: unknown;
@@ -62,18 +62,30 @@ export class Keeper {
           answer = undefined;
         }
         const about = aboutOf(context.entry);
-        /** A record the write changed, read again from the upstream now (what is answered here next waits for it). */
-        const reread = async (kind: Synced, id: string) => {
-          await follower.refresh(kind, id, false);
-          kept([id]);
+        /**
+         * A write here: the records it is about (and those they list; `gone`: it removes them)
+         * noted before it is made, and with every record it changed after, so that no read of them
+         * from the upstream begun before lands over it.
+         */
+        const local = async (ids: Array<string | undefined>, make: () => Promise<Change[] | Response> | undefined, gone = false) => {
+          follower.touched(ids, gone);
+          const made = await make();
+          follower.touched(ids, gone);
+          for (const change of Array.isArray(made) ? made : []) follower.touched([change.id], change.deleted === true);
+        };
+        /**
+         * A record the write changed, read again from the upstream now (what is answered here next
+         * waits for it); a read of it begun before the write is discarded when it lands.
+         */
+        const reread = (kind: Synced, id: string) => {
+          follower.touched([id]);
+          return follower.refresh(kind, id, false);
         };
         const keepConversation = async (wire: unknown) => {
           const made = conversationRecord(wire);
           // Without its messages' references (transferables=false), it is read whole.
-          if (made && conversationMessagesListed(wire)) {
-            await write({ put: { conversations: [made] } });
-            kept([made.conversation.id]);
-          } else if (made) await reread('conversation', made.conversation.id);
+          if (made && conversationMessagesListed(wire)) await local(idsIn(wire), () => write({ put: { conversations: [made] } }));
+          else if (made) await reread('conversation', made.conversation.id);
         };
         switch (spec.answers) {
           case 'Conversation':
@@ -82,20 +94,19 @@ export class Keeper {
             return keepConversation(record(record(answer).conversation).reference);
           case 'ConversationMessage': {
             const message = record(answer);
+            const { id } = message;
             const owner = record(message.conversation).id;
-            if (typeof message.id === 'string' && typeof owner === 'string') {
-              await write({ put: { messages: [{ id: message.id, conversation: owner, json: storedJson(message) }] } });
-              kept([owner]);
-            }
+            if (typeof id === 'string' && typeof owner === 'string')
+              await local([owner, ...idsIn(message)], () =>
+                write({ put: { messages: [{ id, conversation: owner, json: storedJson(message) }] } }),
+              );
             return;
           }
           case 'Application':
           case 'Context': {
-            const application = applicationRecord(spec.answers === 'Context' ? record(answer).application : answer);
-            if (application) {
-              await write({ put: { applications: [application] } });
-              kept([application.id]);
-            }
+            const wire = spec.answers === 'Context' ? record(answer).application : answer;
+            const application = applicationRecord(wire);
+            if (application) await local(idsIn(wire), () => write({ put: { applications: [application] } }));
             return;
           }
           case 'Session': {
@@ -120,10 +131,8 @@ export class Keeper {
           case 'Asset': {
             const asset = assetRecord(answer);
             // Without its formats' values (transferables=false), it is read whole.
-            if (asset && assetValuesListed(answer)) {
-              await write({ put: { assets: [asset] } });
-              kept([asset.record.id]);
-            } else if (asset) await reread('asset', asset.record.id);
+            if (asset && assetValuesListed(answer)) await local(idsIn(answer), () => write({ put: { assets: [asset] } }));
+            else if (asset) await reread('asset', asset.record.id);
             return;
           }
           case 'Format': {
@@ -135,14 +144,13 @@ export class Keeper {
           case 'Annotation': {
             const annotation = annotationRecord(answer);
             if (annotation?.asset) await reread('asset', annotation.asset.id);
-            else if (annotation) await write({ put: { annotations: [annotation] } });
+            else if (annotation) await local(idsIn(answer), () => write({ put: { annotations: [annotation] } }));
             return;
           }
           case 'Anchor': {
             const anchor = anchorRecord(answer);
             if (!anchor) return;
-            await write({ put: { anchors: [anchor] } });
-            kept([anchor.id]);
+            await local(idsIn(answer), () => write({ put: { anchors: [anchor] } }));
             // The conversation (the asset) it was made for lists it now.
             const { conversation, asset } = record(context.entry.body);
             if (typeof conversation === 'string') await reread('conversation', conversation);
@@ -153,10 +161,7 @@ export class Keeper {
         if (typeof spec.answers === 'object') {
           // A material of the generic path: its answer is the kind's model, kept under the upstream's id.
           const material = materialRecord(spec.answers.material, answer);
-          if (material) {
-            await write({ put: { materials: [material] } });
-            kept([material.id]);
-          }
+          if (material) await local(idsIn(answer), () => write({ put: { materials: [material] } }));
           return;
         }
         const { request, text } = context;
@@ -165,7 +170,7 @@ export class Keeper {
         if (spec.reads) {
           // Materials the answer does not show (both sides of an association): made here as well (kept
           // if the upstream goes away before it is read), then read again from the upstream.
-          await here();
+          await local([...touches(context.entry)], here);
           for (const { kind, at } of spec.reads) {
             const id = idAt(context.entry, at);
             if (id) await reread(kind, id);
@@ -180,17 +185,14 @@ export class Keeper {
               : about.kind === 'anchor'
                 ? anchorConversationIds(await storage.getAnchor(about.id)).map((id) => ['conversation', id])
                 : [];
-          const changes = await write({ remove: [{ kind: about.kind, id: about.id }] });
+          await local([about.id], () => write({ remove: [{ kind: about.kind, id: about.id }] }), true);
           for (const [kind, id] of owners) await reread(kind, id);
-          // The records it was unlisted from here are read again after any read begun before the
-          // delete (which would list it again when it lands).
-          for (const change of changes) if (change.id !== about.id && !change.deleted) follower.readAgain(change.collection, change.id);
         } else if (about?.kind === 'asset') {
           // An asset changed without an answer that shows it (a tag or website put on or taken off): read it again.
           await reread('asset', about.id);
         } else {
           // No record in the answer (an association, a usage event): the write is made here as well.
-          await here();
+          await local([...touches(context.entry)], here);
         }
       })
       .catch(() => {

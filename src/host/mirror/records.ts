@@ -25,7 +25,15 @@ import type { StoredAsset, StoredData } from '../../storage/storage.js';
 
 type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const idOf = (value: unknown) => (isRecord(value) && typeof value.id === 'string' ? value.id : undefined);
+/** A wire record's id. */
+export const idOf = (value: unknown) => (isRecord(value) && typeof value.id === 'string' ? value.id : undefined);
+/** Every id a wire record gives: its own, and those of the records it lists (and of what they list). */
+export const idsIn = (value: unknown): string[] =>
+  Array.isArray(value)
+    ? value.flatMap(idsIn)
+    : isRecord(value)
+      ? [...(typeof value.id === 'string' ? [value.id] : []), ...Object.values(value).flatMap(idsIn)]
+      : [];
 
 export type StoredConversation = StoredData['conversations'][number];
 

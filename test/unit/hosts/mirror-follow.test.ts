@@ -1,0 +1,208 @@
+// @vitest-environment node
+/**
+ * Following the upstream while it answers: a read of a record from the upstream begun before a
+ * later write here (a write the upstream took, kept here; a delete) lands after it, and must not
+ * be written over it. The upstream's answers to a record's reads are held by a gate (taken from
+ * the upstream at once, as it stands then, and given to the mirror when released), and its news
+ * of that record dropped from its streams once the read is held, so that nothing but the mirror's
+ * own doing can bring the local copy back to what the upstream holds.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WebSocket as NodeWebSocket } from 'ws';
+import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
+import { localChannel } from '../../../src/host/channel.js';
+import { createHost, type Host } from '../../../src/host/create-host.js';
+import type { WebSocketLike } from '../../../src/host/mirror/upstream.js';
+import { memoryStorage } from '../../../src/storage/memory.js';
+import { SUMMARIZER } from '../../material-seeds.js';
+import { startUpstream, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
+
+const BASE = 'http://localhost:1000';
+const fetchOf = globalThis.fetch.bind(globalThis);
+/** The local copy follows the upstream asynchronously: how long to wait for it. */
+const settled = { timeout: 5_000, interval: 25 };
+const ids = (list: any): string[] => (list?.iterable ?? []).map((item: { id: string }) => item.id);
+const post = (body?: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+});
+
+let upstream: IndependentPiecesOS | undefined;
+let host: Host | undefined;
+afterEach(async () => {
+  host?.close();
+  await upstream?.stop();
+  host = undefined;
+  upstream = undefined;
+});
+
+/** A mirrored host whose reads of one path can be held, and whose news of some ids can be dropped. */
+async function setup() {
+  const up = (upstream = await startUpstream());
+  /** The path whose next read is held; the releases of the reads held. */
+  let holding: string | null = null;
+  const held: Array<() => void> = [];
+  /** Ids whose news from the upstream's streams is dropped. */
+  const deaf = new Set<string>();
+  const fetch = async (input: string, init?: RequestInit) => {
+    const response = await fetchOf(input, init);
+    if ((init?.method ?? 'GET') !== 'GET' || new URL(input).pathname !== holding) return response;
+    holding = null;
+    // The upstream's answer as it stands now, given when released.
+    const body = await response.text();
+    await new Promise<void>((resolve) => held.push(resolve));
+    return new Response(body, { status: response.status, headers: { 'Content-Type': response.headers.get('content-type') ?? '' } });
+  };
+  class Streams implements WebSocketLike {
+    readonly #socket: NodeWebSocket;
+    constructor(url: string) {
+      this.#socket = new NodeWebSocket(url);
+    }
+    get readyState() {
+      return this.#socket.readyState;
+    }
+    set onopen(handler: WebSocketLike['onopen']) {
+      this.#socket.onopen = handler;
+    }
+    get onopen() {
+      return null;
+    }
+    set onmessage(handler: WebSocketLike['onmessage']) {
+      this.#socket.onmessage = (event) => {
+        if (![...deaf].some((id) => String(event.data).includes(id))) handler?.(event);
+      };
+    }
+    get onmessage() {
+      return null;
+    }
+    set onclose(handler: WebSocketLike['onclose']) {
+      this.#socket.onclose = handler;
+    }
+    get onclose() {
+      return null;
+    }
+    set onerror(handler: WebSocketLike['onerror']) {
+      this.#socket.onerror = handler;
+    }
+    get onerror() {
+      return null;
+    }
+    send(data: string) {
+      this.#socket.send(data);
+    }
+    close() {
+      this.#socket.close();
+    }
+  }
+  const h = (host = createHost({
+    open: (_hooks, initialData) => memoryStorage({ initialData }),
+    channel: localChannel(),
+    settings: { sampleAssets: false, mirror: { upstream: up.url } },
+    upstream: { fetch, WebSocket: Streams, lock: 'alone' },
+  }));
+  const json = async (path: string, init?: RequestInit): Promise<any> => {
+    const response = await h.service.handle(new Request(BASE + path, init));
+    expect(response.status, `${init?.method ?? 'GET'} ${path}`).toBeLessThan(300);
+    const text = await response.text();
+    return text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;
+  };
+  /** Another client of the upstream. */
+  const other = async (path: string, init?: RequestInit) => {
+    const response = await fetchOf(up.url + path, init);
+    expect(response.status, `upstream ${path}`).toBeLessThan(300);
+  };
+  await vi.waitFor(async () => {
+    await h.service.mirrorPermission({ granted: true });
+    const status = (await h.service.mirrorStatus()) as MirrorStatus;
+    expect(status.state).toBe('up');
+  }, settled);
+  /** Holds the next read of `path` once `trigger` makes the mirror read it; from then on, the upstream's news of `id` is dropped. */
+  const holdRead = async (path: string, id: string, trigger: () => Promise<unknown>) => {
+    holding = path;
+    await trigger();
+    await vi.waitFor(() => expect(held).toHaveLength(1), settled);
+    deaf.add(id);
+  };
+  let made = 0;
+  /**
+   * Releases the read held, then waits until what the mirror does next is done: the streams' news
+   * is followed one record at a time, so once a record another client makes after the release is
+   * here, the read released was written (or not) before it.
+   */
+  const release = async () => {
+    held.shift()!();
+    const name = `later ${made++}`;
+    await other('/persons/create', post({ type: { basic: { name } } }));
+    await vi.waitFor(
+      async () => expect((await h.service.exportData()).materials.person?.map((p: any) => p.type.basic.name)).toContain(name),
+      settled,
+    );
+  };
+  return { up, host: h, json, other, holdRead, release };
+}
+
+describe('a read from the upstream begun before a write here', () => {
+  it('a person renamed while a read of it is under way keeps the new name (the read lands after the rename and is read again)', async () => {
+    const { host, json, other, holdRead, release } = await setup();
+    const made = await json('/persons/create', post({ type: { basic: { name: 'Ada' } } }));
+    const local = async () => (await host.service.exportData()).materials.person?.find((p: any) => p.id === made.id) as any;
+    await vi.waitFor(async () => expect((await local())?.type.basic.name).toBe('Ada'), settled);
+    // Another client's change of the person: the mirror reads it, and the answer (named Ada) is held.
+    await holdRead(`/person/${made.id}`, made.id, () => other('/person/update', post(made)));
+    const renamed = await json('/person/update', post({ ...made, type: { basic: { name: 'Ada L.' } } }));
+    expect(renamed.type.basic.name).toBe('Ada L.');
+    await vi.waitFor(async () => expect((await local()).type.basic.name).toBe('Ada L.'), settled);
+    await release();
+    expect((await local()).type.basic.name).toBe('Ada L.');
+  });
+
+  it('an anchor whose conversation was deleted while a read of the anchor was under way does not list it again', async () => {
+    const { up, host, json, other, holdRead, release } = await setup();
+    const conversation = await json('/conversations/create', post({ type: 'COPILOT', name: 'c' }));
+    const anchor = await json('/anchors/create', post({ type: 'FILE', fullpath: '/src/a.ts', conversation: conversation.id }));
+    const local = async () => JSON.parse((await host.storage.getAnchor(anchor.id))!.json);
+    await vi.waitFor(async () => expect(ids((await local()).conversations)).toEqual([conversation.id]), settled);
+    // Another client associates an asset with the anchor: the mirror reads it, and the answer (listing the conversation) is held.
+    const asset = up.snapshot().assets[0]!.id as string;
+    await holdRead(`/anchor/${anchor.id}`, anchor.id, () => other(`/anchor/${anchor.id}/assets/associate/${asset}`, post()));
+    await json(`/conversations/${conversation.id}/delete`, post());
+    expect(up.snapshot().anchors.map((a: any) => ids(a.conversations))).toEqual([[]]);
+    await vi.waitFor(async () => expect(await host.storage.getConversation(conversation.id)).toBeUndefined(), settled);
+    await release();
+    await vi.waitFor(async () => expect(ids((await local()).conversations)).toEqual([]), settled);
+    expect(ids((await local()).assets)).toEqual([asset]);
+  });
+
+  it('a person whose associated person was deleted while a read of it was under way does not list it again', async () => {
+    const { up, host, json, other, holdRead, release } = await setup();
+    const ada = await json('/persons/create', post({ type: { basic: { name: 'Ada' } } }));
+    const grace = await json('/persons/create', post({ type: { basic: { name: 'Grace' } } }));
+    const local = async () => (await host.service.exportData()).materials.person?.find((p: any) => p.id === ada.id) as any;
+    await json(`/person/${ada.id}/persons/associate/${grace.id}`, post());
+    await vi.waitFor(async () => expect(ids((await local())?.persons)).toEqual([grace.id]), settled);
+    // Another client's change of Ada: the mirror reads it, and the answer (listing Grace) is held.
+    await holdRead(`/person/${ada.id}`, ada.id, () =>
+      other('/person/update', post(up.snapshot().persons.find((p: any) => p.id === ada.id))),
+    );
+    await json(`/persons/${grace.id}/delete`, post());
+    expect(ids(up.snapshot().persons.find((p: any) => p.id === ada.id)!.persons)).toEqual([]);
+    await release();
+    await vi.waitFor(async () => expect(ids((await local())?.persons)).toEqual([]), settled);
+  });
+
+  it('a person listed by a summary made while a read of the person was under way lists the summary', async () => {
+    const { up, host, json, other, holdRead, release } = await setup();
+    const ada = await json('/persons/create', post({ type: { basic: { name: 'Ada' } } }));
+    const local = async () => (await host.service.exportData()).materials.person?.find((p: any) => p.id === ada.id) as any;
+    await vi.waitFor(async () => expect((await local())?.type.basic.name).toBe('Ada'), settled);
+    await holdRead(`/person/${ada.id}`, ada.id, () => other('/person/update', post(ada)));
+    const summary = await json(
+      '/workstream_summaries/create',
+      post({ name: 'the week', model: SUMMARIZER, persons: { iterable: [{ id: ada.id }] } }),
+    );
+    expect(ids(up.snapshot().persons[0]!.summaries)).toEqual([summary.id]);
+    await release();
+    await vi.waitFor(async () => expect(ids((await local()).summaries)).toEqual([summary.id]), settled);
+  });
+});
