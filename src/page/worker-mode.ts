@@ -18,9 +18,10 @@ export interface WorkerModeOptions {
   log?: boolean;
   sampleAssets?: boolean;
   mirror?: { upstream: string };
+  helloTimeout?: number;
 }
 
-/** How long a worker gets to answer the page API's hello before it is judged not to be ours. */
+/** How long a worker gets by default to answer the page API's hello before it is judged not to be ours. */
 const HELLO_TIMEOUT_MS = 10_000;
 
 /** Sends a request to the worker that controls the page and waits for its reply. */
@@ -82,7 +83,7 @@ function notOurs(attached: boolean, script: string | undefined): PiecesServiceEr
 }
 
 /** Makes `registration`'s worker control the page (asking it to claim a page loaded past it). */
-async function control(registration: ServiceWorkerRegistration, scriptURL: string | null): Promise<void> {
+async function control(registration: ServiceWorkerRegistration, scriptURL: string | null, timeoutMs: number): Promise<void> {
   const container = navigator.serviceWorker;
   // The page is ours once this registration's worker controls it: a controller of the same script
   // from a registration that is gone (site data cleared) no longer answers the page's fetches.
@@ -95,16 +96,16 @@ async function control(registration: ServiceWorkerRegistration, scriptURL: strin
   const worker = await activated(registration, scriptURL);
   if (ours()) return;
   try {
-    await Promise.race([askWorker({ type: 'pieces:claim' }, worker, HELLO_TIMEOUT_MS), changed]);
+    await Promise.race([askWorker({ type: 'pieces:claim' }, worker, timeoutMs), changed]);
   } catch (error) {
     throw error instanceof TimeoutError ? notOurs(scriptURL === null, worker.scriptURL) : error;
   }
   if (!ours()) await changed;
 }
 
-async function hello(attached: boolean): Promise<Hello> {
+async function hello(attached: boolean, timeoutMs: number): Promise<Hello> {
   try {
-    return (await askWorker({ type: 'pieces:hello', version: VERSION }, undefined, HELLO_TIMEOUT_MS)) as Hello;
+    return (await askWorker({ type: 'pieces:hello', version: VERSION }, undefined, timeoutMs)) as Hello;
   } catch (error) {
     throw error instanceof TimeoutError ? notOurs(attached, navigator.serviceWorker.controller?.scriptURL) : error;
   }
@@ -151,10 +152,11 @@ export async function startWorkerMode(options: WorkerModeOptions): Promise<Worke
   const reason = environmentReason();
   if (reason) throw new NoWorkerReason(reason);
   const container = navigator.serviceWorker;
+  const timeoutMs = options.helloTimeout ?? HELLO_TIMEOUT_MS;
   if (options.register === false) {
     const registration = await container.ready;
-    await control(registration, null);
-    return { registration, hello: await hello(true) };
+    await control(registration, null, timeoutMs);
+    return { registration, hello: await hello(true, timeoutMs) };
   }
   const url = workerURL(options).href;
   let registration: ServiceWorkerRegistration | undefined;
@@ -168,8 +170,8 @@ export async function startWorkerMode(options: WorkerModeOptions): Promise<Worke
     throw explained instanceof NoWorkerReason ? explained : new PiecesServiceError(explained, { cause: error });
   }
   if (!registration) throw new NoWorkerReason(REGISTRATION_BLOCKED);
-  await control(registration, url);
-  let answer = await hello(false);
-  if (answer.version !== VERSION && (await update(registration))) answer = await hello(false);
+  await control(registration, url, timeoutMs);
+  let answer = await hello(false, timeoutMs);
+  if (answer.version !== VERSION && (await update(registration))) answer = await hello(false, timeoutMs);
   return { registration, hello: answer };
 }
