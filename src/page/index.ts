@@ -58,9 +58,10 @@ export interface StartOptions extends Pick<ServiceSettings, 'bases' | 'sampleAss
    * Mirror a real Pieces OS (docs/mirror.md): while it answers, requests go to it and what it
    * holds is kept; while it does not, the service answers from that copy and queues writes,
    * replayed in order when it is back. `upstream`: its base URL, or `'auto'` (found as clients
-   * find it). The page makes the first request to it (see `connectMirror`).
+   * find it). The page makes the first request to it (see `connectMirror`). `retryMaxMs`: the
+   * longest wait between tries to reach it while it is away (1 s doubling up to this); default 30 000.
    */
-  mirror?: { upstream: string };
+  mirror?: { upstream: string; retryMaxMs?: number };
 }
 
 export interface PiecesService extends PiecesControls {

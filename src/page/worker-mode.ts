@@ -17,7 +17,7 @@ export interface WorkerModeOptions {
   register?: boolean;
   log?: boolean;
   sampleAssets?: boolean;
-  mirror?: { upstream: string };
+  mirror?: { upstream: string; retryMaxMs?: number };
   helloTimeout?: number;
 }
 
@@ -44,13 +44,14 @@ export async function askWorker(request: PageRequest, worker?: ServiceWorker | n
 
 class TimeoutError extends Error {}
 
-/** The worker script URL: the given one with its own query kept, plus `bases`, `log`, `sampleAssets` and `mirror` when given. */
+/** The worker script URL: the given one with its own query kept, plus `bases`, `log`, `sampleAssets` and `mirror` (`mirrorRetryMax`) when given. */
 export function workerURL(options: WorkerModeOptions): URL {
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', options.bases.join(','));
   if (options.log) url.searchParams.set('log', '1');
   if (options.sampleAssets === false) url.searchParams.set('sampleAssets', '0');
   if (options.mirror) url.searchParams.set('mirror', options.mirror.upstream);
+  if (options.mirror?.retryMaxMs !== undefined) url.searchParams.set('mirrorRetryMax', String(options.mirror.retryMaxMs));
   return url;
 }
 
