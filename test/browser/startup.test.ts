@@ -13,6 +13,12 @@ import { startLab, type Lab } from './lab-server.js';
 
 const INIT = 'Run `npx pieces-os-worker init public`';
 
+/**
+ * The PIECES_FAST_PATH=off run (vite.config.ts) runs only what a page's requests could answer
+ * otherwise: not the failures, which reject before the fast path starts, nor page mode, which has none.
+ */
+const pathIndependent = process.env.PIECES_FAST_PATH === 'off';
+
 let lab: Lab;
 
 beforeAll(async () => {
@@ -42,7 +48,7 @@ function prefixed(result: LabResult) {
   if (result.error) expect(result.error).toMatch(/^\[pieces-os-worker\] /);
 }
 
-describe('failures that say what to do', () => {
+describe.skipIf(pathIndependent)('failures that say what to do', () => {
   let context: BrowserContext;
   let page: Page;
 
@@ -166,7 +172,7 @@ describe("the app's own service worker", () => {
   }, 30_000);
 });
 
-describe('where the browser refuses service workers', () => {
+describe.skipIf(pathIndependent)('where the browser refuses service workers', () => {
   it.skipIf(engine.lacks('siteData'))(
     'blocked site data: says so (not "the user denied permission") and keeps the data in memory',
     async () => {
