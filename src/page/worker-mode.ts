@@ -150,10 +150,12 @@ export interface WorkerMode {
  * refuses service workers, with a PiecesServiceError for a set-up mistake.
  */
 export async function startWorkerMode(options: WorkerModeOptions): Promise<WorkerMode> {
+  const timeoutMs = options.helloTimeout ?? HELLO_TIMEOUT_MS;
+  if (!(timeoutMs > 0))
+    throw new PiecesServiceError(`helloTimeout must be a number of milliseconds above 0, not ${JSON.stringify(timeoutMs)}.`);
   const reason = environmentReason();
   if (reason) throw new NoWorkerReason(reason);
   const container = navigator.serviceWorker;
-  const timeoutMs = options.helloTimeout ?? HELLO_TIMEOUT_MS;
   if (options.register === false) {
     const registration = await container.ready;
     await control(registration, null, timeoutMs);
