@@ -31,17 +31,19 @@ const errors = mountErrors();
 
 async function main() {
   setStatus('starting', 'Worker starting…');
-  // ?bases=<comma-separated URLs>, ?worker=<script URL>, ?mirror=<Pieces OS URL, or auto> and ?sampleAssets=0 explore other set-ups.
+  // ?bases=<comma-separated URLs>, ?worker=<script URL>, ?mirror=<Pieces OS URL, or auto> (&mirrorRetryMax=<ms>) and ?sampleAssets=0
+  // explore other set-ups.
   const params = new URLSearchParams(location.search);
   const bases = params.get('bases')?.split(',');
   const mirror = params.get('mirror');
+  const retryMax = params.get('mirrorRetryMax');
   restrictConnections([...(bases ?? DEFAULT_BASES), ...(mirror && mirror !== 'auto' ? [mirror] : [])]);
   const options: StartOptions = {
     // ?fastPath=0 (or a build with PIECES_FAST_PATH=off): every request through the worker's fetch handler.
     fastPath: __PIECES_FAST_PATH__ && params.get('fastPath') !== '0',
     ...(bases ? { bases } : {}),
     ...(params.get('worker') ? { url: params.get('worker')! } : {}),
-    ...(mirror ? { mirror: { upstream: mirror } } : {}),
+    ...(mirror ? { mirror: { upstream: mirror, ...(retryMax ? { retryMaxMs: Number(retryMax) } : {}) } } : {}),
     ...(params.get('sampleAssets') === '0' ? { sampleAssets: false } : {}),
   };
   const service = await startPiecesService(options);

@@ -70,6 +70,8 @@ export interface MirrorOptions {
   upstream: string;
   /** How long the upstream may stay silent on a request before it counts as away; default 10 000 ms. */
   timeoutMs?: number;
+  /** The longest wait between tries to reach it while it is away or failing (1 s, doubling up to this); default 30 000 ms. */
+  retryMaxMs?: number;
 }
 
 /** The initial data the settings describe: the given data, with the sample assets not given again in it (unless turned off). */

@@ -31,6 +31,11 @@ export interface StartOptions extends Pick<ServiceSettings, 'bases' | 'sampleAss
    */
   register?: boolean;
   /**
+   * How long, in milliseconds, the worker gets to answer the service's hello before
+   * it is judged not to be the service's (the error then says which script to fix); default 10000.
+   */
+  helloTimeout?: number;
+  /**
    * Page mode: where no service worker can run (insecure origin, third-party iframe,
    * blocked storage or registration), run the service in the page; default
    * true. `false` rejects instead.
@@ -53,9 +58,10 @@ export interface StartOptions extends Pick<ServiceSettings, 'bases' | 'sampleAss
    * Mirror a real Pieces OS (docs/mirror.md): while it answers, requests go to it and what it
    * holds is kept; while it does not, the service answers from that copy and queues writes,
    * replayed in order when it is back. `upstream`: its base URL, or `'auto'` (found as clients
-   * find it). The page makes the first request to it (see `connectMirror`).
+   * find it). The page makes the first request to it (see `connectMirror`). `retryMaxMs`: the
+   * longest wait between tries to reach it while it is away (1 s doubling up to this); default 30 000.
    */
-  mirror?: { upstream: string };
+  mirror?: { upstream: string; retryMaxMs?: number };
 }
 
 export interface PiecesService extends PiecesControls {

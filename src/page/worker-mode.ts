@@ -17,10 +17,11 @@ export interface WorkerModeOptions {
   register?: boolean;
   log?: boolean;
   sampleAssets?: boolean;
-  mirror?: { upstream: string };
+  mirror?: { upstream: string; retryMaxMs?: number };
+  helloTimeout?: number;
 }
 
-/** How long a worker gets to answer the page API's hello before it is judged not to be ours. */
+/** How long a worker gets by default to answer the page API's hello before it is judged not to be ours. */
 const HELLO_TIMEOUT_MS = 10_000;
 
 /** Sends a request to the worker that controls the page and waits for its reply. */
@@ -43,13 +44,14 @@ export async function askWorker(request: PageRequest, worker?: ServiceWorker | n
 
 class TimeoutError extends Error {}
 
-/** The worker script URL: the given one with its own query kept, plus `bases`, `log`, `sampleAssets` and `mirror` when given. */
+/** The worker script URL: the given one with its own query kept, plus `bases`, `log`, `sampleAssets` and `mirror` (`mirrorRetryMax`) when given. */
 export function workerURL(options: WorkerModeOptions): URL {
   const url = new URL(options.url ?? '/pieces-os-worker.js', location.href);
   if (options.bases) url.searchParams.set('bases', options.bases.join(','));
   if (options.log) url.searchParams.set('log', '1');
   if (options.sampleAssets === false) url.searchParams.set('sampleAssets', '0');
   if (options.mirror) url.searchParams.set('mirror', options.mirror.upstream);
+  if (options.mirror?.retryMaxMs !== undefined) url.searchParams.set('mirrorRetryMax', String(options.mirror.retryMaxMs));
   return url;
 }
 
@@ -82,7 +84,7 @@ function notOurs(attached: boolean, script: string | undefined): PiecesServiceEr
 }
 
 /** Makes `registration`'s worker control the page (asking it to claim a page loaded past it). */
-async function control(registration: ServiceWorkerRegistration, scriptURL: string | null): Promise<void> {
+async function control(registration: ServiceWorkerRegistration, scriptURL: string | null, timeoutMs: number): Promise<void> {
   const container = navigator.serviceWorker;
   // The page is ours once this registration's worker controls it: a controller of the same script
   // from a registration that is gone (site data cleared) no longer answers the page's fetches.
@@ -95,16 +97,16 @@ async function control(registration: ServiceWorkerRegistration, scriptURL: strin
   const worker = await activated(registration, scriptURL);
   if (ours()) return;
   try {
-    await Promise.race([askWorker({ type: 'pieces:claim' }, worker, HELLO_TIMEOUT_MS), changed]);
+    await Promise.race([askWorker({ type: 'pieces:claim' }, worker, timeoutMs), changed]);
   } catch (error) {
     throw error instanceof TimeoutError ? notOurs(scriptURL === null, worker.scriptURL) : error;
   }
   if (!ours()) await changed;
 }
 
-async function hello(attached: boolean): Promise<Hello> {
+async function hello(attached: boolean, timeoutMs: number): Promise<Hello> {
   try {
-    return (await askWorker({ type: 'pieces:hello', version: VERSION }, undefined, HELLO_TIMEOUT_MS)) as Hello;
+    return (await askWorker({ type: 'pieces:hello', version: VERSION }, undefined, timeoutMs)) as Hello;
   } catch (error) {
     throw error instanceof TimeoutError ? notOurs(attached, navigator.serviceWorker.controller?.scriptURL) : error;
   }
@@ -148,13 +150,16 @@ export interface WorkerMode {
  * refuses service workers, with a PiecesServiceError for a set-up mistake.
  */
 export async function startWorkerMode(options: WorkerModeOptions): Promise<WorkerMode> {
+  const timeoutMs = options.helloTimeout ?? HELLO_TIMEOUT_MS;
+  if (!(timeoutMs > 0))
+    throw new PiecesServiceError(`helloTimeout must be a number of milliseconds above 0, not ${JSON.stringify(timeoutMs)}.`);
   const reason = environmentReason();
   if (reason) throw new NoWorkerReason(reason);
   const container = navigator.serviceWorker;
   if (options.register === false) {
     const registration = await container.ready;
-    await control(registration, null);
-    return { registration, hello: await hello(true) };
+    await control(registration, null, timeoutMs);
+    return { registration, hello: await hello(true, timeoutMs) };
   }
   const url = workerURL(options).href;
   let registration: ServiceWorkerRegistration | undefined;
@@ -168,8 +173,8 @@ export async function startWorkerMode(options: WorkerModeOptions): Promise<Worke
     throw explained instanceof NoWorkerReason ? explained : new PiecesServiceError(explained, { cause: error });
   }
   if (!registration) throw new NoWorkerReason(REGISTRATION_BLOCKED);
-  await control(registration, url);
-  let answer = await hello(false);
-  if (answer.version !== VERSION && (await update(registration))) answer = await hello(false);
+  await control(registration, url, timeoutMs);
+  let answer = await hello(false, timeoutMs);
+  if (answer.version !== VERSION && (await update(registration))) answer = await hello(false, timeoutMs);
   return { registration, hello: answer };
 }

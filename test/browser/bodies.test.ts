@@ -126,13 +126,22 @@ const post = (context: BrowserContext, list: Case[]) =>
           .replaceAll('{annotation}', whole.annotations.iterable[0]!.id)
           .replaceAll('"{wholeAsset}"', JSON.stringify(whole));
       const answers: Answer[] = [];
+      /** One connection for every dump, closed (and opened again at the next) if the worker asks to upgrade or delete the database. */
+      let connection: Promise<IDBDatabase> | undefined;
       /** Every record of the store (not the caches derived from them: kept snapshots and search index). */
       const dump = async () => {
-        const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        connection ??= new Promise<IDBDatabase>((resolve, reject) => {
           const request = indexedDB.open('pieces-os-worker');
-          request.onsuccess = () => resolve(request.result);
+          request.onsuccess = () => {
+            request.result.onversionchange = () => {
+              request.result.close();
+              connection = undefined;
+            };
+            resolve(request.result);
+          };
           request.onerror = () => reject(request.error);
         });
+        const db = await connection;
         const names = [...db.objectStoreNames].filter((name) => name !== 'snapshots' && name !== 'search');
         const tx = db.transaction(names);
         const rows = await Promise.all(
@@ -145,7 +154,6 @@ const post = (context: BrowserContext, list: Case[]) =>
               }),
           ),
         );
-        db.close();
         return JSON.stringify(rows);
       };
       /** The cases answered 4xx that changed the store anyway (none may). */
@@ -168,6 +176,7 @@ const post = (context: BrowserContext, list: Case[]) =>
         kept = response.status >= 400 ? await dump() : undefined;
         if (kept !== undefined && kept !== before) changedByRejected.push(`${c.operation}: ${c.label}`);
       }
+      (await connection)?.close();
       return { answers, changedByRejected };
     }, list),
   );

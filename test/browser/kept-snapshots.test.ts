@@ -10,6 +10,7 @@ import { MAX_OUTSIDE_WHOLE } from '../../src/storage/idb/snapshots.js';
 import type { SnapshotSegment } from '../../src/storage/schema.js';
 import { planSnapshot, WHOLE, type WholePiece } from '../../src/storage/snapshot-plan.js';
 import type { Change } from '../../src/storage/storage.js';
+import { piecesControls } from '../../src/node/page-controls.js';
 import { engine, need, type Page } from './engine.js';
 import { contextPerTest, openDemo } from './pages.js';
 
@@ -138,23 +139,20 @@ describe(`kept snapshots and worker stops in ${engine.name}`, () => {
     need(test, 'stopWorkers');
     const context = await newContext();
     const page = await openDemo(context);
-    // Seed: enough conversations with messages that the variant with messages spans about 30 segments.
-    const seeded = await page.evaluate(async () => {
-      const made: Array<{ id: string; name: string; texts: string[] }> = [];
-      for (let i = 0; i < 120; i++) {
-        const texts = [0, 1, 2].map((m) => `seed ${i}.${m} ${'kept with the write '.repeat(400)}`);
-        const response = await fetch('http://localhost:1000/conversations/create', {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({
-            type: 'COPILOT',
-            name: `seed ${i}`,
-            messages: texts.map((raw) => ({ role: 'USER', fragment: { string: { raw } } })),
-          }),
-        });
-        made.push({ id: ((await response.json()) as { id: string }).id, name: `seed ${i}`, texts });
-      }
-      return made;
+    // Seed: enough conversations with messages that the variant with messages spans about 30 segments
+    // (in one control call: the writes the test is about are the bursts below).
+    const seeded: Expected[] = Array.from({ length: 120 }, (_, i) => ({
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      name: `seed ${i}`,
+      texts: [0, 1, 2].map((m) => `seed ${i}.${m} ${'kept with the write '.repeat(400)}`),
+    }));
+    await piecesControls(page).seed({
+      conversations: seeded.map(({ id, name, texts }) => ({
+        id,
+        type: 'COPILOT',
+        name,
+        messages: texts.map((raw) => ({ role: 'USER', fragment: { string: { raw } } })),
+      })),
     });
     let state: Expected[] = seeded;
     const check = async (uncertain: Op | undefined, round: number) => {

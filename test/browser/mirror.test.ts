@@ -23,7 +23,13 @@ async function upstreamOn(latencyMs = 0) {
   return upstream;
 }
 
-const demoUrl = (upstream: IndependentPiecesOS, base = inject('demoUrl')) => `${base}?mirror=${encodeURIComponent(upstream.url)}`;
+/**
+ * The demo mirroring `upstream`, probing it at most every 2 s while it is away (`retryMaxMs`; the
+ * default backoff, 1 s doubling to 30 s, is test/unit/hosts/mirror-probe.test.ts's): the tests wait
+ * for it to be found again after each return, not out a backoff grown while it was away.
+ */
+const demoUrl = (upstream: IndependentPiecesOS, base = inject('demoUrl')) =>
+  `${base}?mirror=${encodeURIComponent(upstream.url)}&mirrorRetryMax=2000`;
 
 /** Opens the demo mirroring `upstream`, once its indicator shows the mirror. */
 async function openMirrored(context: BrowserContext, upstream: IndependentPiecesOS, state = 'up', base?: string, mode = ''): Promise<Page> {

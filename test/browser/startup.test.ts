@@ -13,6 +13,12 @@ import { startLab, type Lab } from './lab-server.js';
 
 const INIT = 'Run `npx pieces-os-worker init public`';
 
+/**
+ * The PIECES_FAST_PATH=off run (vite.config.ts) runs only what a page's requests could answer
+ * otherwise: not the failures, which reject before the fast path starts, nor page mode, which has none.
+ */
+const pathIndependent = process.env.PIECES_FAST_PATH === 'off';
+
 let lab: Lab;
 
 beforeAll(async () => {
@@ -42,7 +48,7 @@ function prefixed(result: LabResult) {
   if (result.error) expect(result.error).toMatch(/^\[pieces-os-worker\] /);
 }
 
-describe('failures that say what to do', () => {
+describe.skipIf(pathIndependent)('failures that say what to do', () => {
   let context: BrowserContext;
   let page: Page;
 
@@ -73,7 +79,8 @@ describe('failures that say what to do', () => {
   it('a script that is not the pieces-os-worker script says so', async () => {
     await page.goto(`${lab.origin}/other/`);
     await page.waitForFunction(() => 'lab' in window);
-    const result = await start(page, { url: '/other-sw.js', scope: '/other/' });
+    // It never answers the hello: a short wait (the option, default 10 s) gives the same error sooner.
+    const result = await start(page, { url: '/other-sw.js', scope: '/other/', helloTimeout: 1000 });
     prefixed(result);
     expect(result.error).toContain('/other-sw.js is not the pieces-os-worker script');
     expect(result.error).toContain(INIT);
@@ -155,7 +162,7 @@ describe("the app's own service worker", () => {
     const { context, page } = await openLab();
     try {
       await page.evaluate(() => navigator.serviceWorker.register('/other-sw.js'));
-      const result = await start(page, { register: false });
+      const result = await start(page, { register: false, helloTimeout: 1000 });
       prefixed(result);
       expect(result.error).toContain(`the service worker controlling this page (${lab.origin}/other-sw.js) does not answer the service`);
       expect(result.error).toContain("add `addPiecesRoutes()` from 'pieces-os-worker/worker' to it.");
@@ -165,7 +172,7 @@ describe("the app's own service worker", () => {
   }, 30_000);
 });
 
-describe('where the browser refuses service workers', () => {
+describe.skipIf(pathIndependent)('where the browser refuses service workers', () => {
   it.skipIf(engine.lacks('siteData'))(
     'blocked site data: says so (not "the user denied permission") and keeps the data in memory',
     async () => {

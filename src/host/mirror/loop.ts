@@ -48,7 +48,7 @@ export interface Follow {
 type Work = 'probe' | 'drain';
 
 export class MirrorLoop {
-  /** Failed probes or sends in a row: the wait after the next one doubles from PROBE_FIRST_MS to PROBE_MAX_MS. */
+  /** Failed probes or sends in a row: the wait after the next one doubles from PROBE_FIRST_MS to retryMaxMs (PROBE_MAX_MS). */
   #failures = 0;
   /** What the running loop does next (a probe is followed by a drain). */
   #wanted: Work | null = null;
@@ -69,6 +69,7 @@ export class MirrorLoop {
     private readonly replay: Replay,
     private readonly follow: Follow,
     private readonly now: () => number,
+    private readonly retryMaxMs = PROBE_MAX_MS,
   ) {}
 
   // ---- the loop ------------------------------------------------------------------------------------
@@ -160,7 +161,7 @@ export class MirrorLoop {
   }
 
   #backoff() {
-    return Math.min(PROBE_FIRST_MS * 2 ** Math.max(0, this.#failures - 1), PROBE_MAX_MS);
+    return Math.min(PROBE_FIRST_MS * 2 ** Math.max(0, this.#failures - 1), this.retryMaxMs);
   }
 
   /**

@@ -32,7 +32,7 @@ import { CopilotBridge } from './copilot.js';
 import { Follower } from './follower.js';
 import { Keeper } from './keep.js';
 import { leaseLock, type HoldLock } from './lock.js';
-import { MirrorLoop } from './loop.js';
+import { MirrorLoop, PROBE_FIRST_MS } from './loop.js';
 import { MirrorMachine } from './machine.js';
 import { PassThrough } from './pass-through.js';
 import { Replayer } from './replayer.js';
@@ -84,6 +84,11 @@ export function createMirror(setup: MirrorSetup): Mirror {
       `mirror.upstream must be a Pieces OS base URL (http://localhost:39300) or 'auto', not ${JSON.stringify(options.upstream)}.`,
     );
   }
+  if (options.retryMaxMs !== undefined && !(options.retryMaxMs >= PROBE_FIRST_MS)) {
+    throw new Error(
+      `mirror.retryMaxMs must be a number of milliseconds, ${PROBE_FIRST_MS} or more, not ${JSON.stringify(options.retryMaxMs)}.`,
+    );
+  }
   if (!auto && io.own?.some((mine) => sameOrigin(mine, options.upstream))) {
     throw new Error(`mirror.upstream ${options.upstream} is this service's own address: it cannot mirror itself.`);
   }
@@ -96,7 +101,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
   const follower = new Follower(machine, upstream, write, storage, io.WebSocket);
   const replayer = new Replayer(machine, upstream, write, warn, now);
   const connection = new Connection(machine, upstream, storage, write, warn, auto, candidates);
-  const loop = new MirrorLoop(machine, connection, replayer, follower, now);
+  const loop = new MirrorLoop(machine, connection, replayer, follower, now, options.retryMaxMs);
   const keeper = new Keeper(service, storage, write, follower);
   const copilot = io.WebSocket ? new CopilotBridge((url) => new io.WebSocket!(url)) : null;
   const passThrough = new PassThrough(machine, loop, service, storage, upstream, replayer, keeper, copilot, now);

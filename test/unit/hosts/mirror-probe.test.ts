@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
+import type { MirrorOptions } from '../../../src/core/options.js';
 import { localChannel } from '../../../src/host/channel.js';
 import { createHost, type Host } from '../../../src/host/create-host.js';
 import { PROBE_IDLE_MS } from '../../../src/host/mirror/mirror.js';
@@ -25,10 +26,19 @@ beforeEach(() => {
   probes = [];
   inFlight = 0;
   most = 0;
-  host = createHost({
+  host = start({ upstream: UPSTREAM });
+});
+afterEach(() => {
+  host.close();
+  vi.useRealTimers();
+});
+
+/** A host mirroring `mirror` over an upstream that never answers. */
+function start(mirror: MirrorOptions): Host {
+  return createHost({
     open: (_hooks, initialData) => memoryStorage({ initialData }),
     channel: localChannel(),
-    settings: { sampleAssets: false, mirror: { upstream: UPSTREAM } },
+    settings: { sampleAssets: false, mirror },
     upstream: {
       lock: 'alone',
       // Refused after 50 ms (a dead port), each probe counted with the time it began.
@@ -45,11 +55,7 @@ beforeEach(() => {
       },
     },
   });
-});
-afterEach(() => {
-  host.close();
-  vi.useRealTimers();
-});
+}
 
 /** Lets the fake clock run `ms`, in steps, so that IndexedDB (on real immediates) keeps up. */
 async function run(ms: number, step = 250) {
@@ -90,6 +96,25 @@ it('while requests need it: the wait doubles from 1 s to 30 s, one probe at a ti
   expect(gaps.slice(5).every((gap) => gap === 30)).toBe(true);
   expect(most).toBe(1);
   expect(within(start + 60_000, start + 180_000)).toBeLessThanOrEqual(4 + 1);
+});
+
+it('retryMaxMs caps the wait: 1 s doubling up to it, then every retryMaxMs; a value under 1 s is refused', async () => {
+  host.close();
+  probes = [];
+  host = start({ upstream: UPSTREAM, retryMaxMs: 4_000 });
+  while (probes.length === 0) await run(50, 50);
+  await run(100, 50);
+  for (let t = 0; t < 40_000; t += 1_000) {
+    void request();
+    await run(1_000);
+  }
+  const gaps = probes.slice(1).map((t, i) => Math.round((t - probes[i]!) / 1000));
+  expect(gaps.slice(0, 3)).toEqual([1, 2, 4]);
+  expect(gaps.length).toBeGreaterThan(6);
+  expect(gaps.slice(3).every((gap) => gap === 4)).toBe(true);
+  expect(() => start({ upstream: UPSTREAM, retryMaxMs: 10 })).toThrow(
+    'mirror.retryMaxMs must be a number of milliseconds, 1000 or more, not 10.',
+  );
 });
 
 it('while only an open socket needs it: at most 2 probes a minute', async () => {
