@@ -34,7 +34,7 @@ export interface StartOptions extends Pick<ServiceSettings, 'bases' | 'sampleAss
    * How long, in milliseconds, the worker gets to answer the service's hello before
    * it is judged not to be the service's (the error then says which script to fix); default 10000.
    */
-  helloTimeout?: number;
+  helloTimeoutMs?: number;
   /**
    * Page mode: where no service worker can run (insecure origin, third-party iframe,
    * blocked storage or registration), run the service in the page; default

@@ -18,7 +18,7 @@ export interface WorkerModeOptions {
   log?: boolean;
   sampleAssets?: boolean;
   mirror?: { upstream: string; retryMaxMs?: number };
-  helloTimeout?: number;
+  helloTimeoutMs?: number;
 }
 
 /** How long a worker gets by default to answer the page API's hello before it is judged not to be ours. */
@@ -150,9 +150,9 @@ export interface WorkerMode {
  * refuses service workers, with a PiecesServiceError for a set-up mistake.
  */
 export async function startWorkerMode(options: WorkerModeOptions): Promise<WorkerMode> {
-  const timeoutMs = options.helloTimeout ?? HELLO_TIMEOUT_MS;
+  const timeoutMs = options.helloTimeoutMs ?? HELLO_TIMEOUT_MS;
   if (!(timeoutMs > 0))
-    throw new PiecesServiceError(`helloTimeout must be a number of milliseconds above 0, not ${JSON.stringify(timeoutMs)}.`);
+    throw new PiecesServiceError(`helloTimeoutMs must be a number of milliseconds above 0, not ${JSON.stringify(timeoutMs)}.`);
   const reason = environmentReason();
   if (reason) throw new NoWorkerReason(reason);
   const container = navigator.serviceWorker;

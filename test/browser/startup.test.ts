@@ -80,7 +80,7 @@ describe.skipIf(pathIndependent)('failures that say what to do', () => {
     await page.goto(`${lab.origin}/other/`);
     await page.waitForFunction(() => 'lab' in window);
     // It never answers the hello: a short wait (the option, default 10 s) gives the same error sooner.
-    const result = await start(page, { url: '/other-sw.js', scope: '/other/', helloTimeout: 1000 });
+    const result = await start(page, { url: '/other-sw.js', scope: '/other/', helloTimeoutMs: 1000 });
     prefixed(result);
     expect(result.error).toContain('/other-sw.js is not the pieces-os-worker script');
     expect(result.error).toContain(INIT);
@@ -162,7 +162,7 @@ describe("the app's own service worker", () => {
     const { context, page } = await openLab();
     try {
       await page.evaluate(() => navigator.serviceWorker.register('/other-sw.js'));
-      const result = await start(page, { register: false, helloTimeout: 1000 });
+      const result = await start(page, { register: false, helloTimeoutMs: 1000 });
       prefixed(result);
       expect(result.error).toContain(`the service worker controlling this page (${lab.origin}/other-sw.js) does not answer the service`);
       expect(result.error).toContain("add `addPiecesRoutes()` from 'pieces-os-worker/worker' to it.");

@@ -1,7 +1,7 @@
 /**
  * The page API's `sampleAssets` option in worker mode: passed to the worker script in its URL
  * (test/browser/sample-assets.test.ts opens the demo with it, in worker and page mode); the
- * mirror's `retryMaxMs` likewise; a `helloTimeout` that is no wait is refused.
+ * mirror's `retryMaxMs` likewise; a `helloTimeoutMs` that is no wait is refused.
  */
 import { describe, expect, it } from 'vitest';
 import { startWorkerMode, workerURL } from '../../../src/page/worker-mode.js';
@@ -22,11 +22,11 @@ describe('startPiecesService({ mirror: { upstream, retryMaxMs } })', () => {
   });
 });
 
-describe('startPiecesService({ helloTimeout })', () => {
+describe('startPiecesService({ helloTimeoutMs })', () => {
   it('refuses a wait that is not a number of milliseconds above 0, before anything is registered', async () => {
-    for (const helloTimeout of [0, -1, Number.NaN]) {
-      await expect(startWorkerMode({ helloTimeout })).rejects.toThrow(
-        `helloTimeout must be a number of milliseconds above 0, not ${JSON.stringify(helloTimeout)}.`,
+    for (const helloTimeoutMs of [0, -1, Number.NaN]) {
+      await expect(startWorkerMode({ helloTimeoutMs })).rejects.toThrow(
+        `helloTimeoutMs must be a number of milliseconds above 0, not ${JSON.stringify(helloTimeoutMs)}.`,
       );
     }
   });
