@@ -5,6 +5,7 @@
 import { GENERIC_KINDS } from '../../core/handlers/materials.js';
 import type { Collection, GenericKind } from '../../storage/schema.js';
 import type { MirrorBatch, Storage } from '../../storage/storage.js';
+import { backoff } from './loop.js';
 import type { MirrorMachine } from './machine.js';
 import {
   activityRecord,
@@ -100,14 +101,26 @@ const READS: Partial<Record<Synced, { list: string; one: (id: string) => string;
 };
 /** Whether a kind is one of the generic path's (read by the table, and not served by every upstream). */
 const isMaterial = (kind: Followed): kind is GenericKind => GENERIC_KINDS.some((row) => row.kind === kind);
+/** A read following does: a collection whole, or one record (`deleted`: the stream said it is gone). */
+type Read = { kind: Followed; id: string; deleted: boolean } | { sync: Synced };
+const keyOf = (read: Read) => ('sync' in read ? `sync:${read.sync}` : `${read.kind}:${read.id}`);
 
 export class Follower {
   readonly #sockets = new Map<Followed, WebSocketLike>();
   /** Streams the upstream refused (closed before their first frame): not opened again until it goes away or is another one. */
   readonly #unserved = new Set<Followed>();
   /** What following does next, in order, one at a time: read a collection whole, or one record. */
-  readonly #refreshing = new Map<string, { kind: Followed; id: string; deleted: boolean } | { sync: Synced }>();
+  readonly #refreshing = new Map<string, Read>();
   #refreshRun: Promise<void> | null = null;
+  /**
+   * The reads that failed and have not succeeded since: queued again (those not queued already)
+   * after the backoff, while the upstream is followed. Following stopped (the upstream away, the
+   * outbox draining, paused), they are forgotten: every collection is read whole when it starts again.
+   */
+  readonly #failed = new Map<string, Read>();
+  /** The waits for failed reads since none was left failed: the backoff's count (PROBE_FIRST_MS doubling to retryMaxMs). */
+  #failures = 0;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
   /**
    * Each record's local change point: the tick of the last write here that touched it (`touched`:
    * a write the upstream took, kept here, the records it lists and what it changed, a delete, an
@@ -128,6 +141,8 @@ export class Follower {
     private readonly storage: Pick<Storage, 'getMessage'>,
     /** The host's WebSocket; none: collections are read whole each time the upstream comes up. */
     private readonly WebSocket: (new (url: string) => WebSocketLike) | undefined,
+    /** The longest wait before a failed read is tried again (the mirror's retryMaxMs). */
+    private readonly retryMaxMs?: number,
   ) {}
 
   /** Follows the upstream; `closed`: one of its streams closed while it was up (it may have gone away). */
@@ -136,7 +151,10 @@ export class Follower {
     if (machine.isPaused) return;
     const base = machine.base;
     if (!this.WebSocket || !base || !machine.replays || machine.isClosed) {
-      if (!this.#sockets.size && base && machine.replays) for (const collection of SYNCED) this.#queueSync(collection);
+      if (!this.#sockets.size && base && machine.replays) {
+        this.#forgetFailed();
+        for (const collection of SYNCED) this.#queueSync(collection);
+      }
       return;
     }
     const following = this.#sockets.size > 0;
@@ -184,6 +202,7 @@ export class Follower {
   }
 
   stop() {
+    this.#forgetFailed();
     for (const socket of this.#sockets.values()) {
       socket.onclose = null;
       try {
@@ -195,6 +214,45 @@ export class Follower {
     this.#sockets.clear();
   }
 
+  /** The reads that failed are not read again (every collection is read whole when following starts). */
+  #forgetFailed() {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#failed.clear();
+    this.#failures = 0;
+  }
+
+  /**
+   * Makes a read (`run`); one that fails is noted (`failed`: the error told, `announce`d or not)
+   * and read again after the backoff, unless it succeeds meanwhile (the record's news read it).
+   */
+  async #attempt(read: Read, run: () => Promise<void>, failed: (message: string) => string, announce: boolean) {
+    const key = keyOf(read);
+    try {
+      await run();
+      this.#failed.delete(key);
+      if (!this.#failed.size) this.#failures = 0;
+    } catch (error) {
+      this.machine.failed(failed(`${(error as Error)?.message ?? error}`), announce);
+      this.#failed.set(key, read);
+      this.#retryLater();
+    }
+  }
+
+  /** The reads that failed queued again after the backoff (one wait at a time, for all of them; each one longer until none is left failed). */
+  #retryLater() {
+    if (this.#retryTimer !== undefined) return;
+    this.#failures++;
+    this.#retryTimer = setTimeout(
+      () => {
+        this.#retryTimer = undefined;
+        for (const [key, read] of this.#failed) if (!this.#refreshing.has(key)) this.#refreshing.set(key, read);
+        this.#follow();
+      },
+      backoff(this.#failures, this.retryMaxMs),
+    );
+  }
+
   /** The streams the upstream refused may be served now (it went away, or is another one). */
   forgetRefused() {
     this.#unserved.clear();
@@ -204,7 +262,16 @@ export class Follower {
    * The upstream's whole collection, made the local copy's; kept: what was created here and is not
    * there yet (the replace keeps it), and what a write here touched since the read began (read again).
    */
-  async #sync(collection: Synced): Promise<void> {
+  #sync(collection: Synced): Promise<void> {
+    return this.#attempt(
+      { sync: collection },
+      () => this.#syncOnce(collection),
+      (message) => `reading the upstream's ${collection}s failed: ${message}`,
+      true,
+    );
+  }
+
+  async #syncOnce(collection: Synced): Promise<void> {
     const at = this.#begin();
     const reads = READS[collection]!;
     try {
@@ -220,7 +287,7 @@ export class Follower {
     } catch (error) {
       // A generic kind this upstream does not serve: nothing of it to keep.
       if (isMaterial(collection) && error instanceof UpstreamError && error.status === 404) return;
-      this.machine.failed(`reading the upstream's ${collection}s failed: ${(error as Error)?.message ?? error}`);
+      throw error;
     } finally {
       this.#end(at);
     }
@@ -245,9 +312,7 @@ export class Follower {
       while (this.#refreshing.size && machine.state === 'up' && machine.live && machine.base) {
         const [key, item] = this.#refreshing.entries().next().value!;
         this.#refreshing.delete(key);
-        await ('sync' in item ? this.#sync(item.sync) : this.refresh(item.kind, item.id, item.deleted)).catch((error: unknown) => {
-          machine.failed(`following the upstream failed: ${(error as Error)?.message ?? error}`, false);
-        });
+        await ('sync' in item ? this.#sync(item.sync) : this.refresh(item.kind, item.id, item.deleted));
       }
     })().finally(() => (this.#refreshRun = null));
   }
@@ -310,14 +375,24 @@ export class Follower {
     for (const { id } of again) this.#queueRefresh(kind, id, false);
   }
 
-  /** One record as the upstream has it now (gone when it answers 404 or the stream said deleted). */
-  async refresh(kind: Followed, id: string, deleted: boolean) {
-    const at = this.#begin();
-    try {
-      await this.#refresh(kind, id, deleted, at);
-    } finally {
-      this.#end(at);
-    }
+  /**
+   * One record as the upstream has it now (gone when it answers 404 or the stream said deleted);
+   * a read that fails is read again later (see `#attempt`).
+   */
+  refresh(kind: Followed, id: string, deleted: boolean): Promise<void> {
+    return this.#attempt(
+      { kind, id, deleted },
+      async () => {
+        const at = this.#begin();
+        try {
+          await this.#refresh(kind, id, deleted, at);
+        } finally {
+          this.#end(at);
+        }
+      },
+      (message) => `following the upstream failed: ${message}`,
+      false,
+    );
   }
 
   async #refresh(kind: Followed, id: string, deleted: boolean, at: number) {

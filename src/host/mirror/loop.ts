@@ -11,6 +11,8 @@ import { UpstreamError } from './upstream.js';
 export const PROBE_FIRST_MS = 1_000;
 export const PROBE_MAX_MS = 30_000;
 export const PROBE_IDLE_MS = 30_000;
+/** The wait after `failures` failures in a row: PROBE_FIRST_MS doubling to `maxMs` (the mirror's retryMaxMs, PROBE_MAX_MS by default). */
+export const backoff = (failures: number, maxMs = PROBE_MAX_MS) => Math.min(PROBE_FIRST_MS * 2 ** Math.max(0, failures - 1), maxMs);
 /** A socket that checked within this long counts as open (sockets check every few seconds). */
 const SOCKET_SEEN_MS = 10_000;
 /** How long the first request waits for the first probe before it is answered here. */
@@ -161,7 +163,7 @@ export class MirrorLoop {
   }
 
   #backoff() {
-    return Math.min(PROBE_FIRST_MS * 2 ** Math.max(0, this.#failures - 1), this.retryMaxMs);
+    return backoff(this.#failures, this.retryMaxMs);
   }
 
   /**

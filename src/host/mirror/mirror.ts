@@ -98,7 +98,7 @@ export function createMirror(setup: MirrorSetup): Mirror {
   const machine = new MirrorMachine(storage, channel, auto ? null : candidates[0]!);
   const upstream = new Upstream(io, options.timeoutMs ?? 10_000);
   const write = writer(storage, service);
-  const follower = new Follower(machine, upstream, write, storage, io.WebSocket);
+  const follower = new Follower(machine, upstream, write, storage, io.WebSocket, options.retryMaxMs);
   const replayer = new Replayer(machine, upstream, write, warn, now);
   const connection = new Connection(machine, upstream, storage, write, warn, auto, candidates);
   const loop = new MirrorLoop(machine, connection, replayer, follower, now, options.retryMaxMs);

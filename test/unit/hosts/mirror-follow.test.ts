@@ -5,14 +5,19 @@
  * be written over it. The upstream's answers to a record's reads are held by a gate (taken from
  * the upstream at once, as it stands then, and given to the mirror when released), and its news
  * of that record dropped from its streams once the read is held, so that nothing but the mirror's
- * own doing can bring the local copy back to what the upstream holds.
+ * own doing can bring the local copy back to what the upstream holds. And a read from the upstream
+ * that fails (its answer a 500) is read again, once per step of the backoff, while following.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import type { MirrorStatus } from '../../../src/core/mirror-spec.js';
 import { localChannel } from '../../../src/host/channel.js';
 import { createHost, type Host } from '../../../src/host/create-host.js';
-import type { WebSocketLike } from '../../../src/host/mirror/upstream.js';
+import type { ChangeChannel } from '../../../src/host/channel.js';
+import { Follower, SYNCED } from '../../../src/host/mirror/follower.js';
+import { backoff } from '../../../src/host/mirror/loop.js';
+import { MirrorMachine } from '../../../src/host/mirror/machine.js';
+import { UpstreamError, type Upstream, type WebSocketLike } from '../../../src/host/mirror/upstream.js';
 import { memoryStorage } from '../../../src/storage/memory.js';
 import { SUMMARIZER } from '../../material-seeds.js';
 import { startUpstream, type IndependentPiecesOS } from '../../upstream/pieces-os.js';
@@ -37,15 +42,27 @@ afterEach(async () => {
   upstream = undefined;
 });
 
-/** A mirrored host whose reads of one path can be held, and whose news of some ids can be dropped. */
-async function setup() {
+/**
+ * A mirrored host whose reads of one path can be held, whose reads of some paths fail (`fail`:
+ * how many times each, with a 500), and whose news of some ids can be dropped; `before`: done on the
+ * upstream before the host starts.
+ */
+async function setup({ fail = {}, before }: { fail?: Record<string, number>; before?: (up: IndependentPiecesOS) => Promise<void> } = {}) {
   const up = (upstream = await startUpstream());
+  await before?.(up);
+  /** The reads of each path still to fail. */
+  const failing = new Map(Object.entries(fail));
   /** The path whose next read is held; the releases of the reads held. */
   let holding: string | null = null;
   const held: Array<() => void> = [];
   /** Ids whose news from the upstream's streams is dropped. */
   const deaf = new Set<string>();
   const fetch = async (input: string, init?: RequestInit) => {
+    const left = failing.get(new URL(input).pathname);
+    if ((init?.method ?? 'GET') === 'GET' && left) {
+      failing.set(new URL(input).pathname, left - 1);
+      return new Response('failing', { status: 500 });
+    }
     const response = await fetchOf(input, init);
     if ((init?.method ?? 'GET') !== 'GET' || new URL(input).pathname !== holding) return response;
     holding = null;
@@ -139,7 +156,7 @@ async function setup() {
       settled,
     );
   };
-  return { up, host: h, json, other, holdRead, release };
+  return { up, host: h, json, other, holdRead, release, failing };
 }
 
 describe('a read from the upstream begun before a write here', () => {
@@ -204,5 +221,73 @@ describe('a read from the upstream begun before a write here', () => {
     expect(ids(up.snapshot().persons[0]!.summaries)).toEqual([summary.id]);
     await release();
     await vi.waitFor(async () => expect(ids((await local()).summaries)).toEqual([summary.id]), settled);
+  });
+});
+
+describe('a read from the upstream that fails', () => {
+  it('a record whose read fails once is read again, and the change the read was for lands', async () => {
+    const { up, host, other, failing } = await setup();
+    // Another client's person, here once the mirror read her (her news then read and done with).
+    const ada = await (await fetchOf(`${up.url}/persons/create`, post({ type: { basic: { name: 'Ada' } } }))).json();
+    const local = async () => (await host.service.exportData()).materials.person?.find((p: any) => p.id === ada.id) as any;
+    await vi.waitFor(async () => expect((await local())?.type.basic.name).toBe('Ada'), settled);
+    // The other client renames her: the mirror's read of her fails once, and nothing else announces her again.
+    failing.set(`/person/${ada.id}`, 1);
+    await other('/person/update', post({ ...ada, type: { basic: { name: 'Grace' } } }));
+    await vi.waitFor(() => expect(failing.get(`/person/${ada.id}`)).toBe(0), settled);
+    await vi.waitFor(async () => expect((await local()).type.basic.name).toBe('Grace'), settled);
+  });
+
+  it('a collection whose whole read fails when the mirror comes up is read again', async () => {
+    let made: any;
+    const { host, failing } = await setup({
+      fail: { '/conversations': 1 },
+      before: async (up) => {
+        const response = await fetchOf(`${up.url}/conversations/create`, post({ type: 'COPILOT', name: 'there before' }));
+        made = await response.json();
+      },
+    });
+    await vi.waitFor(() => expect(failing.get('/conversations')).toBe(0), settled);
+    await vi.waitFor(async () => expect((await host.storage.getConversation(made.id))?.record.id).toBe(made.id), settled);
+  });
+
+  it('a read failing for good is read again once per backoff step, never in a loop, and forgotten once following stops', async () => {
+    vi.useFakeTimers();
+    const machine = new MirrorMachine(
+      { outboxEntries: async () => [], idPairs: async () => [] },
+      { post() {} } as unknown as ChangeChannel,
+      BASE,
+    );
+    try {
+      machine.lockTaken(() => true);
+      machine.drained();
+      /** The upstream answers every read with a 500. */
+      const reads: string[] = [];
+      const failing = async (url: string): Promise<never> => {
+        reads.push(url);
+        throw new UpstreamError('status', `${url} answered 500`, 500);
+      };
+      const up = { json: failing, call: failing } as unknown as Upstream;
+      const follower = new Follower(machine, up, async () => [], { getMessage: async () => undefined }, undefined);
+      // Without sockets, every collection is read whole when following starts.
+      follower.start(() => {});
+      await vi.advanceTimersByTimeAsync(0);
+      expect(reads).toHaveLength(SYNCED.length);
+      expect(machine.lastError).toMatch(/answered 500/);
+      for (let step = 1; step <= 8; step++) {
+        // Nothing until the backoff's wait is over, then each failed read once more.
+        await vi.advanceTimersByTimeAsync(backoff(step) - 1);
+        expect(reads, `step ${step}`).toHaveLength(step * SYNCED.length);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(reads, `step ${step}`).toHaveLength((step + 1) * SYNCED.length);
+      }
+      // Following stopped (the upstream away): nothing is read again.
+      follower.stop();
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      expect(reads).toHaveLength(9 * SYNCED.length);
+    } finally {
+      machine.close();
+      vi.useRealTimers();
+    }
   });
 });
