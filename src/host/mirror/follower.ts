@@ -130,6 +130,9 @@ export class Follower {
    * queued: what the upstream held before that write is never written over it.
    */
   readonly #changed = new Map<string, { tick: number; gone: boolean }>();
+  /** The keeps under way (`keeping`), and when a read from the upstream last wrote each record since the oldest began. */
+  readonly #keeps = new Set<number>();
+  readonly #landed = new Map<string, { tick: number; kind: Followed }>();
   /** The ticks the reads under way began at: a change older than all of them decides nothing. */
   readonly #reading = new Set<number>();
   #tick = 0;
@@ -326,6 +329,33 @@ export class Follower {
     for (const id of ids) if (id) this.#changed.set(id, { tick: ++this.#tick, gone });
   }
 
+  /**
+   * A write the upstream answered is to be kept here (keep.ts): its tick. A read from the upstream
+   * that lands after it may be newer than that answer, which the keep then writes over it: see
+   * `landedSince`. `kept(mark)` when it is kept.
+   */
+  keeping(): number {
+    this.#keeps.add(++this.#tick);
+    return this.#tick;
+  }
+
+  kept(mark: number) {
+    this.#keeps.delete(mark);
+    const oldest = Math.min(...this.#keeps);
+    for (const [id, { tick }] of this.#landed) if (tick < oldest) this.#landed.delete(id);
+  }
+
+  /** Of `ids`, those a read from the upstream wrote here since `mark` are read again (a keep wrote an older answer over them). */
+  landedSince(mark: number, ids: Iterable<string | undefined>) {
+    for (const id of ids) {
+      const landed = id === undefined ? undefined : this.#landed.get(id);
+      if (id !== undefined && landed && landed.tick > mark) {
+        this.touched([id]);
+        this.#queueRefresh(landed.kind, id, false);
+      }
+    }
+  }
+
   /** A read from the upstream begins: its tick. */
   #begin(): number {
     this.#reading.add(++this.#tick);
@@ -370,6 +400,7 @@ export class Follower {
     if (made) {
       for (const { id, wire } of fresh) this.#changed.set(id, { tick: at, gone: wire === null });
       await this.write(made);
+      if (this.#keeps.size) for (const { id } of fresh) this.#landed.set(id, { tick: ++this.#tick, kind });
       again.push(...fresh.filter(stale(this.#touchedSince(at))));
     }
     for (const { id } of again) this.#queueRefresh(kind, id, false);

@@ -52,6 +52,7 @@ export class Keeper {
     if (!spec || spec.local || !response.ok) return;
     const copy = response.clone();
     const { service, storage, write, follower } = this;
+    const mark = follower.keeping();
     this.#keeping = this.#keeping
       .then(async () => {
         let answer: unknown;
@@ -71,7 +72,10 @@ export class Keeper {
           follower.touched(ids, gone);
           const made = await make();
           follower.touched(ids, gone);
-          for (const change of Array.isArray(made) ? made : []) follower.touched([change.id], change.deleted === true);
+          const changes = Array.isArray(made) ? made : [];
+          for (const change of changes) follower.touched([change.id], change.deleted === true);
+          // A read of them that landed since the answer came may hold more than it: read them again.
+          if (!gone) follower.landedSince(mark, [...ids, ...changes.map((change) => change.id)]);
         };
         /**
          * A record the write changed, read again from the upstream now (what is answered here next
@@ -197,6 +201,7 @@ export class Keeper {
       })
       .catch(() => {
         // The local copy catches up from the upstream's streams.
-      });
+      })
+      .finally(() => follower.kept(mark));
   }
 }
