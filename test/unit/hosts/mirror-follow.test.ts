@@ -156,7 +156,7 @@ async function setup({ fail = {}, before }: { fail?: Record<string, number>; bef
       settled,
     );
   };
-  return { up, host: h, json, other, holdRead, release, failing };
+  return { up, host: h, json, other, holdRead, release, failing, deaf, hold: (path: string) => (holding = path), held };
 }
 
 describe('a read from the upstream begun before a write here', () => {
@@ -221,6 +221,39 @@ describe('a read from the upstream begun before a write here', () => {
     expect(ids(up.snapshot().persons[0]!.summaries)).toEqual([summary.id]);
     await release();
     await vi.waitFor(async () => expect(ids((await local()).summaries)).toEqual([summary.id]), settled);
+  });
+});
+
+describe('a write here kept after a read of its record landed', () => {
+  it('a person whose create is kept after a read of her (listing a summary made since) landed lists the summary', async () => {
+    const { up, host, json, deaf, hold, held } = await setup();
+    const conversation = await json(
+      '/conversations/create',
+      post({ type: 'COPILOT', name: 'c', messages: [{ role: 'USER', fragment: { string: { raw: 'hello' } } }] }),
+    );
+    await vi.waitFor(async () => expect((await host.storage.getConversation(conversation.id))?.record.id).toBe(conversation.id), settled);
+    // A write whose answer does not show the conversation whole: its keep reads it again, and that read is held (its news
+    // dropped, so that the keep's is the read held): the writes answered next wait to be kept.
+    deaf.add(conversation.id);
+    hold(`/conversation/${conversation.id}`);
+    await json('/conversation/update?transferables=false', post({ ...conversation, name: 'c renamed' }));
+    await vi.waitFor(() => expect(held).toHaveLength(1), settled);
+    // Ada is made (answered, her keep waiting), then a summary listing her: her read from the upstream lists it, and lands.
+    const ada = await json('/persons/create', post({ type: { basic: { name: 'Ada' } } }));
+    const local = async () => (await host.service.exportData()).materials.person?.find((p: any) => p.id === ada.id) as any;
+    const summary = await json(
+      '/workstream_summaries/create',
+      post({ name: 'the week', model: SUMMARIZER, persons: { iterable: [{ id: ada.id }] } }),
+    );
+    expect(ids(up.snapshot().persons[0]!.summaries)).toEqual([summary.id]);
+    await vi.waitFor(async () => expect(ids((await local())?.summaries)).toEqual([summary.id]), settled);
+    // The keeps go on: Ada's create's answer (listing no summary) is kept after that read.
+    held.shift()!();
+    await vi.waitFor(
+      async () => expect((await host.storage.getConversation(conversation.id))?.record.json).toContain('c renamed'),
+      settled,
+    );
+    await vi.waitFor(async () => expect(ids((await local())?.summaries)).toEqual([summary.id]), settled);
   });
 });
 
