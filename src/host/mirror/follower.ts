@@ -101,6 +101,12 @@ const READS: Partial<Record<Synced, { list: string; one: (id: string) => string;
 };
 /** Whether a kind is one of the generic path's (read by the table, and not served by every upstream). */
 const isMaterial = (kind: Followed): kind is GenericKind => GENERIC_KINDS.some((row) => row.kind === kind);
+/** Forgets the entries of `ticks` older than every tick still `open` (all of them when none is). */
+function forgetOlder(ticks: Map<string, { tick: number }>, open: ReadonlySet<number>) {
+  const oldest = Math.min(...open);
+  for (const [id, { tick }] of ticks) if (tick < oldest) ticks.delete(id);
+}
+
 /** A read following does: a collection whole, or one record (`deleted`: the stream said it is gone). */
 type Read = { kind: Followed; id: string; deleted: boolean } | { sync: Synced };
 const keyOf = (read: Read) => ('sync' in read ? `sync:${read.sync}` : `${read.kind}:${read.id}`);
@@ -341,8 +347,7 @@ export class Follower {
 
   kept(mark: number) {
     this.#keeps.delete(mark);
-    const oldest = Math.min(...this.#keeps);
-    for (const [id, { tick }] of this.#landed) if (tick < oldest) this.#landed.delete(id);
+    forgetOlder(this.#landed, this.#keeps);
   }
 
   /** Of `ids`, those a read from the upstream wrote here since `mark` are read again (a keep wrote an older answer over them). */
@@ -365,8 +370,7 @@ export class Follower {
   /** A read ended (written, discarded or failed): what no read under way began before is forgotten. */
   #end(at: number) {
     this.#reading.delete(at);
-    const oldest = Math.min(...this.#reading);
-    for (const [id, { tick }] of this.#changed) if (tick < oldest) this.#changed.delete(id);
+    forgetOlder(this.#changed, this.#reading);
   }
 
   /** The records a write here (or a read begun later) touched since the tick `at`, each with whether it removed them. */
